@@ -61,10 +61,30 @@ ACCELERATOR_SCHEMA: dict[str, Col] = {
     "scale_out_nic": TXT,
     "purchase_price_usd": _num(0, 1e7, lo_inclusive=False, required=False, unit="USD"),
     "all_in_capex_usd": _num(0, 1e7, lo_inclusive=False, required=False, unit="USD"),
+    "capex_basis": TXT_OPT,
     "rental_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
+    "rental_tier": TXT_OPT,
     "rental_basis": TXT_OPT,
+    # cost tiers (issue 10), all per accelerator-hour at 100% utilization; data/README.md says which source each is
+    "tco_hyperscaler_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
+    "tco_neocloud_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
+    "rental_3yr_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
+    "sa_all_in_power_w": _num(0, 1e5, lo_inclusive=False, required=False, unit="W"),
+    "source_tco": TXT_OPT, "as_of_tco": TXT_OPT,
+    "rental_on_demand_hyperscaler_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
+    "rental_on_demand_neocloud_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
+    "rental_contract_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
+    "rental_contract_basis": TXT_OPT, "rental_tiers_basis": TXT_OPT,
+    "source_rental_tiers": TXT_OPT, "as_of_rental_tiers": TXT_OPT,
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
+
+COMMON_CAPEX_BASIS = "market-listing"
+"""The one capex basis of ``all_in_capex_usd`` (issue 10): all-in IT capex per accelerator at market (reseller
+listing / quote) prices, anchored on the sourced H100 cluster build; rows whose ``capex_basis`` differs are
+flagged (``data/README.md``)."""
+CAPEX_BASES = frozenset({COMMON_CAPEX_BASIS, "hyperscale-estimate", "vendor-list", "press-reported"})
+RENTAL_TIERS = frozenset({"on-demand-neocloud", "on-demand-hyperscaler", "rental-3yr", "contract", "derived-estimate"})
 
 _I = dict(dtype=pl.Int64)
 MODEL_SCHEMA: dict[str, Col] = {
@@ -123,7 +143,8 @@ TABLES: dict[str, tuple[str, dict[str, Col], str]] = {
     "facilities": ("facilities.csv", FACILITY_SCHEMA, "id"),
 }
 
-_ENUMS = {("models", "attention_type"): {"mha", "gqa", "mla"}, ("facilities", "cooling"): {"air", "liquid"}}
+_ENUMS = {("models", "attention_type"): {"mha", "gqa", "mla"}, ("facilities", "cooling"): {"air", "liquid"},
+          ("accelerators", "capex_basis"): CAPEX_BASES, ("accelerators", "rental_tier"): RENTAL_TIERS}
 
 
 def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name: str) -> pl.DataFrame:
