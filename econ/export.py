@@ -17,8 +17,9 @@ and writes it without changing its headers, values or row order, so a file read 
   price in Excel moves every $/M tokens figure; cached results are written too, for readers that do
   not recalculate.
 
-:func:`write_table` writes any of them atomically: a temporary file in the target folder, fsync, then an
-atomic rename; it never replaces an existing file unless ``force=True``.
+:func:`write_table` writes any of them with :mod:`econ.safe_write`, the one writer of every output file: a
+temporary file in the target folder, fsync, then an atomic rename; it never replaces an existing file
+unless ``force=True``.
 
 References
 ----------
@@ -32,9 +33,7 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import re
-import secrets
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -47,8 +46,9 @@ from xlsxwriter.worksheet import Worksheet
 
 import econ
 from econ import units
-from econ.errors import EconError, InvalidInputError
+from econ.errors import InvalidInputError
 from econ.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
+from econ.safe_write import check_target, write_bytes  # the one safe writer (re-exported here)
 from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
 
 FORMATS = ("csv", "parquet", "xlsx")
@@ -977,88 +977,9 @@ def format_of(path, fmt: str | None = None) -> str:
     return found
 
 
-def check_target(path, force: bool = False) -> Path:
-    """Fail early if ``path`` cannot be written: a folder, a missing parent folder, or an existing file
-    without ``force``. Returns ``Path(path)``.
-
-    Raises
-    ------
-    InvalidInputError
-        Naming the path.
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise InvalidInputError(f"output path {str(path)!r} is a folder; give a file name")
-    if not path.parent.is_dir():
-        raise InvalidInputError(f"output folder {str(path.parent)!r} of {str(path)!r} does not exist")
-    if path.exists() and not force:
-        raise InvalidInputError(f"output file {str(path)!r} exists; not overwriting it (use force=True / --force)")
-    return path
-
-
-def write_bytes(data: bytes, path, *, force: bool = False) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, fsync, then a rename.
-
-    A failure leaves no partial file (and the temporary file is removed); an existing ``path`` is
-    never replaced unless ``force=True`` (without it, a hard link publishes the file, which fails if
-    the name appeared meanwhile).
-
-    Raises
-    ------
-    InvalidInputError
-        Naming the path, if it exists (and not ``force``), its folder is missing, or the write fails.
-    """
-    path = Path(path)
-    check_target(path, force)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies, unlike mkstemp's 0600
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if force:
-            os.replace(tmp, path)
-        else:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                raise InvalidInputError(f"output file {str(path)!r} exists; not overwriting it "
-                                        f"(use force=True / --force)") from None
-            except OSError:  # a file system without hard links: check, then rename
-                if path.exists():
-                    raise InvalidInputError(f"output file {str(path)!r} exists; not overwriting it "
-                                            f"(use force=True / --force)") from None
-                os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    except EconError:
-        raise
-    except OSError as exc:
-        raise InvalidInputError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from exc
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-    return path
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_table(frame: pl.DataFrame, path, fmt: str | None = None, *, force: bool = False,
                 assumptions: pl.DataFrame | None = None, metadata: dict | None = None,
-                cost_chain: bool = False, catalog=None) -> Path:
+                cost_chain: bool = False, catalog=None, force_hint: str = "force=True") -> Path:
     """Export ``frame`` to ``path`` as CSV, Parquet or XLSX, atomically.
 
     Parameters
@@ -1069,6 +990,8 @@ def write_table(frame: pl.DataFrame, path, fmt: str | None = None, *, force: boo
         Default: from the suffix (:func:`format_of`).
     force : bool
         Replace an existing file (atomically). Default False: an existing file raises.
+    force_hint : str
+        How the caller's user asks for ``force`` (``"--force"`` on the CLI), quoted when refusing.
     assumptions, metadata, cost_chain, catalog
         As in :func:`to_xlsx_bytes` (XLSX) and :func:`to_parquet_bytes` (Parquet; no formulas there,
         ``cost_chain`` is ignored). CSV carries the table only.
@@ -1086,7 +1009,7 @@ def write_table(frame: pl.DataFrame, path, fmt: str | None = None, *, force: boo
     _require_frame(frame)
     path = Path(path)
     f = format_of(path, fmt)
-    check_target(path, force)  # fail before the work when the answer is already no
+    check_target(path, force, force_hint=force_hint)  # fail before the work when the answer is already no
     if f == "csv":
         data = to_csv_bytes(frame)
     elif f == "parquet":
@@ -1094,7 +1017,7 @@ def write_table(frame: pl.DataFrame, path, fmt: str | None = None, *, force: boo
     else:
         data = to_xlsx_bytes(frame, assumptions=assumptions, metadata=metadata, cost_chain=cost_chain,
                              catalog=catalog)
-    return write_bytes(data, path, force=force)
+    return write_bytes(data, path, force=force, force_hint=force_hint)
 
 
 __all__ = [

@@ -26,6 +26,13 @@ _E = Economics()
 _A = Assumptions()
 MAX_CONTEXT_TOKENS = 1 << 24
 MAX_BATCH = 1 << 20
+MAX_SCENARIO_BYTES = 1_000_000
+"""Largest scenario file read (a complete scenario is about 3 kB). [B]"""
+MAX_SCENARIO_DEPTH = 16
+"""Deepest nesting of arrays and tables accepted in a scenario file (a scenario needs 2)."""
+MAX_WARNINGS = 20
+"""Warnings listed for one scenario; the rest are counted."""
+_SHOWN_CHARS = 60  # a value quoted in a warning is cut to this many characters
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,8 +316,9 @@ def from_mapping(data, catalog=None, *, base: Scenario | None = None) -> tuple[S
     warnings: list[str] = []
     for key, raw in dict(data).items():
         if key not in SPECS:
-            hint = _field_hint(str(key))
-            warnings.append(f"unknown scenario field {key!r} ignored{hint}")
+            key_text = str(key) if isinstance(key, str) else _show(key)
+            hint = _field_hint(key_text) if len(key_text) <= 200 else ""
+            warnings.append(f"unknown scenario field {_show(key_text)} ignored{hint}")
             continue
         if isinstance(raw, list) and SPECS[key].kind != "ids":
             raw = raw[-1] if raw else None
@@ -329,7 +337,9 @@ def from_mapping(data, catalog=None, *, base: Scenario | None = None) -> tuple[S
         v = getattr(scenario, key)
         if key not in values and catalog is not None and v is not None and not _known(key, v, catalog):
             fixes[key] = _fallback(key, getattr(default, key), catalog)
-            warnings.append(f"{key}={v!r} is not in the catalog; using {fixes[key]!r}")
+            warnings.append(f"{key}={_show(v)} is not in the catalog; using {fixes[key]!r}")
+    if len(warnings) > MAX_WARNINGS:
+        warnings = warnings[:MAX_WARNINGS] + [f"(+{len(warnings) - MAX_WARNINGS} more warnings not shown)"]
     return replace(scenario, **fixes), warnings
 
 
@@ -343,32 +353,143 @@ def from_toml(text: str | bytes, catalog=None) -> tuple[Scenario, list[str]]:
 
     A document that is not valid TOML gives the default scenario and one warning naming the line.
     """
+    if len(text) > MAX_SCENARIO_BYTES:
+        return Scenario(), [f"scenario file is {len(text):,} bytes; at most {MAX_SCENARIO_BYTES:,} are read "
+                            f"(a scenario is about 3 kB); using the default scenario"]
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             return Scenario(), ["scenario file is not UTF-8 text; using the default scenario"]
+    depth = toml_nesting_depth(text)
+    if depth > MAX_SCENARIO_DEPTH:
+        return Scenario(), [f"scenario file nests arrays/tables {depth} deep; at most {MAX_SCENARIO_DEPTH} "
+                            f"(a scenario needs 2); using the default scenario"]
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        return Scenario(), [f"scenario file is not valid TOML ({exc}); using the default scenario"]
+        return Scenario(), [f"scenario file is not valid TOML ({_cut(str(exc))}); using the default scenario"]
+    except RecursionError:  # pragma: no cover - toml_nesting_depth refuses such files first
+        return Scenario(), ["scenario file nests too deep; using the default scenario"]
     table = doc.get("scenario", doc)
     if not isinstance(table, dict):
         return Scenario(), ["scenario file: [scenario] must be a table; using the default scenario"]
     extra = [k for k in doc if k != "scenario"] if "scenario" in doc else []
     scenario, warnings = from_mapping(table, catalog)
-    return scenario, [f"unknown top-level key {k!r} ignored" for k in extra] + warnings
+    return scenario, [f"unknown top-level key {_show(k)} ignored" for k in extra[:MAX_WARNINGS]] + warnings
+
+
+def toml_nesting_depth(text: str) -> int:
+    """Deepest nesting of ``[``/``{`` in a TOML document, outside strings and comments (a linear scan).
+
+    :mod:`tomllib` parses nested arrays and inline tables recursively, so a document nested some
+    thousands deep raises ``RecursionError``; this scan lets :func:`from_toml` refuse it first. Table
+    headers (``[a]``, ``[[a]]``) count as their brackets, and a dotted key (``a.b.c = 1``) counts one
+    level per dot.
+    """
+    depth = best = dots = 0
+    i, n = 0, len(text)
+    line_start = True  # in the key part of a line (before its "=")
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            triple = text.startswith(c * 3, i)
+            end_tok = c * 3 if triple else c
+            j = i + len(end_tok)
+            while j < n:
+                if c == '"' and text[j] == "\\":
+                    j += 2
+                    continue
+                if text.startswith(end_tok, j):
+                    break
+                if not triple and text[j] == "\n":
+                    break
+                j += 1
+            i = j + len(end_tok)
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        elif c == "\n":
+            line_start, dots = True, 0
+        elif c == "=" and depth == 0:
+            line_start = False
+        elif c == "." and depth == 0 and line_start:
+            dots += 1
+            best = max(best, dots + 1)
+        i += 1
+    return best
 
 
 def load_toml_file(path, catalog=None) -> tuple[Scenario, list[str]]:
-    """Read a scenario file; raises :class:`econ.errors.InvalidInputError` only if it cannot be read."""
+    """Read a scenario file; raises :class:`econ.errors.InvalidInputError` only if it cannot be read.
+
+    Raises
+    ------
+    InvalidInputError
+        The file is missing, unreadable, a folder, or larger than :data:`MAX_SCENARIO_BYTES`.
+    """
     from econ.errors import InvalidInputError
+    from econ.safe_write import describe_os_error
+
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InvalidInputError(f"--scenario={str(path)!r}: cannot read the file ({exc.strerror})") from None
+            data = fh.read(MAX_SCENARIO_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        why = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        raise InvalidInputError(f"--scenario={_cut(str(path))!r}: cannot read the file ({why})") from None
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise InvalidInputError(f"--scenario={_cut(str(path))!r}: larger than {MAX_SCENARIO_BYTES:,} bytes "
+                                f"(a scenario is about 3 kB)")
     return from_toml(data, catalog)
+
+
+def save_toml_file(scenario: Scenario, path, *, force: bool = False, force_hint: str = "force=True"):
+    """Write ``scenario.to_toml()`` to ``path`` with the one safe writer (:mod:`econ.safe_write`).
+
+    Returns
+    -------
+    Path written.
+
+    Raises
+    ------
+    InvalidInputError
+        The file exists and not ``force``, or it cannot be written (reason named; nothing half-written).
+    """
+    from econ.safe_write import write_text
+
+    return write_text(scenario.to_toml(), path, force=force, force_hint=force_hint, what="scenario file")
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
+def _show(value) -> str:
+    """A value quoted in a warning: its repr, cut to a few dozen characters, never a deep recursion."""
+    if isinstance(value, (dict, list, tuple)):
+        return f"<{type(value).__name__} of {len(value)} item(s)>"
+    text = repr(value) if isinstance(value, str) else repr(str(value)) if not isinstance(value, (int, float)) \
+        else _num_show(value)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"...' ({len(text):,} characters)"
+
+
+def _num_show(x) -> str:
+    if isinstance(x, bool):
+        return repr(x)
+    if isinstance(x, int) and abs(x) >= 10**15:
+        digits = len(str(abs(x))) if abs(x) < 10**4000 else 4000
+        return f"a {digits}-digit integer"
+    try:
+        return _num_text(x)
+    except (OverflowError, ValueError):
+        return repr(x)
 
 
 def _field_hint(key: str) -> str:
@@ -404,7 +525,9 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
             return True, None, ""
         if spec.kind == "ids":
             return True, (), ""
-        return False, None, f"{key}={raw!r} is not valid ({_expect(spec)})"
+        return False, None, f"{key}={_show(raw)} is not valid ({_expect(spec)})"
+    if isinstance(raw, dict) or (isinstance(raw, (list, tuple)) and spec.kind != "ids"):
+        return False, None, f"{key}={_show(raw)} is not a single value ({_expect(spec)})"
     if spec.kind == "bool":
         if isinstance(raw, bool):
             return True, raw, ""
@@ -413,16 +536,19 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
             return True, True, ""
         if t in ("false", "0", "no", "off"):
             return True, False, ""
-        return False, None, f"{key}={raw!r} is not true/false"
+        return False, None, f"{key}={_show(raw)} is not true/false"
     if spec.kind in ("int", "float"):
-        if isinstance(raw, bool):
-            return False, None, f"{key}={raw!r} is not a number ({_expect(spec)})"
+        if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+            return False, None, f"{key}={_show(raw)} is not a number ({_expect(spec)})"
+        if isinstance(raw, int) and not spec.lo <= raw <= spec.hi:  # exact: no float conversion to overflow
+            return False, None, f"{key}={_num_show(raw)} is outside {_expect(spec)}"
         try:
-            x = float(str(raw).strip().replace("_", "")) if not isinstance(raw, (int, float)) else float(raw)
-        except ValueError:
-            return False, None, f"{key}={raw!r} is not a number ({_expect(spec)})"
+            x = float(raw) if isinstance(raw, (int, float)) else float(raw.strip().replace("_", ""))
+        except (ValueError, OverflowError):
+            return False, None, f"{key}={_show(raw)} is not a number ({_expect(spec)})"
         if not math.isfinite(x) or x < spec.lo or x > spec.hi:
-            return False, None, f"{key}={_num_text(x)} is outside {_expect(spec)}"
+            shown = _num_show(x) if math.isfinite(x) or not isinstance(raw, str) else _show(raw)
+            return False, None, f"{key}={shown} is outside {_expect(spec)}"
         if spec.kind == "int":
             if x != round(x):
                 return False, None, f"{key}={_num_text(x)} is not a whole number ({_expect(spec)})"
@@ -431,17 +557,19 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
     if spec.kind == "str":
         v = str(raw).strip()
         if spec.choices is not None and v not in spec.choices:
-            return False, None, f"{key}={v!r} is not one of {list(spec.choices)}"
+            return False, None, f"{key}={_show(v)} is not one of {list(spec.choices)}"
         if spec.catalog and catalog is not None:
             table, col = _ID_TABLE[spec.catalog]
             ids = getattr(catalog, table)[col].to_list()
             if v not in ids:
-                close = difflib.get_close_matches(v, ids, n=3, cutoff=0.3)
+                close = difflib.get_close_matches(v, ids, n=3, cutoff=0.3) if len(v) <= 200 else []
                 hint = f"; closest: {', '.join(close)}" if close else ""
-                return False, None, f"unknown {key} id {v!r}{hint}"
+                return False, None, f"unknown {key} id {_show(v)}{hint}"
         return True, v, ""
     # ids: comma-separated text or a list
     items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
+    if any(not isinstance(i, (str, int, float)) or isinstance(i, bool) for i in items):
+        return False, None, f"{key} must be a list of ids (text), not {_show(raw)}"
     items = [str(i).strip() for i in items if str(i).strip()]
     allowed = spec.choices
     if spec.catalog and catalog is not None:
@@ -450,7 +578,8 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
     if allowed is not None:
         bad = [i for i in items if i not in allowed]
         if bad:
-            return False, None, f"{key} has unknown id(s) {bad}"
+            shown = ", ".join(_show(b) for b in bad[:8]) + (f" (+{len(bad) - 8} more)" if len(bad) > 8 else "")
+            return False, None, f"{key} has unknown id(s) [{shown}]"
     return True, tuple(dict.fromkeys(items)), ""
 
 
@@ -498,4 +627,4 @@ def _toml_value(spec: FieldSpec, v) -> str:
 
 
 __all__ = ["Scenario", "SPECS", "SCENARIO_FIELDS", "FieldSpec", "from_mapping", "from_query_params",
-           "from_toml", "load_toml_file"]
+           "from_toml", "load_toml_file", "save_toml_file", "toml_nesting_depth", "MAX_SCENARIO_BYTES"]

@@ -1,15 +1,16 @@
 """``econ export KIND``: write a result table to CSV, XLSX (live cost formulas) or Parquet.
 
 ``KIND`` names the table; each kind takes the flags of the command that computes it (``econ export
-cost`` takes every flag of ``econ cost``). The writing is :func:`econ.export.write_table`: atomic,
-formula-injection-safe, never over an existing file without ``--force``.
+cost`` takes every flag of ``econ cost``). The writing is :func:`econ.export.write_table` through
+:mod:`econ.safe_write`: atomic, formula-injection-safe, never over an existing file without ``--force``.
 """
 
 from __future__ import annotations
 
 from econ.commands import cost as cost_cmd
 from econ.errors import InvalidInputError
-from econ.export import FORMATS, check_target, cost_assumptions_frame, format_of, write_table
+from econ.export import FORMATS, cost_assumptions_frame, format_of, write_table
+from econ.safe_write import check_target
 
 
 def _add_output_arguments(p) -> None:
@@ -38,7 +39,7 @@ def register(sub) -> None:
 
 def _export_cost(args) -> str:
     fmt = format_of(args.output, args.format)
-    check_target(args.output, args.force)  # before the work, not after it
+    check_target(args.output, args.force, force_hint="--force")  # before the work, not after it
     frame, catalog, assumptions, economics = cost_cmd.compute(args)
     if args.summary:
         frame = frame.select(cost_cmd.SUMMARY_COLUMNS)
@@ -56,7 +57,8 @@ def _export_cost(args) -> str:
     table = cost_assumptions_frame(catalog, assumptions, economics, hardware=frame["hardware"].to_list(),
                                    extra=scenario)
     path = write_table(frame, args.output, fmt, force=args.force, assumptions=table,
-                       metadata={"export_kind": "cost"}, cost_chain=fmt == "xlsx", catalog=catalog)
+                       metadata={"export_kind": "cost"}, cost_chain=fmt == "xlsx", catalog=catalog,
+                       force_hint="--force")
     extra = "; $/GPU-hour and $/M tokens are live formulas of the Assumptions sheet" if fmt == "xlsx" else ""
     return f"wrote {frame.height} row(s) x {frame.width} columns to {path} ({fmt}{extra})"
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import sys
 import textwrap
-from pathlib import Path
 
 import polars as pl
 
 from econ.commands._common import add_data_dir, catalog_from, check_range, render
 from econ.commands.cost import parse_mix
 from econ.errors import InvalidInputError
+from econ.safe_write import check_target, write_bytes
 from econ.sweep import MAX_CONTEXT, make_economics
 
 TABLE_COLUMNS = (
@@ -52,7 +53,10 @@ def register(sub) -> None:
     c.add_argument("--model", help="check only quotes of these model ids (comma-separated)")
     c.add_argument("--provider", help="check only quotes of these providers (comma-separated)")
     c.add_argument("--format", default="table", choices=("table", "csv", "json", "xlsx"))
-    c.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output (required for xlsx)")
+    c.add_argument("--output", "-o", metavar="FILE",
+                   help="write to FILE instead of standard output (required for xlsx); atomic, never over an "
+                        "existing file without --force")
+    c.add_argument("--force", action="store_true", help="replace FILE if it exists (atomically)")
     add_data_dir(c)
     c.set_defaults(func=run_check)
 
@@ -80,6 +84,8 @@ def compute(args):
     check_range("--output-len", args.output_len, 1, MAX_CONTEXT, "tokens")
     if args.format == "xlsx" and not args.output:
         raise InvalidInputError("--format xlsx needs --output FILE.xlsx (a workbook is not printable)")
+    if args.output:
+        check_target(args.output, args.force, force_hint="--force")  # before the work, not after it
     catalog = catalog_from(args)
     economics = make_economics(catalog, region=args.region, facility=args.facility, basis=args.basis,
                                utilization_frac=args.utilization, input_output_mix=parse_mix(args.input_output_mix),
@@ -110,11 +116,12 @@ def run_check(args) -> int:
             data = export.to_csv_bytes(result.summary)
         else:
             data = xlsx_bytes(result, catalog, economics)
-        _write(data, args.output)
+        _write(data, args.output, args.force)
         return 0
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            _print(result, fmt, fh)
+        buf = io.StringIO()
+        _print(result, fmt, buf)
+        _write(buf.getvalue().encode("utf-8"), args.output, args.force)
         return 0
     _print(result, fmt, sys.stdout)
     return 0
@@ -149,8 +156,8 @@ def _print(result, fmt: str, out) -> None:
         out.write(textwrap.fill(f"{quote_id}: {reason}", width=120, subsequent_indent="    ") + "\n")
 
 
-def _write(data: bytes, output: str | None) -> None:
+def _write(data: bytes, output: str | None, force: bool = False) -> None:
     if output:
-        Path(output).write_bytes(data)
+        write_bytes(data, output, force=force, force_hint="--force")
     else:
         sys.stdout.buffer.write(data) if hasattr(sys.stdout, "buffer") else sys.stdout.write(data.decode("utf-8"))
