@@ -547,7 +547,7 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
         except (ValueError, OverflowError):
             return False, None, f"{key}={_show(raw)} is not a number ({_expect(spec)})"
         if not math.isfinite(x) or x < spec.lo or x > spec.hi:
-            shown = _num_show(x) if math.isfinite(x) or not isinstance(raw, str) else _show(raw)
+            shown = _num_show(x) if math.isfinite(x) or not isinstance(raw, str) else _cut(raw.strip(), _SHOWN_CHARS)
             return False, None, f"{key}={shown} is outside {_expect(spec)}"
         if spec.kind == "int":
             if x != round(x):
