@@ -86,6 +86,16 @@ flagged (``data/README.md``)."""
 CAPEX_BASES = frozenset({COMMON_CAPEX_BASIS, "hyperscale-estimate", "vendor-list", "press-reported"})
 RENTAL_TIERS = frozenset({"on-demand-neocloud", "on-demand-hyperscaler", "rental-3yr", "contract", "derived-estimate"})
 
+PROVIDER_DISCLOSURE_SCHEMA: dict[str, Col] = {
+    "id": TXT, "provider": TXT, "disclosure": TXT, "item": TXT,
+    "value": _num(0, 1e15, required=False), "unit": TXT_OPT,
+    "low": _num(0, 1e15, required=False), "high": _num(0, 1e15, required=False), "value_text": TXT_OPT,
+    "model": TXT_OPT, "hardware": TXT_OPT, "period": TXT, "quote": TXT,
+    "source": TXT, "as_of": TXT, "notes": TXT_OPT,
+}
+"""``data/provider_disclosures.csv``: providers' own published serving economics, one figure per row (long format;
+``data/README.md``). Not part of :data:`TABLES`: read it with ``read_table(path, PROVIDER_DISCLOSURE_SCHEMA, "id")``."""
+
 _I = dict(dtype=pl.Int64)
 MODEL_SCHEMA: dict[str, Col] = {
     "id": TXT, "display_name": TXT,

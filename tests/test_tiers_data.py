@@ -118,3 +118,48 @@ def test_negative_tier_is_an_error(tmp_path):
                     ).write_csv(tmp_path / "accelerators.csv")
     with pytest.raises(DataError, match=r"row h100-sxm, column tco_hyperscaler_usd_per_hour: -1.3 is outside"):
         load_catalog(tmp_path)
+
+
+# ------------------------------------------------------------------------------------------ provider disclosures
+
+@pytest.fixture(scope="module")
+def day6():
+    from econ.catalog import PROVIDER_DISCLOSURE_SCHEMA, read_table
+    d = read_table(DEFAULT_DATA_DIR / "provider_disclosures.csv", PROVIDER_DISCLOSURE_SCHEMA, "id")
+    d = d.filter(pl.col("disclosure") == "deepseek-v3r1-day6")
+    return dict(zip(d["item"], d["value"]))
+
+
+def test_provider_disclosures_load_and_are_sourced(catalog):
+    from econ.catalog import PROVIDER_DISCLOSURE_SCHEMA, read_table
+    d = read_table(DEFAULT_DATA_DIR / "provider_disclosures.csv", PROVIDER_DISCLOSURE_SCHEMA, "id")
+    assert d.height >= 20
+    assert (d["value"].is_not_null() | d["value_text"].is_not_null()).all()
+    assert d["source"].str.contains("open-infra-index").all() and (d["as_of"] == "2025-03-01").all()
+    assert set(d["model"].drop_nulls()) <= set(catalog.models["id"])
+    assert set(d["hardware"].drop_nulls()) <= set(catalog.accelerators["id"])
+
+
+def test_deepseek_day6_figures_are_the_published_ones(day6):
+    assert (day6["gpu_lease_usd_per_gpu_hour"], day6["nodes_average"], day6["nodes_peak"]) == (2, 226.75, 278)
+    assert (day6["input_tokens_per_day"], day6["cached_input_tokens_per_day"], day6["output_tokens_per_day"]) == \
+        (608e9, 342e9, 168e9)
+    assert (day6["price_usd_per_m_cached_input_tokens"], day6["price_usd_per_m_input_tokens"],
+            day6["price_usd_per_m_output_tokens"]) == (0.14, 0.55, 2.19)
+    assert (day6["cost_usd_per_day"], day6["theoretical_revenue_usd_per_day"]) == (87072, 562027)
+
+
+def test_deepseek_day6_figures_are_consistent(day6):
+    """The disclosure's own arithmetic: cost = nodes x 8 x 24 h x $2; revenue from R1 prices; 545% = profit / cost."""
+    cost = day6["nodes_average"] * day6["gpus_per_node"] * 24 * day6["gpu_lease_usd_per_gpu_hour"]
+    assert cost == pytest.approx(day6["cost_usd_per_day"], rel=1e-12)
+    miss = day6["input_tokens_per_day"] - day6["cached_input_tokens_per_day"]
+    revenue = (day6["cached_input_tokens_per_day"] * day6["price_usd_per_m_cached_input_tokens"]
+               + miss * day6["price_usd_per_m_input_tokens"]
+               + day6["output_tokens_per_day"] * day6["price_usd_per_m_output_tokens"]) / 1e6
+    assert revenue == pytest.approx(day6["theoretical_revenue_usd_per_day"], rel=1e-3)  # 342B is rounded
+    margin = (day6["theoretical_revenue_usd_per_day"] - cost) / cost
+    assert margin == pytest.approx(day6["cost_profit_margin_frac"], rel=1e-2)
+    assert day6["cached_input_tokens_per_day"] / day6["input_tokens_per_day"] == pytest.approx(day6["cache_hit_frac"], abs=5e-4)
+    per_m = cost / ((day6["input_tokens_per_day"] + day6["output_tokens_per_day"]) / 1e6)
+    assert per_m == pytest.approx(0.112, abs=5e-4)  # issue 10's known answer for the P&L calculator
