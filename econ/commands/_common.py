@@ -25,22 +25,50 @@ def parse_int_list(flag: str, text: str, lo: int, hi: int) -> list[int]:
     out = []
     for part in str(text).split(","):
         part = part.strip()
+        if len(part) > 40 and part.lstrip("+-").isdigit():
+            raise InvalidInputError(f"{flag}=a {len(part.lstrip('+-'))}-digit integer is outside [{lo}, {hi}]")
         try:
-            v = int(part)
+            v = int(part) if len(part) <= 40 else None
         except ValueError:
-            raise InvalidInputError(f"{flag}={part!r} is not a whole number (valid: [{lo}, {hi}])") from None
+            v = None
+        if v is None:
+            raise InvalidInputError(f"{flag}={show_value(part)} is not a whole number (valid: [{lo}, {hi}])")
         if not lo <= v <= hi:
-            raise InvalidInputError(f"{flag}={v} is outside [{lo}, {hi}]")
+            raise InvalidInputError(f"{flag}={show_value(v)} is outside [{lo}, {hi}]")
         out.append(v)
     return out
 
 
+def show_value(value, limit: int = 40) -> str:
+    """A flag value for a message: numbers as %g (a huge integer as its digit count), text quoted and cut.
+
+    Never raises (``f"{10**400:g}"`` would raise OverflowError).
+    """
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        if abs(value) < 10**15:
+            return str(value)
+        try:
+            return f"{float(value):g}"
+        except OverflowError:
+            return f"a {len(str(abs(value))) if abs(value) < 10**4000 else 'more than 4000'}-digit integer"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 10**15 else f"{value:g}"
+    text = repr(str(value))
+    return text if len(text) <= limit else text[:limit] + f"...' ({len(str(value)):,} characters)"
+
+
 def check_range(flag: str, value, lo: float, hi: float, unit: str = "") -> None:
+    """Raise InvalidInputError unless ``lo <= value <= hi`` (None passes: the flag was not given).
+
+    Exact for any Python int (no conversion to float that could overflow) and false for NaN.
+    """
     if value is None:
         return
     if not (value == value) or not lo <= value <= hi:
         u = f" ({unit})" if unit else ""
-        raise InvalidInputError(f"{flag}={value:g} is outside [{lo:g}, {hi:g}]{u}")
+        raise InvalidInputError(f"{flag}={show_value(value)} is outside [{show_value(lo)}, {show_value(hi)}]{u}")
 
 
 def _fmt_cell(v) -> str:
