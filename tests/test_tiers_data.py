@@ -163,3 +163,43 @@ def test_deepseek_day6_figures_are_consistent(day6):
     assert day6["cached_input_tokens_per_day"] / day6["input_tokens_per_day"] == pytest.approx(day6["cache_hit_frac"], abs=5e-4)
     per_m = cost / ((day6["input_tokens_per_day"] + day6["output_tokens_per_day"]) / 1e6)
     assert per_m == pytest.approx(0.112, abs=5e-4)  # issue 10's known answer for the P&L calculator
+
+
+# ------------------------------------------------------------------------------------------ model aliases
+
+@pytest.fixture(scope="module")
+def aliases():
+    return read_raw_csv(DEFAULT_DATA_DIR / "model_aliases.csv")
+
+
+def test_aliases_map_to_catalog_models_and_are_sourced(catalog, aliases):
+    assert aliases.columns[:4] == ["alias", "model", "provider", "kind"] and {"source", "as_of"} <= set(aliases.columns)
+    assert aliases.height >= 300
+    assert set(aliases["model"]) <= set(catalog.models["id"])
+    assert aliases["alias"].str.to_lowercase().is_unique().all()  # the importer matches case-insensitively
+    assert aliases["source"].null_count() == 0 and all(AS_OF.match(a) for a in aliases["as_of"])
+    assert set(aliases["kind"]) == {"litellm-key", "provider-model-name"}
+
+
+def test_every_shipped_quote_name_has_its_alias(aliases):
+    quotes = read_raw_csv(DEFAULT_DATA_DIR / "quotes.csv")
+    table = dict(zip(aliases["alias"].str.to_lowercase(), aliases["model"]))
+    for name, model in quotes.select("provider_model_name", "model").iter_rows():
+        assert table[name.lower()] == model, name
+
+
+@pytest.mark.parametrize("alias, model", [
+    ("together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo", "llama-3.3-70b"),
+    ("fireworks_ai/accounts/fireworks/models/qwen3-235b-a22b-instruct-2507", "qwen3-235b-a22b"),
+    ("deepinfra/deepseek-ai/DeepSeek-R1-0528", "deepseek-r1"),
+    ("cerebras/gpt-oss-120b", "gpt-oss-120b"),
+])
+def test_common_litellm_variants(aliases, alias, model):
+    assert dict(zip(aliases["alias"], aliases["model"]))[alias] == model
+
+
+def test_different_models_are_not_aliased(aliases):
+    names = set(aliases["alias"].str.to_lowercase())
+    for other in ("fireworks_ai/accounts/fireworks/models/deepseek-v3p2", "together_ai/moonshotai/kimi-k2.6",
+                  "mistral/mistral-large-latest", "deepinfra/nousresearch/hermes-3-llama-3.1-70b"):
+        assert other not in names, other
