@@ -145,6 +145,13 @@ FACILITY_SCHEMA: dict[str, Col] = {
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 
+BUILDOUT_CAPEX_SCHEMA: dict[str, Col] = {
+    "id": TXT, "category": TXT, "value": _num(0, 1e12, unit="(see unit column)"), "unit": TXT, "description": TXT,
+    "source": TXT, "as_of": TXT, "notes": TXT_OPT,
+}
+"""``data/buildout_capex.csv``: itemized build-out unit prices (issue 13; read by ``econ.cluster.buildout_prices``).
+Loaded beside, not in, :data:`TABLES` (the dashboard's table editor lists only those)."""
+
 TABLES: dict[str, tuple[str, dict[str, Col], str]] = {
     # name: (file, schema, id column)
     "accelerators": ("accelerators.csv", ACCELERATOR_SCHEMA, "id"),
@@ -324,6 +331,8 @@ class Catalog:
     power_prices: pl.DataFrame
     facilities: pl.DataFrame
     data_dir: Path = field(default=DEFAULT_DATA_DIR)
+    buildout_capex: pl.DataFrame | None = None
+    """Build-out unit prices (``data/buildout_capex.csv``); None = read the shipped file when needed."""
 
     def accelerator(self, hw_id: str) -> dict:
         """One accelerator row as a dict; raises UnknownIdError listing the closest ids."""
@@ -397,4 +406,18 @@ def load_catalog(data_dir: str | Path | None = None) -> Catalog:
         power_prices=tables["power_prices"],
         facilities=tables["facilities"],
         data_dir=base,
+        buildout_capex=load_buildout_capex(base),
     )
+
+
+def load_buildout_capex(data_dir: str | Path | None = None) -> pl.DataFrame:
+    """Read and validate ``buildout_capex.csv`` from ``data_dir`` (falling back to the shipped file).
+
+    Raises
+    ------
+    DataError
+        If the file is malformed (every bad cell named, see :func:`validate_table`).
+    """
+    base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+    path = base / "buildout_capex.csv" if (base / "buildout_capex.csv").is_file() else DEFAULT_DATA_DIR / "buildout_capex.csv"
+    return read_table(path, BUILDOUT_CAPEX_SCHEMA, "id")
