@@ -369,7 +369,7 @@ def mlperf_rows(ref: Path) -> list[dict]:
         members = sorted(members, key=lambda m: (m[3].get("method", "direct") != "direct",
                                                  BENCH_PRIORITY.get(m[2]["model"], 9), m[2]["path"]))
         for m in members[1:]:
-            twin_of[m[2]["path"]] = members[0][2]["path"]
+            twin_of[(m[0], m[2]["path"])] = members[0][2]["path"]
 
     rows = []
     seen = set()
@@ -462,15 +462,15 @@ def mlperf_rows(ref: Path) -> list[dict]:
                          "the system name suggests 2 nodes of 8")
         reasons = []
         if r["division"] == "open":
-            reasons.append("open division (model or dataset changes allowed; not comparable)")
+            reasons.append("open division (model or dataset changes allowed, not comparable with closed)")
         if r["status"].lower() == "preview":
             reasons.append("preview status (hardware not available at submission)")
         if hw is None:
             reasons.append(f"hardware not in catalog: {label}")
         if "MaxQ" in r["system"]:
             reasons.append("power-capped MaxQ submission (power limit below TDP)")
-        if r["path"] in twin_of:
-            reasons.append(f"duplicate/dedup-twin: same run as {twin_of[r['path']]}")
+        if (version, r["path"]) in twin_of:
+            reasons.append(f"duplicate/dedup-twin: same run as {twin_of[(version, r['path'])]}")
         if not reasons:
             if not tp:
                 reasons.append("unknown layout (tp/pp not stated in sources read)")

@@ -156,3 +156,9 @@ def test_no_reserved_mlperf_rounds(df):
 def test_build_script_reproduces_committed_file():
     text = _load_builder().build(REFERENCE, REPO / "data" / "validation_cases.csv")
     assert text.encode("utf-8") == TABLE.read_bytes(), "rerun: python scripts/build_measurements.py"
+
+
+def test_readme_counts_match_the_table(df, included):
+    readme = (REPO / "data" / "README.md").read_text(encoding="utf-8")
+    assert f"{df.height} rows, {included.height} with `include = true`" in readme
+    assert f"in {included['group_id'].n_unique()} model x hardware groups" in readme
