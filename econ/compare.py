@@ -20,14 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from econ import cluster as cl
 from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
-from econ.precision import PEAK_COLUMN, PRECISIONS
+from econ.precision import PRECISIONS
 from econ.sweep import evaluate, resolve_parallelism
-from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
-from econ.units import BYTES_PER_GB, SECONDS_PER_HOUR
 from econ.validate import require_in_range, require_integer
 
 DEFAULT_GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
@@ -245,207 +242,17 @@ def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None)
 
 
 # ---------------------------------------------------------------------------------------------
-# Cluster plan
+# Cluster plan: moved to econ.cluster (issue 13); re-exported here for existing callers
 # ---------------------------------------------------------------------------------------------
 
-DEFAULT_GPUS_PER_RACK = 32
-"""Four 8-GPU HGX/DGX servers per rack (NVIDIA DGX SuperPOD reference layout for DGX H100/B200). [GPU/rack]"""
-
-RACK_SCALE_DOMAINS = (36, 72, 144)
-"""Scale-up domains that are one rack (GB200/GB300 NVL36/NVL72, Rubin NVL144): the rack holds the domain."""
-
-PLAN_COLUMNS: tuple[str, ...] = (
-    "hardware", "num_gpus", "gpus_per_rack", "peak_flop_per_s", "mfu_frac", "goodput_frac", "realized_flop_per_s",
-    "realized_frac_of_peak", "it_power_mw", "facility_power_mw", "annual_energy_mwh", "annual_energy_cost_usd",
-    "rack_count", "rack_power_kw", "air_cooling_ok", "capex_accelerators_usd", "capex_facility_usd",
-    "capex_total_usd", "cluster_mtbf_h", "failure_window_h", "prob_failure_in_window_frac", "model",
-    "checkpoint_bytes", "checkpoint_write_s", "training_tokens", "training_flop", "training_days",
-    "usd_per_gpu_hour_training", "training_cost_usd", "serving_precision", "serving_gpus_per_replica",
-    "serving_replicas", "serving_batch_size", "serving_tokens_per_s_per_user", "serving_output_tokens_per_s_per_gpu",
-    "serving_tokens_per_day", "price_usd_per_m_output_tokens", "revenue_per_year_usd", "opex_per_year_usd",
-    "payback_years",
+from econ.cluster import (  # noqa: E402
+    DEFAULT_GPUS_PER_RACK,
+    PLAN_COLUMNS,
+    RACK_SCALE_DOMAINS,
+    cluster_plan,
+    default_gpus_per_rack,
+    plan_status,
 )
-
-
-def default_gpus_per_rack(scale_up_domain_size):
-    """GPUs per rack when not given: the scale-up domain for rack-scale systems, else 32.
-
-    Parameters
-    ----------
-    scale_up_domain_size : scalar or array [accelerators]
-
-    Returns
-    -------
-    ndarray of float [GPU/rack]: the domain when it is one of :data:`RACK_SCALE_DOMAINS`, else
-    :data:`DEFAULT_GPUS_PER_RACK`.
-    """
-    d = np.asarray(scale_up_domain_size, dtype=float)
-    return np.where(np.isin(d, RACK_SCALE_DOMAINS), d, float(DEFAULT_GPUS_PER_RACK))
-
-
-def cluster_plan(catalog: Catalog, *, hardware: str, num_gpus, model: str | None = None,
-                 gpus_per_rack: int | None = None, training_precision: str = "bf16", mfu_frac: float | None = None,
-                 overhead_fracs=(0.05, 0.03, 0.10, 0.05), failure_window_h: float = 24.0,
-                 mtbf_h_per_gpu: float = cl.MTBF_H_PER_GPU, checkpoint_write_gb_per_s: float = 100.0,
-                 training_tokens: float = 15e12, min_tokens_per_s_per_user: float = 20.0, precisions=None,
-                 price_usd_per_m_output_tokens: float = 0.90, input_len: int = 1024, output_len: int = 1024,
-                 assumptions: Assumptions = DEFAULT, economics: Economics = Economics()) -> pl.DataFrame:
-    """Size a cluster of ``num_gpus`` accelerators and what it does for ``model``: train it, serve it, pay back.
-
-    Parameters
-    ----------
-    catalog : Catalog
-    hardware : str
-        Accelerator id; needs ``all_in_capex_usd`` (the cluster is bought).
-    num_gpus : int or 1-D array-like of int >= 1
-        Cluster sizes, one output row each. [accelerators]
-    model : str, optional
-        Model id for checkpoint, training and serving columns (null without it).
-    gpus_per_rack : int, optional
-        Default :func:`default_gpus_per_rack`. [GPU/rack]
-    training_precision : {"bf16", "fp8", "fp4"}
-        Peak used for training FLOP/s (dense).
-    mfu_frac : float, optional
-        Measured MFU; None = the illustrative curve :func:`econ.cluster.mfu_at_scale` (seed 000).
-    overhead_fracs : sequence of float in [0, 1]
-        Wall-clock shares lost to pipeline bubbles, checkpointing, failure recovery, maintenance
-        (seed 001 Table 8: 5%, 3%, 10%, 5%); goodput = 1 - sum. [-]
-    failure_window_h, mtbf_h_per_gpu : float [h]
-    checkpoint_write_gb_per_s : float > 0
-        Aggregate sustained write bandwidth to checkpoint storage (seed 001 Table 7: 100 GB/s). [GB/s]
-    training_tokens : float > 0 [tokens]
-    min_tokens_per_s_per_user : float [tokens/s]
-        Serving floor; the serving deployment is :func:`hardware_comparison`'s best for this accelerator.
-    precisions : sequence of str, optional
-        Serving precisions allowed (None = all).
-    price_usd_per_m_output_tokens : float >= 0
-        Selling price of output tokens. [USD/M tokens]
-    input_len, output_len : int [tokens]
-    assumptions, economics : Assumptions, Economics
-        ``economics`` gives PUE, $/kWh, build $/MW, cost of capital, lives, opex share, utilization.
-
-    Returns
-    -------
-    pl.DataFrame (:data:`PLAN_COLUMNS`), one row per cluster size. ``payback_years`` is null when
-    the yearly margin (revenue - energy - opex) is not positive (never paid back).
-
-    Raises
-    ------
-    UnknownIdError, InvalidInputError
-        Unknown ids; an accelerator without ``all_in_capex_usd`` or without a dense peak at
-        ``training_precision``; any input out of range (named, with its range).
-
-    Notes
-    -----
-    - Capex, power, racks, energy, MTBF and failure odds: :func:`econ.cluster.size_cluster` with the
-      accelerator's all-in capex and all-in power (seeds 000, 001, 004). Energy is billed at a load
-      factor equal to ``economics.utilization_frac`` (idle draw neglected, as in ``econ.tco``).
-    - Checkpoint: 14 B per parameter (seed 001 Table 7) over the model's total parameters.
-    - Training: 6 x active matmul parameters x tokens (seed 001; Kaplan et al. 2020) at the realized
-      FLOP/s; its cost prices every GPU for the whole wall clock at the owned $/GPU-hour with
-      utilization 1 (a dedicated cluster: idle time is already in goodput), or the rental rate.
-    - Serving: whole replicas of the cheapest deployment meeting the floor, at
-      ``economics.utilization_frac``; revenue counts output tokens only (input billed separately
-      is upside). Yearly opex = energy + ``opex_frac_of_capex_per_year`` x accelerator capex;
-      payback = capex / (revenue - opex), undiscounted (:func:`econ.cluster.payback_years`).
-    """
-    hw = catalog.accelerator(hardware)
-    if training_precision not in PEAK_COLUMN:
-        raise InvalidInputError(f"training_precision={training_precision!r} is not one of {list(PRECISIONS)}")
-    peak = hw[PEAK_COLUMN[training_precision]]
-    if peak is None:
-        raise InvalidInputError(f"hardware={hardware} has no dense {training_precision} peak in accelerators.csv "
-                                f"(training_precision={training_precision!r}; try bf16)")
-    capex = hw["all_in_capex_usd"]
-    if capex is None:
-        raise InvalidInputError(f"hardware={hardware} has no all_in_capex_usd in accelerators.csv (it is not sold); "
-                                "a cluster plan needs a purchase price: add one on the Assumptions page or "
-                                "with --data-dir")
-    gpus = require_integer("num_gpus", np.atleast_1d(np.asarray(num_gpus, dtype=float)), 1, 1e8, "accelerators")
-    rack = default_gpus_per_rack(hw["scale_up_domain_size"]) if gpus_per_rack is None else gpus_per_rack
-    for i, o in enumerate(overhead_fracs):
-        require_in_range(f"overhead_fracs[{i}]", o, 0.0, 1.0)
-    goodput = float(cl.goodput_frac(*overhead_fracs))
-    require_in_range("goodput_frac (1 - sum of overheads)", goodput, 0.0, 1.0)
-    require_in_range("checkpoint_write_gb_per_s", checkpoint_write_gb_per_s, 0.0, np.inf, "GB/s", lo_inclusive=False)
-    require_in_range("training_tokens", training_tokens, 0.0, np.inf, "tokens", lo_inclusive=False)
-    require_in_range("price_usd_per_m_output_tokens", price_usd_per_m_output_tokens, 0.0, np.inf, "USD/M tokens")
-    e = economics
-    sized = cl.size_cluster(gpus, flop_per_s_per_gpu=peak, power_w_per_gpu=hw["all_in_power_w"],
-                            all_in_capex_usd_per_gpu=capex, gpus_per_rack=rack, pue=e.pue, usd_per_kwh=e.usd_per_kwh,
-                            build_usd_per_mw_it=e.build_usd_per_mw_it, mfu_frac=mfu_frac, goodput_frac=goodput,
-                            load_factor_frac=e.utilization_frac, mtbf_h_per_gpu=mtbf_h_per_gpu,
-                            failure_window_h=failure_window_h)
-    n = sized.height
-    g = sized["num_gpus"].to_numpy().astype(float)
-    cols: dict[str, object] = {"hardware": [hardware] * n,
-                               "gpus_per_rack": np.broadcast_to(np.asarray(rack, dtype=float), (n,)).astype(np.int64)}
-
-    # training: a dedicated cluster -> utilization 1 for the GPU-hour price
-    parts = gpu_hour_cost_components(capex, hw["all_in_power_w"], e.build_usd_per_mw_it, e.pue, e.usd_per_kwh,
-                                     e.cost_of_capital_frac, e.accelerator_life_years, e.facility_life_years,
-                                     e.opex_frac_of_capex_per_year, 1.0)
-    owned_hour = float(sum(parts.values()))
-    rent = hw["rental_usd_per_hour"]
-    usd_hour = owned_hour if e.basis == "owned" or rent is None else float(usd_per_gpu_hour_rented(rent, 1.0))
-    opex_year = sized["annual_energy_cost_usd"].to_numpy() + e.opex_frac_of_capex_per_year * sized[
-        "capex_accelerators_usd"].to_numpy()
-    cols.update(usd_per_gpu_hour_training=np.full(n, usd_hour), opex_per_year_usd=opex_year,
-                price_usd_per_m_output_tokens=np.full(n, float(price_usd_per_m_output_tokens)))
-    null = np.full(n, np.nan)
-    if model is None:
-        cols.update({c: null for c in ("checkpoint_bytes", "checkpoint_write_s", "training_tokens", "training_flop",
-                                       "training_days", "training_cost_usd", "serving_gpus_per_replica",
-                                       "serving_replicas", "serving_batch_size", "serving_tokens_per_s_per_user",
-                                       "serving_output_tokens_per_s_per_gpu", "serving_tokens_per_day",
-                                       "revenue_per_year_usd", "payback_years")})
-        cols.update(model=[None] * n, serving_precision=[None] * n)
-    else:
-        m = catalog.model(model)
-        ckpt = cl.checkpoint_bytes(m["total_params"])
-        flop = cl.training_flop(m["active_matmul_params"], training_tokens)
-        t_s = cl.training_time_s(flop, sized["realized_flop_per_s"].to_numpy())
-        best = hardware_comparison(catalog, model=model, hardware=[hardware], precisions=precisions,
-                                   min_tokens_per_s_per_user=min_tokens_per_s_per_user, input_len=input_len,
-                                   output_len=output_len, assumptions=assumptions, economics=economics).best
-        best = best.row(0, named=True)
-        ok = bool(best["meets_slo"])
-        per_rep = float(best["num_gpus"]) if ok else np.nan
-        replicas = np.floor(g / per_rep) if ok else np.zeros(n)
-        tps_gpu = float(best["output_tokens_per_s_per_gpu"]) if ok else 0.0
-        tokens_day = cl.serving_tokens_per_day(replicas * (per_rep if ok else 0.0), tps_gpu, e.utilization_frac)
-        revenue = cl.revenue_per_year_usd(tokens_day, price_usd_per_m_output_tokens)
-        payback = cl.payback_years(sized["capex_total_usd"].to_numpy(), revenue, opex_year)
-        cols.update(
-            model=[model] * n, checkpoint_bytes=np.full(n, ckpt),
-            checkpoint_write_s=np.full(n, cl.checkpoint_write_time_s(ckpt, checkpoint_write_gb_per_s * BYTES_PER_GB)),
-            training_tokens=np.full(n, float(training_tokens)), training_flop=np.full(n, flop),
-            training_days=t_s / (24 * SECONDS_PER_HOUR), training_cost_usd=cl.training_cost_usd(t_s, g, usd_hour),
-            serving_precision=[best["precision"] if ok else None] * n, serving_gpus_per_replica=np.full(n, per_rep),
-            serving_replicas=replicas, serving_batch_size=np.full(n, float(best["batch_size"]) if ok else np.nan),
-            serving_tokens_per_s_per_user=np.full(n, float(best["tokens_per_s_per_user"]) if ok else np.nan),
-            serving_output_tokens_per_s_per_gpu=np.full(n, tps_gpu if ok else np.nan),
-            serving_tokens_per_day=tokens_day, revenue_per_year_usd=revenue,
-            payback_years=np.where(np.isfinite(payback), payback, np.nan))
-    extra = pl.DataFrame({k: (pl.Series(k, v, dtype=pl.String) if isinstance(v, list)
-                              else pl.Series(k, np.asarray(v, dtype=float)).fill_nan(None))
-                          for k, v in cols.items() if k != "gpus_per_rack"})
-    out = pl.concat([sized, extra, pl.DataFrame({"gpus_per_rack": cols["gpus_per_rack"]})], how="horizontal")
-    return out.with_columns(pl.col("serving_gpus_per_replica", "serving_replicas", "serving_batch_size")
-                            .cast(pl.Int64)).select(PLAN_COLUMNS)
-
-
-def plan_status(plan_row: dict) -> str:
-    """Plain-language flags for one :func:`cluster_plan` row (never-paid-back, liquid cooling, no SLO)."""
-    notes = []
-    if plan_row.get("model") and plan_row.get("serving_gpus_per_replica") is None:
-        notes.append("no deployment meets the tokens/s-per-user floor: serving revenue is 0")
-    if plan_row.get("model") and plan_row.get("payback_years") is None:
-        notes.append("never paid back: yearly revenue does not exceed energy + opex")
-    if not plan_row.get("air_cooling_ok", True):
-        notes.append(f"racks draw {plan_row['rack_power_kw']:.0f} kW, above the "
-                     f"~{cl.AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit: liquid cooling required")
-    return "; ".join(notes)
 
 
 __all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier", "cluster_plan",

@@ -184,10 +184,12 @@ def test_cluster_plan_known_answers(catalog):
     capex = g * hw["all_in_capex_usd"] + g * hw["all_in_power_w"] / 1e6 * e.build_usd_per_mw_it
     np.testing.assert_allclose(plan["capex_total_usd"].to_numpy(), capex, rtol=1e-12)
     np.testing.assert_allclose(plan["facility_power_mw"].to_numpy(), g * hw["all_in_power_w"] * e.pue / 1e6, rtol=1e-12)
-    # seed 000 MFU curve at 1,024 GPUs: 0.62 - 0.02 * 10 = 0.42; goodput 1 - 0.23 = 0.77 (seed 001 Table 8)
-    assert plan["mfu_frac"][0] == pytest.approx(0.42, abs=1e-12)
+    # default efficiency: seed 001's chain, MFU 50% x scaling efficiency (Table 5: 50% at 1,024, 35% at 8,192)
+    # x goodput 1 - 0.23 = 0.77 (Table 8) (issue 13 made this the default; it was seed 000's curve x goodput)
+    assert plan["mfu_frac"].to_list() == pytest.approx([0.5, 0.5], abs=1e-12)
+    assert plan["scaling_efficiency_frac"].to_list() == pytest.approx([0.5, 0.35], abs=1e-12)
     assert plan["goodput_frac"][0] == pytest.approx(0.77, abs=1e-12)
-    realized = g * hw["bf16_peak_flop_per_s"] * plan["mfu_frac"].to_numpy() * 0.77
+    realized = g * hw["bf16_peak_flop_per_s"] * 0.5 * np.array([0.5, 0.35]) * 0.77
     days = 6 * m["active_matmul_params"] * 15e12 / realized / 86400
     np.testing.assert_allclose(plan["training_days"].to_numpy(), days, rtol=1e-12)
     assert plan["checkpoint_bytes"][0] == pytest.approx(14 * m["total_params"], rel=1e-12)

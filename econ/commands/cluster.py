@@ -1,6 +1,6 @@
 """``econ cluster``: capex, power, racks, reliability, training and serving economics of G accelerators.
 
-A thin layer over :func:`econ.compare.cluster_plan` (which builds on :func:`econ.cluster.size_cluster`):
+A thin layer over :func:`econ.cluster.cluster_plan` (which builds on :func:`econ.cluster.size_cluster`):
 flags in, one call, a table out. With ``--model`` the table adds checkpoint, training and serving
 columns (tokens/day at the tokens/s-per-user floor, revenue at ``--price``, payback).
 """
@@ -11,16 +11,18 @@ import sys
 from dataclasses import replace
 
 from econ.assumptions import Economics
-from econ.commands._common import add_data_dir, catalog_from, check_range, parse_int_list, render
-from econ.compare import PLAN_COLUMNS, cluster_plan, plan_status
+from econ.cluster import EFFICIENCY_MODELS, PLAN_COLUMNS, cluster_plan, plan_status
+from econ.commands._common import add_data_dir, catalog_from, check_range, parse_int_list
+from econ.commands.fleet import show
 from econ.errors import InvalidInputError
 from econ.precision import PRECISIONS
 from econ.sweep import make_economics
 
 CORE_COLUMNS = (
     "hardware", "num_gpus", "gpus_per_rack", "capex_total_usd", "capex_accelerators_usd", "capex_facility_usd",
-    "it_power_mw", "facility_power_mw", "annual_energy_mwh", "annual_energy_cost_usd", "rack_count", "rack_power_kw",
-    "air_cooling_ok", "peak_flop_per_s", "mfu_frac", "goodput_frac", "realized_flop_per_s", "cluster_mtbf_h",
+    "power_basis", "per_gpu_power_w", "it_power_mw", "facility_power_mw", "annual_energy_mwh", "annual_energy_cost_usd",
+    "rack_count", "rack_power_kw", "air_cooling_ok", "rack_cooling", "peak_flop_per_s", "efficiency_model", "mfu_frac",
+    "scaling_efficiency_frac", "goodput_frac", "realized_frac_of_peak", "realized_flop_per_s", "cluster_mtbf_h",
     "failure_window_h", "prob_failure_in_window_frac",
 )
 MODEL_COLUMNS = (
@@ -43,9 +45,19 @@ def register(sub) -> None:
     p.add_argument("--model", help="model id for checkpoint, training and serving columns (econ list models)")
     p.add_argument("--gpus-per-rack", type=int, help="default: the NVLink domain for NVL36/72/144, else 32")
     p.add_argument("--training-precision", choices=PRECISIONS, help="dense peak used for training FLOP/s [bf16]")
-    p.add_argument("--mfu", type=float, help="measured MFU in (0, 1]; default: the illustrative curve of seed 000")
+    p.add_argument("--power-basis", default="all-in",
+                   help="per-GPU power: tdp (board TDP), all-in (critical IT incl. host and network share), or a "
+                        "number of W [all-in]")
+    p.add_argument("--efficiency", choices=EFFICIENCY_MODELS, default="seed001",
+                   help="seed000: MFU(G) = 0.62 - 0.02 log2 G; seed001: MFU x scaling efficiency(G) x goodput "
+                        "[seed001]")
+    p.add_argument("--mfu", type=float, help="measured MFU in (0, 1]; default: the efficiency model's "
+                                             "(seed 000's curve, seed 001's 50%%)")
+    p.add_argument("--scaling-efficiency", type=float, help="seed 001 scaling efficiency in (0, 1]; default: "
+                                                            "Table 5 at the cluster size")
     p.add_argument("--overheads", help="goodput losses: bubbles,checkpointing,failure-recovery,maintenance as "
-                                       "fractions [0.05,0.03,0.10,0.05] (seed 001 Table 8)")
+                                       "fractions; default: the model's (seed001 0.05,0.03,0.10,0.05 = Table 8; "
+                                       "seed000 none)")
     p.add_argument("--failure-window-h", type=float, help="window for P(at least one failure), hours [24]")
     p.add_argument("--mtbf-h", type=float, help="MTBF per GPU, hours [50000]")
     p.add_argument("--checkpoint-gb-per-s", type=float, help="aggregate checkpoint write bandwidth, GB/s [100]")
@@ -100,6 +112,7 @@ def run(args) -> int:
     model = args.model or (sc.model if args.scenario else None)
     check_range("--gpus-per-rack", args.gpus_per_rack, 1, 1024, "accelerators")
     check_range("--mfu", args.mfu, 0.01, 1)
+    check_range("--scaling-efficiency", args.scaling_efficiency, 0.01, 1)
     check_range("--failure-window-h", args.failure_window_h, 0.01, 8760, "h")
     check_range("--mtbf-h", args.mtbf_h, 1, 1e7, "h")
     check_range("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 0.01, 1e6, "GB/s")
@@ -125,7 +138,8 @@ def run(args) -> int:
         utilization_frac=args.utilization, cost_of_capital_frac=args.cost_of_capital,
         accelerator_life_years=args.life_years)
     overheads = _overheads(args.overheads) if args.overheads else (
-        sc.bubble_frac, sc.checkpoint_overhead_frac, sc.failure_recovery_frac, sc.maintenance_frac)
+        (sc.bubble_frac, sc.checkpoint_overhead_frac, sc.failure_recovery_frac, sc.maintenance_frac)
+        if args.scenario else None)
 
     def pick(flag, field):
         return flag if flag is not None else getattr(sc, field)
@@ -142,10 +156,11 @@ def run(args) -> int:
         precisions=sc.compare_precisions or None,
         price_usd_per_m_output_tokens=pick(args.price, "price_usd_per_m_output_tokens"),
         input_len=pick(args.input_len, "input_len"), output_len=pick(args.output_len, "output_len"),
-        assumptions=sc.assumptions(), economics=economics)
+        assumptions=sc.assumptions(), economics=economics, power_basis=args.power_basis,
+        efficiency_model=args.efficiency, scaling_efficiency=args.scaling_efficiency)
     if not args.all_columns:
         frame = frame.select(CORE_COLUMNS + (MODEL_COLUMNS if model else ()))
-    render(frame, args.format)
+    show(frame, args.format)
     if args.format == "table":
         for row in frame.select([c for c in PLAN_COLUMNS if c in frame.columns]).iter_rows(named=True):
             note = plan_status(row)
