@@ -187,6 +187,8 @@ def pct(x, decimals: int = 1) -> str:
     """A fraction as a percentage: 0.423 -> ``42.3%`` (Babel ``format_percent``)."""
     if is_missing(x):
         return MISSING
+    if float(x) == 0:
+        return "0%"
     pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "") + "%"
     return format_percent(float(x), pattern, locale=LOCALE)
 
@@ -241,10 +243,21 @@ def text(x) -> str:
     if isinstance(x, numbers.Integral):
         return f"{int(x):,}"
     if isinstance(x, numbers.Real):
-        return sig(x, 4)
+        if is_missing(x):
+            return MISSING
+        if abs(float(x)) >= 1000:
+            return _fixed(float(x), 0)
+        shown = sig(x, 4)
+        return shown.rstrip("0").rstrip(".") if "." in shown else shown
     s = str(x)
     return s if s.strip() else MISSING
 
+
+# Catalog columns in datasheet units (data/README.md): (suffix, factor to SI, SI unit).
+_DATASHEET_UNITS: tuple[tuple[str, float, str], ...] = (
+    ("_pflop_per_s", 1e15, "FLOP/s"), ("_tflop_per_s", 1e12, "FLOP/s"), ("_tb_per_s", 1e12, "B/s"),
+    ("_gb_per_s", 1e9, "B/s"), ("_gbps", 1e9, "bit/s"), ("_gb", 1e9, "B"),
+)
 
 # (suffix or whole name, formatter), first match wins: the unit suffixes of STYLE.md.
 _BY_NAME: tuple[tuple[str, object], ...] = (
@@ -259,12 +272,17 @@ _BY_NAME: tuple[tuple[str, object], ...] = (
 
 def formatter_for(column: str):
     """The formatter a column's unit suffix calls for, or None (then :func:`text`)."""
+    for suffix, scale, unit in _DATASHEET_UNITS:
+        if column.endswith(suffix):
+            return lambda v, scale=scale, unit=unit: si(None if is_missing(v) else float(v) * scale, unit)
+    if column.endswith("_gib"):  # binary capacities stay in GiB as the datasheet gives them
+        return lambda v: MISSING if is_missing(v) else f"{text(v)} GiB"
     if column.endswith("flop_per_s"):
         return flops
     if "tokens_per_s" in column or column.endswith("_per_s"):
         return rate
     for key, fn in _BY_NAME:
-        if key.endswith("_") and column.startswith(key) or not key.endswith("_") and (
+        if key.endswith("_") and key in column or not key.endswith("_") and (
                 column.endswith(key) or column == key.lstrip("_")):
             return fn
     return None

@@ -1,15 +1,19 @@
-"""Shared CLI helpers: catalog loading, output formatting, flag validation."""
+"""Shared CLI helpers: catalog loading, flag validation, output (tables that fit the terminal, CSV, JSON), progress."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import sys
+import threading
 
 import polars as pl
 
 from econ.catalog import load_catalog
 from econ.errors import InvalidInputError
+from econ.formatting import cell
 
 
 def add_data_dir(p) -> None:
@@ -71,30 +75,177 @@ def check_range(flag: str, value, lo: float, hi: float, unit: str = "") -> None:
         raise InvalidInputError(f"{flag}={show_value(value)} is outside [{show_value(lo)}, {show_value(hi)}]{u}")
 
 
-def _fmt_cell(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        if v == 0:
-            return "0"
-        a = abs(v)
-        if a >= 1e6:
-            return f"{v:,.0f}"
-        if a >= 100:
-            return f"{v:,.1f}"
-        if a >= 1:
-            return f"{v:.3f}"
-        return f"{v:.4g}"
-    return str(v)
-
+# ---------------------------------------------------------------------------------------------
+# tables on the terminal (rich), numbers through econ.formatting
+# ---------------------------------------------------------------------------------------------
 
 KEEP_IN_TABLE = ("batch_size", "feasible", "binding_wall")
+"""Columns kept in a multi-row table even when every row has the same value (they explain the rows)."""
+
+KEY_COLUMNS = ("hardware", "model", "quote_id", "id", "region_id", "batch_size", "layout", "num_gpus")
+"""Columns that identify a row: repeated at the left of every block when a wide table is split."""
+
+DEFAULT_WIDTH = 120
+"""Table width when the output is not a terminal and ``COLUMNS`` is unset (files, pipes)."""
+
+GAP = 2
+"""Spaces between columns."""
+
+
+def _fmt_cell(v, column: str = "") -> str:
+    """One cell as an analyst reads it (``econ.formatting.cell``): $6.76B, 98.9 EFLOP/s, missing as '–'."""
+    return cell(column, v)
+
+
+def terminal_width(out=None) -> int:
+    """Columns available: ``$COLUMNS`` if set, else the terminal's width, else :data:`DEFAULT_WIDTH`."""
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    stream = out or sys.stdout
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        pass
+    return DEFAULT_WIDTH
+
+
+def _console(out, width: int):
+    from rich.console import Console
+
+    tty = bool(getattr(out, "isatty", lambda: False)())
+    return Console(file=out, width=width, color_system="auto" if tty else None, highlight=False, soft_wrap=False,
+                   emoji=False, markup=False, force_terminal=tty or None)
+
+
+def _wrap_header(name: str, width: int) -> str:
+    """A snake_case header on as many lines as it needs at ``width``, broken after underscores."""
+    if len(name) <= width:
+        return name
+    lines, line = [], ""
+    for part in [p + "_" for p in name.split("_")[:-1]] + [name.split("_")[-1]]:
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    lines.append(line)
+    return "\n".join(lines)
+
+
+HEADER_MIN = 12
+"""Headers up to this long never wrap; longer ones wrap at underscores when the table is too wide."""
+
+
+def _column_widths(columns, cells) -> list[int]:
+    """Each column's narrowest width: its widest cell, or its header (a short one whole, a long one's longest word)."""
+    out = []
+    for i, c in enumerate(columns):
+        widest = max([len(r[i]) for r in cells] or [0])
+        word = max(len(p) + 1 for p in c.split("_"))
+        out.append(max(widest, len(c) if len(c) <= HEADER_MIN else word))
+    return out
+
+
+def _widen(block: list[int], columns, widths: list[int], width: int) -> dict[int, int]:
+    """Widths of one block's columns, widened to their whole header while the block still fits."""
+    out = {i: widths[i] for i in block}
+    spare = width - sum(out.values()) - GAP * (len(block) - 1)
+    for i in sorted(block, key=lambda i: len(columns[i]) - out[i]):
+        extra = len(columns[i]) - out[i]
+        if 0 < extra <= spare:
+            out[i] += extra
+            spare -= extra
+    return out
+
+
+def _key_indices(columns) -> list[int]:
+    """The (at most two) columns that identify a row, else the first column."""
+    return [i for i, c in enumerate(columns) if c in KEY_COLUMNS][:2] or [0]
+
+
+def _blocks(columns, widths, width: int) -> list[list[int]]:
+    """Split column indices into blocks that fit ``width``; the key columns start every block."""
+    keys = _key_indices(columns)
+    key_w = sum(widths[i] + GAP for i in keys)
+    blocks, block, used = [], [], key_w
+    for i in range(len(columns)):
+        if i in keys:
+            continue
+        if block and used + widths[i] > width:
+            blocks.append(keys + block)
+            block, used = [], key_w
+        block.append(i)
+        used += widths[i] + GAP
+    if block or not blocks:
+        blocks.append(keys + block)
+    return blocks
+
+
+def _numeric(frame: pl.DataFrame, column: str) -> bool:
+    return frame.schema[column].is_numeric()
+
+
+def render_table(frame: pl.DataFrame, out=None, *, width: int | None = None, title: str | None = None) -> None:
+    """Print a multi-row frame as aligned columns that fit the terminal (``rich``).
+
+    Numbers are right-aligned and formatted by their column's unit suffix (:func:`econ.formatting.cell`);
+    missing values show as '–'. A table wider than the terminal is split into blocks of columns, each
+    repeating the columns that identify a row (:data:`KEY_COLUMNS`); headers wrap at underscores.
+    """
+    from rich import box
+    from rich.table import Table
+
+    out = out or sys.stdout
+    width = width or terminal_width(out)
+    columns = frame.columns
+    cells = [[cell(c, v) for c, v in zip(columns, row)] for row in frame.rows()]
+    widths = _column_widths(columns, cells)
+    keys_w = sum(widths[i] + GAP for i in _key_indices(columns))
+    room = max(20, width - keys_w)
+    wraps = {i for i, c in enumerate(columns) if widths[i] > room and not _numeric(frame, c)}
+    for i in wraps:  # a long text column wraps within what the key columns leave
+        widths[i] = room
+    console = _console(out, width)
+    if title:
+        console.print(title)
+    for n, block in enumerate(_blocks(columns, widths, width)):
+        shown = _widen(block, columns, widths, width)
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, GAP // 2),
+                      collapse_padding=True, header_style="bold" if console.color_system else None)
+        for i in block:
+            table.add_column(_wrap_header(columns[i], shown[i]), justify="right" if _numeric(frame, columns[i])
+                             else "left", no_wrap=i not in wraps, overflow="fold", min_width=shown[i],
+                             max_width=shown[i])
+        for r in cells:
+            table.add_row(*[r[i] for i in block])
+        if n:
+            console.print()
+        console.print(table)
+
+
+def render_record(row: dict, out=None, *, width: int | None = None) -> None:
+    """Print one result row as ``name  value`` lines; long text values wrap under their value column."""
+    import textwrap
+
+    out = out or sys.stdout
+    width = width or terminal_width(out)
+    key_w = max(len(k) for k in row)
+    room = max(20, width - key_w - GAP)
+    for k, v in row.items():
+        lines = textwrap.wrap(cell(k, v), room) or [""]
+        out.write(f"{k:<{key_w}}{' ' * GAP}{lines[0]}".rstrip() + "\n")
+        for ln in lines[1:]:
+            out.write(" " * (key_w + GAP) + ln + "\n")
 
 
 def render(frame: pl.DataFrame, fmt: str, *, vertical_if_single: bool = True, out=None) -> None:
-    """Print a result frame as an aligned table, CSV or JSON (object for one row, list for several)."""
+    """Print a result frame as a table that fits the terminal, CSV or JSON (object for one row, list for several).
+
+    ``table``: one row prints as ``name  value`` lines (when ``vertical_if_single``); several rows print
+    the columns equal on every row once above the table, then :func:`render_table`. CSV and JSON keep
+    the stored units and full precision (missing values: empty / null).
+    """
     out = out or sys.stdout
     if fmt == "json":
         rows = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
@@ -103,20 +254,62 @@ def render(frame: pl.DataFrame, fmt: str, *, vertical_if_single: bool = True, ou
         out.write("\n")
     elif fmt == "csv":
         out.write(frame.write_csv())
+    elif frame.height == 1 and vertical_if_single:
+        render_record(frame.row(0, named=True), out)
     else:
-        if frame.height == 1 and vertical_if_single:
-            width = max(len(c) for c in frame.columns)
-            for k, v in frame.row(0, named=True).items():
-                out.write(f"{k:<{width}}  {_fmt_cell(v)}\n")
-        else:
-            if frame.height > 1 and vertical_if_single:
-                # columns equal on every row are printed once above the table, so it fits a terminal
-                const = [c for c in frame.columns if frame[c].n_unique() == 1 and c not in KEEP_IN_TABLE]
-                if const:
-                    out.write("  ".join(f"{c}={_fmt_cell(frame[c][0])}" for c in const) + "\n")
-                    frame = frame.drop(const)
-            cells = [[_fmt_cell(v) for v in row] for row in frame.rows()]
-            widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(frame.columns)]
-            out.write("  ".join(c.rjust(w) for c, w in zip(frame.columns, widths)) + "\n")
-            for r in cells:
-                out.write("  ".join(v.rjust(w) for v, w in zip(r, widths)) + "\n")
+        if frame.height > 1 and vertical_if_single:
+            # columns equal on every row are printed once above the table, so it fits a terminal
+            const = [c for c in frame.columns if frame[c].n_unique() == 1 and c not in KEEP_IN_TABLE]
+            if const:
+                import textwrap
+
+                line = "  ".join(f"{c}={cell(c, frame[c][0]).replace(' ', chr(160))}" for c in const)
+                for ln in textwrap.wrap(line, terminal_width(out), break_on_hyphens=False):
+                    out.write(ln.replace(chr(160), " ") + "\n")
+                frame = frame.drop(const)
+        render_table(frame, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# progress on stderr for searches that take more than a second
+# ---------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def progress(description: str, *, total: int | None = None, delay_s: float = 1.0, stream=None):
+    """A progress indicator on stderr for work that may take more than ``delay_s`` seconds.
+
+    Yields ``advance(n=1)``; with ``total`` a bar with counts and time left, else a spinner with the
+    elapsed time. Nothing is drawn when stderr is not a terminal (pipes, CI, tests), nor for work that
+    ends within ``delay_s``; stdout is never touched, so ``--format json`` stays clean.
+
+    Examples
+    --------
+    >>> with progress("Searching deployments", total=len(hardware)) as advance:  # doctest: +SKIP
+    ...     for h in hardware:
+    ...         results.append(optimize_one(h))
+    ...         advance()
+    """
+    stream = stream or sys.stderr
+    if not getattr(stream, "isatty", lambda: False)():
+        yield lambda n=1: None
+        return
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    columns = [SpinnerColumn(), TextColumn("{task.description}")]
+    columns += [BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()] if total else [TimeElapsedColumn()]
+    bar = Progress(*columns, console=Console(file=stream), transient=True)
+    task = bar.add_task(description, total=total)
+    started = threading.Event()
+    timer = threading.Timer(delay_s, lambda: (bar.start(), started.set()))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield lambda n=1: bar.advance(task, n)
+    finally:
+        timer.cancel()
+        if started.is_set() or timer.is_alive():
+            timer.join(timeout=1.0)
+        if started.is_set():
+            bar.stop()
