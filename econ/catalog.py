@@ -16,13 +16,13 @@ from pathlib import Path
 
 import polars as pl
 
-from econ import units
+from econ import rules, units
 from econ.errors import DataError, UnknownIdError
+from econ.uploads import drop_blank_rows, read_table_file
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
-_AS_OF_RE = re.compile(r"^~?\d{4}(-\d{2}(-\d{2})?)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,25 +184,33 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
     Raises
     ------
     DataError
-        Listing every problem: missing or unknown columns, empty required cells, non-numeric cells,
-        out-of-range values, duplicate or malformed ids, bad ``as_of`` dates, each as
-        ``file, row <id>, column <col>: reason``.
+        Listing every problem: missing columns, empty required cells, non-numeric cells,
+        out-of-range values, duplicate or malformed ids, and the failures of the consistency rules of
+        :mod:`econ.rules` (control characters, calendar dates, plausible ranges, row rules), each as
+        ``file, row <id>, column <col>: reason``, counted per rule.
+
+    Warns
+    -----
+    econ.rules.DataWarning
+        For columns not in the schema (a user's notes column): kept in the file, ignored here.
     """
     problems: list[str] = []
     cols = set(raw.columns)
     missing = [c for c in schema if c not in cols]
     extra = [c for c in raw.columns if c not in schema]
     if missing:
-        problems.append(f"{name}: missing column(s) {missing}")
+        hint = f" (misspelled? unknown column(s) {extra})" if extra else ""
+        raise DataError(f"{name}: missing column(s) {missing}{hint}")
     if extra:
-        problems.append(f"{name}: unknown column(s) {extra} (misspelled? valid: {list(schema)})")
-    if problems:
-        raise DataError("; ".join(problems))
+        rules.warn_extra_columns(name, extra)
+        raw = raw.drop(extra)
+    raw = drop_blank_rows(raw)
     if raw.height == 0:
         raise DataError(f"{name}: the table has no rows")
     raw = raw.with_columns(pl.col(c).cast(pl.String).str.strip_chars() for c in raw.columns)
     ids = raw[id_col].to_list()
     labels = [i if i else f"#{n + 1}" for n, i in enumerate(ids)]
+    table = next((k for k, (_, sch, _) in TABLES.items() if sch is schema), None)
     out = {}
     for col, spec in schema.items():
         s = raw[col]
@@ -248,20 +256,19 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
     dup = raw[id_col].filter(raw[id_col].is_duplicated()).unique().to_list()
     for d in dup:
         problems.append(f"{name}, row {d}, column {id_col}: duplicate id")
-    for n, a in enumerate(raw["as_of"].to_list()):
-        if a and not _AS_OF_RE.match(a):
-            problems.append(f"{name}, row {labels[n]}, column as_of: {a!r} is not YYYY[-MM[-DD]] (optional ~)")
-    short = name.removesuffix(".csv")
+    problems += rules.cell_problems(raw, name, labels)  # control characters, calendar dates
+    short = table or name.removesuffix(".csv")
     for (tbl, col), allowed in _ENUMS.items():
         if tbl == short and col in raw.columns:
             for n, v in enumerate(raw[col].to_list()):
                 if v and v.lower() not in allowed:
                     problems.append(f"{name}, row {labels[n]}, column {col}: {v!r} not in {sorted(allowed)}")
     if problems:
-        head = problems[:40]
-        more = f" (+{len(problems) - 40} more)" if len(problems) > 40 else ""
-        raise DataError(f"{name}: {len(problems)} problem(s):\n  " + "\n  ".join(head) + more)
+        raise DataError(rules.format_problems(name, problems))
     df = pl.DataFrame(out)
+    problems = rules.row_problems(df, table, name, labels)  # plausible ranges, cross-column rules
+    if problems:
+        raise DataError(rules.format_problems(name, problems))
     if short in {"models", "facilities"}:
         col = "attention_type" if short == "models" else "cooling"
         df = df.with_columns(pl.col(col).str.to_lowercase())
@@ -281,20 +288,17 @@ def read_table(path: Path, schema: dict[str, Col], id_col: str) -> pl.DataFrame:
 
 
 def read_raw_csv(path: Path) -> pl.DataFrame:
-    """A CSV with every cell as text (empty = null), for validation by a schema.
+    """A CSV with every cell as text (empty = null, blank rows dropped), for validation by a schema.
+
+    Bounded: at most :data:`econ.uploads.MAX_TABLE_BYTES` are read and
+    :data:`econ.uploads.MAX_TABLE_ROWS` rows parsed (:func:`econ.uploads.read_table_file`).
 
     Raises
     ------
     DataError
-        If the file is missing or is not readable CSV.
+        If the file is missing, a folder, too large, or is not readable CSV.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
-    try:
-        return pl.read_csv(path, infer_schema=False, null_values=[""], encoding="utf8")
-    except Exception as exc:  # noqa: BLE001 - polars raises several exception types for bad CSV
-        raise DataError(f"{path.name}: not a readable CSV ({exc})") from exc
+    return read_table_file(path)
 
 
 def _accelerators_si(df: pl.DataFrame) -> pl.DataFrame:
@@ -394,11 +398,12 @@ def load_catalog(data_dir: str | Path | None = None) -> Catalog:
     from econ.architecture import derive_architecture  # late import: architecture imports nothing of ours
 
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
-    if not base.is_dir():
+    if _kind(base, "data folder") != "dir":
         raise DataError(f"data folder {base} does not exist")
     tables = {}
     for key, (fname, schema, id_col) in TABLES.items():
-        path = base / fname if (base / fname).is_file() else DEFAULT_DATA_DIR / fname
+        # a user's file wins; only a *missing* one falls back (a folder named accelerators.csv is an error)
+        path = base / fname if _kind(base / fname, "data file") != "missing" else DEFAULT_DATA_DIR / fname
         tables[key] = read_table(path, schema, id_col)
     return Catalog(
         accelerators=_accelerators_si(tables["accelerators"]),
@@ -408,6 +413,22 @@ def load_catalog(data_dir: str | Path | None = None) -> Catalog:
         data_dir=base,
         buildout_capex=load_buildout_capex(base),
     )
+
+
+def _kind(path: Path, what: str) -> str:
+    """'dir', 'file', 'other' or 'missing'; DataError (the reason in words) when the path cannot be examined."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, ValueError) as exc:
+        from econ.safe_write import describe_os_error
+        reason = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        text = str(path) if len(str(path)) <= 120 else str(path)[:120] + "..."
+        raise DataError(f"{what} {text}: cannot be read ({reason})") from None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
 def load_buildout_capex(data_dir: str | Path | None = None) -> pl.DataFrame:

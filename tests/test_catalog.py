@@ -63,7 +63,8 @@ def _edit(path, fn):
 
 
 @pytest.mark.parametrize("mutate, pattern", [
-    (lambda d: d.with_columns(pl.lit("1").alias("extra_col")), r"unknown column\(s\) \['extra_col'\]"),
+    # an extra column alone loads (with a warning; tests/test_reliability_data.py); a misspelled one is missing
+    (lambda d: d.rename({"tdp_w": "tdp_watts"}), r"missing column\(s\) \['tdp_w'\] \(misspelled\? unknown column\(s\) \['tdp_watts'\]\)"),
     (lambda d: d.drop("hbm_bandwidth_tb_per_s"), r"missing column\(s\) \['hbm_bandwidth_tb_per_s'\]"),
     (lambda d: d.with_columns(pl.when(pl.col("id") == "h100-sxm").then(pl.lit("-3.35")).otherwise(pl.col("hbm_bandwidth_tb_per_s")).alias("hbm_bandwidth_tb_per_s")),
      r"accelerators.csv, row h100-sxm, column hbm_bandwidth_tb_per_s: -3.35 is outside \(0, 1000\] TB/s"),
