@@ -81,6 +81,9 @@ QUANTIZATION_PRECISION: dict[str, str] = {
 int8 and int4 weights are modeled with the fp8 and fp4 byte counts and peaks: same bytes per weight,
 and the roofline does not distinguish integer from float formats."""
 
+WEIGHT_FORMATS: tuple[str, ...] = ("bf16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
+"""Valid ``weight_format`` values of a quote (the weight format the floor assumes; rule in ``data/README.md``)."""
+
 _TXT = Col(pl.String)
 _TXT_OPT = Col(pl.String, required=False)
 _USD = "USD/M tokens"
@@ -94,7 +97,14 @@ QUOTE_SCHEMA: dict[str, Col] = {
     "usd_per_m_cached_input_tokens": Col(pl.Float64, False, 0.0, 1e4, True, _USD),
     "usd_per_m_output_tokens": Col(pl.Float64, True, 0.0, 1e4, False, _USD),
     "output_tokens_per_s_per_user": Col(pl.Float64, False, 0.0, 1e5, False, "tokens/s"),
+    "ttft_s": Col(pl.Float64, False, 0.0, 600.0, False, "s"),
+    "speed_source": _TXT_OPT,
+    "speed_as_of": _TXT_OPT,
     "quantization": _TXT_OPT,
+    "weight_format": _TXT_OPT,
+    "weight_format_basis": _TXT_OPT,
+    "hardware": _TXT_OPT,
+    "hardware_source": _TXT_OPT,
     "source": _TXT_OPT,
     "as_of": _TXT_OPT,
     "notes": _TXT_OPT,
@@ -197,8 +207,8 @@ def validate_quotes(raw: pl.DataFrame, catalog: Catalog, name: str = "quotes.csv
     DataError
         More than :data:`MAX_QUOTE_ROWS` rows; missing required or unknown columns; empty required cells;
         non-numeric, negative, zero or non-finite prices; duplicate or malformed quote ids; unknown
-        model ids (with the closest catalog ids); unknown quantization names. All problems of the file
-        in one message, as ``file, row <quote_id>, column <col>: reason``; nothing is half-processed.
+        model ids (with the closest catalog ids); unknown quantization names or weight formats. All problems
+        of the file in one message, as ``file, row <quote_id>, column <col>: reason``; nothing is half-processed.
     """
     if raw.height > MAX_QUOTE_ROWS:
         raise DataError(f"{name}: {raw.height:,} rows; at most {MAX_QUOTE_ROWS:,} quotes per file (split the file)")
@@ -253,6 +263,12 @@ def _model_and_quantization_problems(raw: pl.DataFrame, catalog: Catalog, name: 
     for qv, labs in bad_q.iter_rows():
         problems.append(f"{name}, row(s) {', '.join(labs[:8])}, column quantization: {qv!r} is not one of "
                         f"{sorted(QUANTIZATION_PRECISION)} (leave empty if unstated)")
+    bad_w = (raw.select(labels.alias("label"), pl.col("weight_format").str.strip_chars().str.to_lowercase().alias("w"))
+             .filter(pl.col("w").is_not_null() & (pl.col("w") != "") & ~pl.col("w").is_in(list(WEIGHT_FORMATS)))
+             .group_by("w", maintain_order=True).agg(pl.col("label")))
+    for wv, labs in bad_w.iter_rows():
+        problems.append(f"{name}, row(s) {', '.join(labs[:8])}, column weight_format: {wv!r} is not one of "
+                        f"{list(WEIGHT_FORMATS)} (leave empty if unknown)")
     return problems
 
 

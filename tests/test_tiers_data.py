@@ -203,3 +203,66 @@ def test_different_models_are_not_aliased(aliases):
     for other in ("fireworks_ai/accounts/fireworks/models/deepseek-v3p2", "together_ai/moonshotai/kimi-k2.6",
                   "mistral/mistral-large-latest", "deepinfra/nousresearch/hermes-3-llama-3.1-70b"):
         assert other not in names, other
+
+
+# ------------------------------------------------------------------------------------------ quotes columns
+
+NON_GPU_HARDWARE = {"groq-lpu", "cerebras-wse-3", "sambanova-sn40l"}
+
+
+@pytest.fixture(scope="module")
+def quotes(catalog):
+    from econ.quotes import read_quotes
+    return read_quotes(DEFAULT_DATA_DIR / "quotes.csv", catalog)
+
+
+def test_turbo_llama_quotes_are_fp8(quotes):
+    turbo = quotes.filter(pl.col("provider").is_in(["deepinfra", "together"])
+                          & pl.col("provider_model_name").str.contains("(?i)turbo")
+                          & pl.col("model").str.starts_with("llama"))
+    assert turbo.height >= 5
+    assert (turbo["weight_format"] == "fp8").all() and (turbo["weight_format_basis"] == "slug-turbo").all()
+
+
+def test_weight_format_rule(catalog, quotes):
+    native = dict(zip(catalog.models["id"], catalog.models["native_weight_dtype"]))
+    for r in quotes.iter_rows(named=True):
+        name = r["provider_model_name"].lower()
+        if r["weight_format_basis"] == "provider-stated":
+            assert "provider" in r["notes"] and "http" in r["notes"]
+            continue
+        want = ("fp8" if "turbo" in name or "fp8" in name else "mxfp4" if r["model"].startswith("gpt-oss")
+                else native[r["model"]])
+        assert r["weight_format"] == want, r["quote_id"]
+        if r["quantization"]:  # the provider's stated precision and the assumed format never disagree
+            assert r["quantization"] == r["weight_format"], r["quote_id"]
+
+
+def test_every_filled_speed_is_sourced_and_dated(quotes):
+    fast = quotes.filter(pl.col("output_tokens_per_s_per_user").is_not_null() | pl.col("ttft_s").is_not_null())
+    assert fast.height >= 14
+    assert (fast["speed_source"].str.len_chars() > 20).all()
+    assert all(AS_OF.match(a or "") for a in fast["speed_as_of"].to_list())
+    assert quotes.filter(pl.col("output_tokens_per_s_per_user").is_null())["speed_source"].null_count() == \
+        quotes.filter(pl.col("output_tokens_per_s_per_user").is_null()).height
+    ds = quotes.filter(pl.col("provider") == "deepseek")
+    assert (ds["output_tokens_per_s_per_user"] == 20).all() and (ds["hardware"] == "h800-sxm").all()
+
+
+def test_provider_hardware_is_known_and_sourced(catalog, quotes):
+    hw = quotes.filter(pl.col("hardware").is_not_null())
+    assert set(hw["hardware"]) <= set(catalog.accelerators["id"]) | NON_GPU_HARDWARE
+    assert hw["hardware_source"].null_count() == 0
+    by_provider = dict(hw.select("provider", "hardware").unique().iter_rows())
+    assert (by_provider["groq"], by_provider["cerebras"], by_provider["sambanova"]) == \
+        ("groq-lpu", "cerebras-wse-3", "sambanova-sn40l")
+    fast = quotes.filter(pl.col("output_tokens_per_s_per_user") >= 800)  # no GPU quote claims this speed
+    assert set(fast["hardware"]) <= NON_GPU_HARDWARE
+
+
+def test_bad_weight_format_names_row_and_column(catalog):
+    from econ.quotes import validate_quotes
+    raw = pl.DataFrame({"quote_id": ["q1"], "provider": ["x"], "model": ["llama-3.1-8b"],
+                        "usd_per_m_input_tokens": ["0.1"], "usd_per_m_output_tokens": ["0.2"], "weight_format": ["fp6"]})
+    with pytest.raises(DataError, match=r"row\(s\) q1, column weight_format: 'fp6' is not one of"):
+        validate_quotes(raw, catalog)
