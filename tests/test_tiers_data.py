@@ -266,3 +266,15 @@ def test_bad_weight_format_names_row_and_column(catalog):
                         "usd_per_m_input_tokens": ["0.1"], "usd_per_m_output_tokens": ["0.2"], "weight_format": ["fp6"]})
     with pytest.raises(DataError, match=r"row\(s\) q1, column weight_format: 'fp6' is not one of"):
         validate_quotes(raw, catalog)
+
+
+def test_provider_systems_describe_every_non_gpu_hardware_id():
+    ps = read_raw_csv(DEFAULT_DATA_DIR / "provider_systems.csv")
+    assert set(ps["id"]) == NON_GPU_HARDWARE and ps["id"].is_unique().all()
+    assert ps["source"].null_count() == 0 and all(AS_OF.match(a) for a in ps["as_of"])
+    assert (ps["gpu_comparable"] == "false").all()
+    assert ps["system_price_usd"].null_count() == ps.height and ps["cost_basis"].null_count() == 0  # nothing guessed
+    g = ps.filter(pl.col("id") == "groq-lpu").row(0, named=True)
+    assert (float(g["sram_capacity_gb"]), float(g["sram_bandwidth_tb_per_s"])) == (0.23, 80.0)
+    c = ps.filter(pl.col("id") == "cerebras-wse-3").row(0, named=True)
+    assert (float(c["sram_capacity_gb"]), float(c["sram_bandwidth_tb_per_s"])) == (44.0, 21000.0)
