@@ -255,3 +255,102 @@ def assumptions_frame(assumptions: Assumptions, economics: Economics) -> pl.Data
 def to_dict(obj) -> dict:
     """Plain dict of a dataclass of assumptions (for JSON / TOML scenarios)."""
     return asdict(obj)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeploymentAssumptions:
+    """Named, adjustable assumptions of multi-accelerator serving (sources: :data:`DEPLOYMENT_ASSUMPTION_SOURCES`).
+
+    The efficiency factors, per-hop latencies and step overhead shared with single-instance serving
+    stay in :class:`econ.assumptions.Assumptions`; these are the terms only parallel layouts add.
+
+    Attributes
+    ----------
+    expert_imbalance_factor : float >= 1
+        Token load of the busiest expert-parallel rank over the mean (max/mean). Scales that rank's
+        routed-expert FLOPs and the experts it touches; 1 = perfectly balanced. Applies only when
+        ep > 1 (with ep = 1 every rank holds a slice of every expert). [-]
+    dispatch_activation_bytes, combine_activation_bytes : float
+        Bytes per element sent in the MoE dispatch (fp8) and combine (bf16) all-to-alls. [B]
+    alltoall_scale_up_latency_s, alltoall_scale_out_latency_s : float >= 0
+        Fixed time of one dispatch or combine call inside a scale-up domain / across domains (kernel
+        start, synchronisation, per-call RDMA setup), on top of the bytes / bandwidth term. [s]
+    kernel_launch_latency_s : float >= 0
+        Launch time of each extra kernel a parallel layout adds (dispatch, combine, expert-TP
+        all-reduce, KV transfer). The launches of the single-instance step are inside
+        ``Assumptions.overhead_s``. [s]
+    kv_transfer_eta : float in (0, 1]
+        Achieved fraction of link bandwidth when moving a prompt's KV cache from the prefill to the
+        decode pool. [-]
+    kv_transfer_latency_s : float >= 0
+        Fixed time per KV transfer (handshake, block-table exchange, completion notification). [s]
+    kv_head_replication : bool
+        True: tensor parallelism wider than the KV heads replicates heads (vLLM, TensorRT-LLM). False:
+        such a tp is rejected.
+    max_pool_instances : int >= 1
+        Largest x or y searched when sizing an xPyD unit without an arrival rate. [-]
+    pool_sizing_tolerance_frac : float >= 0
+        Extra accelerators per served request accepted for a smaller xPyD unit. [-]
+    """
+
+    expert_imbalance_factor: float = 1.2
+    dispatch_activation_bytes: float = 1.0
+    combine_activation_bytes: float = 2.0
+    alltoall_scale_up_latency_s: float = 10e-6
+    alltoall_scale_out_latency_s: float = 40e-6
+    kernel_launch_latency_s: float = 2e-6
+    kv_transfer_eta: float = 0.8
+    kv_transfer_latency_s: float = 0.5e-3
+    kv_head_replication: bool = True
+    max_pool_instances: int = 16
+    pool_sizing_tolerance_frac: float = 0.03
+
+    def __post_init__(self):
+        _check(self, {
+            "expert_imbalance_factor": (1.0, 64.0), "dispatch_activation_bytes": (0.25, 4.0),
+            "combine_activation_bytes": (0.25, 4.0), "alltoall_scale_up_latency_s": (0.0, 1e-2),
+            "alltoall_scale_out_latency_s": (0.0, 1e-1), "kernel_launch_latency_s": (0.0, 1e-3),
+            "kv_transfer_eta": (1e-3, 1.0), "kv_transfer_latency_s": (0.0, 1.0),
+            "max_pool_instances": (1, 256), "pool_sizing_tolerance_frac": (0.0, 1.0),
+        })
+        if not isinstance(self.kv_head_replication, bool):
+            raise InvalidInputError(f"kv_head_replication={self.kv_head_replication!r} must be true or false")
+
+
+DEPLOYMENT_ASSUMPTION_SOURCES: dict[str, str] = {
+    "expert_imbalance_factor": "Assumption 1.2 for a deployment running an expert-parallel load balancer "
+                               "(redundant hot experts, DeepSeek EPLB / TensorRT-LLM wide-EP); unbalanced "
+                               "routing is commonly 1.2-1.8 max/mean and worse at wide EP (TensorRT-LLM tech "
+                               "blogs 'Scaling Expert Parallelism', parts 1-2)",
+    "dispatch_activation_bytes": "fp8 dispatch (DeepSeek-V3 report sec. 3.3; deepseek-ai/DeepEP: 'FP8 "
+                                 "dispatching and BF16 combining')",
+    "combine_activation_bytes": "bf16 combine (same sources)",
+    "alltoall_scale_up_latency_s": "Assumption ~10 us per NVLink all-to-all call (kernel start + barrier); "
+                                   "not measured here",
+    "alltoall_scale_out_latency_s": "~40 us per RDMA call: DeepEP low-latency dispatch at EP128-256 takes "
+                                    "192-194 us for 128 tokens x top-8 x 7168 fp8 (7.3 MB) on a 50 GB/s "
+                                    "NIC, 147 us of which is bytes/bandwidth (deepseek-ai/DeepEP README)",
+    "kernel_launch_latency_s": "Assumption ~2 us per kernel node replayed in a CUDA graph (order of "
+                               "magnitude; not measured here)",
+    "kv_transfer_eta": "Assumption: 80% of link bandwidth for bulk RDMA/NVLink KV-block copies "
+                       "(NIXL / Mooncake transfer engine class)",
+    "kv_transfer_latency_s": "Assumption 0.5 ms per request (metadata handshake and completion "
+                             "notification between the pools); not measured here",
+    "kv_head_replication": "vLLM and TensorRT-LLM replicate KV heads when tp > num_kv_heads",
+    "max_pool_instances": "Search bound for xPyD ratios (DeepSeek's production ratio is 4 prefill : "
+                          "18 decode nodes; 1P1D-4P1D common in NVIDIA Dynamo recipes)",
+    "pool_sizing_tolerance_frac": "Assumption: 3% more accelerators per request is worth a unit that can "
+                                  "actually be deployed and scaled in small steps",
+}
+
+DEFAULT_DEPLOYMENT = DeploymentAssumptions()
+NEUTRAL_DEPLOYMENT = DeploymentAssumptions(expert_imbalance_factor=1.0, alltoall_scale_up_latency_s=0.0,
+                                           alltoall_scale_out_latency_s=0.0, kernel_launch_latency_s=0.0,
+                                           kv_transfer_eta=1.0, kv_transfer_latency_s=0.0)
+"""Every term parallel layouts add set to its ideal: pair with ``assumptions.IDEAL`` for the pure roofline."""
+
+
+def deployment_assumptions_frame(deployment: DeploymentAssumptions) -> pl.DataFrame:
+    """The deployment assumptions as rows of (group, name, value, source), like ``assumptions_frame``."""
+    return pl.DataFrame([{"group": "deployment", "name": f.name, "value": str(getattr(deployment, f.name)),
+                          "source": DEPLOYMENT_ASSUMPTION_SOURCES.get(f.name, "")} for f in fields(deployment)])

@@ -185,3 +185,86 @@ def communication_computation_ratio(t_comm_s, t_compute_per_gpu_s):
     560.4 ms / ~5 s = 0.11).
     """
     return t_comm_s / t_compute_per_gpu_s
+
+
+def indicator(x):
+    """1 where x >= 1, 0 where x <= 0 (for whole-number differences): a branch-free step for kernels.
+
+    Returns
+    -------
+    scalar or array in [0, 1] = min(max(x, 0), 1).
+    """
+    return np.minimum(np.maximum(x, 0.0), 1.0)
+
+
+def moe_layer_comm_time_s(tokens_stage, tokens_group, *, tp, dp, ep, hidden_size, experts_per_token,
+                          domain_size, scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s,
+                          scale_up_latency_s, scale_out_latency_s, activation_bytes=2.0,
+                          dispatch_activation_bytes=1.0, combine_activation_bytes=2.0,
+                          alltoall_scale_up_latency_s=0.0, alltoall_scale_out_latency_s=0.0,
+                          kernel_launch_latency_s=0.0):
+    """Communication of one MoE layer on one stage, for ep = 1 (tensor-parallel experts) or ep > 1.
+
+    Parameters
+    ----------
+    tokens_stage : scalar or array, tokens of the whole stage (all dp groups) [tokens]
+    tokens_group : scalar or array, tokens of one attention group (tokens_stage / dp) [tokens]
+    tp, dp, ep : scalar or array, >= 1 [-]
+    hidden_size, experts_per_token : scalar or array [-]
+    domain_size : scalar or array [accelerators]
+    scale_up_*, scale_out_* : per-accelerator bandwidth [B/s] and per-hop latency [s] of each tier
+    activation_bytes, dispatch_activation_bytes, combine_activation_bytes : [B] per element
+    alltoall_scale_up_latency_s, alltoall_scale_out_latency_s, kernel_launch_latency_s : [s]
+
+    Returns
+    -------
+    dict of arrays [s]: ``t_ep_s`` (dispatch + combine + expert-TP all-reduce), ``t_tp_s`` (all-reduces
+    of the tensor-parallel path; for ep = 1 the one over all W = tp x dp ranks).
+
+    Notes
+    -----
+    ep = 1: every rank holds 1/W of every expert; the layer all-gathers the stage's tokens and
+    reduce-scatters the output, an all-reduce of tokens_stage x d x b_a over W (hierarchical when W
+    exceeds the domain). With dp = 1 this is the tensor-parallel FFN all-reduce of sweep.
+    ep > 1: reduce-scatter + all-gather over tp (= one all-reduce) around an all-to-all over W in which
+    each rank ships tokens_stage / W tokens to k experts (dispatch fp8, combine bf16; DESIGN.md
+    "EP all-to-all"), plus an all-reduce of the expert group's k x tokens / ep outputs over its
+    expert_tp = W / ep ranks.
+    """
+    w = tp * dp
+    etp = w / ep
+    ep_on = indicator(ep - 1.0)
+    ar = dict(domain_size=domain_size, scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s,
+              scale_up_latency_s=scale_up_latency_s, scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s,
+              scale_out_latency_s=scale_out_latency_s)
+    a2a = dict(domain_size=domain_size, scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s,
+               scale_up_latency_s=alltoall_scale_up_latency_s,
+               scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s,
+               scale_out_latency_s=alltoall_scale_out_latency_s)
+    per_rank = tokens_stage / w * experts_per_token * hidden_size
+    t_a2a = (alltoall_time_s(per_rank * dispatch_activation_bytes, w, **a2a)
+             + alltoall_time_s(per_rank * combine_activation_bytes, w, **a2a) + 2.0 * kernel_launch_latency_s)
+    t_etp = hierarchical_allreduce_time_s(tokens_stage * experts_per_token / ep * hidden_size * activation_bytes,
+                                          etp, **ar) + indicator(etp - 1.0) * kernel_launch_latency_s
+    t_tp_ep = hierarchical_allreduce_time_s(tokens_group * hidden_size * activation_bytes, tp, **ar)
+    t_w = hierarchical_allreduce_time_s(tokens_stage * hidden_size * activation_bytes, w, **ar)
+    return {"t_ep_s": ep_on * (t_a2a + t_etp), "t_tp_s": ep_on * t_tp_ep + (1.0 - ep_on) * t_w}
+
+
+def kv_transfer_time_s(kv_bytes, parallel_links, link_bandwidth_bytes_per_s, *, eta=1.0, latency_s=0.0):
+    """Time to move one prompt's KV cache from a prefill instance to a decode instance.
+
+    Parameters
+    ----------
+    kv_bytes : scalar or array, the prompt's KV cache (one copy) [B]
+    parallel_links : scalar or array, >= 1: distinct KV shards sent concurrently (pp x min(tp, h_kv)
+        on the slower side) [-]
+    link_bandwidth_bytes_per_s : scalar or array, per accelerator [B/s]
+    eta : scalar or array in (0, 1] [-]
+    latency_s : scalar or array [s]
+
+    Returns
+    -------
+    scalar or array [s] = latency + kv_bytes / (links x BW x eta).
+    """
+    return latency_s + kv_bytes / (parallel_links * link_bandwidth_bytes_per_s * eta)

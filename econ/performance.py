@@ -1,34 +1,51 @@
-"""Roofline step times for decode and prefill on a deployment, walls, TPOT/TTFT, tokens/s.
+"""Roofline step times of decode and prefill on a deployment: walls, TPOT, TTFT, tokens/s.
 
-A deployment is ``tp`` accelerators tensor-parallel inside one scale-up domain times ``pp`` pipeline
-stages (``num_gpus = tp * pp``). Pipeline stages add capacity, not bandwidth (seed 002): with ``pp``
-micro-batches in flight, one token of a micro-batch crosses every stage, so its weights are read by
-``tp`` accelerators at a time, while KV reads and FLOPs are spread over all ``num_gpus``. A batch
-smaller than ``pp`` leaves stages idle (a bubble): micro-batches are whole sequences and only
-``tp * B`` accelerators work at once.
+A *deployment instance* is ``num_gpus = tp x dp x pp`` accelerators serving one copy of the model:
 
-Decode step (DESIGN.md "Decode step", extended to pp and to mixture-of-experts kernels):
-    t_mem  = W_nr(B/pp) / (tp * BW * eta_bw) + KV_read(B) / (N * BW * eta_bw)          (non-routed part)
-    t_flop = B * (2 P_nr + attn(c) * peak / peak_attn) / (N * peak * eta_flop)
-    r_mem  = W_routed(B/pp) / (tp * BW * eta_bw * eta_routed_bw)                          (routed experts)
-    r_flop = B * 2 P_routed / (N * peak * eta_flop * eta_routed_flop)
-    t_comm = 2 L all-reduce(B/pp * d * b_a over tp) + (pp - 1) p2p(B/pp * d * b_a)
-    TPOT   = max(t_mem, t_flop) + max(r_mem, r_flop) + (1 - overlap) * t_comm + overhead
-             + L_moe * moe_layer_overhead
-The routed-expert GEMMs are kernels of their own, so they get a roofline of their own, added to the
-rest of the layer's (attention reading the KV cache does not overlap with the experts' GEMMs inside a
+- ``pp`` pipeline stages, each of ``W = tp x dp`` accelerators holding ``L / pp`` layers;
+- attention, dense FFNs, shared experts, norms, router and embeddings ("non-routed" weights) are
+  split ``tp`` ways inside each of ``dp`` attention-data-parallel groups and replicated ``dp`` times;
+  each group serves ``batch_size / dp`` of the sequences and holds their KV cache (split over its
+  ``tp`` ranks, replicated when ``tp`` exceeds the KV heads: :func:`econ.memory.kv_replication`);
+- routed experts are split over all ``W`` accelerators of the stage: ``ep`` expert-parallel groups,
+  each of ``expert_tp = W / ep`` ranks (TensorRT-LLM's ``moe_expert_parallel_size`` x
+  ``moe_tensor_parallel_size``). ``dp > 1`` with ``ep = W`` and ``tp = 1`` is DeepSeek's attention-DP +
+  EP (DeepSeek-V3 report, arXiv:2412.19437 sec. 3.4). For a dense model ``dp`` groups never talk: they
+  are plain data-parallel replicas. ``dp = ep = 1`` is the plain tensor x pipeline deployment.
+
+Per decode step (all ``pp`` micro-batches advance one token; ``n_mb = min(pp, B)`` micro-batches of
+``m = B / n_mb`` sequences; a pipeline with fewer micro-batches than stages idles, the *bubble*
+``1 - n_mb / pp``), per accelerator (DESIGN.md "Decode step", extended to dp, ep, pp and MoE kernels):
+
+    t_mem  = [W_nr(m/dp) / tp + (m/dp) kv repl / tp] / (BW eta_bw)
+    t_flop = (m/dp)(2 P_nr + attn peak / peak_attn) / tp / (peak eta_flop)
+    r_mem  = W_routed,hot(m) / (BW eta_bw eta_routed_bw)
+    r_flop = m 2 P_routed imb / W / (peak eta_flop eta_routed_flop)
+    t_comm = L AR_tp(m/dp) + L_dense AR_tp(m/dp) + L_moe MoE(m) + pipeline hops
+    TPOT   = max(t_mem, t_flop) + max(r_mem, r_flop) + (1 - overlap) t_comm + overhead
+             + L_moe moe_layer_overhead
+
+Pipeline stages add capacity, not bandwidth (seed 002): every accelerator still streams its stage's
+weights once per micro-batch, so the step time at small batch is W / (tp x BW) whatever pp. The
+routed-expert GEMMs are kernels of their own, so they get a roofline of their own, added to the rest
+of the layer's (attention reading the KV cache does not overlap with the experts' GEMMs inside a
 layer); attention scores (QK^T, PV) run at the KV-cache precision's peak (fp8 or bf16; there is no fp4
 attention in production engines), never above the weights' peak. For a dense model (no routed
 experts) with attention at the weights' precision every MoE term is exactly zero and the step is the
-single roofline above. All functions are pure and broadcast over numpy arrays.
+single roofline max(t_mem, t_flop). Collectives are alpha-beta models on the tier they cross
+(:mod:`econ.communication`). All functions are pure and broadcast over numpy arrays; the
+orchestration (which arrays go in) is :mod:`econ.engine`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from econ.architecture import attention_flop_per_token, expected_experts_touched
-from econ.communication import allreduce_time_s, p2p_time_s
+from econ.communication import hierarchical_allreduce_time_s, indicator, moe_layer_comm_time_s, p2p_time_s
+from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts
 
 WALLS = ("capacity", "memory", "compute", "network")
 
@@ -147,97 +164,6 @@ def attention_peak_flop_per_s(weight_peak_flop_per_s, kv_bytes_per_element, bf16
     return np.where(np.isnan(out), weight_peak_flop_per_s, out)  # no bf16 figure: attention at the weights' peak
 
 
-def decode_step(*, batch_size, context_tokens, tp, pp, weight_bytes_read, kv_bytes_per_sequence,
-                kv_replication, active_matmul_params, attention_flop_per_context_token, num_global_layers,
-                num_sliding_layers, sliding_window_tokens, num_layers, hidden_size,
-                hbm_bandwidth_bytes_per_s, peak_flop_per_s, scale_up_bandwidth_bytes_per_s,
-                scale_out_bandwidth_bytes_per_s, scale_up_domain_size, eta_bw=1.0, eta_flop=1.0,
-                overlap_frac=1.0, overhead_s=0.0, activation_bytes=2.0, scale_up_latency_s=0.0,
-                scale_out_latency_s=0.0, routed_weight_bytes_read=0.0, routed_matmul_params=0.0,
-                num_moe_layers=0.0, eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
-                attention_peak_flop_per_s=None):
-    """One decode step of a batch on a tp x pp deployment: roofline times, TPOT and tokens/s.
-
-    Parameters
-    ----------
-    batch_size : scalar or array [sequences]
-    context_tokens : scalar or array, mean context attended per sequence [tokens]
-    tp, pp : scalar or array of whole numbers >= 1
-    weight_bytes_read : scalar or array, from :func:`decode_weight_bytes_read` at B/pp [B]
-    kv_bytes_per_sequence : scalar or array at ``context_tokens`` [B]
-    kv_replication : scalar or array (memory.kv_replication) [-]
-    active_matmul_params : scalar or array [params]; 2 FLOP each per token
-    attention_flop_per_context_token, num_global_layers, num_sliding_layers, sliding_window_tokens :
-        see econ.architecture.attention_flop_per_token
-    num_layers, hidden_size : scalar or array
-    hbm_bandwidth_bytes_per_s, peak_flop_per_s : per accelerator [B/s], [FLOP/s]
-    scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s : per accelerator [B/s]
-    scale_up_domain_size : scalar or array [-]
-    eta_bw, eta_flop, overlap_frac, overhead_s, activation_bytes, scale_up_latency_s,
-    scale_out_latency_s : see econ.assumptions.Assumptions
-    routed_weight_bytes_read : scalar or array, the routed-expert part of ``weight_bytes_read``
-        (:func:`routed_weight_bytes_read` at B/pp; default 0: no routed experts) [B]
-    routed_matmul_params : scalar or array, the routed part of ``active_matmul_params``
-        (:func:`routed_matmul_params`; default 0) [params]
-    num_moe_layers : scalar or array, MoE layers the step runs (default 0) [layers]
-    eta_routed_flop_frac, eta_routed_bw_frac, moe_layer_overhead_s : see econ.assumptions.Assumptions
-    attention_peak_flop_per_s : scalar or array, peak of the attention-score matmuls
-        (:func:`attention_peak_flop_per_s`; default None = ``peak_flop_per_s``) [FLOP/s]
-
-    Returns
-    -------
-    dict of arrays: ``t_mem_s``, ``t_flop_s`` (memory and compute time of the whole step, routed
-    experts included), ``t_routed_s`` (the routed experts' own roofline), ``t_moe_overhead_s``,
-    ``t_comm_s``, ``tpot_s`` [s]; ``step_flop`` [FLOP]; ``kv_bytes_read`` [B];
-    ``arithmetic_intensity_flop_per_byte``; ``tokens_per_s_per_user``; ``output_tokens_per_s_per_gpu``;
-    ``binding_wall_code`` (1 memory, 2 compute, 3 network; from the step's totals).
-
-    Notes
-    -----
-    Module docstring. With the defaults of the MoE keywords (no routed experts, attention at the
-    weights' peak) this is the single roofline max(t_mem, t_flop), bit for bit.
-    """
-    n = tp * pp
-    # With fewer sequences than stages, micro-batches are whole sequences and only B stages are busy
-    # (a pipeline bubble): KV reads and FLOPs spread over tp * min(pp, B) accelerators, not all N.
-    n_busy = tp * np.minimum(pp, np.maximum(batch_size, 1.0))
-    attn_peak = peak_flop_per_s if attention_peak_flop_per_s is None else attention_peak_flop_per_s
-    kv_read = batch_size * kv_bytes_per_sequence * kv_replication
-    t_mem_nr = (weight_bytes_read - routed_weight_bytes_read) / (tp * hbm_bandwidth_bytes_per_s * eta_bw) \
-        + kv_read / (n_busy * hbm_bandwidth_bytes_per_s * eta_bw)
-    r_mem = routed_weight_bytes_read / (tp * hbm_bandwidth_bytes_per_s * eta_bw * eta_routed_bw_frac)
-    attn = attention_flop_per_token(context_tokens, attention_flop_per_context_token, num_global_layers,
-                                    num_sliding_layers, sliding_window_tokens)
-    step_flop = batch_size * (2.0 * active_matmul_params + attn)
-    nr_flop = batch_size * (2.0 * (active_matmul_params - routed_matmul_params) + attn * (peak_flop_per_s / attn_peak))
-    t_flop_nr = nr_flop / (n_busy * peak_flop_per_s * eta_flop)
-    r_flop = batch_size * 2.0 * routed_matmul_params / (n_busy * peak_flop_per_s * eta_flop * eta_routed_flop_frac)
-    t_mem, t_flop = t_mem_nr + r_mem, t_flop_nr + r_flop
-    message = np.maximum(batch_size / pp, 1.0) * hidden_size * activation_bytes
-    t_tp = 2.0 * num_layers * allreduce_time_s(message, tp, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
-    crosses = n > scale_up_domain_size
-    pp_bw = np.where(crosses, scale_out_bandwidth_bytes_per_s, scale_up_bandwidth_bytes_per_s)
-    pp_lat = np.where(crosses, scale_out_latency_s, scale_up_latency_s)
-    t_pp = (pp - 1.0) * p2p_time_s(message, pp_bw, pp_lat)
-    t_comm = t_tp + t_pp
-    exposed = (1.0 - overlap_frac) * t_comm
-    t_routed = np.maximum(r_mem, r_flop)
-    roof = np.maximum(t_mem_nr, t_flop_nr) + t_routed
-    t_moe = num_moe_layers * moe_layer_overhead_s
-    tpot = roof + exposed + overhead_s + t_moe
-    wall = np.where(exposed > roof, 3, np.where(t_flop > t_mem, 2, 1))
-    bytes_total = weight_bytes_read * pp + kv_read
-    return {
-        "t_mem_s": t_mem, "t_flop_s": t_flop, "t_routed_s": t_routed, "t_moe_overhead_s": t_moe,
-        "t_comm_s": t_comm, "tpot_s": tpot,
-        "step_flop": step_flop, "kv_bytes_read": kv_read,
-        "arithmetic_intensity_flop_per_byte": step_flop / bytes_total,
-        "tokens_per_s_per_user": 1.0 / tpot,
-        "output_tokens_per_s_per_gpu": batch_size / (tpot * n),
-        "binding_wall_code": wall,
-    }
-
-
 def causal_attended_tokens(prompt_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens):
     """Sum over the prompt's positions of the tokens each attends (causal), over all layers.
 
@@ -249,65 +175,6 @@ def causal_attended_tokens(prompt_tokens, num_global_layers, num_sliding_layers,
     w = np.minimum(s, sliding_window_tokens)
     sliding = w * w / 2.0 + np.maximum(s - sliding_window_tokens, 0.0) * sliding_window_tokens
     return num_global_layers * s * s / 2.0 + num_sliding_layers * sliding
-
-
-def prefill_step(*, prompt_tokens, requests_per_step, tp, pp, weight_bytes_read, kv_bytes_per_sequence,
-                 active_matmul_params, attention_flop_per_context_token, num_global_layers,
-                 num_sliding_layers, sliding_window_tokens, num_layers, hidden_size,
-                 hbm_bandwidth_bytes_per_s, peak_flop_per_s, scale_up_bandwidth_bytes_per_s,
-                 scale_out_bandwidth_bytes_per_s, scale_up_domain_size, eta_bw=1.0, eta_prefill=1.0,
-                 overlap_frac=1.0, activation_bytes=2.0, scale_up_latency_s=0.0, scale_out_latency_s=0.0,
-                 routed_weight_bytes_read=0.0, routed_matmul_params=0.0, num_moe_layers=0.0,
-                 eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
-                 attention_peak_flop_per_s=None):
-    """One prefill step: ``requests_per_step`` prompts of ``prompt_tokens`` each, through every stage.
-
-    Parameters
-    ----------
-    prompt_tokens : scalar or array [tokens]
-    requests_per_step : scalar or array, >= 1 (may be fractional: an expectation) [-]
-    weight_bytes_read : scalar or array, weights touched by the step's tokens [B]
-    kv_bytes_per_sequence : scalar or array, KV written per prompt [B]
-    routed_weight_bytes_read : scalar or array, routed-expert part of ``weight_bytes_read`` [B]
-    other parameters : as :func:`decode_step`; eta_prefill is the prefill MFU (routed-expert FLOPs run
-        at eta_prefill x eta_routed_flop_frac).
-
-    Returns
-    -------
-    dict of arrays: ``ttft_s`` (time of the step, the TTFT of its prompts; queueing not modeled) [s], ``prefill_flop`` [FLOP],
-    ``t_mem_s``, ``t_flop_s``, ``t_comm_s`` [s], ``input_tokens_per_s_per_gpu`` [tokens/s].
-
-    Notes
-    -----
-    DESIGN.md "Prefill": t = max(FLOPs / (tp * peak * eta_prefill), bytes / (tp * BW * eta_bw)) + comm;
-    FLOPs = R * (2 * P_active * S + attention_coeff * causal pairs). A prompt crosses the pp stages one
-    after another (TTFT on tp accelerators); stages pipeline consecutive steps, so throughput per
-    accelerator is tokens / (t * tp). Routed experts get their own roofline and every MoE layer adds
-    ``moe_layer_overhead_s`` per forward pass, as in :func:`decode_step`; the reported ``t_mem_s`` and
-    ``t_flop_s`` are the step's totals.
-    """
-    tokens = requests_per_step * prompt_tokens
-    attn_peak = peak_flop_per_s if attention_peak_flop_per_s is None else attention_peak_flop_per_s
-    attn = attention_flop_per_context_token * causal_attended_tokens(prompt_tokens, num_global_layers,
-                                                                     num_sliding_layers, sliding_window_tokens)
-    flop = requests_per_step * (2.0 * active_matmul_params * prompt_tokens + attn)
-    nr_flop = requests_per_step * (2.0 * (active_matmul_params - routed_matmul_params) * prompt_tokens
-                                   + attn * (peak_flop_per_s / attn_peak))
-    t_flop_nr = nr_flop / (tp * peak_flop_per_s * eta_prefill)
-    r_flop = tokens * 2.0 * routed_matmul_params / (tp * peak_flop_per_s * eta_prefill * eta_routed_flop_frac)
-    t_mem_nr = (weight_bytes_read - routed_weight_bytes_read + requests_per_step * kv_bytes_per_sequence) \
-        / (tp * hbm_bandwidth_bytes_per_s * eta_bw)
-    r_mem = routed_weight_bytes_read / (tp * hbm_bandwidth_bytes_per_s * eta_bw * eta_routed_bw_frac)
-    message = tokens * hidden_size * activation_bytes
-    t_tp = 2.0 * num_layers * allreduce_time_s(message, tp, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
-    crosses = tp * pp > scale_up_domain_size
-    pp_bw = np.where(crosses, scale_out_bandwidth_bytes_per_s, scale_up_bandwidth_bytes_per_s)
-    pp_lat = np.where(crosses, scale_out_latency_s, scale_up_latency_s)
-    t_comm = t_tp + (pp - 1.0) * p2p_time_s(message, pp_bw, pp_lat)
-    t = (np.maximum(t_flop_nr, t_mem_nr) + np.maximum(r_flop, r_mem) + (1.0 - overlap_frac) * t_comm
-         + num_moe_layers * moe_layer_overhead_s)
-    return {"ttft_s": t, "prefill_flop": flop, "t_mem_s": t_mem_nr + r_mem, "t_flop_s": t_flop_nr + r_flop,
-            "t_comm_s": t_comm, "input_tokens_per_s_per_gpu": tokens / (t * tp)}
 
 
 def sweet_spot_batch_rule_of_thumb(peak_flop_per_s, hbm_bandwidth_bytes_per_s, total_params, active_params,
@@ -351,3 +218,297 @@ def crossover_batch(t_mem_of_batch, t_flop_of_batch, lo=1.0, hi=1e7, iterations=
     out = np.exp(0.5 * (a + b))
     out = np.where(f_lo >= 0, lo, out)
     return np.where(f_hi < 0, np.inf, out)
+
+
+def pipeline_hops(pp, stage_size, domain_size):
+    """Pipeline stage boundaries inside and between scale-up domains.
+
+    Parameters
+    ----------
+    pp : scalar or array, >= 1 [stages]
+    stage_size : scalar or array, >= 1 [accelerators per stage, tp x dp]
+    domain_size : scalar or array, >= 1 [accelerators per scale-up domain]
+
+    Returns
+    -------
+    (hops_out, hops_in) : arrays [-], hops_out + hops_in = pp - 1.
+
+    Notes
+    -----
+    Stages are placed contiguously: floor(D / W) whole stages share a domain (1 when W >= D), so a
+    pipeline spans ceil(pp / stages_per_domain) domains and crosses ceil(...) - 1 domain boundaries.
+    Point-to-point hops are what pipelines need across racks (seed 002, "Why pipeline fits cross-rack").
+    """
+    per_domain = np.maximum(np.floor(domain_size / stage_size), 1.0)
+    hops_out = np.ceil(pp / per_domain) - 1.0
+    return hops_out, pp - 1.0 - hops_out
+
+
+def pipeline_bubble_frac(pp, num_microbatches):
+    """Idle share of a decode pipeline that circulates ``num_microbatches`` micro-batches.
+
+    Returns
+    -------
+    scalar or array [-] = 1 - min(n_mb, pp) / pp: with fewer micro-batches than stages, stages wait
+    (seed 002, "The cost of pipeline: bubble"; "micro-batches (the train) amortize away the bubble").
+    """
+    return 1.0 - np.minimum(num_microbatches, pp) / pp
+
+
+def routed_bytes_read_per_gpu(tokens, num_moe_layers, num_experts, experts_per_token, routed_expert_params,
+                              weight_bytes_per_param, ep, expert_tp, imbalance=1.0):
+    """Routed-expert weight bytes the busiest accelerator of a stage group streams for ``tokens``.
+
+    Parameters
+    ----------
+    tokens : scalar or array, tokens routed together (all dp groups of the stage) [tokens]
+    num_moe_layers, num_experts, experts_per_token, routed_expert_params : scalar or array
+        Model facts (routed_expert_params: one expert of one layer). [layers], [-], [-], [params]
+    weight_bytes_per_param : scalar or array [B]
+    ep, expert_tp : scalar or array, >= 1 [-]
+    imbalance : scalar or array, >= 1, busiest-rank load over the mean (used only when ep > 1) [-]
+
+    Returns
+    -------
+    scalar or array [B], summed over all MoE layers (divide by pp for one stage).
+
+    Notes
+    -----
+    Each EP rank holds E/ep experts of every layer, each sliced expert_tp ways. Under uniform routing
+    it touches E_touched(tokens)/ep of them (:func:`econ.architecture.expected_experts_touched`);
+    the busiest rank touches imbalance x that, never more than it holds.
+    """
+    imb = 1.0 + (imbalance - 1.0) * indicator(ep - 1.0)
+    touched = expected_experts_touched(tokens, num_experts, experts_per_token)
+    local = np.minimum(imb * touched / ep, num_experts / ep)
+    return num_moe_layers * local * routed_expert_params * weight_bytes_per_param / expert_tp
+
+
+def non_routed_weight_bytes_read(tokens, model: ModelFacts, formats: Formats, stream_input_embedding=False):
+    """Non-routed weight bytes (whole model) one forward pass over ``tokens`` tokens streams.
+
+    Parameters
+    ----------
+    tokens : scalar or array, tokens of one attention group's micro-batch [tokens]
+    model : ModelFacts; formats : Formats
+    stream_input_embedding : bool, see :func:`decode_weight_bytes_read`
+
+    Returns
+    -------
+    scalar or array [B]: :func:`decode_weight_bytes_read` without the routed experts.
+    """
+    return decode_weight_bytes_read(tokens, model.dense_params_read, model.embedding_params, model.lm_head_params,
+                                    model.hidden_size, 0.0, model.num_experts, model.experts_per_token,
+                                    model.routed_expert_params, formats.weight_bytes_per_param,
+                                    formats.embedding_bytes_per_param, stream_input_embedding)
+
+
+def routed_bytes_read(tokens, model: ModelFacts, formats: Formats, layout: Layout, imbalance=1.0):
+    """:func:`routed_bytes_read_per_gpu` from the bundles (busiest rank, all MoE layers). [B]"""
+    return routed_bytes_read_per_gpu(tokens, model.num_moe_layers, model.num_experts, model.experts_per_token,
+                                     model.routed_expert_params, formats.weight_bytes_per_param, layout.ep,
+                                     layout.expert_tp, imbalance)
+
+
+@dataclass(slots=True)
+class DecodeStep:
+    """Result of :func:`decode_step` (arrays of the broadcast shape).
+
+    Attributes
+    ----------
+    t_mem_s, t_flop_s : memory and compute time of the whole step, routed experts included [s]
+    t_routed_s : the routed experts' own roofline [s]; t_moe_overhead_s : L_moe x per-layer overhead [s]
+    t_comm_s, t_comm_tp_s, t_comm_ep_s, t_comm_pp_s : communication, total and per kind [s]
+    tpot_s : time per output token (one step) [s]
+    num_microbatches, bubble_frac : pipeline micro-batches in flight and the idle share [-]
+    step_flop : FLOPs of the step, whole instance [FLOP]
+    arithmetic_intensity_flop_per_byte : step FLOPs over HBM bytes read [FLOP/B]
+    tokens_per_s_per_user, output_tokens_per_s_per_gpu : [tokens/s]
+    binding_wall_code : 1 memory, 2 compute, 3 network (index into :data:`WALLS`)
+    """
+
+    t_mem_s: np.ndarray
+    t_flop_s: np.ndarray
+    t_routed_s: np.ndarray
+    t_moe_overhead_s: np.ndarray
+    t_comm_s: np.ndarray
+    t_comm_tp_s: np.ndarray
+    t_comm_ep_s: np.ndarray
+    t_comm_pp_s: np.ndarray
+    tpot_s: np.ndarray
+    num_microbatches: np.ndarray
+    bubble_frac: np.ndarray
+    step_flop: np.ndarray
+    arithmetic_intensity_flop_per_byte: np.ndarray
+    tokens_per_s_per_user: np.ndarray
+    output_tokens_per_s_per_gpu: np.ndarray
+    binding_wall_code: np.ndarray
+
+
+@dataclass(slots=True)
+class PrefillStep:
+    """Result of :func:`prefill_step` (arrays of the broadcast shape).
+
+    Attributes
+    ----------
+    time_s : time of the step; the TTFT of its prompts without queueing [s]
+    prefill_flop : FLOPs of the step, whole instance [FLOP]
+    t_mem_s, t_flop_s, t_comm_s : [s]
+    input_tokens_per_s_per_gpu : prompt tokens per second per accelerator [tokens/s]
+    """
+
+    time_s: np.ndarray
+    prefill_flop: np.ndarray
+    t_mem_s: np.ndarray
+    t_flop_s: np.ndarray
+    t_comm_s: np.ndarray
+    input_tokens_per_s_per_gpu: np.ndarray
+
+
+def _links(model: ModelFacts, hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> dict:
+    return dict(domain_size=layout.scale_up_domain_size,
+                scale_up_bandwidth_bytes_per_s=hardware.scale_up_bandwidth_bytes_per_s,
+                scale_out_bandwidth_bytes_per_s=hardware.scale_out_bandwidth_bytes_per_s,
+                scale_up_latency_s=eff.scale_up_latency_s, scale_out_latency_s=eff.scale_out_latency_s)
+
+
+def _moe_comm(tokens_stage, tokens_group, model, hardware, layout, eff):
+    return moe_layer_comm_time_s(tokens_stage, tokens_group, tp=layout.tp, dp=layout.dp, ep=layout.ep,
+                                 hidden_size=model.hidden_size, experts_per_token=model.experts_per_token,
+                                 activation_bytes=eff.activation_bytes,
+                                 dispatch_activation_bytes=eff.dispatch_activation_bytes,
+                                 combine_activation_bytes=eff.combine_activation_bytes,
+                                 alltoall_scale_up_latency_s=eff.alltoall_scale_up_latency_s,
+                                 alltoall_scale_out_latency_s=eff.alltoall_scale_out_latency_s,
+                                 kernel_launch_latency_s=eff.kernel_launch_latency_s,
+                                 **_links(model, hardware, layout, eff))
+
+
+def _pipeline_comm(message_bytes, hardware: HardwareFacts, layout: Layout, eff: Efficiency):
+    hops_out, hops_in = pipeline_hops(layout.pp, layout.stage_gpus, layout.scale_up_domain_size)
+    return (hops_out * p2p_time_s(message_bytes, hardware.scale_out_bandwidth_bytes_per_s, eff.scale_out_latency_s)
+            + hops_in * p2p_time_s(message_bytes, hardware.scale_up_bandwidth_bytes_per_s, eff.scale_up_latency_s))
+
+
+def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model: ModelFacts,
+                hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
+                stream_input_embedding=False) -> DecodeStep:
+    """One decode step of ``batch_size`` sequences on a tp x dp x pp instance with expert parallelism ep.
+
+    Parameters
+    ----------
+    batch_size : scalar or array, >= dp [sequences per instance]
+    context_tokens : scalar or array, mean context attended [tokens]
+    kv_bytes_per_sequence : scalar or array, KV bytes of one sequence at ``context_tokens`` [B]
+    kv_replication : scalar or array, copies of each KV entry in a tp group (memory.kv_replication) [-]
+    model, hardware, layout, formats, eff : bundles of :mod:`econ.inputs` (broadcastable arrays)
+    stream_input_embedding : bool, see :func:`decode_weight_bytes_read`
+
+    Returns
+    -------
+    DecodeStep
+
+    Notes
+    -----
+    Module docstring; DESIGN.md "Decode step". A step is pp stage-slots of one micro-batch each; all
+    slots are alike, so the per-slot roofline summed over the pp slots is the step's. Pipeline stages
+    add capacity, not bandwidth: every accelerator still streams its stage's weights once per
+    micro-batch, so the step time at small batch is W / (tp x BW) whatever pp (seed 002, sec. VII).
+    The expert-imbalance factor (busiest EP rank over the mean) applies only when ep > 1.
+    """
+    tp, dp, ep, pp = layout.tp, layout.dp, layout.ep, layout.pp
+    w = tp * dp
+    bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
+    n_mb = np.minimum(pp, batch_size)
+    m = batch_size / n_mb
+    group = m / dp
+    imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
+    nr_bytes = non_routed_weight_bytes_read(group, model, formats, stream_input_embedding)
+    r_bytes = routed_bytes_read(m, model, formats, layout, eff.expert_imbalance_factor)
+    kv_read = group * kv_bytes_per_sequence * kv_replication / tp
+    t_mem_nr = (nr_bytes / tp + kv_read) / (bw * eff.eta_bw)
+    r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+    attn = attention_flop_per_token(context_tokens, model.attention_flop_per_context_token_decode,
+                                    model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+    nr_active, r_active = model.non_routed_active_params, model.routed_active_params
+    t_flop_nr = (group * (2.0 * nr_active + attn * (peak / formats.attention_peak_flop_per_s)) / tp) \
+        / (peak * eff.eta_flop)
+    r_flop = m * 2.0 * r_active * imb / w / (peak * eff.eta_flop * eff.eta_routed_flop_frac)
+    t_mem, t_flop = t_mem_nr + r_mem, t_flop_nr + r_flop
+    ar_tp = hierarchical_allreduce_time_s(group * model.hidden_size * eff.activation_bytes, tp,
+                                          **_links(model, hardware, layout, eff))
+    moe = _moe_comm(m, group, model, hardware, layout, eff)
+    t_tp = (2.0 * model.num_layers - model.num_moe_layers) * ar_tp + model.num_moe_layers * moe["t_tp_s"]
+    t_ep = model.num_moe_layers * moe["t_ep_s"]
+    t_pp = _pipeline_comm(group * model.hidden_size * eff.activation_bytes, hardware, layout, eff)
+    t_comm = t_tp + t_ep + t_pp
+    exposed = (1.0 - eff.overlap_frac) * t_comm
+    t_routed = np.maximum(r_mem, r_flop)
+    roof = np.maximum(t_mem_nr, t_flop_nr) + t_routed
+    t_moe = model.num_moe_layers * eff.moe_layer_overhead_s
+    tpot = roof + exposed + eff.overhead_s + t_moe
+    step_flop = batch_size * (2.0 * (nr_active + r_active) + attn)
+    bytes_total = n_mb * (nr_bytes * dp + r_bytes * w) + batch_size * kv_bytes_per_sequence * kv_replication
+    return DecodeStep(
+        t_mem_s=t_mem, t_flop_s=t_flop, t_routed_s=t_routed, t_moe_overhead_s=t_moe, t_comm_s=t_comm,
+        t_comm_tp_s=t_tp, t_comm_ep_s=t_ep, t_comm_pp_s=t_pp, tpot_s=tpot, num_microbatches=n_mb,
+        bubble_frac=pipeline_bubble_frac(pp, n_mb), step_flop=step_flop,
+        arithmetic_intensity_flop_per_byte=step_flop / bytes_total, tokens_per_s_per_user=1.0 / tpot,
+        output_tokens_per_s_per_gpu=batch_size / (tpot * (w * pp)),
+        binding_wall_code=np.where(exposed > roof, 3, np.where(t_flop > t_mem, 2, 1)))
+
+
+def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, model: ModelFacts,
+                 hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
+                 stream_input_embedding=False) -> PrefillStep:
+    """One prefill step: each of the dp groups prefills ``requests_per_step`` prompts through all stages.
+
+    Parameters
+    ----------
+    prompt_tokens : scalar or array [tokens]
+    requests_per_step : scalar or array, >= 1, prompts per attention group per step (may be fractional) [-]
+    kv_bytes_per_sequence : scalar or array, KV written per prompt, replication included [B]
+    model, hardware, layout, formats, eff : bundles of :mod:`econ.inputs`; ``eff.eta_prefill`` is the
+        prefill MFU (routed-expert FLOPs at eta_prefill x eta_routed_flop_frac, in their own roofline;
+        moe_layer_overhead_s once per MoE layer of the pass).
+    stream_input_embedding : bool
+
+    Returns
+    -------
+    PrefillStep
+
+    Notes
+    -----
+    DESIGN.md "Prefill": t = max(FLOPs / (tp peak eta_prefill), bytes / (tp BW eta_bw)) + comm, with
+    FLOPs = R (2 P_active S + attention coefficient x causal pairs). A prompt crosses the pp stages one
+    after another, so TTFT is the whole step; stages pipeline consecutive steps, so throughput per
+    accelerator is tokens / (t x tp).
+    """
+    tp, dp, ep = layout.tp, layout.dp, layout.ep
+    w = tp * dp
+    bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
+    tokens = requests_per_step * prompt_tokens
+    imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
+    attn = model.attention_flop_per_context_token_prefill * causal_attended_tokens(
+        prompt_tokens, model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+    nr_active, r_active = model.non_routed_active_params, model.routed_active_params
+    nr_flop = requests_per_step * (2.0 * nr_active * prompt_tokens + attn)
+    nr_time_flop = requests_per_step * (2.0 * nr_active * prompt_tokens
+                                        + attn * (peak / formats.attention_peak_flop_per_s))
+    t_flop_nr = (nr_time_flop / tp) / (peak * eff.eta_prefill)
+    r_flop = tokens * dp * 2.0 * r_active * imb / w / (peak * eff.eta_prefill * eff.eta_routed_flop_frac)
+    t_mem_nr = (non_routed_weight_bytes_read(tokens, model, formats, stream_input_embedding) / tp
+                + requests_per_step * kv_bytes_per_sequence / tp) / (bw * eff.eta_bw)
+    r_mem = routed_bytes_read(tokens * dp, model, formats, layout, eff.expert_imbalance_factor) \
+        / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+    ar_tp = hierarchical_allreduce_time_s(tokens * model.hidden_size * eff.activation_bytes, tp,
+                                          **_links(model, hardware, layout, eff))
+    moe = _moe_comm(tokens * dp, tokens, model, hardware, layout, eff)
+    t_pp = _pipeline_comm(tokens * model.hidden_size * eff.activation_bytes, hardware, layout, eff)
+    t_comm = ((2.0 * model.num_layers - model.num_moe_layers) * ar_tp
+              + model.num_moe_layers * (moe["t_tp_s"] + moe["t_ep_s"]) + t_pp)
+    t = (np.maximum(t_flop_nr, t_mem_nr) + np.maximum(r_flop, r_mem) + (1.0 - eff.overlap_frac) * t_comm
+         + model.num_moe_layers * eff.moe_layer_overhead_s)
+    flop = dp * (nr_flop + tokens * 2.0 * r_active)
+    return PrefillStep(time_s=t, prefill_flop=flop, t_mem_s=t_mem_nr + r_mem, t_flop_s=t_flop_nr + r_flop,
+                       t_comm_s=t_comm, input_tokens_per_s_per_gpu=tokens / (t * tp))

@@ -1,0 +1,934 @@
+"""The one engine: a frame of deployments -> decode, prefill, capacity, serving and cost, vectorized.
+
+Like pvlib's ModelChain, this module is the single orchestrator of the pure kernels: every front end
+(``econ cost``, ``quotes``, ``cluster``, hardware comparison, ``optimize``, ``frontier``, exports and
+every dashboard page) reaches the physics through :func:`evaluate` (a Polars frame in, a frame out) or,
+for searches that build their candidates as arrays, through :func:`run` on the typed bundles of
+:mod:`econ.inputs`. No other module chains the kernels.
+
+Pipeline for each block of rows (``block_rows`` at a time, so memory stays flat for 1e7 rows):
+
+1. ids -> integer codes (model, hardware, precision, KV precision, basis) and the catalog's facts
+   gathered by code (:func:`catalog_arrays`, computed once per catalog);
+2. the layout resolved where it is not given (GPU count from the weights, tensor parallelism as wide as
+   the scale-up domain allows) and checked against the model and the system
+   (:func:`econ.deployment.layout_problems`);
+3. physics (:func:`run_physics`): KV bytes, capacity wall, decode step (:func:`econ.performance.decode_step`),
+   prefill throughput and TTFT (:func:`econ.performance.prefill_step`), aggregated or disaggregated
+   serving (prefill stalls, KV transfer, xPyD pool sizing);
+4. cost (:func:`run_costs`): $/GPU-hour (owned TCO chain or rental, per *utilized* hour) and $/M input,
+   output, blended and all-in output tokens;
+5. status: feasible or the reason, and the binding wall.
+
+Polars is used only at the edges: to read the input columns and to build the result frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import polars as pl
+
+from econ import precision as prec
+from econ.architecture import kv_bytes_per_sequence
+from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
+from econ.catalog import Catalog, check_ids
+from econ.communication import indicator, kv_transfer_time_s
+from econ.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism, size_pools
+from econ.errors import InvalidInputError, UnsupportedPrecisionError
+from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts
+from econ.memory import kv_replication, max_batch_size, weight_bytes_resident
+from econ.performance import WALLS, DecodeStep, PrefillStep, attention_peak_flop_per_s, crossover_batch, decode_step, \
+    prefill_step
+from econ.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
+from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
+from econ.validate import require_finite_frame, require_in_range, require_integer
+
+MAX_BATCH = 1 << 20
+MAX_CONTEXT = 1 << 24
+MAX_PARALLEL = 1 << 16
+"""Validation ranges of batch [sequences], context [tokens] and tp/dp/ep/pp/instances (not physical claims)."""
+
+MODES: tuple[str, ...] = ("aggregated", "disaggregated")
+BASES: tuple[str, ...] = ("owned", "rental")
+
+REASONS: tuple[str, ...] = (
+    "", "batch exceeds KV-cache capacity", "weights do not fit in HBM", "no capex in catalog (not sold; use rental)",
+    "no rental rate in catalog", "precision not supported by hardware",
+    "no valid layout (domain, heads, layers or experts)", "prefill instance does not fit in HBM",
+    "KV transfer exceeds the prefill pool's link bandwidth", "context exceeds the model's maximum",
+)
+"""``infeasible_reason`` values; the index is the reason code."""
+
+ECONOMIC_COLUMNS = ("usd_per_kwh", "pue", "build_usd_per_mw_it", "cost_of_capital_frac",
+                    "accelerator_life_years", "facility_life_years", "opex_frac_of_capex_per_year",
+                    "utilization_frac", "input_output_mix", "cache_hit_frac", "cached_input_cost_frac")
+
+RESULT_COLUMNS: tuple[str, ...] = (
+    "model", "hardware", "num_gpus", "tp", "pp", "precision", "kv_precision", "batch_size",
+    "context_tokens", "input_len", "output_len", "max_batch_size", "feasible", "binding_wall",
+    "infeasible_reason", "weight_bytes", "kv_bytes_per_sequence", "hbm_used_frac", "t_mem_s", "t_flop_s",
+    "t_comm_s", "tpot_s", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "ttft_s",
+    "input_tokens_per_s_per_gpu", "arithmetic_intensity_flop_per_byte", "basis", "usd_per_gpu_hour",
+    "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility", "usd_per_gpu_hour_opex", "usd_per_gpu_hour_power",
+    "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens", "input_output_mix",
+    "cache_hit_frac",
+    "ep", "dp", "expert_tp", "scale_up_domain_size", "disaggregated", "layout", "num_microbatches",
+    "bubble_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu", "t_comm_tp_s", "t_comm_ep_s", "t_comm_pp_s",
+    "expert_imbalance_factor", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_num_gpus",
+    "prefill_instances", "decode_instances", "total_gpus", "kv_transfer_bytes", "kv_transfer_s",
+    "kv_link_frac", "prefill_stall_s", "served_tpot_s", "served_ttft_s", "served_tokens_per_s_per_user",
+    "served_output_tokens_per_s_per_gpu", "served_requests_per_s", "pool_utilization_frac",
+    "usd_per_m_output_tokens_all_in",
+)
+"""Columns of :func:`evaluate` (plus ``sweet_spot_batch`` when asked). Decode-phase figures are per
+accelerator of the decode instance; prefill-phase figures per accelerator of the prefill instance;
+``served_*`` figures cover the whole serving unit (both pools), see :mod:`econ.deployment`."""
+
+_INT_COLUMNS = {"num_gpus", "tp", "pp", "batch_size", "context_tokens", "input_len", "output_len", "max_batch_size",
+                "ep", "dp", "expert_tp", "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep",
+                "prefill_pp", "prefill_num_gpus", "prefill_instances", "decode_instances", "total_gpus"}
+_TEXT_COLUMNS = {"model", "hardware", "precision", "kv_precision", "binding_wall", "infeasible_reason", "basis",
+                 "layout"}
+_UNGATED = {"weight_bytes", "kv_bytes_per_sequence", "input_output_mix", "cache_hit_frac", "expert_imbalance_factor",
+            "kv_transfer_bytes", "feasible", "disaggregated"} | _INT_COLUMNS | _TEXT_COLUMNS
+_LAYOUT_GATED = {"max_batch_size", "hbm_used_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu"}
+"""Capacity columns that stay visible on infeasible rows, except rows whose layout is invalid."""
+
+
+# ----------------------------------------------------------------------------------------------------
+# Typed bundles of the engine (per-row arrays)
+# ----------------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Workload:
+    """The requests of each row.
+
+    Attributes
+    ----------
+    batch_size : [sequences per (decode) instance, all attention-DP groups]
+    input_len, output_len : [tokens] prompt and answer lengths
+    decode_context_tokens : [tokens] mean context a decode step attends (input + output / 2 by default)
+    capacity_context_tokens : [tokens] context each sequence's KV cache is sized for (input + output)
+    prefill_tokens : [tokens] prompt tokens a request prefills after prefix-cache hits
+    arrival_rate_per_s : [requests/s], NaN = none (the unit runs at capacity)
+    """
+
+    batch_size: np.ndarray
+    input_len: np.ndarray
+    output_len: np.ndarray
+    decode_context_tokens: np.ndarray
+    capacity_context_tokens: np.ndarray
+    prefill_tokens: np.ndarray
+    arrival_rate_per_s: np.ndarray
+
+
+@dataclass(slots=True)
+class Serving:
+    """How each row serves its traffic.
+
+    Attributes
+    ----------
+    disaggregated : 0/1 (float) prefill on its own pool of instances (xPyD)
+    prefill : Layout of one prefill instance (equal to the decode layout when aggregated)
+    prefill_instances, decode_instances : [-] x and y of an xPyD unit, NaN = size them (:func:`size_pools`)
+    """
+
+    disaggregated: np.ndarray
+    prefill: Layout
+    prefill_instances: np.ndarray
+    decode_instances: np.ndarray
+
+
+@dataclass(slots=True)
+class EngineInputs:
+    """Everything the physics needs for a block of rows (:func:`run_physics`)."""
+
+    model: ModelFacts
+    hardware: HardwareFacts
+    layout: Layout
+    formats: Formats
+    eff: Efficiency
+    workload: Workload
+    serving: Serving
+
+
+@dataclass(slots=True)
+class CostInputs:
+    """Economics of each row (:class:`econ.assumptions.Economics` fields, per row), and the cost basis.
+
+    Attributes
+    ----------
+    owned : bool array, True = owned TCO chain, False = rental rate
+    other fields : see :class:`econ.assumptions.Economics` (units there)
+    """
+
+    owned: np.ndarray
+    usd_per_kwh: np.ndarray
+    pue: np.ndarray
+    build_usd_per_mw_it: np.ndarray
+    cost_of_capital_frac: np.ndarray
+    accelerator_life_years: np.ndarray
+    facility_life_years: np.ndarray
+    opex_frac_of_capex_per_year: np.ndarray
+    utilization_frac: np.ndarray
+    input_output_mix: np.ndarray
+    cache_hit_frac: np.ndarray
+    cached_input_cost_frac: np.ndarray
+
+    @classmethod
+    def from_economics(cls, economics: Economics, n: int) -> "CostInputs":
+        """One economics for ``n`` rows."""
+        return cls(owned=np.full(n, economics.basis == "owned"),
+                   **{k: np.full(n, float(getattr(economics, k))) for k in ECONOMIC_COLUMNS})
+
+
+@dataclass(slots=True)
+class Physics:
+    """What :func:`run_physics` returns for a block of rows.
+
+    Attributes
+    ----------
+    decode : DecodeStep of the decode instance at ``batch_size``
+    prefill : PrefillStep of the prefill instance, prompts batched up to the prefill chunk (throughput)
+    ttft_s : [s] the request's own prompt prefilled alone (one per attention group; no queueing)
+    prefill_layout : Layout the prompts are prefilled on (decode layout when aggregated)
+    weight_bytes : [B] one replica's weights; weight_bytes_per_gpu : [B] on each accelerator
+    kv_bytes_per_sequence : [B] at the capacity context; kv_replication : [-]
+    max_batch_size, prefill_max_batch_size : [sequences] capacity walls of the two instances
+    kv_bytes_per_gpu : [B] KV cache on each accelerator at min(batch, max); hbm_used_frac : [-]
+    prefill_stall_s : [s] prompts interleaved per decode step (aggregated)
+    served_tpot_s, served_ttft_s, served_tokens_per_s_per_user : as served (stalls, KV transfer included)
+    kv_transfer_bytes, kv_transfer_s, kv_link_frac : one prompt's KV cache between the pools
+    prefill_instances, decode_instances, total_gpus : the serving unit
+    served_requests_per_s, pool_utilization_frac, served_output_tokens_per_s_per_gpu : the unit's output
+    """
+
+    decode: DecodeStep
+    prefill: PrefillStep
+    ttft_s: np.ndarray
+    prefill_layout: Layout
+    weight_bytes: np.ndarray
+    weight_bytes_per_gpu: np.ndarray
+    kv_bytes_per_sequence: np.ndarray
+    kv_replication: np.ndarray
+    max_batch_size: np.ndarray
+    prefill_max_batch_size: np.ndarray
+    kv_bytes_per_gpu: np.ndarray
+    hbm_used_frac: np.ndarray
+    prefill_stall_s: np.ndarray
+    served_tpot_s: np.ndarray
+    served_ttft_s: np.ndarray
+    served_tokens_per_s_per_user: np.ndarray
+    kv_transfer_bytes: np.ndarray
+    kv_transfer_s: np.ndarray
+    kv_link_frac: np.ndarray
+    prefill_instances: np.ndarray
+    decode_instances: np.ndarray
+    total_gpus: np.ndarray
+    served_requests_per_s: np.ndarray
+    pool_utilization_frac: np.ndarray
+    served_output_tokens_per_s_per_gpu: np.ndarray
+
+
+@dataclass(slots=True)
+class Costs:
+    """What :func:`run_costs` returns: $/GPU-hour and its owned split [USD per utilized accelerator-hour],
+    and $ per million tokens [USD/M tokens]."""
+
+    usd_per_gpu_hour: np.ndarray
+    usd_per_gpu_hour_capex: np.ndarray
+    usd_per_gpu_hour_facility: np.ndarray
+    usd_per_gpu_hour_opex: np.ndarray
+    usd_per_gpu_hour_power: np.ndarray
+    usd_per_m_input_tokens: np.ndarray
+    usd_per_m_output_tokens: np.ndarray
+    usd_per_m_blended_tokens: np.ndarray
+    usd_per_m_output_tokens_all_in: np.ndarray
+
+
+# ----------------------------------------------------------------------------------------------------
+# Physics and cost of a block (arrays in, typed bundles out)
+# ----------------------------------------------------------------------------------------------------
+
+def _kv_bytes(context_tokens, model: ModelFacts, formats: Formats):
+    return kv_bytes_per_sequence(context_tokens, model.kv_elements_per_token_per_layer, formats.kv_bytes_per_element,
+                                 model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+
+
+def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool) -> DecodeStep:
+    return decode_step(batch_size=batch_size, context_tokens=inp.workload.decode_context_tokens,
+                       kv_bytes_per_sequence=kv_dec, kv_replication=repl, model=inp.model, hardware=inp.hardware,
+                       layout=inp.layout, formats=inp.formats, eff=inp.eff, stream_input_embedding=stream)
+
+
+def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
+                deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *, sweet_spot: bool = False) -> Physics:
+    """Decode, prefill, capacity and serving of every row of a block (already validated arrays).
+
+    Parameters
+    ----------
+    inp : EngineInputs, arrays broadcastable to one length
+    assumptions : Assumptions, the scalar serving facts used here (usable_hbm_frac, prefill_chunk_tokens,
+        stream_input_embedding); the efficiencies come from ``inp.eff``
+    deployment : DeploymentAssumptions (KV transfer, pool sizing)
+    sweet_spot : bool, also solve the decode memory/compute crossover batch (60 extra decode passes);
+        returned as the attribute ``sweet_spot_batch`` of the decode step's owner dict (see :func:`sweet_spot`)
+
+    Returns
+    -------
+    Physics
+
+    Notes
+    -----
+    Capacity: weights / N + B kv repl / N <= usable HBM (DESIGN.md "Capacity"), with non-routed weights
+    replicated over the dp attention groups. Aggregated serving pays, per decode step, for the prompts
+    of the B / output_len requests that finish per step; disaggregated serving moves each prompt's KV
+    cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else scale-out)
+    and sizes x prefill and y decode instances (:func:`econ.deployment.size_pools`).
+    """
+    a, da = assumptions, deployment
+    m, hw, lay, fm, wl, sv = inp.model, inp.hardware, inp.layout, inp.formats, inp.workload, inp.serving
+    tp, dp, pp = lay.tp, lay.dp, lay.pp
+    n = lay.num_gpus
+    batch = wl.batch_size
+    w_res = weight_bytes_resident(m.total_params, m.embedding_params, m.lm_head_params, fm.weight_bytes_per_param,
+                                  fm.embedding_bytes_per_param)
+    routed_res = m.routed_params_total * fm.weight_bytes_per_param
+    nr_res = w_res - routed_res
+    repl = kv_replication(tp, m.kv_shard_heads)
+    kv_cap = _kv_bytes(wl.capacity_context_tokens, m, fm)
+    kv_dec = _kv_bytes(wl.decode_context_tokens, m, fm)
+    kv_prompt = _kv_bytes(wl.input_len, m, fm)
+    replica_w = nr_res * dp + routed_res
+    d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding)
+    max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
+
+    # prefill: on the instance itself (aggregated) or on the prefill pool's instance (disaggregated)
+    dis = sv.disaggregated
+    pl_ = Layout(*(dis * getattr(sv.prefill, k) + (1.0 - dis) * getattr(lay, k) for k in ("tp", "dp", "ep", "pp")),
+                 scale_up_domain_size=lay.scale_up_domain_size)
+    p_repl = kv_replication(pl_.tp, m.kv_shard_heads)
+    pn = pl_.num_gpus
+    p_max_b = max_batch_size(pn, hw.hbm_capacity_bytes, a.usable_hbm_frac, nr_res * pl_.dp + routed_res, kv_prompt,
+                             p_repl)
+    req = np.maximum(a.prefill_chunk_tokens / wl.input_len, 1.0)
+    req = dis * np.maximum(np.minimum(req, np.floor(p_max_b / pl_.dp)), 1.0) + (1.0 - dis) * req
+
+    def pre(requests) -> PrefillStep:
+        return prefill_step(prompt_tokens=wl.input_len, requests_per_step=requests,
+                            kv_bytes_per_sequence=kv_prompt * p_repl, model=m, hardware=hw, layout=pl_, formats=fm,
+                            eff=inp.eff, stream_input_embedding=a.stream_input_embedding)
+
+    p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
+    ttft = pre(np.ones_like(req)).time_s  # the request's own prompt alone (queueing not modeled)
+
+    # serving the request mix
+    s_out, s_pre = wl.output_len, wl.prefill_tokens
+    in_tput_instance = p.input_tokens_per_s_per_gpu * pn  # prompt tokens/s of one (prefill) instance
+    stall = (1.0 - dis) * batch / s_out * s_pre / in_tput_instance
+    served_tpot = d.tpot_s + stall
+    rate_d = batch / (served_tpot * s_out)  # requests/s one decode instance finishes
+    rate_p = in_tput_instance / s_pre
+    shape = np.shape(rate_d)
+    x_pool, y_pool, served_pool, util_pool = (np.ones(shape) for _ in range(4))
+    sel = np.flatnonzero(np.broadcast_to(dis, shape) > 0)
+    if sel.size:  # xPyD sizing only where a row is disaggregated (2 x max_pool_instances vector passes)
+        def at(v):
+            return np.broadcast_to(v, shape)[sel]
+        pools = size_pools(rate_p[sel], rate_d[sel], at(pn), at(n), arrival_rate_per_s=at(wl.arrival_rate_per_s),
+                           prefill_instances=at(sv.prefill_instances), decode_instances=at(sv.decode_instances),
+                           max_instances=da.max_pool_instances, tolerance_frac=da.pool_sizing_tolerance_frac)
+        x_pool[sel], y_pool[sel] = pools["prefill_instances"], pools["decode_instances"]
+        served_pool[sel], util_pool[sel] = pools["served_requests_per_s"], pools["utilization_frac"]
+    arrival = wl.arrival_rate_per_s
+    has_rate = ~np.isnan(arrival)
+    lam = np.where(has_rate, arrival, 1.0)
+    replicas = np.where(has_rate, np.ceil(lam / rate_d - 1e-9), 1.0)
+    agg_served = np.where(has_rate, np.minimum(lam, replicas * rate_d), rate_d)
+    x_inst = dis * x_pool
+    y_inst = dis * y_pool + (1.0 - dis) * replicas
+    served = dis * served_pool + (1.0 - dis) * agg_served
+    total = x_inst * pn + y_inst * n
+    util = dis * util_pool + (1.0 - dis) * agg_served / (replicas * rate_d)
+
+    shards = np.minimum(pl_.pp * np.minimum(pl_.tp, m.kv_shard_heads), pp * np.minimum(tp, m.kv_shard_heads))
+    up = indicator(lay.scale_up_domain_size - total + 1.0)  # both pools inside one scale-up domain
+    link = up * hw.scale_up_bandwidth_bytes_per_s + (1.0 - up) * hw.scale_out_bandwidth_bytes_per_s
+    kv_t = dis * (kv_transfer_time_s(kv_prompt, shards, link, eta=da.kv_transfer_eta,
+                                     latency_s=da.kv_transfer_latency_s) + inp.eff.kernel_launch_latency_s)
+    kv_frac = dis * served * kv_prompt / np.maximum(x_inst * pn * link * da.kv_transfer_eta, 1e-30)
+    held = np.minimum(batch, max_b)
+    return Physics(
+        decode=d, prefill=p, ttft_s=ttft, prefill_layout=pl_, weight_bytes=w_res,
+        weight_bytes_per_gpu=(nr_res / tp + routed_res / lay.stage_gpus) / pp, kv_bytes_per_sequence=kv_cap,
+        kv_replication=repl, max_batch_size=max_b, prefill_max_batch_size=p_max_b,
+        kv_bytes_per_gpu=held / dp * kv_cap * repl / (tp * pp),
+        hbm_used_frac=(replica_w + held * kv_cap * repl) / (n * hw.hbm_capacity_bytes),
+        prefill_stall_s=stall, served_tpot_s=served_tpot, served_ttft_s=ttft + kv_t,
+        served_tokens_per_s_per_user=1.0 / served_tpot, kv_transfer_bytes=dis * kv_prompt, kv_transfer_s=kv_t,
+        kv_link_frac=kv_frac, prefill_instances=x_inst, decode_instances=y_inst, total_gpus=total,
+        served_requests_per_s=served, pool_utilization_frac=util,
+        served_output_tokens_per_s_per_gpu=served * s_out / total)
+
+
+def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
+    """Decode batch at which the step turns compute-bound (t_flop = t_mem), by vectorized bisection.
+
+    Returns
+    -------
+    ndarray [sequences]: real-valued; ``inf`` where decode stays memory-bound up to 1e7 (KV reads grow as
+    fast as FLOPs): capacity decides there (:func:`econ.performance.crossover_batch`).
+    """
+    m, fm = inp.model, inp.formats
+    repl = kv_replication(inp.layout.tp, m.kv_shard_heads)
+    kv_dec = _kv_bytes(inp.workload.decode_context_tokens, m, fm)
+
+    def dec(b):
+        return _decode(inp, b, kv_dec, repl, assumptions.stream_input_embedding)
+
+    return crossover_batch(lambda b: dec(b).t_mem_s, lambda b: dec(b).t_flop_s)
+
+
+def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: CostInputs) -> Costs:
+    """$/GPU-hour and $/M tokens of :func:`run_physics` rows.
+
+    Parameters
+    ----------
+    phys : Physics; inp : EngineInputs; hardware : HardwareFacts (capex, power, rental per row)
+    cost : CostInputs
+
+    Returns
+    -------
+    Costs [USD per utilized GPU-hour, USD/M tokens]
+
+    Notes
+    -----
+    $/GPU-hour owned: (capex CRF + build $/MW x MW CRF + opex) / (8760 utilization) + power x PUE x $/kWh
+    (:func:`econ.tco.gpu_hour_cost_components`); rented: rate / utilization. Aggregated: each phase is
+    charged for the accelerator-time it takes on the shared instance (then divided by the unit's
+    utilization if an arrival rate leaves capacity idle). Disaggregated: the prefill pool's accelerators
+    over the prompt tokens it serves, the decode pool's over the output tokens. All-in output: every
+    accelerator of the unit over the unit's output rate.
+    """
+    parts = gpu_hour_cost_components(hardware.all_in_capex_usd, hardware.all_in_power_w, cost.build_usd_per_mw_it,
+                                     cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
+                                     cost.accelerator_life_years, cost.facility_life_years,
+                                     cost.opex_frac_of_capex_per_year, cost.utilization_frac)
+    rent = usd_per_gpu_hour_rented(hardware.rental_usd_per_hour, cost.utilization_frac)
+    owned = cost.owned
+    zero = np.zeros(np.shape(owned))
+    split = {k: np.where(owned, v, zero) for k, v in parts.items()}
+    gh = np.where(owned, parts["capex"] + parts["facility"] + parts["opex"] + parts["power"], rent)
+    dis, wl = inp.serving.disaggregated, inp.workload
+    d, p = phys.decode, phys.prefill
+    agg_in = usd_per_m_tokens(gh, p.input_tokens_per_s_per_gpu) / phys.pool_utilization_frac
+    agg_out = usd_per_m_tokens(gh, d.output_tokens_per_s_per_gpu) / phys.pool_utilization_frac
+    served = phys.served_requests_per_s
+    pn = phys.prefill_layout.num_gpus
+    dis_in = usd_per_m_tokens(gh, served * wl.prefill_tokens / np.maximum(phys.prefill_instances * pn, 1.0))
+    dis_out = usd_per_m_tokens(gh, served * wl.output_len / (phys.decode_instances * inp.layout.num_gpus))
+    usd_in = dis * dis_in + (1.0 - dis) * agg_in
+    usd_out = dis * dis_out + (1.0 - dis) * agg_out
+    blend = usd_per_m_blended_tokens(usd_in, usd_out, cost.input_output_mix, cost.cache_hit_frac,
+                                     cost.cached_input_cost_frac)
+    return Costs(usd_per_gpu_hour=gh, usd_per_gpu_hour_capex=split["capex"],
+                 usd_per_gpu_hour_facility=split["facility"], usd_per_gpu_hour_opex=split["opex"],
+                 usd_per_gpu_hour_power=split["power"], usd_per_m_input_tokens=usd_in,
+                 usd_per_m_output_tokens=usd_out, usd_per_m_blended_tokens=blend,
+                 usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh, phys.served_output_tokens_per_s_per_gpu))
+
+
+def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, owned, layout_bad=False,
+               context_over=False):
+    """(feasible, reason code into :data:`REASONS`, binding-wall code into :data:`econ.performance.WALLS`).
+
+    The first matching reason of: context beyond the model's maximum, invalid layout, precision not in
+    hardware, missing price, KV capacity (weights alone or the batch), prefill instance, KV link.
+    """
+    max_b = phys.max_batch_size
+    batch, dis = inp.workload.batch_size, inp.serving.disaggregated
+    over = batch > max_b
+    fits = max_b >= inp.layout.dp
+    p_fits = (dis == 0) | (phys.prefill_max_batch_size >= phys.prefill_layout.dp)
+    link_over = phys.kv_link_frac > 1.0
+    feasible = ~over & ~unsupported & ~price_missing & p_fits & ~link_over & ~layout_bad & ~context_over
+    code = np.where(over, np.where(fits, 1, 2), 0)
+    code = np.where(~over & ~p_fits, 7, code)
+    code = np.where(~over & p_fits & link_over, 8, code)
+    code = np.where(price_missing, np.where(owned, 3, 4), code)
+    code = np.where(unsupported, 5, code)
+    code = np.where(layout_bad, 6, code)
+    code = np.where(context_over, 9, code)
+    wall = np.where(over | ~p_fits, 0, np.where(link_over, 3, phys.decode.binding_wall_code))
+    return feasible, code.astype(np.int8), wall.astype(np.int8)
+
+
+def run(inp: EngineInputs, cost: CostInputs, assumptions: Assumptions = DEFAULT,
+        deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT):
+    """Physics and cost of validated array inputs: (Physics, Costs). The entry point of array searches
+    (:mod:`econ.optimize`); callers validate first (:func:`evaluate` does it for frames)."""
+    phys = run_physics(inp, assumptions, deployment)
+    return phys, run_costs(phys, inp, inp.hardware, cost)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Catalog arrays (gathered by integer codes)
+# ----------------------------------------------------------------------------------------------------
+
+_MODEL_COLUMN = {f.name: f.name for f in fields(ModelFacts)} | {
+    "num_sliding_layers": "num_sliding_layers_eff", "sliding_window_tokens": "sliding_window_tokens_eff"}
+
+
+@dataclass(frozen=True)
+class CatalogArrays:
+    """The catalog's facts as numpy columns indexed by integer codes (row order of the catalog tables).
+
+    Attributes
+    ----------
+    model_ids, hardware_ids : tuple of str (code = position)
+    model : dict field -> ndarray (:class:`ModelFacts` fields; nulls as 0)
+    hardware : dict field -> ndarray (:class:`HardwareFacts` fields; nulls as NaN)
+    """
+
+    model_ids: tuple[str, ...]
+    hardware_ids: tuple[str, ...]
+    model: dict
+    hardware: dict
+
+    def models(self, codes) -> ModelFacts:
+        return ModelFacts(**{k: v[codes] for k, v in self.model.items()})
+
+    def accelerators(self, codes) -> HardwareFacts:
+        return HardwareFacts(**{k: v[codes] for k, v in self.hardware.items()})
+
+
+def catalog_arrays(catalog: Catalog) -> CatalogArrays:
+    """:class:`CatalogArrays` of ``catalog``, computed once per catalog object (cached on the object)."""
+    got = getattr(catalog, "_engine_arrays", None)
+    if got is None:
+        mods, accs = catalog.models, catalog.accelerators
+        got = CatalogArrays(
+            model_ids=tuple(mods["id"].to_list()), hardware_ids=tuple(accs["id"].to_list()),
+            model={f: mods[c].cast(pl.Float64).fill_null(0.0).to_numpy() for f, c in _MODEL_COLUMN.items()},
+            hardware={f.name: accs[f.name].cast(pl.Float64).to_numpy() for f in fields(HardwareFacts)})
+        object.__setattr__(catalog, "_engine_arrays", got)  # a cache, not a field: the catalog stays frozen
+    return got
+
+
+# ----------------------------------------------------------------------------------------------------
+# The frame API
+# ----------------------------------------------------------------------------------------------------
+
+def _codes(series: pl.Series, categories, name: str, kind: str | None = None) -> np.ndarray:
+    """Integer codes of a string column against ``categories``; unknown values raise naming the field."""
+    s = series.cast(pl.String)
+    uniq = s.unique().to_list()
+    if kind is not None:
+        check_ids(kind, uniq, categories)
+    else:
+        bad = [u for u in uniq if u not in categories]
+        if bad:
+            raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
+    return s.cast(pl.Enum(list(categories))).to_physical().to_numpy().astype(np.int32)
+
+
+def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
+    """A numeric (or boolean) column as float array; missing column or null cells -> ``default``."""
+    if name in frame.columns:
+        s = frame[name]
+        if s.dtype == pl.Boolean:
+            s = s.cast(pl.Float64)
+        if not (s.dtype.is_numeric() or s.dtype == pl.Null):
+            raise InvalidInputError(f"column {name} must be numeric, got {s.dtype}")
+        return s.cast(pl.Float64).fill_null(default).to_numpy()
+    return np.full(frame.height, default, dtype=float)
+
+
+def _row_note(i: int, n: int) -> str:
+    return f"; first bad row {i}" if n > 1 else ""
+
+
+def _kv_precision_codes(points: pl.DataFrame, prec_codes: np.ndarray) -> np.ndarray:
+    kv_names = tuple(prec.KV_BYTES_PER_ELEMENT)
+    default = np.array([kv_names.index(prec.DEFAULT_KV_PRECISION[p]) for p in prec.PRECISIONS], dtype=np.int32)
+    out = default[prec_codes]
+    if "kv_precision" in points.columns:
+        given = points["kv_precision"].cast(pl.String)
+        mask = given.is_not_null().to_numpy()
+        if mask.any():
+            out = np.where(mask, _codes(given.fill_null(kv_names[0]), kv_names, "kv_precision"), out)
+    return out
+
+
+def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
+             economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *,
+             strict: bool = True, sweet_spot: bool = False, columns: tuple[str, ...] | list[str] | None = None,
+             block_rows: int = 1 << 16) -> pl.DataFrame:
+    """Evaluate decode, prefill, capacity, serving and cost for every row of ``points``: the one engine.
+
+    Parameters
+    ----------
+    points : pl.DataFrame, one deployment per row.
+        Required: ``model``, ``hardware`` (catalog ids), ``precision`` (bf16|fp8|fp4, the matmul and
+        weight format), ``batch_size`` [sequences per (decode) instance, all attention-DP groups].
+        Optional (null or absent = the default): ``input_len``, ``output_len`` [tokens] (1024 each);
+        ``context_tokens`` [tokens] (null: decode attends input + output/2 and the KV cache is sized for
+        input + output; set: both use it); ``kv_precision`` (bf16|fp8; default by precision);
+        ``num_gpus`` (per instance; null = tp x dp x pp when all are given, else the fewest powers of two
+        whose usable HBM holds the weights, at least tp x dp); ``tp`` (null = as wide as the scale-up
+        domain, the heads and num_gpus / dp allow), ``dp``, ``ep`` (1), ``pp`` (null = num_gpus / (tp dp));
+        ``scale_up_domain_size`` (override the catalog's: the same chip on an 8- or a 72-GPU domain);
+        ``disaggregated`` (bool), ``prefill_tp`` / ``prefill_dp`` / ``prefill_ep`` / ``prefill_pp`` (the
+        prefill pool's instance; default = the decode instance), ``prefill_instances`` /
+        ``decode_instances`` (x, y; default sized), ``arrival_rate_per_s`` [requests/s] (default: the unit
+        runs at capacity); ``basis`` (owned|rental) and any :class:`~econ.assumptions.Economics` field as a
+        per-row override.
+    catalog : Catalog
+    assumptions : Assumptions (``assumptions.IDEAL`` for the pure roofline)
+    economics : Economics, scalar defaults of every economic column not in ``points``
+    deployment : DeploymentAssumptions
+    strict : bool
+        True: an unsupported precision, a missing price, an invalid layout or a context beyond the
+        model's maximum raises. False: such rows come back infeasible with the reason (catalog-wide sweeps).
+    sweet_spot : bool
+        Also return ``sweet_spot_batch``, the decode memory/compute crossover [sequences] (null where
+        decode never turns compute-bound: capacity decides).
+    columns : sequence of str, optional
+        Return only these result columns (saves memory on very large sweeps; everything is computed).
+    block_rows : int
+        Rows evaluated at a time; memory stays flat in the number of rows.
+
+    Returns
+    -------
+    pl.DataFrame with :data:`RESULT_COLUMNS` (or ``columns``). Infeasible rows have ``feasible = False``, a
+    reason, and null times, rates and prices: never a silently priced row, never NaN or inf.
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError, UnsupportedPrecisionError
+        Naming the field, the value and the valid range (and the first bad row of a multi-row frame).
+    """
+    n = points.height
+    if n == 0:
+        raise InvalidInputError("points has no rows")
+    for c in ("model", "hardware", "precision", "batch_size"):
+        if c not in points.columns:
+            raise InvalidInputError(f"points is missing required column {c!r}")
+    want = tuple(columns) if columns is not None else RESULT_COLUMNS
+    unknown = [c for c in want if c not in RESULT_COLUMNS and c != "sweet_spot_batch"]
+    if unknown:
+        raise InvalidInputError(f"columns={unknown[0]!r} is not a result column (see econ.engine.RESULT_COLUMNS)")
+    if sweet_spot and "sweet_spot_batch" not in want:
+        want = want + ("sweet_spot_batch",)
+    require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
+    arr = catalog_arrays(catalog)
+    model_code = _codes(points["model"], arr.model_ids, "model", "model")
+    hw_code = _codes(points["hardware"], arr.hardware_ids, "hardware", "hardware")
+    prec_code = _codes(points["precision"], prec.PRECISIONS, "precision")
+    kv_code = _kv_precision_codes(points, prec_code)
+    basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis), BASES, "basis")
+                  if "basis" in points.columns else np.full(n, BASES.index(economics.basis), dtype=np.int32))
+    raw = _read_inputs(points, economics)
+    ctx = _Context(points, catalog, arr, assumptions, deployment, strict, n)
+    out = {c: (np.empty(n, dtype=np.int8) if c in ("binding_wall", "infeasible_reason") else
+               np.empty(n, dtype=bool) if c in ("feasible", "disaggregated") else np.empty(n, dtype=float))
+           for c in want if c not in ("model", "hardware", "precision", "kv_precision", "basis", "layout")}
+    need_layout = "layout" in want
+    if need_layout:
+        for c in ("tp", "dp", "ep", "pp", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
+                  "decode_instances", "disaggregated"):
+            out.setdefault(c, np.empty(n, dtype=bool if c == "disaggregated" else float))
+    layout_bad_all = np.empty(n, dtype=bool)
+    for start in range(0, n, block_rows):
+        sl = slice(start, min(start + block_rows, n))
+        _evaluate_block(ctx, sl, model_code[sl], hw_code[sl], prec_code[sl], kv_code[sl], basis_code[sl],
+                        {k: v[sl] for k, v in raw.items()}, out, layout_bad_all, sweet_spot)
+    return _result_frame(points, out, want, prec_code, kv_code, basis_code, layout_bad_all, need_layout)
+
+
+@dataclass(frozen=True)
+class _Context:
+    points: pl.DataFrame
+    catalog: Catalog
+    arrays: CatalogArrays
+    assumptions: Assumptions
+    deployment: DeploymentAssumptions
+    strict: bool
+    n: int
+
+
+_INPUT_DEFAULTS = {
+    "batch_size": np.nan, "input_len": 1024.0, "output_len": 1024.0, "context_tokens": np.nan, "num_gpus": np.nan,
+    "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
+    "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
+    "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
+}
+
+
+def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
+    """Every numeric input column as a float array (defaults filled), range-checked on the whole frame."""
+    raw = {k: _col(points, k, v) for k, v in _INPUT_DEFAULTS.items()}
+    n = points.height
+    require_integer("batch_size", raw["batch_size"], 1, MAX_BATCH, "sequences")
+    require_integer("input_len", raw["input_len"], 1, MAX_CONTEXT, "tokens")
+    require_integer("output_len", raw["output_len"], 1, MAX_CONTEXT, "tokens")
+    for name, hi, unit in (("context_tokens", MAX_CONTEXT, "tokens"), ("num_gpus", 1 << 20, "accelerators"),
+                           ("scale_up_domain_size", 1 << 20, "accelerators"), ("tp", MAX_PARALLEL, ""),
+                           ("dp", MAX_PARALLEL, ""), ("ep", MAX_PARALLEL, ""), ("pp", MAX_PARALLEL, ""),
+                           ("prefill_tp", MAX_PARALLEL, ""), ("prefill_dp", MAX_PARALLEL, ""),
+                           ("prefill_ep", MAX_PARALLEL, ""), ("prefill_pp", MAX_PARALLEL, ""),
+                           ("prefill_instances", MAX_PARALLEL, "instances"),
+                           ("decode_instances", MAX_PARALLEL, "instances")):
+        v = raw[name]
+        given = ~np.isnan(v)
+        if given.any():
+            require_integer(name, np.where(given, v, 1.0), 1, hi, unit)
+    dis = raw["disaggregated"]
+    bad = (dis != 0) & (dis != 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidInputError(f"disaggregated={dis[i]:g} must be true or false{_row_note(i, n)}")
+    arrival = raw["arrival_rate_per_s"]
+    require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
+                     lo_inclusive=False)
+    for name in ECONOMIC_COLUMNS:
+        raw[name] = _col(points, name, float(getattr(economics, name)))
+    require_in_range("pue", raw["pue"], 1.0, 5.0)
+    for name in ("usd_per_kwh", "build_usd_per_mw_it", "opex_frac_of_capex_per_year", "input_output_mix"):
+        require_in_range(name, raw[name], 0.0, np.inf)
+    require_in_range("utilization_frac", raw["utilization_frac"], 0.01, 1.0)
+    for name in ("cost_of_capital_frac", "cache_hit_frac", "cached_input_cost_frac"):
+        require_in_range(name, raw[name], 0.0, 1.0)
+    for name in ("accelerator_life_years", "facility_life_years"):
+        require_in_range(name, raw[name], 0.1, 100.0, "years")
+    return raw
+
+
+def _pow2_ceil(x):
+    return 2.0 ** np.ceil(np.log2(np.maximum(x, 1.0)))
+
+
+def _evaluate_block(ctx: _Context, sl: slice, mc, hc, pc, kc, bc, raw: dict, out: dict, layout_bad_all, want_sweet):
+    """Validate, resolve and evaluate rows ``sl``; write the result columns into ``out``."""
+    a, da = ctx.assumptions, ctx.deployment
+    model = ctx.arrays.models(mc)
+    hw = ctx.arrays.accelerators(hc)
+    nb = len(mc)
+    weight_b = np.array([prec.WEIGHT_BYTES_PER_PARAM[p] for p in prec.PRECISIONS])[pc]
+    kv_b = np.array([prec.KV_BYTES_PER_ELEMENT[k] for k in prec.KV_BYTES_PER_ELEMENT])[kc]
+    peak = np.choose(pc, [hw.bf16_peak_flop_per_s, hw.fp8_peak_flop_per_s, hw.fp4_peak_flop_per_s])
+    unsupported = np.isnan(peak)
+    peak = np.where(unsupported, 1.0, peak)
+    owned = bc == 0
+    price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(hw.rental_usd_per_hour))
+    formats = Formats(weight_bytes_per_param=weight_b, kv_bytes_per_element=kv_b,
+                      embedding_bytes_per_param=np.full(nb, a.embedding_bytes_per_param), peak_flop_per_s=peak,
+                      attention_peak_flop_per_s=attention_peak_flop_per_s(peak, kv_b, hw.bf16_peak_flop_per_s,
+                                                                          hw.fp8_peak_flop_per_s))
+    # workload
+    batch, input_len, output_len = raw["batch_size"], raw["input_len"], raw["output_len"]
+    ctx_in = raw["context_tokens"]
+    has_ctx = ~np.isnan(ctx_in)
+    decode_ctx = np.where(has_ctx, ctx_in, input_len + output_len / 2.0)
+    capacity_ctx = np.where(has_ctx, ctx_in, input_len + output_len)
+    context_over = capacity_ctx > model.max_context_tokens
+    # layout: resolve what is not given
+    domain = np.where(np.isnan(raw["scale_up_domain_size"]), hw.scale_up_domain_size, raw["scale_up_domain_size"])
+    dp = np.where(np.isnan(raw["dp"]), 1.0, raw["dp"])
+    ep = np.where(np.isnan(raw["ep"]), 1.0, raw["ep"])
+    tp_in, pp_in, ngpu = raw["tp"], raw["pp"], raw["num_gpus"]
+    if np.isnan(ngpu).any():
+        w_res = weight_bytes_resident(model.total_params, model.embedding_params, model.lm_head_params, weight_b,
+                                      a.embedding_bytes_per_param)
+        given = np.where(np.isnan(tp_in), 1.0, tp_in) * dp
+        auto = np.where(~np.isnan(pp_in) & ~np.isnan(tp_in), given * pp_in,
+                        np.maximum(_pow2_ceil(np.ceil(w_res / (hw.hbm_capacity_bytes * a.usable_hbm_frac))), given))
+        ngpu = np.where(np.isnan(ngpu), auto, ngpu)
+    if np.isnan(tp_in).any():
+        tp_auto, _ = resolve_parallelism(ngpu / dp, domain, model.num_attention_heads)
+        tp = np.where(np.isnan(tp_in), tp_auto, tp_in)
+    else:
+        tp = tp_in
+    pp = np.where(np.isnan(pp_in), ngpu / (tp * dp), pp_in)
+    facts = dict(num_attention_heads=model.num_attention_heads, kv_shard_heads=model.kv_shard_heads,
+                 num_layers=model.num_layers, num_experts=model.num_experts)
+    problem = layout_problems(tp, dp, ep, pp, ngpu, domain, kv_head_replication=da.kv_head_replication,
+                              batch_size=batch, **facts)
+    layout_bad = problem >= 0
+    dis = raw["disaggregated"]
+    ptp, pdp, pep, ppp = (np.where(np.isnan(raw[f"prefill_{k}"]), v, raw[f"prefill_{k}"])
+                          for k, v in (("tp", tp), ("dp", dp), ("ep", ep), ("pp", pp)))
+    p_problem = np.where(dis > 0, layout_problems(ptp, pdp, pep, ppp, ptp * pdp * ppp, domain,
+                                                  kv_head_replication=da.kv_head_replication, **facts), -1)
+    if ctx.strict:
+        _raise_first(ctx, sl, context_over, unsupported, price_missing, owned, problem, p_problem, model, locals())
+    layout_bad = layout_bad | (p_problem >= 0)
+    # non-strict: rows with no valid layout are returned infeasible; compute on a harmless stand-in
+    one = np.ones(nb)
+    sane = ~layout_bad
+    lay = Layout(tp=np.where(sane, tp, one), dp=np.where(sane, dp, one), ep=np.where(sane, ep, one),
+                 pp=np.where(sane, pp, one), scale_up_domain_size=domain)
+    p_lay = Layout(tp=np.where(sane, ptp, one), dp=np.where(sane, pdp, one), ep=np.where(sane, pep, one),
+                   pp=np.where(sane, ppp, one), scale_up_domain_size=domain)
+    econ_rows = {k: raw[k] for k in ECONOMIC_COLUMNS}
+    workload = Workload(batch_size=np.where(sane, batch, np.maximum(batch, 1.0)), input_len=input_len,
+                        output_len=output_len, decode_context_tokens=decode_ctx, capacity_context_tokens=capacity_ctx,
+                        prefill_tokens=np.maximum(input_len * (1.0 - econ_rows["cache_hit_frac"]), 1.0),
+                        arrival_rate_per_s=raw["arrival_rate_per_s"])
+    serving = Serving(disaggregated=dis, prefill=p_lay, prefill_instances=raw["prefill_instances"],
+                      decode_instances=raw["decode_instances"])
+    inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=Efficiency.from_assumptions(a, da),
+                       workload=workload, serving=serving)
+    phys = run_physics(inp, a, da)
+    cost = CostInputs(owned=owned, **econ_rows)
+    costs = run_costs(phys, inp, hw, cost)
+    feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
+                                      layout_bad=layout_bad, context_over=context_over)
+    layout_bad_all[sl] = layout_bad
+    d, p = phys.decode, phys.prefill
+    values = {
+        "num_gpus": ngpu, "tp": tp, "pp": np.round(pp), "batch_size": batch, "context_tokens": capacity_ctx,
+        "input_len": input_len, "output_len": output_len, "max_batch_size": phys.max_batch_size, "feasible": feasible,
+        "binding_wall": wall, "infeasible_reason": code, "weight_bytes": phys.weight_bytes,
+        "kv_bytes_per_sequence": phys.kv_bytes_per_sequence, "hbm_used_frac": phys.hbm_used_frac,
+        "t_mem_s": d.t_mem_s, "t_flop_s": d.t_flop_s, "t_comm_s": d.t_comm_s, "tpot_s": d.tpot_s,
+        "tokens_per_s_per_user": d.tokens_per_s_per_user, "output_tokens_per_s_per_gpu": d.output_tokens_per_s_per_gpu,
+        "ttft_s": phys.ttft_s, "input_tokens_per_s_per_gpu": p.input_tokens_per_s_per_gpu,
+        "arithmetic_intensity_flop_per_byte": d.arithmetic_intensity_flop_per_byte,
+        "usd_per_gpu_hour": costs.usd_per_gpu_hour, "usd_per_gpu_hour_capex": costs.usd_per_gpu_hour_capex,
+        "usd_per_gpu_hour_facility": costs.usd_per_gpu_hour_facility,
+        "usd_per_gpu_hour_opex": costs.usd_per_gpu_hour_opex, "usd_per_gpu_hour_power": costs.usd_per_gpu_hour_power,
+        "usd_per_m_input_tokens": costs.usd_per_m_input_tokens,
+        "usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
+        "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,
+        "input_output_mix": econ_rows["input_output_mix"], "cache_hit_frac": econ_rows["cache_hit_frac"],
+        "ep": ep, "dp": dp, "expert_tp": tp * dp / ep, "scale_up_domain_size": domain, "disaggregated": dis > 0,
+        "num_microbatches": d.num_microbatches, "bubble_frac": d.bubble_frac,
+        "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
+        "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s, "t_comm_pp_s": d.t_comm_pp_s,
+        "expert_imbalance_factor": np.where(ep > 1, da.expert_imbalance_factor, 1.0),
+        "prefill_tp": phys.prefill_layout.tp, "prefill_dp": phys.prefill_layout.dp,
+        "prefill_ep": phys.prefill_layout.ep, "prefill_pp": phys.prefill_layout.pp,
+        "prefill_num_gpus": phys.prefill_layout.num_gpus, "prefill_instances": phys.prefill_instances,
+        "decode_instances": phys.decode_instances, "total_gpus": phys.total_gpus,
+        "kv_transfer_bytes": phys.kv_transfer_bytes, "kv_transfer_s": phys.kv_transfer_s,
+        "kv_link_frac": phys.kv_link_frac, "prefill_stall_s": phys.prefill_stall_s,
+        "served_tpot_s": phys.served_tpot_s, "served_ttft_s": phys.served_ttft_s,
+        "served_tokens_per_s_per_user": phys.served_tokens_per_s_per_user,
+        "served_output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
+        "served_requests_per_s": phys.served_requests_per_s, "pool_utilization_frac": phys.pool_utilization_frac,
+        "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
+    }
+    for c, target in out.items():
+        if c == "sweet_spot_batch":
+            target[sl] = sweet_spot(inp, a)
+        else:
+            target[sl] = values[c]
+
+
+def _raise_first(ctx: _Context, sl, context_over, unsupported, price_missing, owned, problem, p_problem, model, loc):
+    """Strict mode: raise for the first row (of the whole frame) that cannot be evaluated."""
+    n, off = ctx.n, sl.start
+    pts = ctx.points
+
+    def first(mask):
+        return int(np.flatnonzero(mask)[0]) if np.any(mask) else None
+
+    i = first(context_over)
+    if i is not None:
+        r = off + i
+        raise InvalidInputError(
+            f"input_len + output_len = {loc['capacity_ctx'][i]:,.0f} tokens exceeds the maximum context of "
+            f"{pts['model'][r]} ({model.max_context_tokens[i]:,.0f} tokens; valid: 2-{model.max_context_tokens[i]:,.0f})"
+            f"{_row_note(r, n)}")
+    for prob, prefix in ((problem, ""), (p_problem, "prefill_")):
+        i = first(prob >= 0)
+        if i is not None:
+            r = off + i
+            tp, dp, ep, pp = ((loc["tp"], loc["dp"], loc["ep"], loc["pp"]) if not prefix else
+                              (loc["ptp"], loc["pdp"], loc["pep"], loc["ppp"]))
+            msg = layout_problem_message(
+                prob[i], tp=tp[i], dp=dp[i], ep=ep[i], pp=pp[i],
+                num_gpus=(loc["ngpu"][i] if not prefix else tp[i] * dp[i] * pp[i]), domain=loc["domain"][i],
+                num_attention_heads=model.num_attention_heads[i], kv_shard_heads=model.kv_shard_heads[i],
+                num_layers=model.num_layers[i], num_experts=model.num_experts[i], model_id=pts["model"][r],
+                batch_size=loc["batch"][i], prefix=prefix)
+            raise InvalidInputError(msg + _row_note(r, n))
+    i = first(unsupported)
+    if i is not None:
+        r = off + i
+        p = pts["precision"][r]
+        raise UnsupportedPrecisionError(
+            f"precision={p!r} is not supported in hardware by {pts['hardware'][r]} (no dense {p} peak in "
+            f"accelerators.csv){_row_note(r, n)}")
+    i = first(price_missing)
+    if i is not None:
+        r = off + i
+        what = "capex (it is not sold; use the rental basis)" if owned[i] else "rental rate"
+        raise InvalidInputError(f"hardware={pts['hardware'][r]} has no {what} in accelerators.csv{_row_note(r, n)}")
+
+
+def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, layout_bad, need_layout) -> pl.DataFrame:
+    """Assemble the result frame: ints, labels, nulls on infeasible rows; check every float is finite."""
+    cols = {}
+    for c in want:
+        if c in ("model", "hardware"):
+            cols[c] = points[c].cast(pl.String)
+        elif c == "precision":
+            cols[c] = _labels(prec_code, prec.PRECISIONS)
+        elif c == "kv_precision":
+            cols[c] = _labels(kv_code, tuple(prec.KV_BYTES_PER_ELEMENT))
+        elif c == "basis":
+            cols[c] = _labels(basis_code, BASES)
+        elif c == "binding_wall":
+            cols[c] = _labels(out[c], WALLS)
+        elif c == "infeasible_reason":
+            cols[c] = _labels(out[c], REASONS)
+        elif c == "layout":
+            cols[c] = _layout_column(out)
+        elif c in _INT_COLUMNS:
+            cols[c] = pl.Series(c, out[c].astype(np.int64))
+        else:
+            cols[c] = pl.Series(c, out[c])
+    frame = pl.DataFrame(cols)
+    feasible = pl.Series(out["feasible"]) if "feasible" in out else None
+    gated = [c for c in want if c not in _UNGATED and c not in _LAYOUT_GATED and c != "sweet_spot_batch"]
+    exprs = []
+    if gated and feasible is not None:
+        exprs += [pl.when(feasible).then(pl.col(c)).alias(c) for c in gated]
+    lay_cols = [c for c in want if c in _LAYOUT_GATED]
+    if lay_cols and layout_bad.any():
+        ok = pl.Series(~layout_bad)
+        exprs += [pl.when(ok).then(pl.col(c)).alias(c) for c in lay_cols]
+    if "sweet_spot_batch" in want:
+        exprs.append(pl.when(pl.col("sweet_spot_batch").is_finite()).then(pl.col("sweet_spot_batch"))
+                     .alias("sweet_spot_batch"))
+    if exprs:
+        frame = frame.with_columns(exprs)
+    require_finite_frame(frame)
+    return frame
+
+
+def _labels(codes: np.ndarray, names) -> pl.Series:
+    return pl.Series(list(names), dtype=pl.String).gather(np.asarray(codes, dtype=np.int64))
+
+
+def _layout_column(out: dict) -> pl.Series:
+    """Layout labels, built once per distinct layout and broadcast back (not once per row)."""
+    keys = ("tp", "dp", "ep", "pp", "disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp",
+            "prefill_instances", "decode_instances")
+    frame = pl.DataFrame({k: np.asarray(out[k], dtype=float) for k in keys})
+    uniq = frame.unique(maintain_order=True)
+    lab = layout_labels(*(uniq[k].to_numpy() for k in ("tp", "dp", "ep", "pp")), uniq["disaggregated"].to_numpy() > 0,
+                        *(uniq[k].to_numpy() for k in ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp",
+                                                       "prefill_instances", "decode_instances")))
+    uniq = uniq.with_columns(layout=lab)
+    return frame.join(uniq, on=list(keys), how="left", maintain_order="left")["layout"]
+
+
+__all__ = ["evaluate", "run", "run_physics", "run_costs", "run_status", "sweet_spot", "catalog_arrays",
+           "CatalogArrays", "EngineInputs", "Workload", "Serving", "CostInputs", "Physics", "Costs",
+           "RESULT_COLUMNS", "REASONS", "MODES", "BASES", "ECONOMIC_COLUMNS", "MAX_BATCH", "MAX_CONTEXT",
+           "MAX_PARALLEL"]

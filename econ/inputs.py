@@ -1,0 +1,218 @@
+"""Named, typed bundles of per-row arrays: what the step kernels take and the engine builds.
+
+Every field is a scalar or a numpy array that broadcasts with the others (one element per evaluated
+configuration). The engine (:mod:`econ.engine`) gathers them from the catalog by integer codes, block by
+block; the optimizer builds them directly. Field names are the catalog's SI column names
+(``data/README.md``, :mod:`econ.catalog`), so a bundle can be filled with ``ModelFacts(**columns)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+
+def _gather(cls, table: dict, index):
+    """An instance of ``cls`` whose fields are ``table[field][index]`` (table: column -> ndarray)."""
+    return cls(**{f.name: table[f.name][index] for f in fields(cls)})
+
+
+@dataclass(slots=True)
+class ModelFacts:
+    """Architecture facts of the model served on each row (:func:`econ.architecture.derive_architecture`).
+
+    Attributes
+    ----------
+    total_params, embedding_params, lm_head_params, routed_params_total, dense_params_read,
+    routed_expert_params, active_matmul_params : [params]
+        Parameter counts: all weights; the input table V*d; the LM head (0 if tied); every routed
+        expert; every non-routed weight a decode step multiplies (LM head included); one expert of one
+        layer; weights multiplied per token (2 FLOP each).
+    hidden_size : [-] model width d
+    num_layers, num_moe_layers, num_global_layers, num_sliding_layers : [layers]
+    num_experts, experts_per_token : [-] routed experts E and top-k (0 for dense models)
+    attention_flop_per_context_token_decode, attention_flop_per_context_token_prefill : [FLOP]
+        Per layer, per (query, key) pair.
+    sliding_window_tokens : [tokens] (0 = none)
+    kv_elements_per_token_per_layer : [elements] 2 h_kv d_h (GQA/MHA) or r_kv + d_rope (MLA)
+    kv_shard_heads : [-] ways TP can split the cache (h_kv; 1 for MLA)
+    num_attention_heads, num_kv_heads : [-]
+    max_context_tokens : [tokens] the model's maximum context (``max_position_embeddings``)
+    """
+
+    total_params: np.ndarray
+    embedding_params: np.ndarray
+    lm_head_params: np.ndarray
+    routed_params_total: np.ndarray
+    dense_params_read: np.ndarray
+    routed_expert_params: np.ndarray
+    active_matmul_params: np.ndarray
+    hidden_size: np.ndarray
+    num_layers: np.ndarray
+    num_moe_layers: np.ndarray
+    num_global_layers: np.ndarray
+    num_sliding_layers: np.ndarray
+    num_experts: np.ndarray
+    experts_per_token: np.ndarray
+    attention_flop_per_context_token_decode: np.ndarray
+    attention_flop_per_context_token_prefill: np.ndarray
+    sliding_window_tokens: np.ndarray
+    kv_elements_per_token_per_layer: np.ndarray
+    kv_shard_heads: np.ndarray
+    num_attention_heads: np.ndarray
+    num_kv_heads: np.ndarray
+    max_context_tokens: np.ndarray
+
+    @property
+    def routed_active_params(self):
+        """Routed-expert weights multiplied per token: L_moe k P_expert (0 for dense). [params]"""
+        return self.num_moe_layers * self.experts_per_token * self.routed_expert_params
+
+    @property
+    def non_routed_active_params(self):
+        """Every other weight multiplied per token. [params]"""
+        return self.active_matmul_params - self.routed_active_params
+
+    def take(self, index) -> "ModelFacts":
+        """The same facts for a subset (or reordering) of rows."""
+        return _take(self, index)
+
+
+@dataclass(slots=True)
+class HardwareFacts:
+    """Datasheet facts and cost inputs of the accelerator on each row (SI units, :mod:`econ.catalog`).
+
+    Attributes
+    ----------
+    hbm_capacity_bytes : [B]; hbm_bandwidth_bytes_per_s : [B/s]
+    scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s : [B/s] per accelerator, one direction
+    scale_up_domain_size : [accelerators] the catalog's (a layout may override it)
+    bf16_peak_flop_per_s, fp8_peak_flop_per_s, fp4_peak_flop_per_s : [FLOP/s] dense; NaN = not in hardware
+    all_in_capex_usd : [USD]; all_in_power_w : [W]; rental_usd_per_hour : [USD/h]; NaN = not in catalog
+    """
+
+    hbm_capacity_bytes: np.ndarray
+    hbm_bandwidth_bytes_per_s: np.ndarray
+    scale_up_bandwidth_bytes_per_s: np.ndarray
+    scale_out_bandwidth_bytes_per_s: np.ndarray
+    scale_up_domain_size: np.ndarray
+    bf16_peak_flop_per_s: np.ndarray
+    fp8_peak_flop_per_s: np.ndarray
+    fp4_peak_flop_per_s: np.ndarray
+    all_in_capex_usd: np.ndarray
+    all_in_power_w: np.ndarray
+    rental_usd_per_hour: np.ndarray
+
+    def take(self, index) -> "HardwareFacts":
+        return _take(self, index)
+
+
+@dataclass(slots=True)
+class Layout:
+    """Parallelism of one deployment instance (:mod:`econ.performance`, module docstring).
+
+    Attributes
+    ----------
+    tp, dp, ep, pp : [-] whole numbers >= 1; ep divides tp x dp
+    scale_up_domain_size : [accelerators] domain the instance is placed in (contiguously)
+    """
+
+    tp: np.ndarray
+    dp: np.ndarray
+    ep: np.ndarray
+    pp: np.ndarray
+    scale_up_domain_size: np.ndarray
+
+    @property
+    def num_gpus(self):
+        """tp x dp x pp. [accelerators]"""
+        return self.tp * self.dp * self.pp
+
+    @property
+    def stage_gpus(self):
+        """Accelerators of one pipeline stage, W = tp x dp. [accelerators]"""
+        return self.tp * self.dp
+
+    @property
+    def expert_tp(self):
+        """Ranks each expert is split over, W / ep. [-]"""
+        return self.tp * self.dp / self.ep
+
+    def take(self, index) -> "Layout":
+        return _take(self, index)
+
+
+@dataclass(slots=True)
+class Formats:
+    """Number formats of each row and the peaks they run at.
+
+    Attributes
+    ----------
+    weight_bytes_per_param : [B] weights stored in HBM (precision.WEIGHT_BYTES_PER_PARAM)
+    kv_bytes_per_element : [B] KV-cache format
+    embedding_bytes_per_param : [B] embeddings and LM head (stay 16-bit)
+    peak_flop_per_s : [FLOP/s] dense matmul peak at the row's matmul precision
+    attention_peak_flop_per_s : [FLOP/s] peak of the attention-score matmuls
+        (:func:`econ.performance.attention_peak_flop_per_s`)
+    """
+
+    weight_bytes_per_param: np.ndarray
+    kv_bytes_per_element: np.ndarray
+    embedding_bytes_per_param: np.ndarray
+    peak_flop_per_s: np.ndarray
+    attention_peak_flop_per_s: np.ndarray
+
+    def take(self, index) -> "Formats":
+        return _take(self, index)
+
+
+@dataclass(slots=True)
+class Efficiency:
+    """Achieved fractions of the roofline and the fixed latencies of a step, per row or scalar.
+
+    Fields mirror :class:`econ.assumptions.Assumptions` (efficiency factors, per-hop latencies, step and
+    MoE-layer overheads) and :class:`econ.assumptions.DeploymentAssumptions` (the terms parallel layouts
+    add); :meth:`from_assumptions` builds it. Units as there ([-], [s], [B]).
+    """
+
+    eta_bw: np.ndarray | float
+    eta_flop: np.ndarray | float
+    eta_prefill: np.ndarray | float
+    overlap_frac: np.ndarray | float
+    overhead_s: np.ndarray | float
+    activation_bytes: np.ndarray | float
+    scale_up_latency_s: np.ndarray | float
+    scale_out_latency_s: np.ndarray | float
+    eta_routed_flop_frac: np.ndarray | float
+    eta_routed_bw_frac: np.ndarray | float
+    moe_layer_overhead_s: np.ndarray | float
+    expert_imbalance_factor: np.ndarray | float
+    dispatch_activation_bytes: np.ndarray | float
+    combine_activation_bytes: np.ndarray | float
+    alltoall_scale_up_latency_s: np.ndarray | float
+    alltoall_scale_out_latency_s: np.ndarray | float
+    kernel_launch_latency_s: np.ndarray | float
+
+    @classmethod
+    def from_assumptions(cls, assumptions, deployment) -> "Efficiency":
+        """Scalar efficiencies from an :class:`~econ.assumptions.Assumptions` and a
+        :class:`~econ.assumptions.DeploymentAssumptions`."""
+        names = {f.name for f in fields(cls)}
+        src = {f.name: getattr(assumptions, f.name) for f in fields(assumptions) if f.name in names}
+        src.update({f.name: getattr(deployment, f.name) for f in fields(deployment) if f.name in names})
+        return cls(**{k: float(v) for k, v in src.items()})
+
+    def take(self, index) -> "Efficiency":
+        return _take(self, index)
+
+
+def _take(obj, index):
+    out = {}
+    for f in fields(obj):
+        v = getattr(obj, f.name)
+        out[f.name] = v[index] if isinstance(v, np.ndarray) and v.ndim else v
+    return type(obj)(**out)
+
+
+__all__ = ["ModelFacts", "HardwareFacts", "Layout", "Formats", "Efficiency"]
