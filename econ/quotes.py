@@ -28,7 +28,6 @@ on the floor deployment whose cost is at most the price is read off the same eva
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -289,33 +288,17 @@ def read_quotes(source, catalog: Catalog, name: str | None = None) -> pl.DataFra
         Unreadable or larger than :data:`MAX_QUOTE_FILE_BYTES`, or any problem listed by
         :func:`validate_quotes`.
     """
+    from econ.uploads import read_table_bytes, read_table_file  # bounded readers (issue 12: XLSX bombs)
+
+    limits = dict(max_rows=MAX_QUOTE_ROWS, max_bytes=MAX_QUOTE_FILE_BYTES)
     if isinstance(source, (str, Path)):
-        path = Path(source)
-        name = name or path.name
-        if not path.is_file():
-            raise DataError(f"{path}: file not found")
-        _check_size(path.stat().st_size, name)
-        data = path.read_bytes()
+        name = name or Path(source).name
+        raw = read_table_file(source, allow_xlsx=True, **limits)
     else:
-        data = source if isinstance(source, (bytes, bytearray)) else source.read()
+        data = source if isinstance(source, (bytes, bytearray)) else source.read(MAX_QUOTE_FILE_BYTES + 1)
         name = name or "uploaded file"
-    _check_size(len(data), name)
-    is_xlsx = bytes(data[:2]) == b"PK"  # XLSX is a zip archive
-    try:
-        if is_xlsx:
-            raw = pl.read_excel(io.BytesIO(data), infer_schema_length=0)
-        else:
-            raw = pl.read_csv(io.BytesIO(data), infer_schema=False, null_values=[""], encoding="utf8")
-    except Exception as exc:  # noqa: BLE001 - polars/fastexcel raise several types for a bad file
-        kind = "XLSX" if is_xlsx else "CSV"
-        raise DataError(f"{name}: not a readable {kind} file ({exc})") from exc
+        raw = read_table_bytes(bytes(data), name, **limits)
     return validate_quotes(raw, catalog, name)
-
-
-def _check_size(num_bytes: int, name: str) -> None:
-    if num_bytes > MAX_QUOTE_FILE_BYTES:
-        raise DataError(f"{name}: {num_bytes / 1e6:,.1f} MB; at most {MAX_QUOTE_FILE_BYTES / 1e6:g} MB "
-                        f"({MAX_QUOTE_ROWS:,} quotes) per file")
 
 
 def load_quotes(catalog: Catalog, path: str | Path | None = None) -> pl.DataFrame:
