@@ -20,8 +20,26 @@ def add_data_dir(p) -> None:
     p.add_argument("--data-dir", metavar="DIR", help="folder with your own data/*.csv (missing files fall back to the shipped ones)")
 
 
+_WARNED: set[str] = set()
+
+
 def catalog_from(args):
-    return load_catalog(getattr(args, "data_dir", None))
+    """The catalog of ``--data-dir`` (else the shipped data); load warnings (an ignored extra column) go to
+    stderr as ``econ: warning: ...``, once per process."""
+    import warnings
+
+    from econ.rules import DataWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataWarning)
+        catalog = load_catalog(getattr(args, "data_dir", None))
+    for w in caught:
+        if not issubclass(w.category, DataWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        elif str(w.message) not in _WARNED:
+            _WARNED.add(str(w.message))
+            print(f"econ: warning: {w.message}", file=sys.stderr)
+    return catalog
 
 
 def parse_int_list(flag: str, text: str, lo: int, hi: int) -> list[int]:
