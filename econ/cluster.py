@@ -1596,17 +1596,21 @@ def gpus_for_capex(budget_usd, prices: BuildoutPrices, *, it_power_w_per_gpu) ->
     capacity) that still lies in its tier: a few closed-form candidates, no search over G.
     """
     budget = float(require_in_range("capex_budget_usd", budget_usd, 0.0, 1e15, "USD", lo_inclusive=False))
-    best = 0
-    lo = 1
-    for t in range(1, 7):
+
+    def per_gpu(g: int) -> float:
+        return float(buildout_capex(g, prices, it_power_w_per_gpu=it_power_w_per_gpu)["all_in_capex_per_gpu_usd"][0])
+
+    if prices.all_in_it_usd_per_gpu is not None:  # no fabric items: one price per GPU at every size
+        return int(budget // per_gpu(1) * (1 + 1e-15))
+    best, lo = 0, 1
+    for t in range(1, 8):
         cap = int(prices.rails * 2 * (prices.switch_radix / 2) ** t)
-        per_gpu = float(buildout_capex(lo, prices, it_power_w_per_gpu=it_power_w_per_gpu)["all_in_capex_per_gpu_usd"][0])
-        g = min(int(budget // per_gpu), cap)
+        g = min(int(budget // per_gpu(lo)), cap)
         if g >= lo:
-            best = max(best, g)
-        lo = cap + 1
-        if prices.all_in_it_usd_per_gpu is not None or g < cap:
+            best = g
+        if g < cap:
             break
+        lo = cap + 1
     return best
 
 

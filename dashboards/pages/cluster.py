@@ -1,11 +1,15 @@
-"""Cluster: capex, power, racks, reliability, training and serving economics for G accelerators of a kind.
+"""Cluster: capex, power, racks, reliability, training and serving for G accelerators, and the fleet planner.
 
-One econ call (:func:`econ.compare.cluster_plan` over the chosen size and a ladder of sizes for the
-MFU-versus-scale curve), then grouped KPIs, the capex/power and scale charts, and the tables.
+One econ call per panel (``econ.cluster``): :func:`econ.cluster.cluster_plan` over the chosen size and a ladder
+of sizes; :func:`econ.cluster.power_table` (power on each basis); :func:`econ.cluster.fleet_numbers` (seed 001's
+calculators); :func:`econ.cluster.buildout_capex` (itemized build-out); :func:`econ.cluster.size_from_budget`
+(what a power or capex budget buys); :func:`econ.cluster.training_run` (a 6ND run with failures and checkpoints).
+The page gathers inputs and shows results; every number is formatted by ``econ.formatting``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -19,10 +23,10 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from dashboards.components import fields, fmt, scenario_sidebar, sources, state, table  # noqa: E402
-from econ.cluster import AIR_COOLING_LIMIT_KW_PER_RACK  # noqa: E402
-from econ.compare import cluster_plan, plan_status  # noqa: E402
+from econ import cluster as cl  # noqa: E402
+from econ.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
 from econ.errors import EconError  # noqa: E402
-from econ.precision import PRECISIONS  # noqa: E402
+from econ.precision import PEAK_COLUMN, PRECISIONS  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 
 TITLE = "Cluster"
@@ -30,12 +34,19 @@ ICON = ":material/dns:"
 ORDER = 30
 
 SUMMARY_COLUMNS = ["cluster_gpus", "gpus_per_rack", "capex_total_usd", "capex_accelerators_usd", "capex_facility_usd",
-                   "it_power_mw", "facility_power_mw", "annual_energy_mwh", "annual_energy_cost_usd", "rack_count",
-                   "rack_power_kw", "air_cooling_ok", "peak_flop_per_s", "mfu_frac", "goodput_frac",
-                   "realized_flop_per_s", "cluster_mtbf_h", "prob_failure_in_window_frac", "checkpoint_bytes",
-                   "checkpoint_write_s", "training_days", "training_cost_usd", "serving_precision",
-                   "serving_gpus_per_replica", "serving_batch_size", "serving_tokens_per_day", "revenue_per_year_usd",
-                   "opex_per_year_usd", "payback_years"]
+                   "power_basis", "per_gpu_power_w", "it_power_mw", "facility_power_mw", "annual_energy_mwh",
+                   "annual_energy_cost_usd", "rack_count", "rack_power_kw", "rack_cooling", "peak_flop_per_s",
+                   "efficiency_model", "mfu_frac", "scaling_efficiency_frac", "goodput_frac", "realized_flop_per_s",
+                   "cluster_mtbf_h", "prob_failure_in_window_frac", "checkpoint_bytes", "checkpoint_write_s",
+                   "training_days", "training_cost_usd", "serving_precision", "serving_gpus_per_replica",
+                   "serving_batch_size", "serving_tokens_per_day", "revenue_per_year_usd", "opex_per_year_usd",
+                   "payback_years"]
+
+POWER_BASIS_LABELS = {"all-in": "All-in IT (GPU + host + network share)", "tdp": "Board TDP",
+                      "typed": "Typed value (W per GPU)"}
+EFFICIENCY_LABELS = {"seed001": "Seed 001: MFU x scaling efficiency x goodput",
+                     "seed000": "Seed 000: MFU(G) = 0.62 - 0.02 log2 G"}
+DISPLAY_NAMES = {"realized_frac_of_peak": "realized_of_peak_frac"}
 
 
 def scale_ladder(num_gpus: int) -> list[int]:
@@ -45,9 +56,9 @@ def scale_ladder(num_gpus: int) -> list[int]:
     return [int(num_gpus)] + [g for g in ladder if g != num_gpus]
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
-def plan(token: str, sc: Scenario, _catalog=None) -> pl.DataFrame:
-    """:func:`econ.compare.cluster_plan` at the chosen size (first row) and the scale ladder."""
+@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
+def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, _catalog=None) -> pl.DataFrame:
+    """:func:`econ.cluster.cluster_plan` at the chosen size (first row) and the scale ladder."""
     cat = _catalog if _catalog is not None else state.catalog()
     return cluster_plan(
         cat, hardware=sc.hardware, num_gpus=scale_ladder(sc.cluster_gpus), model=sc.model,
@@ -57,10 +68,35 @@ def plan(token: str, sc: Scenario, _catalog=None) -> pl.DataFrame:
         checkpoint_write_gb_per_s=sc.checkpoint_write_gb_per_s, training_tokens=sc.training_tokens,
         min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, precisions=sc.compare_precisions or None,
         price_usd_per_m_output_tokens=sc.price_usd_per_m_output_tokens, input_len=sc.input_len,
-        output_len=sc.output_len, assumptions=sc.assumptions(), economics=sc.economics(cat))
+        output_len=sc.output_len, assumptions=sc.assumptions(), economics=sc.economics(cat),
+        power_basis=power_basis, efficiency_model=efficiency_model, scaling_efficiency=scaling_efficiency)
 
 
-def inputs() -> None:
+@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
+def budget_plan(token: str, hardware: str, model: str, kind: str, amount: float, power_of: str, pue: float,
+                power_basis, efficiency_model: str, price: float, floor: float, usd_per_kwh: float,
+                utilization: float, prices_key: tuple, _prices: cl.BuildoutPrices = None, _catalog=None) -> pl.DataFrame:
+    """:func:`econ.cluster.size_from_budget` (serving through :func:`econ.cluster.serving_rate`)."""
+    cat = _catalog if _catalog is not None else state.catalog()
+    return cl.size_from_budget(
+        cat, hardware=hardware, power_w=amount * 1e6 if kind == "power" else None, power_of=power_of,
+        capex_usd=amount if kind == "capex" else None, pue=pue, power_basis=power_basis,
+        efficiency_model=efficiency_model, model=model, price_usd_per_m_output_tokens=price,
+        min_tokens_per_s_per_user=floor, usd_per_kwh=usd_per_kwh, utilization_frac=utilization, prices=_prices)
+
+
+def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height: int | str = "auto",
+               download: bool = True) -> None:
+    """A result frame as text cells in SI units (``econ.formatting.cell``); downloads keep the stored units."""
+    view = frame.select(columns) if columns else frame
+    shown = view.rename({k: v for k, v in DISPLAY_NAMES.items() if k in view.columns})
+    text = pl.DataFrame({charts.title(c): [fmt.cell(c, v) for v in shown[c].to_list()] for c in shown.columns})
+    st.dataframe(text, hide_index=True, height=height, key=f"{key}.table")
+    if download:
+        table.downloads(view, key=key, name=name)
+
+
+def inputs() -> tuple[object, str, float | None]:
     """The cluster's own inputs (the sidebar gives accelerator, model, power and finance)."""
     c = st.columns(4)
     fields.number("cluster_gpus", container=c[0], label="Accelerators in the cluster", step=1024,
@@ -71,6 +107,27 @@ def inputs() -> None:
                   fmt="%.3f", step=0.05, help="Price the served output tokens sell at (revenue and payback)")
     fields.number("training_tokens", container=c[3], label="Training tokens (trillions)", scale=1e-12, unit="T",
                   fmt="%.1f", step=1.0, help="Tokens of a 6 x params x tokens training run of the chosen model")
+    c = st.columns(4)
+    basis = c[0].selectbox("Power per GPU", list(POWER_BASIS_LABELS), format_func=POWER_BASIS_LABELS.get,
+                           key="fl.power_basis",
+                           help="TDP: the board's rated power (seed 001: H100 700 W -> 10,000 GPUs = 7 MW IT). "
+                                "All-in: critical IT incl. the GPU's share of host, NICs and switches, no facility "
+                                "overhead (H100 1.5 kW: SemiAnalysis's 150 MW for 100k H100). Facility = IT x PUE.")
+    power_basis = basis
+    if basis == "typed":
+        power_basis = c[1].number_input("Typed power per GPU (W)", min_value=1.0, max_value=100_000.0, value=1400.0,
+                                        step=50.0, key="fl.power_w", help="Seed 000 uses ~1.4 kW all-in")
+    model = c[2].selectbox("Efficiency at scale", list(EFFICIENCY_LABELS), format_func=EFFICIENCY_LABELS.get,
+                           key="fl.efficiency",
+                           help="Seed 000: an illustrative MFU that falls 2 points per doubling (no goodput). "
+                                "Seed 001: MFU 50% x scaling efficiency (Table 5: 90% at 32, 70% at 256, 50% at "
+                                "1,024, 35% at 8,192 GPUs) x goodput (1 - overheads, Table 8: 77%).")
+    scaling = None
+    if model == "seed001":
+        auto = c[3].checkbox("Scaling efficiency from seed 001 Table 5", value=True, key="fl.scaling.auto")
+        if not auto:
+            scaling = c[3].number_input("Scaling efficiency (%)", min_value=1.0, max_value=100.0, value=50.0,
+                                        step=5.0, key="fl.scaling") / 100.0
     with st.expander("Racks, MFU, overheads and reliability"):
         c = st.columns(4)
         with c[0]:
@@ -78,9 +135,10 @@ def inputs() -> None:
                                    default_value=32, help="Auto: the NVLink domain for rack-scale systems "
                                                           "(NVL72), else 32 (four 8-GPU servers)")
         with c[1]:
-            fields.optional_number("mfu_frac", auto_label="MFU from the scale curve", label="MFU (%)", scale=100.0,
-                                   unit="%", fmt="%.1f", default_value=0.40,
-                                   help="Auto: 62% at 1 GPU minus 2 points per doubling (seed 000, illustrative)")
+            fields.optional_number("mfu_frac", auto_label="MFU from the efficiency model", label="MFU (%)",
+                                   scale=100.0, unit="%", fmt="%.1f", default_value=0.40,
+                                   help="Auto: seed 000's curve (62% at 1 GPU minus 2 points per doubling) or "
+                                        "seed 001's 50%")
         fields.number("failure_window_h", container=c[2], label="Failure window (h)", fmt="%.0f", step=1.0)
         fields.number("mtbf_h_per_gpu", container=c[3], label="MTBF per GPU (h)", fmt="%.0f", step=1000.0,
                       help="Seed 001 Table 6: 50,000 h")
@@ -93,6 +151,7 @@ def inputs() -> None:
                           help="Share of wall clock lost; seed 001 Table 8 budget 5/3/10/5%")
         fields.number("checkpoint_write_gb_per_s", container=c[4], label="Checkpoint write (GB/s)", fmt="%.0f",
                       step=10.0, help="Aggregate sustained storage bandwidth (seed 001 Table 7: 100 GB/s)")
+    return power_basis, model, scaling
 
 
 def kpis(row: dict, sc: Scenario) -> None:
@@ -103,39 +162,41 @@ def kpis(row: dict, sc: Scenario) -> None:
     c[1].metric("Capex: IT equipment", fmt.usd_millions(row["capex_accelerators_usd"]),
                 help="Accelerators with their share of servers and network (all-in capex per accelerator)")
     c[2].metric("Capex: facility", fmt.usd_millions(row["capex_facility_usd"]), help="Build cost per MW of IT load")
-    c[3].metric("IT power", fmt.megawatts(row["it_power_mw"]), help="G x all-in power per accelerator")
+    c[3].metric("IT power", fmt.megawatts(row["it_power_mw"]),
+                help=f"G x {fmt.watts(row['per_gpu_power_w'])} per GPU ({POWER_BASIS_LABELS.get(row['power_basis'])})")
     c[4].metric("Facility power", fmt.megawatts(row["facility_power_mw"]), help=f"IT power x PUE {sc.pue:.2f}")
     c = st.columns(5)
-    c[0].metric("Annual energy", f"{row['annual_energy_mwh'] / 1e3:,.1f} GWh",
+    c[0].metric("Annual energy", fmt.energy_mwh(row["annual_energy_mwh"]),
                 help=f"Facility power x 8,760 h x utilization {sc.utilization_frac:.0%}")
     c[1].metric("Annual energy cost", fmt.usd_millions(row["annual_energy_cost_usd"]))
     c[2].metric("Racks", fmt.count(row["rack_count"]), help=f"{row['gpus_per_rack']} GPUs per rack")
-    c[3].metric("Rack power", f"{row['rack_power_kw']:,.1f} kW",
-                help=f"Air cooling tops out near {AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW per rack (seed 001)")
-    c[4].metric("Cooling", "Air" if row["air_cooling_ok"] else "Liquid",
-                help=f"Rack power against the ~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit")
+    c[3].metric("Rack power", fmt.watts(row["rack_power_kw"] * 1e3),
+                help=f"Air cooling tops out near {AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW per rack; a current AI rack "
+                     f"draws ~{cl.AI_RACK_KW_PER_RACK:.0f} kW (seed 001)")
+    c[4].metric("Cooling", row["rack_cooling"].capitalize(),
+                help=f"Rack power against the ~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit and the "
+                     f"~{cl.AI_RACK_KW_PER_RACK:.0f} kW AI rack")
     st.markdown("**Compute, reliability, checkpoints, training**")
     c = st.columns(5)
     c[0].metric("Peak compute", fmt.flops(row["peak_flop_per_s"]), help=f"Dense {sc.training_precision.upper()}")
-    c[1].metric("Realized compute", fmt.flops(row["realized_flop_per_s"]),
-                help=f"Peak x MFU {row['mfu_frac']:.1%} x goodput {row['goodput_frac']:.1%}")
+    c[1].metric("Realized compute", fmt.flops(row["realized_flop_per_s"]), help=row["efficiency_chain"])
     c[2].metric("Cluster MTBF", fmt.seconds(row["cluster_mtbf_h"] * 3600), help="MTBF per GPU / G")
     c[3].metric(f"P(failure in {row['failure_window_h']:g} h)", fmt.pct(row["prob_failure_in_window_frac"]),
                 help="1 - exp(-G t / MTBF)")
-    c[4].metric("Goodput", fmt.pct(row["goodput_frac"]), help="1 - (bubbles + checkpointing + recovery + maintenance)")
+    c[4].metric("Effective % of peak", fmt.pct(row["realized_frac_of_peak"], 2), help=row["efficiency_chain"])
     c = st.columns(5)
-    c[0].metric("Checkpoint size", f"{row['checkpoint_bytes'] / 1e12:,.2f} TB", help="14 bytes per parameter")
+    c[0].metric("Checkpoint size", fmt.bytes_(row["checkpoint_bytes"]), help="14 bytes per parameter")
     c[1].metric("Checkpoint write", fmt.seconds(row["checkpoint_write_s"]),
                 help=f"At {sc.checkpoint_write_gb_per_s:g} GB/s")
-    c[2].metric("Training time", f"{row['training_days']:,.1f} days",
+    c[2].metric("Training time", fmt.days(row["training_days"]),
                 help=f"6 x active params x {sc.training_tokens / 1e12:g}T tokens / realized FLOP/s")
     c[3].metric("Training cost", fmt.usd_millions(row["training_cost_usd"]),
                 help=f"G x wall-clock hours x {fmt.usd(row['usd_per_gpu_hour_training'])}/GPU-hour")
-    c[4].metric("MFU", fmt.pct(row["mfu_frac"]))
+    c[4].metric("Goodput", fmt.pct(row["goodput_frac"]), help="1 - (bubbles + checkpointing + recovery + maintenance)")
     st.markdown(f"**Serving at >= {sc.min_tokens_per_s_per_user:g} output tokens/s per user** (floor set on the "
                 "Hardware comparison page)")
     c = st.columns(5)
-    c[0].metric("Output tokens per day", f"{row['serving_tokens_per_day'] / 1e9:,.1f} B",
+    c[0].metric("Output tokens per day", fmt.compact(row["serving_tokens_per_day"]),
                 help=f"Whole replicas x output tokens/s per GPU x utilization {sc.utilization_frac:.0%} x 86,400 s")
     ok = row["serving_gpus_per_replica"] is not None
     c[1].metric("GPUs per serving replica", f"{row['serving_gpus_per_replica']} x {row['serving_precision'].upper()}"
@@ -149,18 +210,227 @@ def kpis(row: dict, sc: Scenario) -> None:
                 help="Capex / (revenue - energy - opex), undiscounted")
 
 
+def power_panel(cat, sc: Scenario, row: dict, power_basis) -> None:
+    """IT and facility MW of this cluster on every power basis, racks against the cooling limits."""
+    hw = cat.accelerator(sc.hardware)
+    typed = power_basis if not isinstance(power_basis, str) else None
+    frame = cl.power_table(sc.cluster_gpus, pue=sc.pue, gpus_per_rack=int(row["gpus_per_rack"]), tdp_w=hw["tdp_w"],
+                           all_in_w=hw["all_in_power_w"], typed_w=typed)
+    frame = frame.with_columns(pl.col("power_basis").replace(POWER_BASIS_LABELS))
+    st.caption(f"{sc.cluster_gpus:,} x {hw['display_name']} at PUE {sc.pue:.2f} (sidebar): IT = G x power per GPU, "
+               f"facility = IT x PUE; {int(row['gpus_per_rack'])} GPUs per rack against the "
+               f"~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit and the ~{cl.AI_RACK_KW_PER_RACK:.0f} kW "
+               "AI rack (seed 001).")
+    text_table(frame, key="fl.power", name=f"power-{sc.hardware}-{sc.cluster_gpus}")
+
+
+def efficiency_panel(frame: pl.DataFrame, row: dict) -> None:
+    """The chain for the chosen size and the scale curve."""
+    st.markdown(f"**{EFFICIENCY_LABELS[row['efficiency_model']]}** at {int(row['num_gpus']):,} GPUs: "
+                f"{row['efficiency_chain']}; realized {fmt.flops(row['realized_flop_per_s'])} of "
+                f"{fmt.flops(row['peak_flop_per_s'])} peak.")
+    scale = frame.sort("num_gpus").unique("num_gpus", maintain_order=True)
+    st.altair_chart(charts.mfu_scale_chart(scale, num_gpus=int(row["num_gpus"])), key="cl.scale")
+    st.caption("Seed 000: MFU falls 2 points per doubling from 62% at one GPU (illustrative). Seed 001: MFU x scaling "
+               "efficiency (held at 35% beyond 8,192 GPUs, where Table 5 ends) x goodput.")
+
+
+def calculators_panel(cat, sc: Scenario) -> None:
+    """Seed 001's fleet numbers for this cluster, each with its formula."""
+    hw = cat.accelerator(sc.hardware)
+    c = st.columns(4)
+    serial = c[0].number_input("Amdahl serial fraction (%)", 0.1, 100.0, 10.0, 1.0, key="fl.serial") / 100
+    grad = c[1].number_input("All-reduce message (GB)", 0.001, 1e5, 14.0, 1.0, key="fl.grad",
+                             help="Per GPU; 14 GB = 7B BF16 gradients (seed 001 Table 11)")
+    params = c[2].number_input("Parameters checkpointed (B)", 0.1, 1e5, 175.0, 10.0, key="fl.params",
+                               help="14 bytes each (mixed-precision Adam, seed 001 Table 7)") * 1e9
+    restart = c[3].number_input("Restart after a failure (s)", 0.0, 1e5, cl.RESTART_S, 60.0, key="fl.restart",
+                                help="ASSUMPTION: detection, replacement and reload; seed 001 gives none")
+    c = st.columns(4)
+    compute = c[0].number_input("Compute per GPU per step (s)", 0.001, 1e5, 5.0, 0.5, key="fl.compute")
+    rate = c[1].number_input("Requests per second", 0.001, 1e9, 100.0, 10.0, key="fl.rate",
+                             help="Little's law arrival rate (illustrative default)")
+    latency = c[2].number_input("Seconds per request", 0.001, 1e5, 20.0, 1.0, key="fl.latency",
+                                help="TTFT + output tokens x TPOT (illustrative default)")
+    per_rep = c[3].number_input("Sequences per replica", 1.0, 1e6, 64.0, 8.0, key="fl.per_rep",
+                                help="Concurrent sequences one serving replica holds at its latency target")
+    frame = cl.fleet_numbers(
+        max(int(sc.cluster_gpus), 2), scale_up_bytes_per_s=hw["scale_up_bandwidth_bytes_per_s"],
+        scale_out_bytes_per_s=hw["scale_out_bandwidth_bytes_per_s"], serial_frac=serial, gradient_bytes=grad * 1e9,
+        compute_s=compute, params=params, checkpoint_write_bytes_per_s=sc.checkpoint_write_gb_per_s * 1e9,
+        window_h=sc.failure_window_h, mtbf_h_per_gpu=sc.mtbf_h_per_gpu, restart_s=restart, arrival_rate_per_s=rate,
+        request_latency_s=latency, sequences_per_replica=per_rep)
+    by_unit = {"s": fmt.seconds, "frac": fmt.pct, "B": fmt.bytes_, "x": lambda v: f"{fmt.sig(v)}x",
+               "requests": fmt.count, "replicas": fmt.count}
+    values = [by_unit.get(u, fmt.sig)(v) for v, u in zip(frame["value"], frame["unit"])]
+    values = [f"{t} ({fmt.sig(v / 60, 4)} min)" if q == "Cluster MTBF" else t
+              for t, v, q in zip(values, frame["value"], frame["quantity"])]
+    st.caption(f"{hw['display_name']}: scale-up {hw['scale_up_bandwidth_gb_per_s']:g} GB/s vs scale-out "
+               f"{hw['scale_out_bandwidth_gb_per_s']:g} GB/s per GPU per direction; latencies ~1 us NVLink, ~5 us "
+               "InfiniBand NDR (seed 001 Table 4). Checkpoint bandwidth, MTBF and window from the expander above.")
+    st.dataframe(pl.DataFrame({"Quantity": frame["quantity"], "Value": values, "Formula": frame["formula"]}),
+                 hide_index=True, key="fl.calc.table")
+    table.downloads(frame, key="fl.calc", name=f"fleet-numbers-{sc.hardware}-{sc.cluster_gpus}")
+
+
+def capex_inputs(cat, sc: Scenario, key: str) -> cl.BuildoutPrices:
+    """Unit prices of the build-out, each defaulting to its sourced value and adjustable."""
+    default = cl.buildout_prices(cat, sc.hardware)
+    c = st.columns(4)
+    cooling = c[0].selectbox("Facility cooling class", ["air", "liquid"], index=["air", "liquid"].index(default.cooling),
+                             key=f"{key}.cooling", format_func=str.capitalize,
+                             help="Air: Cushman & Wakefield 2025 US average $11.7M/MW IT. Liquid: Bernstein 2025 "
+                                  "GB200 NVL72 physical infrastructure, $14.83M/MW. Default: liquid when the rack "
+                                  "is above the ~30 kW air limit.")
+    base = cl.buildout_prices(cat, sc.hardware, cooling=cooling)
+    use_all_in = c[1].checkbox("One all-in IT price per GPU", value=base.all_in_it_usd_per_gpu is not None,
+                               key=f"{key}.allin.on", help="Replace the IT items with one price (seed 004: H100 "
+                                                           "~$45,000 incl. networking and infrastructure)")
+    overrides = {}
+    if use_all_in:
+        overrides["all_in_it_usd_per_gpu"] = c[2].number_input(
+            "All-in IT $ per GPU", 0.0, 1e7, float(base.all_in_it_usd_per_gpu or 45_000.0), 1000.0,
+            key=f"{key}.allin")
+    overrides["facility_usd_per_mw"] = c[3].number_input("Facility $M per MW IT", 0.0, 1000.0,
+                                                         base.facility_usd_per_mw / 1e6, 0.5, key=f"{key}.fac",
+                                                         format="%.2f") * 1e6
+    if not use_all_in:
+        c = st.columns(6)
+        for i, (f, label, step) in enumerate([
+                ("accelerator_usd_per_gpu", "Accelerator $", 1000.0), ("server_usd_per_gpu", "Server share $/GPU", 500.0),
+                ("switch_usd", "Switch $", 1000.0), ("switch_radix", "Switch ports", 8.0),
+                ("link_usd", "Link $ (optics + cable)", 100.0), ("storage_usd_per_gpu", "Storage $/GPU", 50.0)]):
+            lo = 4.0 if f == "switch_radix" else 0.0
+            overrides[f] = c[i].number_input(label, lo, 1e8, float(getattr(base, f)), step, key=f"{key}.{f}")
+    else:
+        overrides["all_in_it_usd_per_gpu"] = overrides.get("all_in_it_usd_per_gpu")
+    return cl.buildout_prices(cat, sc.hardware, cooling=cooling, **overrides)
+
+
+def capex_panel(cat, sc: Scenario, row: dict) -> cl.BuildoutPrices:
+    """Itemized build-out capex of this cluster, each unit price sourced and adjustable."""
+    prices = capex_inputs(cat, sc, "fl.capex")
+    frame = cl.buildout_capex(scale_ladder(sc.cluster_gpus)[:1] + [1024, 16_384, 100_000], prices,
+                              it_power_w_per_gpu=row["per_gpu_power_w"])
+    one = frame.row(0, named=True)
+    c = st.columns(5)
+    c[0].metric("Build-out capex", fmt.usd(one["capex_total_usd"]), help="IT items + facility")
+    c[1].metric("IT capex", fmt.usd(one["capex_it_usd"]))
+    c[2].metric("Facility capex", fmt.usd(one["capex_facility_usd"]),
+                help=f"{fmt.megawatts(one['it_power_mw'])} IT x {fmt.usd(one['facility_usd_per_mw_it'])}/MW "
+                     f"({one['cooling']})")
+    c[3].metric("IT $ per GPU", fmt.usd(one["it_capex_per_gpu_usd"]))
+    c[4].metric("All-in $ per GPU", fmt.usd(one["all_in_capex_per_gpu_usd"]), help="IT + facility, per GPU")
+    st.caption("Sources: data/buildout_capex.csv (E. Cheah H100 cluster capex, Aug 2024: $310k HGX server with NICs, "
+               "$36k 64-port NDR switch, ~$1,280 per link; Bernstein 2025: storage ~$20k per 72-GPU rack; facility "
+               "$/MW by cooling class). Network: non-blocking rail-optimized fat tree, (2t - 1) / radix switches and "
+               "t links per GPU for t tiers. The rows below add 1,024, 16,384 and 100,000 GPUs for scale.")
+    text_table(frame, key="fl.capex", name=f"buildout-{sc.hardware}")
+    return prices
+
+
+def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_model: str, prices) -> None:
+    """Inverse sizing: what a power or capex budget buys, through the one engine for tokens/day."""
+    c = st.columns(4)
+    kind = c[0].radio("Budget", ["power", "capex"], horizontal=True, key="fl.budget.kind",
+                      format_func={"power": "Power (MW)", "capex": "Capex ($)"}.get)
+    if kind == "power":
+        amount = c[1].number_input("Power budget (MW)", 0.1, 1e6, 1000.0, 50.0, key="fl.budget.mw",
+                                   help="1 GW = 1,000 MW")
+        power_of = c[2].radio("The budget is", ["facility", "it"], horizontal=True, key="fl.budget.of",
+                              format_func={"facility": "Facility (grid)", "it": "IT load"}.get)
+    else:
+        amount = c[1].number_input("Capex budget ($B)", 0.001, 1e4, 5.0, 0.5, key="fl.budget.usd",
+                                   help="Seed 004: ~$5B per 100k-GPU cluster") * 1e9
+        power_of = "facility"
+    try:
+        e = sc.economics(cat)
+        frame = budget_plan(cat_token, sc.hardware, sc.model, kind, float(amount), power_of, e.pue, power_basis,
+                            efficiency_model, sc.price_usd_per_m_output_tokens, sc.min_tokens_per_s_per_user,
+                            e.usd_per_kwh, e.utilization_frac, dataclasses.astuple(prices), _prices=prices,
+                            _catalog=cat)
+    except EconError as exc:
+        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        return
+    r = frame.row(0, named=True)
+    c = st.columns(5)
+    c[0].metric("Budget buys", f"{fmt.count(r['num_gpus'])} GPUs", help=r["budget"])
+    c[1].metric("Budget: IT / facility power", f"{fmt.megawatts(r['it_power_mw'])} / "
+                                               f"{fmt.megawatts(r['facility_power_mw'])}")
+    c[2].metric("Budget: racks", fmt.count(r["rack_count"]), help=f"{fmt.watts(r['rack_power_kw'] * 1e3)} per rack, "
+                                                                  f"{r['rack_cooling']}")
+    c[3].metric("Budget: capex", fmt.usd(r["capex_total_usd"]))
+    c[4].metric("Budget: training compute", fmt.flops(r["realized_flop_per_s"]),
+                help=f"{fmt.pct(r['realized_frac_of_peak'], 2)} of {fmt.flops(r['peak_flop_per_s'])} peak")
+    c = st.columns(5)
+    c[0].metric("Budget: output tokens per day", fmt.compact(r["serving_tokens_per_day"]),
+                help=f"{cat.model(sc.model)['display_name']} at >= {sc.min_tokens_per_s_per_user:g} tokens/s per user, "
+                     f"utilization {sc.utilization_frac:.0%} (engine: econ.cluster.serving_rate)")
+    c[1].metric("Budget: revenue per year", fmt.usd(r["revenue_per_year_usd"]),
+                help=f"At {fmt.usd_per_m(sc.price_usd_per_m_output_tokens)} per M output tokens")
+    c[2].metric("Budget: energy + opex per year", fmt.usd(r["opex_per_year_usd"]))
+    c[3].metric("Budget: payback", "never" if r["payback_years"] is None else fmt.years(r["payback_years"]),
+                help="Capex / (revenue - energy - opex), undiscounted")
+    c[4].metric("Budget: serving replicas", fmt.count(r["serving_replicas"]) if r["serving_replicas"] is not None
+                else "none", help="Whole replicas of the cheapest deployment meeting the floor")
+
+
+def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling) -> None:
+    """A 6ND training run of the sidebar's model on this cluster, with failures and checkpoints; a published run."""
+    hw = cat.accelerator(sc.hardware)
+    m = cat.model(sc.model)
+    c = st.columns(4)
+    mode = c[0].selectbox("Goodput", ["budget", "derived", "none"], key="fl.train.goodput",
+                          format_func={"budget": "The model's overhead budget",
+                                       "derived": "Derived: checkpoints + failures (Young)",
+                                       "none": "None"}.get,
+                          help="Derived: 1 - bubbles 5% - maintenance 5% - (checkpoint write / interval + "
+                               "(interval / 2 + restart) / MTBF) at Young's interval sqrt(2 x write x MTBF)")
+    price = c[1].number_input("$ per GPU-hour", 0.0, 1e4, float(round(row["usd_per_gpu_hour_training"], 2)), 0.25,
+                              key="fl.train.price", help="Default: this cluster's owned cost per GPU-hour")
+    peak = hw[PEAK_COLUMN[sc.training_precision]]
+    try:
+        run = cl.training_run(
+            sc.cluster_gpus, training_flop=cl.training_flop(m["active_matmul_params"], sc.training_tokens),
+            flop_per_s_per_gpu=peak, usd_per_gpu_hour=price, efficiency_model=efficiency_model, mfu_frac=sc.mfu_frac,
+            scaling_efficiency=scaling, goodput=mode, params_for_checkpoint=m["total_params"],
+            checkpoint_write_bytes_per_s=sc.checkpoint_write_gb_per_s * 1e9, mtbf_h_per_gpu=sc.mtbf_h_per_gpu)
+    except EconError as exc:
+        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        return
+    r = run.row(0, named=True)
+    c = st.columns(5)
+    c[0].metric("Run: wall clock", fmt.days(r["training_days"]),
+                help=f"6 x {fmt.compact(m['active_matmul_params'])} active params x "
+                     f"{fmt.compact(sc.training_tokens)} tokens = {fmt.flop(r['training_flop'])} at "
+                     f"{fmt.flops(r['realized_flop_per_s'])}")
+    c[1].metric("Run: cost", fmt.usd(r["training_cost_usd"]), help=f"{fmt.compact(r['gpu_hours'])} GPU-hours")
+    c[2].metric("Run: expected failures", fmt.sig(r["expected_failures"]), help="Wall clock / cluster MTBF")
+    c[3].metric("Run: checkpoint interval", fmt.seconds(r["checkpoint_interval_s"]), help="Young: sqrt(2 x write x MTBF)")
+    c[4].metric("Run: goodput", fmt.pct(r["goodput_frac"]),
+                help=f"{r['goodput_basis']}; checkpoint + failure waste {fmt.pct(r['checkpoint_failure_overhead_frac'])}")
+    st.markdown("**A published run: GPU-hours x price**")
+    c = st.columns(4)
+    hours = c[0].number_input("GPU-hours (millions)", 0.000001, 1e6, 2.788, 0.1, key="fl.pub.hours", format="%.3f",
+                              help="DeepSeek-V3: 2.788M H800 GPU-hours (technical report, Table 1)") * 1e6
+    pub_price = c[1].number_input("$ per GPU-hour", 0.0, 1e4, 2.0, 0.25, key="fl.pub.price",
+                                  help="DeepSeek-V3 report's rental assumption: $2")
+    c[2].metric("Published run cost", fmt.usd(cl.gpu_hours_cost_usd(hours, pub_price)),
+                help="DeepSeek-V3: 2.788M x $2 = $5.576M")
+
+
 def render() -> None:
     """Draw the page."""
     sc = scenario_sidebar.current()
     cat_in_use = state.catalog_in_use()
     cat = cat_in_use.catalog
-    st.title("Cluster capex, power and payback")
+    st.title("Cluster and fleet planner")
     st.caption(f"{cat.accelerator(sc.hardware)['display_name']} (accelerator from the sidebar); model "
                f"{cat.model(sc.model)['display_name']} for checkpoints, training and serving.")
-    inputs()
+    power_basis, efficiency_model, scaling = inputs()
     sc = state.scenario()
     try:
-        frame = plan(cat_in_use.token, sc, _catalog=cat)
+        frame = plan(cat_in_use.token, sc, power_basis, efficiency_model, scaling, _catalog=cat)
     except EconError as exc:
         st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
         return
@@ -170,22 +440,30 @@ def render() -> None:
         st.info(note[:1].upper() + note[1:] + ".", icon=":material/info:")
     kpis(row, sc)
     st.altair_chart(charts.capex_power_chart(row), key="cl.capex")
-    scale = frame.sort("num_gpus").unique("num_gpus", maintain_order=True)
-    st.altair_chart(charts.mfu_scale_chart(scale, num_gpus=int(row["num_gpus"])), key="cl.scale")
-    st.caption("MFU falls with scale on the illustrative curve of seed 000 (62% at 1 GPU, 2 points per doubling) "
-               "unless you set a measured MFU; realized compute also pays the goodput overheads.")
-    assumptions = sources.show(cat, sc.assumptions(), sc.economics(cat), key="cl.sources", model=sc.model,
-                               hardware=sc.hardware, region=sc.region)
-    meta = {"scenario": sc.to_query_params()}
-    st.subheader("This cluster")
-    frame = frame.rename({"num_gpus": "cluster_gpus"})
-    scale = scale.rename({"num_gpus": "cluster_gpus"})
-    table.show(frame.head(1), key="cl.summary", name=f"cluster-{sc.hardware}-{sc.cluster_gpus}",
-               columns=SUMMARY_COLUMNS, assumptions=assumptions, metadata=meta, catalog=cat,
-               download_frame=frame.head(1))
-    st.subheader("By cluster size")
-    table.show(scale, key="cl.scale_table", name=f"cluster-scale-{sc.hardware}", columns=SUMMARY_COLUMNS,
-               assumptions=assumptions, metadata=meta, catalog=cat, download_frame=scale, height=320)
+    tabs = st.tabs(["Efficiency at scale", "Power basis", "Fleet calculators", "Build-out capex",
+                    "What a budget buys", "Training run", "Tables"])
+    with tabs[0]:
+        efficiency_panel(frame, row)
+    with tabs[1]:
+        power_panel(cat, sc, row, power_basis)
+    with tabs[2]:
+        calculators_panel(cat, sc)
+    with tabs[3]:
+        prices = capex_panel(cat, sc, row)
+    with tabs[4]:
+        budget_panel(cat, cat_in_use.token, sc, power_basis, efficiency_model, prices)
+    with tabs[5]:
+        training_panel(cat, sc, row, efficiency_model, scaling)
+    with tabs[6]:
+        sources.show(cat, sc.assumptions(), sc.economics(cat), key="cl.sources", model=sc.model,
+                     hardware=sc.hardware, region=sc.region)
+        st.subheader("This cluster")
+        one = frame.head(1).rename({"num_gpus": "cluster_gpus"})
+        text_table(one, key="cl.summary", name=f"cluster-{sc.hardware}-{sc.cluster_gpus}", columns=SUMMARY_COLUMNS)
+        st.subheader("By cluster size")
+        scale = frame.sort("num_gpus").unique("num_gpus", maintain_order=True).rename({"num_gpus": "cluster_gpus"})
+        text_table(scale, key="cl.scale_table", name=f"cluster-scale-{sc.hardware}", columns=SUMMARY_COLUMNS,
+                   height=320)
 
 
 if __name__ == "__main__":
