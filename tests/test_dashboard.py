@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboards.app import discover  # noqa: E402
 from dashboards.components import fmt  # noqa: E402
+from dashboards.components.safe_text import unescape  # noqa: E402
 from dashboards.components.state import CATALOG_KEY, SCENARIO_KEY  # noqa: E402
 from econ.catalog import load_catalog  # noqa: E402
 from econ.compare import cluster_plan, hardware_comparison  # noqa: E402
@@ -230,7 +231,7 @@ def test_impossible_deployment_is_an_error_message():
 
 def test_bad_url_values_warn_and_use_defaults():
     at = run(page("cost_explorer", model="llama-3.3-7b", pue="9", num_gpus="many", nonsense="1"))
-    warnings = " | ".join(w.value for w in at.warning)
+    warnings = " | ".join(unescape(w.value) for w in at.warning)  # user text is escaped (safe_text)
     assert "unknown model id 'llama-3.3-7b'; closest: llama-3.3-70b" in warnings
     assert "pue=9 is outside [1, 3]" in warnings
     assert "num_gpus='many' is not a number" in warnings
@@ -368,7 +369,7 @@ def test_cluster_metrics_follow_econ(catalog):
 
 def test_cluster_of_an_unsold_accelerator_is_an_error_message():
     at = run(page("cluster", hardware="tpu-v6e"))
-    assert any("no all_in_capex_usd" in e.value for e in at.error)
+    assert any("no all_in_capex_usd" in unescape(e.value) for e in at.error)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,7 +405,7 @@ def test_bad_uploads_name_row_and_column_and_change_nothing(catalog, changes, dr
     if drop:
         data = pl.read_csv(data, infer_schema=False).drop(drop).write_csv().encode()
     _upload(at, data)
-    errors = " ".join(e.value for e in at.error)
+    errors = " ".join(unescape(e.value) for e in at.error)
     assert message in errors, errors
     assert "previous data stays in force" in errors
     assert CATALOG_KEY not in at.session_state or at.session_state[CATALOG_KEY] is None
@@ -413,7 +414,7 @@ def test_bad_uploads_name_row_and_column_and_change_nothing(catalog, changes, dr
 def test_good_upload_adds_an_accelerator_everywhere(catalog):
     at = run(page("assumptions"))
     _upload(at, _accelerator_csv(catalog, hbm_capacity_gib=200))
-    assert any("1 row(s) added" in s.value for s in at.success)
+    assert any("1 row(s) added" in unescape(s.value) for s in at.success)
     added = at.session_state[CATALOG_KEY].catalog
     assert "my-gpu" in added.accelerators["id"].to_list()
     assert added.accelerator("my-gpu")["hbm_capacity_bytes"] == 200 * 2**30  # GiB

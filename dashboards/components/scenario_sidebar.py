@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards.components import fields, state
+from dashboards.components import fields, safe_text, state
 from econ.precision import PRECISIONS
 from econ.scenario import Scenario, from_mapping, from_toml
 
@@ -29,7 +29,7 @@ def current(key: str = "sidebar") -> Scenario:
 def show_warnings() -> None:
     """Warnings from reading the URL or a scenario file (unknown ids, out-of-range values), once."""
     for w in state.pop_warnings():
-        st.warning(f"Scenario: {w}", icon=":material/warning:")
+        st.warning("Scenario: " + safe_text.md(w), icon=":material/warning:")  # w quotes the URL/file
 
 
 def _load_file(key: str) -> None:
@@ -113,7 +113,7 @@ def show(key: str = "sidebar") -> Scenario:
                                                       "with a warning")
         st.button("Reset scenario to defaults", key=f"{key}.reset", on_click=_reset, icon=":material/restart_alt:")
         if LOADED_KEY in st.session_state:
-            st.success(f"Loaded {st.session_state.pop(LOADED_KEY)}", icon=":material/check_circle:")
+            st.success("Loaded " + safe_text.md(st.session_state.pop(LOADED_KEY)), icon=":material/check_circle:")
         st.caption("The browser address holds the whole scenario: copy it to share this exact view.")
     sc = state.scenario()
     state.sync_url(sc)

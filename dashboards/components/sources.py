@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 
+from urllib.parse import quote
+
 import polars as pl
 import streamlit as st
+
+from dashboards.components import safe_text
 
 from econ.assumptions import assumptions_frame
 
@@ -13,7 +17,11 @@ _URL = re.compile(r"https?://[^\s;,)]+")
 
 
 def links(source: str | None) -> str:
-    """Markdown for a ``source`` cell: URLs become links, other references stay as code."""
+    """Markdown for a ``source`` cell: URLs become links, other references stay as code.
+
+    The cell may come from a user's uploaded table: its text is escaped (:mod:`safe_text`) and the URL
+    percent-encoded, so a cell can add a link to its own source but never an image or other markup.
+    """
     if not source:
         return "(no source)"
     parts = []
@@ -21,9 +29,10 @@ def links(source: str | None) -> str:
         urls = _URL.findall(piece)
         if urls:
             text = _URL.sub("", piece).strip(" ,:-") or urls[0].split("//", 1)[1][:60]
-            parts.append(f"[{text}]({urls[0]})")
+            href = quote(urls[0], safe="/:?#@!$&'*+,;=%~-._")
+            parts.append(f"[{safe_text.md(text, inline=True)}]({href})")
         else:
-            parts.append(f"`{piece}`")
+            parts.append(safe_text.code(piece))
     return "; ".join(parts)
 
 

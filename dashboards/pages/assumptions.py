@@ -15,14 +15,13 @@ _ROOT = Path(__file__).resolve().parents[2]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-import io  # noqa: E402
 from dataclasses import fields as dc_fields  # noqa: E402
 
 import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards.charts import title  # noqa: E402
-from dashboards.components import fields, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import fields, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.assumptions import ASSUMPTION_SOURCES, Assumptions, assumptions_frame  # noqa: E402
 from econ.catalog import TABLES, validate_table  # noqa: E402
 from econ.errors import DataError  # noqa: E402
@@ -141,7 +140,8 @@ def table_editor(name: str) -> None:
         _bump(name)
         st.rerun()
     if err_key in st.session_state:
-        st.error("Not applied; the previous table stays in force.\n\n" + _as_list(st.session_state[err_key]),
+        st.error("Not applied; the previous table stays in force.\n\n" +
+                 _as_list(safe_text.md(st.session_state[err_key])),
                  icon=":material/error:")
     with st.expander(f"Sources of {TABLE_TITLES[name].lower()}"):
         st.markdown("\n".join(f"- `{i}` (as of {a}): {sources.links(s)}"
@@ -156,13 +156,23 @@ def _as_list(message: str) -> str:
 
 
 def read_upload(data: bytes, name: str) -> pl.DataFrame:
-    """Parse and validate an uploaded CSV of ``name`` rows; raise DataError naming row and column."""
+    """Parse and validate an uploaded CSV of ``name`` rows; raise DataError naming row and column.
+
+    Bounded (:func:`econ.uploads.read_table_bytes`: size and row limits); warnings (a column not in the
+    schema, ignored) are kept in ``st.session_state["as.up.notes"]`` for the success message.
+    """
+    import warnings
+
+    from econ.rules import DataWarning
+    from econ.uploads import read_table_bytes
+
     fname, schema, id_col = TABLES[name]
-    try:
-        raw = pl.read_csv(io.BytesIO(data), infer_schema=False, null_values=[""], encoding="utf8")
-    except Exception as exc:  # noqa: BLE001 - polars raises several exception types for bad CSV
-        raise DataError(f"uploaded {fname}: not a readable CSV ({exc})") from exc
-    return validate_table(raw, schema, id_col, f"uploaded {fname}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataWarning)
+        frame = validate_table(read_table_bytes(data, f"uploaded {fname}", allow_xlsx=False), schema, id_col,
+                               f"uploaded {fname}")
+    st.session_state["as.up.notes"] = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+    return frame
 
 
 def upload_section() -> None:
@@ -190,10 +200,13 @@ def upload_section() -> None:
             state.apply_catalog(new)
             _bump(name)
             verb = "added to" if mode == "add" else "now form"
-            st.session_state["as.msg"] = f"{upload.name}: {new_rows.height} row(s) {verb} {TABLE_TITLES[name].lower()}."
+            notes = "".join(f" Note: {n}." for n in st.session_state.pop("as.up.notes", []))
+            st.session_state["as.msg"] = (f"{upload.name}: {new_rows.height} row(s) {verb} "
+                                          f"{TABLE_TITLES[name].lower()}.{notes}")
             st.rerun()
     if "as.up.err" in st.session_state:
-        st.error("Upload not applied; the previous data stays in force.\n\n" + _as_list(st.session_state["as.up.err"]),
+        st.error("Upload not applied; the previous data stays in force.\n\n" +
+                 _as_list(safe_text.md(st.session_state["as.up.err"])),
                  icon=":material/error:")
 
 
@@ -205,7 +218,7 @@ def render() -> None:
     if cat_in_use.edited:
         st.info("You are using edited tables (this session only).", icon=":material/edit:")
     if "as.msg" in st.session_state:
-        st.success(st.session_state.pop("as.msg"), icon=":material/check_circle:")
+        st.success(safe_text.md(st.session_state.pop("as.msg")), icon=":material/check_circle:")  # holds a file name
     efficiency_section(sc)
     sc = state.scenario()
     st.subheader("Economics")

@@ -22,7 +22,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import fields, fmt, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ import cluster as cl  # noqa: E402
 from econ.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
 from econ.errors import EconError  # noqa: E402
@@ -350,7 +350,7 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
                             e.usd_per_kwh, e.utilization_frac, dataclasses.astuple(prices), _prices=prices,
                             _catalog=cat)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     r = frame.row(0, named=True)
     c = st.columns(5)
@@ -396,7 +396,7 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
             scaling_efficiency=scaling, goodput=mode, params_for_checkpoint=m["total_params"],
             checkpoint_write_bytes_per_s=sc.checkpoint_write_gb_per_s * 1e9, mtbf_h_per_gpu=sc.mtbf_h_per_gpu)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     r = run.row(0, named=True)
     c = st.columns(5)
@@ -425,14 +425,14 @@ def render() -> None:
     cat_in_use = state.catalog_in_use()
     cat = cat_in_use.catalog
     st.title("Cluster and fleet planner")
-    st.caption(f"{cat.accelerator(sc.hardware)['display_name']} (accelerator from the sidebar); model "
-               f"{cat.model(sc.model)['display_name']} for checkpoints, training and serving.")
+    st.caption(f"{safe_text.md(cat.accelerator(sc.hardware)['display_name'])} (accelerator from the sidebar); model "
+               f"{safe_text.md(cat.model(sc.model)['display_name'])} for checkpoints, training and serving.")
     power_basis, efficiency_model, scaling = inputs()
     sc = state.scenario()
     try:
         frame = plan(cat_in_use.token, sc, power_basis, efficiency_model, scaling, _catalog=cat)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     row = frame.row(0, named=True)
     note = plan_status(row)

@@ -19,7 +19,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import fields, fmt, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 from econ.sweep import batch_curve, cost_table  # noqa: E402
@@ -34,7 +34,7 @@ CURVE_COLUMNS = ["batch_size", "binding_wall", "tokens_per_s_per_user", "output_
                  "usd_per_m_blended_tokens"]
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
 def explore(token: str, sc: Scenario, _catalog=None) -> tuple[dict, pl.DataFrame]:
     """The KPI row (at the scenario's batch, or the sweet spot) and the batch curve. Cached per catalog + scenario."""
     cat = _catalog if _catalog is not None else state.catalog()
@@ -74,8 +74,8 @@ def render() -> None:
     cat_in_use = state.catalog_in_use()
     cat = cat_in_use.catalog
     st.title("Cost explorer")
-    model = cat.model(sc.model)["display_name"]
-    hw = cat.accelerator(sc.hardware)["display_name"]
+    model = safe_text.md(cat.model(sc.model)["display_name"])  # names may come from a user's uploaded table
+    hw = safe_text.md(cat.accelerator(sc.hardware)["display_name"])
     st.caption(f"{model} on {hw}, {sc.precision.upper()} weights, {sc.input_len:,} input / {sc.output_len:,} output "
                f"tokens, {'owned (TCO)' if sc.basis == 'owned' else 'rented'} at "
                f"${sc.effective_usd_per_kwh(cat):.4f}/kWh, PUE {sc.pue:.2f}.")
@@ -94,7 +94,7 @@ def render() -> None:
     try:
         row, curve = explore(cat_in_use.token, sc, _catalog=cat)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     if not row["feasible"]:
         st.warning(f"Batch {row['batch_size']:,} is not feasible: {row['infeasible_reason']} "

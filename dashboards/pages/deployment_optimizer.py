@@ -23,6 +23,7 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from dashboards.components import fields as scenario_fields  # noqa: E402
+from dashboards.components import safe_text  # noqa: E402
 from dashboards.components import fmt, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.deployment import (DEFAULT_DEPLOYMENT, DeploymentAssumptions, deployment_assumptions_frame,  # noqa: E402
                              instance_layout, traffic_summary)
@@ -69,7 +70,7 @@ DOMAIN_CHOICES = [2, 4, 8, 16, 32, 36, 64, 72, 144, 256, 576]
 DRAW_LIMIT = 256
 
 
-@st.cache_data(show_spinner="Searching every deployment...", max_entries=32)
+@st.cache_data(show_spinner="Searching every deployment...", max_entries=8, ttl=3600)
 def run(token: str, model: str, hardware: tuple, input_len: int, output_len: int, slo: SLO, space: SearchSpace,
         _assumptions, assumptions_key: str, _economics, economics_key: str, deployment: DeploymentAssumptions,
         _catalog=None) -> OptimizeResult:
@@ -198,8 +199,8 @@ def render() -> None:
     model = cat.model(sc.model)
     names = dict(cat.accelerators.select("id", "display_name").rows())
     st.title("Deployment optimizer")
-    st.caption(f"{model['display_name']}, {sc.input_len:,} input / {sc.output_len:,} output tokens: every tensor / "
-               "attention-data / expert / pipeline-parallel layout, precision, batch size, aggregated or "
+    st.caption(f"{safe_text.md(model['display_name'])}, {sc.input_len:,} input / {sc.output_len:,} output tokens: "
+               "every tensor / attention-data / expert / pipeline-parallel layout, precision, batch size, aggregated or "
                "disaggregated (prefill and decode pools), priced; the cheapest one meeting the SLOs, the Pareto "
                "frontier, and the layout of the choice.")
     c1, c2, c3 = st.columns([2, 2, 3])
@@ -239,7 +240,7 @@ def render() -> None:
         res = run(cat_in_use.token, sc.model, tuple(hardware), sc.input_len, sc.output_len, slo, space, a, repr(a), e,
                   repr(e), deployment, _catalog=cat)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     best = res.best
     c = st.columns(5)

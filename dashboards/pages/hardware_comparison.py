@@ -18,7 +18,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import fields, fmt, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.compare import Comparison, hardware_comparison  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.precision import PRECISIONS  # noqa: E402
@@ -34,7 +34,7 @@ BEST_SHOWN = ["rank", "hardware", "precision", "num_gpus", "batch_size", "bindin
               "usd_per_gpu_hour_power", "usd_per_gpu_hour_opex", "usd_per_gpu_hour_rental", "ttft_s", "status"]
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
 def compare(token: str, sc: Scenario, _catalog=None) -> Comparison:
     """:func:`econ.compare.hardware_comparison` for the scenario, cached per catalog + scenario."""
     cat = _catalog if _catalog is not None else state.catalog()
@@ -51,9 +51,9 @@ def render() -> None:
     cat_in_use = state.catalog_in_use()
     cat = cat_in_use.catalog
     st.title("Hardware comparison")
-    st.caption(f"{cat.model(sc.model)['display_name']}, {sc.input_len:,} input / {sc.output_len:,} output tokens: "
-               "for each accelerator, the cheapest deployment (precision x GPUs per replica x batch) whose every "
-               "user gets at least the chosen decode speed.")
+    st.caption(f"{safe_text.md(cat.model(sc.model)['display_name'])}, {sc.input_len:,} input / {sc.output_len:,} "
+               "output tokens: for each accelerator, the cheapest deployment (precision x GPUs per replica x batch) "
+               "whose every user gets at least the chosen decode speed.")
     names = dict(cat.accelerators.select("id", "display_name").rows())
     c1, c2, c3 = st.columns([2, 3, 2])
     hi = max(300.0, float(sc.min_tokens_per_s_per_user))
@@ -75,7 +75,7 @@ def render() -> None:
     try:
         result = compare(cat_in_use.token, sc, _catalog=cat)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     best = result.best
     ranked = best.filter(pl.col("rank").is_not_null())

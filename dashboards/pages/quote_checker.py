@@ -23,7 +23,7 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from dashboards.charts import Col  # noqa: E402
-from dashboards.components import scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.quotes import (  # noqa: E402
     DEFAULT_MIN_TOKENS_PER_S_PER_USER, MAX_QUOTE_ROWS, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, VERDICTS, QuoteCheck,
@@ -188,7 +188,8 @@ def quotes_to_check(catalog, *, include_catalog: bool, upload: bytes | None,
     return (pl.concat(frames, how="vertical") if frames else None), error
 
 
-@st.cache_data(show_spinner="Searching every accelerator for each quote's floor ...", max_entries=64)
+@st.cache_data(show_spinner="Searching every accelerator for each quote's floor ...", max_entries=16,
+               ttl=3600)
 def run_check(token: str, sc: Scenario, include_catalog: bool, upload: bytes | None, upload_name: str | None,
               speed: float, _catalog=None) -> tuple[QuoteCheck | None, pl.DataFrame | None, str | None]:
     """One econ call for the page: the quote check and the quote sets. Cached per catalog + inputs."""
@@ -262,7 +263,7 @@ def render() -> None:
         result, sets, error = run_check(cat_in_use.token, sc, include, data, upload.name if upload else None,
                                         float(speed), _catalog=cat)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     if error:
         st.error("Your file was not used; fix these problems and upload it again:", icon=":material/error:")
@@ -314,7 +315,7 @@ def render() -> None:
     st.subheader("One quote across accelerators")
     pick = st.selectbox("Quote", view["quote_id"].to_list(), key="qc.pick")
     row = view.filter(pl.col("quote_id") == pick).row(0, named=True)
-    st.markdown(f"**{row['verdict']}** — {row['reason'].split(': ', 1)[1]}")
+    st.markdown(f"**{row['verdict']}** — {safe_text.md(row['reason'].split(': ', 1)[1])}")  # $ is not LaTeX
     detail = per_hw.filter(pl.col("quote_id") == pick).select(DETAIL_COLUMNS)
     st.dataframe(_display(detail), column_config=_column_config(detail), hide_index=True, key="qc.detail")
     table.downloads(view_hw, key="qc.dl_hw", name="quote-floors-by-accelerator", assumptions=assumptions,
