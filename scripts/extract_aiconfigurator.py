@@ -51,6 +51,7 @@ SYSTEMS = {
 }
 # Backends kept for every system (TensorRT-LLM) vs for the four systems the issue names (vLLM, SGLang).
 CORE_SYSTEMS = ("h100_sxm", "h200_sxm", "b200_sxm", "gb200")
+BLACKWELL = ("b200_sxm", "gb200", "b300_sxm", "gb300")
 MOE_OTHER_BACKEND_SYSTEMS = ("h200_sxm", "b200_sxm")  # vLLM/SGLang MoE only here (size budget)
 
 # --- formats -------------------------------------------------------------------------------------
@@ -284,6 +285,10 @@ def moe(core, cur, src, peaks) -> pd.DataFrame:
             df = df[keep & dist_ok & ep_ok & (df.moe_tp_size == 1)
                     & df.num_tokens.isin(MOE_TOKENS) & df.moe_dtype.isin(MOE_QUANTS)].copy()
             df["model_id"] = model[df.index]
+            # TRT-LLM's min-latency NVFP4 path is collected with DeepSeek-V3 group-limited routing
+            # (n_group 8, topk_group 4) whatever the model, so it touches fewer experts than balanced
+            # routing implies (its rows reach up to 3.4x HBM bandwidth under that assumption): dropped
+            df = df[df.kernel_source != "moe_torch_flow_min_latency"]
             # several kernel paths for one case (vLLM/SGLang modular vs monolithic, TRT-LLM min-latency):
             # keep the fastest, as the engine would
             df = df.sort_values("latency").drop_duplicates(
@@ -328,10 +333,12 @@ def attention(core, cur, src, peaks) -> pd.DataFrame:
         short, as_of = src.register(path, "attention_efficiency")
         src.count(path, len(df))
         t = df.latency.to_numpy(float) * 1e-3
+        # a chip without FP8 tensor cores (A100) runs FP8-KV attention in bf16
+        prec = np.array([p if np.isfinite(peaks[acc][p]) else "bf16" for p in prec])
         peak = np.array([peaks[acc][p] for p in prec])
         frames.append(pd.DataFrame(dict(
             system=system, accelerator_id=acc, backend=backend, backend_version=version,
-            kernel_source=df.kernel_source.to_numpy(), phase=kind, attention_type=mech, config=label,
+            kernel_source=df.kernel_source.to_numpy(), phase=kind, compute_precision=prec, attention_type=mech, config=label,
             num_heads=heads, num_kv_heads=kvh, head_dim=hd, window_size=window,
             attn_dtype=attn_dtype, kv_cache_dtype=kv_dtype, batch_size=df.batch_size.to_numpy(),
             context_tokens=ctx_tokens.astype(int), latency_s=sig(t, 4), flop=sig(flop),
@@ -410,7 +417,15 @@ def attention(core, cur, src, peaks) -> pd.DataFrame:
                         flop = 2.0 * b * nh * (s * s / 2.0) * ((MLA_NOPE + MLA_ROPE) + MLA_V)
                         nbytes = b * s * nh * ((MLA_NOPE + MLA_ROPE) * 2 * 2 + MLA_V * 2 * 2) + b * s * lat * kvb
                         hd_label = MLA_NOPE + MLA_ROPE
-                    prec = np.array(["bf16"] * len(x))
+                    # FP8 KV cache: the MLA kernels run their MMAs in FP8 (TRT-LLM's FP8 MLA generation
+                    # kernels); with bf16 peaks those rows would exceed 100% of peak on Blackwell
+                    if phase == "generation":
+                        # Blackwell: TRT-LLM's FP8-KV MLA generation kernels use FP8 MMAs (with bf16 peaks
+                        # those rows exceed 100% of peak). Hopper dequantizes the FP8 cache to bf16.
+                        fp8_mma = system in BLACKWELL
+                        prec = np.array(["fp8" if (v == "fp8" and fp8_mma) else "bf16" for v in x.kv_cache_dtype])
+                    else:  # prefill MLA runs its FMHA in mla_dtype (bf16 in these tables)
+                        prec = np.array(["fp8" if v == "fp8" else "bf16" for v in x.mla_dtype])
                     emit(x, path, system, acc, backend, version, "decode" if phase == "generation" else "prefill",
                          "mla", label, flop, nbytes, prec, ctx, nh, 1 if phase == "generation" else nh, hd_label, 0,
                          x.mla_dtype.to_numpy(), x.kv_cache_dtype.to_numpy())
