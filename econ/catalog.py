@@ -263,10 +263,8 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
             for n, v in enumerate(raw[col].to_list()):
                 if v and v.lower() not in allowed:
                     problems.append(f"{name}, row {labels[n]}, column {col}: {v!r} not in {sorted(allowed)}")
-    if problems:
-        raise DataError(rules.format_problems(name, problems))
     df = pl.DataFrame(out)
-    problems = rules.row_problems(df, table, name, labels)  # plausible ranges, cross-column rules
+    problems += rules.row_problems(df, table, name, labels)  # plausible ranges, cross-column rules
     if problems:
         raise DataError(rules.format_problems(name, problems))
     if short in {"models", "facilities"}:
