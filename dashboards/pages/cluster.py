@@ -22,7 +22,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import fields, fmt, scenario_sidebar, sources, state, table  # noqa: E402
 from econ import cluster as cl  # noqa: E402
 from econ.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
 from econ.errors import EconError  # noqa: E402
@@ -42,10 +42,8 @@ SUMMARY_COLUMNS = ["cluster_gpus", "gpus_per_rack", "capex_total_usd", "capex_ac
                    "serving_batch_size", "serving_tokens_per_day", "revenue_per_year_usd", "opex_per_year_usd",
                    "payback_years"]
 
-POWER_BASIS_LABELS = {"all-in": "All-in IT (GPU + host + network share)", "tdp": "Board TDP",
-                      "typed": "Typed value (W per GPU)"}
-EFFICIENCY_LABELS = {"seed001": "Seed 001: MFU x scaling efficiency x goodput",
-                     "seed000": "Seed 000: MFU(G) = 0.62 - 0.02 log2 G"}
+POWER_BASIS_LABELS = {"all-in": "All-in IT", "tdp": "Board TDP", "typed": "Typed (W per GPU)"}
+EFFICIENCY_LABELS = {"seed001": "Seed 001 chain", "seed000": "Seed 000 curve"}
 DISPLAY_NAMES = {"realized_frac_of_peak": "realized_of_peak_frac"}
 
 
@@ -86,12 +84,20 @@ def budget_plan(token: str, hardware: str, model: str, kind: str, amount: float,
 
 
 def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height: int | str = "auto",
-               download: bool = True) -> None:
-    """A result frame as text cells in SI units (``econ.formatting.cell``); downloads keep the stored units."""
+               download: bool = True, static: bool = False) -> None:
+    """A result frame as text cells in SI units (``econ.formatting.cell``); downloads keep the stored units.
+
+    ``static``: a plain table that wraps its cells (no cut-off values on a phone), for a few rows.
+    """
     view = frame.select(columns) if columns else frame
     shown = view.rename({k: v for k, v in DISPLAY_NAMES.items() if k in view.columns})
-    text = pl.DataFrame({charts.title(c): [fmt.cell(c, v) for v in shown[c].to_list()] for c in shown.columns})
-    st.dataframe(text, hide_index=True, height=height, key=f"{key}.table")
+    labels = {"num_gpus": "Cluster GPUs", "per_gpu_power_w": "Power per GPU", "power_basis": "Power basis"}
+    text = pl.DataFrame({labels.get(c, charts.title(c)): [fmt.cell(c, v) for v in shown[c].to_list()]
+                         for c in shown.columns})
+    if static:
+        st.table(text.to_pandas().set_index(text.columns[0]))
+    else:
+        st.dataframe(text, hide_index=True, height=height, key=f"{key}.table")
     if download:
         table.downloads(view, key=key, name=name)
 
@@ -124,7 +130,7 @@ def inputs() -> tuple[object, str, float | None]:
                                 "1,024, 35% at 8,192 GPUs) x goodput (1 - overheads, Table 8: 77%).")
     scaling = None
     if model == "seed001":
-        auto = c[3].checkbox("Scaling efficiency from seed 001 Table 5", value=True, key="fl.scaling.auto")
+        auto = c[3].checkbox("Table 5 scaling", value=True, key="fl.scaling.auto")
         if not auto:
             scaling = c[3].number_input("Scaling efficiency (%)", min_value=1.0, max_value=100.0, value=50.0,
                                         step=5.0, key="fl.scaling") / 100.0
@@ -154,10 +160,18 @@ def inputs() -> tuple[object, str, float | None]:
     return power_basis, model, scaling
 
 
+def _grid(n: int, per_row: int = 3) -> list:
+    """``n`` metric slots, ``per_row`` to a row, so values such as "1.01 EFLOP/s" are not cut off at 1,440 px."""
+    slots = []
+    for start in range(0, n, per_row):
+        slots.extend(st.columns(per_row)[: min(per_row, n - start)])
+    return slots
+
+
 def kpis(row: dict, sc: Scenario) -> None:
     """Grouped headline numbers for the chosen cluster size."""
     st.markdown("**Capex and power**")
-    c = st.columns(5)
+    c = _grid(5)
     c[0].metric("Capex total", fmt.usd_millions(row["capex_total_usd"]), help="Accelerators (all-in) + facility")
     c[1].metric("Capex: IT equipment", fmt.usd_millions(row["capex_accelerators_usd"]),
                 help="Accelerators with their share of servers and network (all-in capex per accelerator)")
@@ -165,7 +179,7 @@ def kpis(row: dict, sc: Scenario) -> None:
     c[3].metric("IT power", fmt.megawatts(row["it_power_mw"]),
                 help=f"G x {fmt.watts(row['per_gpu_power_w'])} per GPU ({POWER_BASIS_LABELS.get(row['power_basis'])})")
     c[4].metric("Facility power", fmt.megawatts(row["facility_power_mw"]), help=f"IT power x PUE {sc.pue:.2f}")
-    c = st.columns(5)
+    c = _grid(5)
     c[0].metric("Annual energy", fmt.energy_mwh(row["annual_energy_mwh"]),
                 help=f"Facility power x 8,760 h x utilization {sc.utilization_frac:.0%}")
     c[1].metric("Annual energy cost", fmt.usd_millions(row["annual_energy_cost_usd"]))
@@ -177,14 +191,14 @@ def kpis(row: dict, sc: Scenario) -> None:
                 help=f"Rack power against the ~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit and the "
                      f"~{cl.AI_RACK_KW_PER_RACK:.0f} kW AI rack")
     st.markdown("**Compute, reliability, checkpoints, training**")
-    c = st.columns(5)
+    c = _grid(5)
     c[0].metric("Peak compute", fmt.flops(row["peak_flop_per_s"]), help=f"Dense {sc.training_precision.upper()}")
     c[1].metric("Realized compute", fmt.flops(row["realized_flop_per_s"]), help=row["efficiency_chain"])
     c[2].metric("Cluster MTBF", fmt.seconds(row["cluster_mtbf_h"] * 3600), help="MTBF per GPU / G")
     c[3].metric(f"P(failure in {row['failure_window_h']:g} h)", fmt.pct(row["prob_failure_in_window_frac"]),
                 help="1 - exp(-G t / MTBF)")
     c[4].metric("Effective % of peak", fmt.pct(row["realized_frac_of_peak"], 2), help=row["efficiency_chain"])
-    c = st.columns(5)
+    c = _grid(5)
     c[0].metric("Checkpoint size", fmt.bytes_(row["checkpoint_bytes"]), help="14 bytes per parameter")
     c[1].metric("Checkpoint write", fmt.seconds(row["checkpoint_write_s"]),
                 help=f"At {sc.checkpoint_write_gb_per_s:g} GB/s")
@@ -195,7 +209,7 @@ def kpis(row: dict, sc: Scenario) -> None:
     c[4].metric("Goodput", fmt.pct(row["goodput_frac"]), help="1 - (bubbles + checkpointing + recovery + maintenance)")
     st.markdown(f"**Serving at >= {sc.min_tokens_per_s_per_user:g} output tokens/s per user** (floor set on the "
                 "Hardware comparison page)")
-    c = st.columns(5)
+    c = _grid(5)
     c[0].metric("Output tokens per day", fmt.compact(row["serving_tokens_per_day"]),
                 help=f"Whole replicas x output tokens/s per GPU x utilization {sc.utilization_frac:.0%} x 86,400 s")
     ok = row["serving_gpus_per_replica"] is not None
@@ -216,17 +230,19 @@ def power_panel(cat, sc: Scenario, row: dict, power_basis) -> None:
     typed = power_basis if not isinstance(power_basis, str) else None
     frame = cl.power_table(sc.cluster_gpus, pue=sc.pue, gpus_per_rack=int(row["gpus_per_rack"]), tdp_w=hw["tdp_w"],
                            all_in_w=hw["all_in_power_w"], typed_w=typed)
-    frame = frame.with_columns(pl.col("power_basis").replace(POWER_BASIS_LABELS))
+    frame = frame.with_columns(pl.col("power_basis").replace(POWER_BASIS_LABELS)).drop("air_cooling_limit_kw",
+                                                                                        "ai_rack_kw")
     st.caption(f"{sc.cluster_gpus:,} x {hw['display_name']} at PUE {sc.pue:.2f} (sidebar): IT = G x power per GPU, "
                f"facility = IT x PUE; {int(row['gpus_per_rack'])} GPUs per rack against the "
                f"~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit and the ~{cl.AI_RACK_KW_PER_RACK:.0f} kW "
                "AI rack (seed 001).")
-    text_table(frame, key="fl.power", name=f"power-{sc.hardware}-{sc.cluster_gpus}")
+    text_table(frame, key="fl.power", name=f"power-{sc.hardware}-{sc.cluster_gpus}", static=True)
 
 
 def efficiency_panel(frame: pl.DataFrame, row: dict) -> None:
     """The chain for the chosen size and the scale curve."""
-    st.markdown(f"**{EFFICIENCY_LABELS[row['efficiency_model']]}** at {int(row['num_gpus']):,} GPUs: "
+    long = {"seed001": "Seed 001: MFU x scaling efficiency x goodput", "seed000": "Seed 000: MFU(G) = 0.62 - 0.02 log2 G"}
+    st.markdown(f"**{long[row['efficiency_model']]}** at {int(row['num_gpus']):,} GPUs: "
                 f"{row['efficiency_chain']}; realized {fmt.flops(row['realized_flop_per_s'])} of "
                 f"{fmt.flops(row['peak_flop_per_s'])} peak.")
     scale = frame.sort("num_gpus").unique("num_gpus", maintain_order=True)
@@ -268,8 +284,8 @@ def calculators_panel(cat, sc: Scenario) -> None:
     st.caption(f"{hw['display_name']}: scale-up {hw['scale_up_bandwidth_gb_per_s']:g} GB/s vs scale-out "
                f"{hw['scale_out_bandwidth_gb_per_s']:g} GB/s per GPU per direction; latencies ~1 us NVLink, ~5 us "
                "InfiniBand NDR (seed 001 Table 4). Checkpoint bandwidth, MTBF and window from the expander above.")
-    st.dataframe(pl.DataFrame({"Quantity": frame["quantity"], "Value": values, "Formula": frame["formula"]}),
-                 hide_index=True, key="fl.calc.table")
+    st.table(pl.DataFrame({"Quantity": frame["quantity"], "Value": values, "Formula": frame["formula"]})
+             .to_pandas().set_index("Quantity"))
     table.downloads(frame, key="fl.calc", name=f"fleet-numbers-{sc.hardware}-{sc.cluster_gpus}")
 
 
@@ -283,7 +299,7 @@ def capex_inputs(cat, sc: Scenario, key: str) -> cl.BuildoutPrices:
                                   "GB200 NVL72 physical infrastructure, $14.83M/MW. Default: liquid when the rack "
                                   "is above the ~30 kW air limit.")
     base = cl.buildout_prices(cat, sc.hardware, cooling=cooling)
-    use_all_in = c[1].checkbox("One all-in IT price per GPU", value=base.all_in_it_usd_per_gpu is not None,
+    use_all_in = c[1].checkbox("All-in IT price", value=base.all_in_it_usd_per_gpu is not None,
                                key=f"{key}.allin.on", help="Replace the IT items with one price (seed 004: H100 "
                                                            "~$45,000 incl. networking and infrastructure)")
     overrides = {}
@@ -310,10 +326,10 @@ def capex_inputs(cat, sc: Scenario, key: str) -> cl.BuildoutPrices:
 def capex_panel(cat, sc: Scenario, row: dict) -> cl.BuildoutPrices:
     """Itemized build-out capex of this cluster, each unit price sourced and adjustable."""
     prices = capex_inputs(cat, sc, "fl.capex")
-    frame = cl.buildout_capex(scale_ladder(sc.cluster_gpus)[:1] + [1024, 16_384, 100_000], prices,
+    frame = cl.buildout_capex([int(sc.cluster_gpus), 1024, 16_384, 100_000], prices,
                               it_power_w_per_gpu=row["per_gpu_power_w"])
     one = frame.row(0, named=True)
-    c = st.columns(5)
+    c = _grid(5)
     c[0].metric("Build-out capex", fmt.usd(one["capex_total_usd"]), help="IT items + facility")
     c[1].metric("IT capex", fmt.usd(one["capex_it_usd"]))
     c[2].metric("Facility capex", fmt.usd(one["capex_facility_usd"]),
@@ -325,7 +341,18 @@ def capex_panel(cat, sc: Scenario, row: dict) -> cl.BuildoutPrices:
                "$36k 64-port NDR switch, ~$1,280 per link; Bernstein 2025: storage ~$20k per 72-GPU rack; facility "
                "$/MW by cooling class). Network: non-blocking rail-optimized fat tree, (2t - 1) / radix switches and "
                "t links per GPU for t tiers. The rows below add 1,024, 16,384 and 100,000 GPUs for scale.")
-    text_table(frame, key="fl.capex", name=f"buildout-{sc.hardware}")
+    frame = frame.unique("num_gpus", maintain_order=True)
+    items = [("network_tiers", "Scale-out fabric tiers"), ("capex_accelerators_usd", "Accelerators"),
+             ("capex_servers_usd", "Servers (host share, NICs)"), ("capex_network_switches_usd", "Network: switches"),
+             ("capex_network_links_usd", "Network: optics and cables"), ("capex_storage_usd", "Storage"),
+             ("capex_it_all_in_usd", "IT at one all-in price"), ("capex_it_usd", "IT total"),
+             ("it_power_mw", "IT power"), ("capex_facility_usd", "Facility"), ("capex_total_usd", "Total"),
+             ("it_capex_per_gpu_usd", "IT per GPU"), ("all_in_capex_per_gpu_usd", "All-in per GPU")]
+    body = {"Item": [label for _, label in items]}
+    for r in frame.iter_rows(named=True):
+        body[f"{r['num_gpus']:,} GPUs"] = [fmt.cell(c, r[c]) for c, _ in items]
+    st.table(pl.DataFrame(body).to_pandas().set_index("Item"))
+    table.downloads(frame, key="fl.capex", name=f"buildout-{sc.hardware}")
     return prices
 
 
@@ -350,19 +377,21 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
                             e.usd_per_kwh, e.utilization_frac, dataclasses.astuple(prices), _prices=prices,
                             _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
         return
     r = frame.row(0, named=True)
-    c = st.columns(5)
+    c = _grid(6)
     c[0].metric("Budget buys", f"{fmt.count(r['num_gpus'])} GPUs", help=r["budget"])
-    c[1].metric("Budget: IT / facility power", f"{fmt.megawatts(r['it_power_mw'])} / "
-                                               f"{fmt.megawatts(r['facility_power_mw'])}")
-    c[2].metric("Budget: racks", fmt.count(r["rack_count"]), help=f"{fmt.watts(r['rack_power_kw'] * 1e3)} per rack, "
+    c[1].metric("Budget: IT power", fmt.megawatts(r["it_power_mw"]),
+                help=f"{fmt.watts(r['per_gpu_power_w'])} per GPU")
+    c[2].metric("Budget: facility power", fmt.megawatts(r["facility_power_mw"]), help="IT x PUE")
+    c[3].metric("Budget: racks", fmt.count(r["rack_count"]), help=f"{fmt.watts(r['rack_power_kw'] * 1e3)} per rack, "
                                                                   f"{r['rack_cooling']}")
-    c[3].metric("Budget: capex", fmt.usd(r["capex_total_usd"]))
-    c[4].metric("Budget: training compute", fmt.flops(r["realized_flop_per_s"]),
+    c[4].metric("Budget: capex", fmt.usd(r["capex_total_usd"]),
+                help=f"IT {fmt.usd(r['capex_it_usd'])} + facility {fmt.usd(r['capex_facility_usd'])}")
+    c[5].metric("Budget: training compute", fmt.flops(r["realized_flop_per_s"]),
                 help=f"{fmt.pct(r['realized_frac_of_peak'], 2)} of {fmt.flops(r['peak_flop_per_s'])} peak")
-    c = st.columns(5)
+    c = _grid(5)
     c[0].metric("Budget: output tokens per day", fmt.compact(r["serving_tokens_per_day"]),
                 help=f"{cat.model(sc.model)['display_name']} at >= {sc.min_tokens_per_s_per_user:g} tokens/s per user, "
                      f"utilization {sc.utilization_frac:.0%} (engine: econ.cluster.serving_rate)")
@@ -381,9 +410,7 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
     m = cat.model(sc.model)
     c = st.columns(4)
     mode = c[0].selectbox("Goodput", ["budget", "derived", "none"], key="fl.train.goodput",
-                          format_func={"budget": "The model's overhead budget",
-                                       "derived": "Derived: checkpoints + failures (Young)",
-                                       "none": "None"}.get,
+                          format_func={"budget": "Model budget", "derived": "Derived (Young)", "none": "None"}.get,
                           help="Derived: 1 - bubbles 5% - maintenance 5% - (checkpoint write / interval + "
                                "(interval / 2 + restart) / MTBF) at Young's interval sqrt(2 x write x MTBF)")
     price = c[1].number_input("$ per GPU-hour", 0.0, 1e4, float(round(row["usd_per_gpu_hour_training"], 2)), 0.25,
@@ -396,10 +423,10 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
             scaling_efficiency=scaling, goodput=mode, params_for_checkpoint=m["total_params"],
             checkpoint_write_bytes_per_s=sc.checkpoint_write_gb_per_s * 1e9, mtbf_h_per_gpu=sc.mtbf_h_per_gpu)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
         return
     r = run.row(0, named=True)
-    c = st.columns(5)
+    c = _grid(5)
     c[0].metric("Run: wall clock", fmt.days(r["training_days"]),
                 help=f"6 x {fmt.compact(m['active_matmul_params'])} active params x "
                      f"{fmt.compact(sc.training_tokens)} tokens = {fmt.flop(r['training_flop'])} at "
@@ -425,14 +452,14 @@ def render() -> None:
     cat_in_use = state.catalog_in_use()
     cat = cat_in_use.catalog
     st.title("Cluster and fleet planner")
-    st.caption(f"{safe_text.md(cat.accelerator(sc.hardware)['display_name'])} (accelerator from the sidebar); model "
-               f"{safe_text.md(cat.model(sc.model)['display_name'])} for checkpoints, training and serving.")
+    st.caption(f"{cat.accelerator(sc.hardware)['display_name']} (accelerator from the sidebar); model "
+               f"{cat.model(sc.model)['display_name']} for checkpoints, training and serving.")
     power_basis, efficiency_model, scaling = inputs()
     sc = state.scenario()
     try:
         frame = plan(cat_in_use.token, sc, power_basis, efficiency_model, scaling, _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
         return
     row = frame.row(0, named=True)
     note = plan_status(row)
