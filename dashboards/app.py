@@ -1,4 +1,11 @@
-"""econ dashboard: ``streamlit run dashboards/app.py``.
+"""econ dashboard: ``streamlit run streamlit_app.py`` (``bash scripts/dashboard.sh``).
+
+The entry point is the repository's ``streamlit_app.py``, which calls :func:`main`. Not this file:
+Streamlit treats a ``pages/`` folder beside the main script as an old-style (v1) multipage app, and
+on a fresh server its first run resolves the URL against that folder before ``st.navigation`` takes
+over, so a deep link (``/hardware-comparison``) popped up "Page not found" (streamlit#9624).
+``streamlit run dashboards/app.py`` still works (the ``__main__`` guard), with that pop-up on a
+server's first deep link.
 
 A multipage app with one shared sidebar (the scenario). Pages are discovered in ``dashboards/pages/``:
 each module defines ``TITLE``, ``ICON`` and ``ORDER`` and either a ``render()`` function or is a
@@ -82,11 +89,28 @@ def to_page(spec: PageSpec, default: bool) -> st.Page:
     return st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=default)
 
 
+STYLE = """<style>
+/* KPI tiles: values and labels wrap instead of being cut ("1.01 EFLO..."), and scale with the window */
+[data-testid="stMetricValue"] { font-size: clamp(1.3rem, 0.9rem + 1.1vw, 2.1rem); }
+[data-testid="stMetricValue"] > div { white-space: normal; overflow: visible; text-overflow: clip;
+  overflow-wrap: anywhere; line-height: 1.2; }
+[data-testid="stMetricLabel"] p, [data-testid="stMetricLabel"] div { white-space: normal; overflow: visible;
+  text-overflow: clip; }
+/* wide charts scroll sideways on a phone instead of being cut at the screen's edge */
+[data-testid="stVegaLiteChart"] { overflow-x: auto; }
+</style>"""
+"""Page CSS (sent once per run with ``st.html``): presentation only."""
+
+
 def main() -> None:
+    """Draw the app: page config, navigation, the shared sidebar, then the page in view."""
     st.set_page_config(page_title="econ: LLM inference economics", page_icon=":material/calculate:", layout="wide")
+    st.html(STYLE)
     specs = discover()
     pages = [to_page(s, i == 0) for i, s in enumerate(specs)]
     nav = st.navigation(pages)
+    shown = next((s for s, p in zip(specs, pages) if p is nav), specs[0])
+    state.set_page(shown.path.stem)  # page-local widget values follow the page in view
     st.session_state[state.APP_FLAG] = True  # pages use this run's sidebar instead of drawing their own
     try:
         scenario_sidebar.show("sidebar")
@@ -98,4 +122,5 @@ def main() -> None:
                        "the Assumptions page.")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -206,12 +206,44 @@ def _y(column, *, log=False):
                  axis=alt.Axis(format=fmt, labelOverlap=True, titleLimit=260))
 
 
+def top_series(frame: pl.DataFrame, series: str, *, n: int = MAX_SERIES, min_tokens_per_s_per_user: float = 0.0,
+               cost: str | None = None, speed: str = "tokens_per_s_per_user") -> list:
+    """The ``n`` most relevant series of a frontier frame, best first: cheapest at the speed floor.
+
+    Relevance, in order: the lowest cost (``cost``, default the first of ``usd_per_m_output_tokens_all_in`` /
+    ``usd_per_m_output_tokens`` / ``usd_per_m_blended_tokens`` present) among the series' points at or above
+    ``min_tokens_per_s_per_user``; series with no such point follow, by their highest ``speed``. So a
+    chart keeps H200 and MI300X rather than the first eight names in alphabetical order.
+
+    Parameters
+    ----------
+    frame : pl.DataFrame
+        One row per point, with the ``series`` column.
+    series : str
+        The column naming a line (``hardware``, ``series``).
+    """
+    if frame.height == 0 or series not in frame.columns:
+        return []
+    if cost is None:
+        cost = next((c for c in ("usd_per_m_output_tokens_all_in", "usd_per_m_output_tokens",
+                                 "usd_per_m_blended_tokens") if c in frame.columns), None)
+    if cost is None or speed not in frame.columns:
+        return frame[series].unique(maintain_order=True).to_list()[:n]
+    ok = pl.col(speed) >= min_tokens_per_s_per_user
+    ranked = (frame.group_by(series, maintain_order=True)
+              .agg(pl.col(cost).filter(ok).min().alias("_best"), pl.col(speed).max().alias("_fastest"))
+              .sort([pl.col("_best").is_null(), "_best", pl.col("_fastest")], descending=[False, False, True],
+                    nulls_last=True))
+    return ranked[series].to_list()[:n]
+
+
 # ---------------------------------------------------------------------------------------------
 # Cost explorer
 # ---------------------------------------------------------------------------------------------
 
 def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float | None,
-                      selected_batch: int | None = None, width: int = 400, height: int = 280) -> alt.HConcatChart:
+                      selected_batch: int | None = None, selected_row: dict | None = None, width: int = 400,
+                      height: int = 280) -> alt.HConcatChart:
     """$/M output tokens and output tokens/s per GPU against batch size (log axis), with the two walls.
 
     Parameters
@@ -223,7 +255,10 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
     sweet_spot : float or None
         Memory/compute crossover batch; None = decode never turns compute-bound (no rule).
     selected_batch : int, optional
-        The batch the KPIs use: a highlighted point.
+        The batch the KPIs use: a highlighted point (when that batch is a row of ``curve``).
+    selected_row : dict, optional
+        The KPIs' own result row (``cost_table(...).row(0, named=True)``): its point is marked where it
+        is, on the curve's grid or not (the sweet-spot batch usually is not).
     """
     cols = ["batch_size", "usd_per_m_output_tokens", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user",
             "tpot_s", "binding_wall"]
@@ -235,6 +270,16 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
         rules.append({"batch_size": float(sweet_spot),
                       "label": f"Memory/compute crossover: {sweet_spot:,.0f} sequences"})
     rules_df = pl.DataFrame(rules).to_pandas()
+    if selected_row is not None and selected_row.get("feasible", True) and all(
+            selected_row.get(c) is not None for c in cols):
+        sel = _scaled(pl.DataFrame([{c: selected_row[c] for c in cols}], schema=curve.select(cols).schema), cols)
+        sel = sel.to_pandas()
+    elif selected_batch is not None:
+        sel = data[data["batch_size"] == selected_batch]
+    else:
+        sel = data.iloc[:0]
+    if len(sel):  # the axis reaches the marked point
+        domain = [min(domain[0], float(sel["batch_size"].min())), max(domain[1], float(sel["batch_size"].max()) * 1.3)]
     rule_colour = alt.Color("label:N", title="Markers", sort=[r["label"] for r in rules],
                             scale=alt.Scale(domain=[r["label"] for r in rules],
                                             range=[OKABE_ITO[5], OKABE_ITO[2]][:len(rules)]),
@@ -248,11 +293,9 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
             x=alt.X("batch_size:Q"), color=rule_colour,
             tooltip=[alt.Tooltip("label:N", title="Marker")])
         layers = [line, rule]
-        if selected_batch is not None:
-            sel = data[data["batch_size"] == selected_batch]
-            if len(sel):
-                layers.append(alt.Chart(sel).mark_point(size=140, filled=True, color="#000000", shape="diamond")
-                              .encode(x="batch_size:Q", y=f"{y_col}:Q", tooltip=tooltip(cols)))
+        if len(sel):
+            layers.append(alt.Chart(sel).mark_point(size=140, filled=True, color="#000000", shape="diamond")
+                          .encode(x="batch_size:Q", y=f"{y_col}:Q", tooltip=tooltip(cols)))
         return alt.layer(*layers).properties(width=width, height=height, title=title(y_col) + " vs batch size")
 
     return alt.hconcat(panel("usd_per_m_output_tokens", OKABE_ITO[0], True),
@@ -283,13 +326,16 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
                           .replace(COST_PART_TITLES))
             .filter(pl.col("usd_per_m_tokens") > 0))
     order = ranked["hardware"].to_list()
-    shown = [COST_PART_TITLES[p] for p in parts]
+    present = set(long["cost_part"].to_list())
+    drawn = [p for p in parts if COST_PART_TITLES[p] in present]  # no legend entry without a bar
+    shown = [COST_PART_TITLES[p] for p in drawn]
     return alt.Chart(long.to_pandas()).mark_bar(height={"band": 0.8}).encode(
-        y=alt.Y("hardware:N", sort=order, title=title("hardware"), axis=alt.Axis(labelLimit=220)),
-        x=alt.X("sum(usd_per_m_tokens):Q", title=objective_title, axis=alt.Axis(format="$,.3f")),
+        y=alt.Y("hardware:N", sort=order, title=title("hardware"), axis=alt.Axis(labelLimit=0)),
+        x=alt.X("sum(usd_per_m_tokens):Q", title=objective_title,
+                axis=alt.Axis(format="$,.3~f", titleLimit=0, labelOverlap=True)),
         color=alt.Color("cost_part:N", title=title("cost_part"),
-                        scale=alt.Scale(domain=shown, range=[COST_PART_COLOURS[p] for p in parts]),
-                        legend=alt.Legend(orient="bottom")),
+                        scale=alt.Scale(domain=shown, range=[COST_PART_COLOURS[p] for p in drawn]),
+                        legend=alt.Legend(orient="bottom", labelLimit=0, columns=3)),
         order=alt.Order("cost_part:N"),
         tooltip=tooltip(["hardware", "cost_part", "usd_per_m_tokens", "usd_per_m_output_tokens",
                          "usd_per_m_input_tokens", "precision", "num_gpus", "batch_size", "binding_wall",
@@ -302,11 +348,12 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
                    width: int = 640, height: int = 360) -> alt.LayerChart:
     """Output tokens/s per GPU against tokens/s per user, one line per accelerator (InferenceMAX style).
 
-    At most :data:`MAX_SERIES` accelerators are drawn (one Okabe-Ito colour each); the caller picks them.
+    At most :data:`MAX_SERIES` accelerators are drawn (one Okabe-Ito colour each): the ones the caller
+    passed, else the :func:`top_series` by cost at the floor, never the first ones alphabetically.
     """
     cols = ["display_name", "hardware", "precision", "num_gpus", "batch_size", "tokens_per_s_per_user",
             "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens", "binding_wall"]
-    hw = frontier["hardware"].unique(maintain_order=True).to_list()[:MAX_SERIES]
+    hw = top_series(frontier, "hardware", min_tokens_per_s_per_user=min_tokens_per_s_per_user or 0.0)
     data = frontier.filter(pl.col("hardware").is_in(hw)).select(cols).to_pandas()
     colour = alt.Color("hardware:N", title=title("hardware"), sort=hw,
                        scale=alt.Scale(domain=hw, range=list(OKABE_ITO[:len(hw)])),

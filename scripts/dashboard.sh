@@ -11,4 +11,4 @@ headless=()
 # No display (a server, a container): serve without trying to open a browser.
 if [ -z "${DISPLAY:-}" ] && [ "$(uname)" != "Darwin" ]; then headless=(--server.headless true); fi
 echo "econ dashboard: http://localhost:${PORT:-8501}"
-exec .venv/bin/streamlit run dashboards/app.py --server.port "${PORT:-8501}" --browser.gatherUsageStats false "${headless[@]}" "$@"
+exec .venv/bin/streamlit run streamlit_app.py --server.port "${PORT:-8501}" --browser.gatherUsageStats false "${headless[@]}" "$@"

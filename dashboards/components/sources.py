@@ -63,6 +63,87 @@ def catalog_rows(catalog, *, model: str | None = None, hardware=None, region: st
     return pl.concat(frames)
 
 
+# How an assumption reads on a page: display unit and the factor from the stored SI value (0.6 -> 60 %).
+_PERCENT = ("%", 100.0)
+_DISPLAY_UNITS: dict[str, tuple[str, float]] = {
+    "s": ("ms", 1e3), "USD/kWh": ("$/kWh", 1.0), "USD/MW": ("$M per MW of IT load", 1e-6),
+    "1/year": ("% per year", 100.0), "years": ("years", 1.0), "tokens": ("tokens", 1.0), "bytes": ("bytes", 1.0),
+    "ratio": ("", 1.0), "input per output token": ("input tokens per output token", 1.0),
+}
+_FIELD_UNITS: dict[str, tuple[str, float]] = {  # where the unit's default scale reads badly
+    "scale_up_latency_s": ("\u00b5s", 1e6), "scale_out_latency_s": ("\u00b5s", 1e6),
+}
+_GROUP_TITLES = {"performance": "Performance", "economics": "Economics"}
+_CHOICE_TITLES = {("basis", "owned"): "Owned (TCO)", ("basis", "rental"): "Rented (market rate)"}
+
+
+def display_unit(field: str) -> tuple[str, float]:
+    """(unit shown, factor from the stored value) of an assumption: fractions in %, seconds in ms or us."""
+    from econ.scenario import SPECS
+
+    if field in _FIELD_UNITS:
+        return _FIELD_UNITS[field]
+    spec = SPECS.get(field)
+    unit = spec.unit if spec is not None else ""
+    if unit == "" and (field.endswith("_frac") or field.startswith("eta_") or spec is not None and spec.kind == "float"
+                       and spec.hi is not None and spec.hi <= 1.0):
+        return _PERCENT
+    return _DISPLAY_UNITS.get(unit, (unit, 1.0))
+
+
+def label(field: str) -> str:
+    """The human name of an assumption (``eta_bw`` -> "HBM bandwidth efficiency")."""
+    from econ.scenario import SPECS
+
+    from dashboards.charts import title
+
+    spec = SPECS.get(field)
+    return spec.label if spec is not None and spec.label else title(field)
+
+
+def display_value(field: str, value) -> str:
+    """An assumption's value as an analyst reads it: ``60%``, ``1.50 ms``, ``$11.7M per MW of IT load``."""
+    from econ import formatting as f
+
+    if value is None:
+        return f.MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return _CHOICE_TITLES.get((field, value), value)
+    unit, scale = display_unit(field)
+    if field == "input_output_mix":
+        return f"{f.text(value)}:1 input:output"
+    if unit == "%":
+        return f.pct(value, 1 if abs(value * 100 - round(value * 100)) > 1e-9 else 0)
+    if unit == "% per year":
+        return f"{f.pct(value)} per year"
+    if unit == "$/kWh":
+        return f"${f.sig(value, 3)}/kWh"
+    if field == "usd_per_kwh":
+        return f"${f.sig(value, 3)}/kWh"
+    shown = f.text(float(value) * scale) if isinstance(value, float) else f.text(value)
+    if unit.startswith("$M"):
+        return f"${shown}M" + unit[2:]
+    return f"{shown} {unit}".strip()
+
+
+def human_frame(assumptions, economics) -> pl.DataFrame:
+    """Every assumption for a page: group, human name, value with its unit, source (no raw identifiers).
+
+    Downloads keep :func:`econ.assumptions.assumptions_frame` (stored names and values).
+    """
+    raw = assumptions_frame(assumptions, economics)
+    values = {**{k: getattr(assumptions, k) for k in raw.filter(pl.col("group") == "performance")["name"]},
+              **{k: getattr(economics, k) for k in raw.filter(pl.col("group") == "economics")["name"]}}
+    return pl.DataFrame({
+        "group": [_GROUP_TITLES.get(g, g.capitalize()) for g in raw["group"]],
+        "assumption": [label(n) for n in raw["name"]],
+        "value": [display_value(n, values[n]) for n in raw["name"]],
+        "source": raw["source"].to_list(),
+    }, schema={"group": pl.String, "assumption": pl.String, "value": pl.String, "source": pl.String})
+
+
 def export_frame(catalog, assumptions, economics, *, model=None, hardware=None, region=None) -> pl.DataFrame:
     """Assumptions (group, name, value, source) plus one row per catalog row used (its ``as_of`` and source)."""
     frame = assumptions_frame(assumptions, economics)
@@ -70,6 +151,18 @@ def export_frame(catalog, assumptions, economics, *, model=None, hardware=None, 
     used = rows.select(pl.format("catalog: {}", pl.col("table")).alias("group"), pl.col("id").alias("name"),
                        pl.format("as of {}", pl.col("as_of")).alias("value"), "source")
     return pl.concat([frame, used], how="vertical_relaxed")
+
+
+def show_assumptions(assumptions, economics, *, key: str, group: str | None = None, height="auto") -> None:
+    """The assumptions as a read-only table with human names, formatted values and sources."""
+    frame = human_frame(assumptions, economics)
+    if group:
+        frame = frame.filter(pl.col("group") == _GROUP_TITLES.get(group, group)).drop("group")
+    st.dataframe(frame, hide_index=True, key=key, height=height, placeholder="\u2013",
+                 column_config={"group": st.column_config.TextColumn("Group"),
+                                "assumption": st.column_config.TextColumn("Assumption"),
+                                "value": st.column_config.TextColumn("Value"),
+                                "source": st.column_config.TextColumn("Source", width="large")})
 
 
 def show(catalog, assumptions, economics, *, key: str, model=None, hardware=None, region=None,
@@ -80,14 +173,9 @@ def show(catalog, assumptions, economics, *, key: str, model=None, hardware=None
     -------
     pl.DataFrame of :func:`export_frame` (for the downloads).
     """
-    frame = assumptions_frame(assumptions, economics)
     with st.expander("Assumptions and sources", expanded=expanded):
         st.caption("Efficiency factors are edited on the Assumptions page; economics in the sidebar.")
-        st.dataframe(frame, hide_index=True, key=f"{key}.assumptions",
-                     column_config={"group": st.column_config.TextColumn("Group"),
-                                    "name": st.column_config.TextColumn("Assumption"),
-                                    "value": st.column_config.TextColumn("Value"),
-                                    "source": st.column_config.TextColumn("Source", width="large")})
+        show_assumptions(assumptions, economics, key=f"{key}.assumptions")
         rows = catalog_rows(catalog, model=model, hardware=hardware, region=region)
         if rows.height:
             st.markdown("**Catalog rows used**")

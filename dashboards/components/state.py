@@ -9,6 +9,12 @@
   become warnings and defaults).
 - Widgets bound to scenario fields use the key ``sc.<field>``; Streamlit drops a widget's state when
   its page is not shown, so the canonical value is kept outside the widget and re-seeded from it.
+- A widget's value belongs to its page unless the field is shared (:data:`SHARED_FIELDS`: the
+  sidebar's scenario and the efficiency factors of the Assumptions page). A page-local field set on one
+  page (say the tokens/s-per-user floor on Hardware comparison) is kept in that page's overlay and
+  never changes another page (the optimizer's SLO, the Cluster page's serving floor), which read the
+  base scenario (defaults, the link or the loaded file) plus their own overlay. The URL holds the
+  scenario of the page in view.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
+from econ.assumptions import Assumptions, Economics
 from econ.catalog import TABLES, Catalog, load_catalog
 from econ.scenario import SCENARIO_FIELDS, Scenario, from_mapping
 
@@ -30,6 +37,23 @@ WARNINGS_KEY = "_econ_warnings"
 CATALOG_KEY = "_econ_catalog_override"
 APP_FLAG = "_econ_app_sidebar"
 WIDGET_PREFIX = "sc."
+LOCAL_KEY = "_econ_page_overrides"
+PAGE_KEY = "_econ_page"
+OWNER_KEY = "_econ_widget_owner"
+
+SIDEBAR_FIELDS: frozenset[str] = frozenset({
+    "model", "hardware", "precision", "input_len", "output_len", "region", "usd_per_kwh", "pue", "basis",
+    "cost_of_capital_frac", "accelerator_life_years", "facility_life_years", "build_usd_per_mw_it",
+    "opex_frac_of_capex_per_year", "utilization_frac", "input_output_mix", "cache_hit_frac",
+    "cached_input_cost_frac",
+})
+"""Scenario fields drawn by the shared sidebar (``scenario_sidebar.show``)."""
+
+SHARED_FIELDS: frozenset[str] = (SIDEBAR_FIELDS | {f for f in SCENARIO_FIELDS if f in Assumptions.__dataclass_fields__}
+                                 | {f for f in SCENARIO_FIELDS if f in Economics.__dataclass_fields__})
+"""Fields whose widgets change every page: the sidebar's, and the efficiency factors and economics
+(edited on the Assumptions page, which applies them app-wide). Every other scenario field is
+page-local: a widget on one page never changes another page."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +128,7 @@ def apply_catalog(new: CatalogInUse | None) -> None:
         st.session_state.pop(CATALOG_KEY, None)
     else:
         st.session_state[CATALOG_KEY] = new
-    sc, warnings = from_mapping({}, catalog(), base=scenario())
+    sc, warnings = from_mapping({}, catalog(), base=base_scenario())
     set_scenario(sc, warnings)
 
 
@@ -112,8 +136,31 @@ def apply_catalog(new: CatalogInUse | None) -> None:
 # scenario
 # ---------------------------------------------------------------------------------------------
 
-def scenario() -> Scenario:
-    """The session's scenario; on the first run, read from the URL query string."""
+def set_page(page_id: str) -> None:
+    """Name the page this run draws (``app.py`` calls it before the sidebar); page-local fields follow it."""
+    st.session_state[PAGE_KEY] = page_id
+
+
+def page_id() -> str:
+    """The page this run draws: set by ``app.py``, else (a page run on its own) the script's file name."""
+    page = st.session_state.get(PAGE_KEY)
+    if page and st.session_state.get(APP_FLAG):
+        return page
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+        ctx = get_script_run_ctx()
+        return Path(ctx.main_script_path).stem if ctx is not None else "main"
+    except Exception:  # noqa: BLE001 - outside a script run
+        return "main"
+
+
+def is_shared(field: str) -> bool:
+    """True when ``field`` belongs to every page (sidebar, efficiency factors, economics)."""
+    return field in SHARED_FIELDS
+
+
+def base_scenario() -> Scenario:
+    """The scenario every page starts from (defaults, the link or the loaded file), before page overrides."""
     if SCENARIO_KEY not in st.session_state:
         sc, warnings = from_mapping({k: st.query_params.get_all(k) for k in st.query_params}, catalog())
         st.session_state[SCENARIO_KEY] = sc
@@ -121,21 +168,50 @@ def scenario() -> Scenario:
     return st.session_state[SCENARIO_KEY]
 
 
+def page_overrides(page: str | None = None) -> dict:
+    """The page-local fields a page's widgets have set (field -> value)."""
+    return dict(st.session_state.get(LOCAL_KEY, {}).get(page or page_id(), {}))
+
+
+def scenario() -> Scenario:
+    """The scenario of the page in view: the base scenario plus this page's own widget values.
+
+    On the first run of a session the base is read from the URL query string.
+    """
+    base = base_scenario()
+    local = st.session_state.get(LOCAL_KEY, {}).get(page_id())
+    return replace(base, **local) if local else base
+
+
 def set_scenario(sc: Scenario, warnings: list[str] | None = None) -> None:
-    """Replace the whole scenario (file load, reset, catalog change): widgets re-seed from it."""
+    """Replace the whole scenario (file load, reset, catalog change): every page and widget re-seeds from it."""
     st.session_state[SCENARIO_KEY] = sc
     st.session_state[WARNINGS_KEY] = list(warnings or [])
+    st.session_state[LOCAL_KEY] = {}
+    st.session_state[OWNER_KEY] = {}
     for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(WIDGET_PREFIX)]:
         del st.session_state[k]
 
 
 def update(**changes) -> Scenario:
-    """Change some fields of the scenario (from widgets); returns the new scenario."""
+    """Change some fields (from widgets): shared fields for every page, the others for this page only.
+
+    Returns the scenario of the page in view.
+    """
     sc = scenario()
-    if any(getattr(sc, k) != v for k, v in changes.items()):
-        sc = replace(sc, **changes)
-        st.session_state[SCENARIO_KEY] = sc
-        sync_url(sc)
+    changed = {k: v for k, v in changes.items() if getattr(sc, k) != v}
+    if not changed:
+        return sc
+    shared = {k: v for k, v in changed.items() if is_shared(k)}
+    local = {k: v for k, v in changed.items() if not is_shared(k)}
+    if shared:
+        st.session_state[SCENARIO_KEY] = replace(base_scenario(), **shared)
+    if local:
+        pages = dict(st.session_state.get(LOCAL_KEY, {}))
+        pages[page_id()] = {**pages.get(page_id(), {}), **local}
+        st.session_state[LOCAL_KEY] = pages
+    sc = scenario()
+    sync_url(sc)
     return sc
 
 
@@ -158,10 +234,17 @@ def widget_key(field: str) -> str:
 
 
 def seed(field: str, value) -> str:
-    """Make sure the widget bound to ``field`` starts from ``value``; returns its key."""
+    """Make sure the widget bound to ``field`` starts from ``value``; returns its key.
+
+    A page-local field's widget is re-seeded when its key was last drawn by another page, so a value
+    never carries over from one page's widget to another's.
+    """
     key = widget_key(field)
-    if key not in st.session_state:
+    owners = st.session_state.setdefault(OWNER_KEY, {})
+    owner = None if is_shared(field.split(".", 1)[0]) else page_id()
+    if key not in st.session_state or owners.get(key) != owner:
         st.session_state[key] = value
+        owners[key] = owner
     return key
 
 
@@ -171,5 +254,6 @@ def cache_token(cat_in_use: CatalogInUse | None = None) -> str:
 
 
 __all__ = ["CatalogInUse", "catalog", "catalog_in_use", "build_catalog", "apply_catalog", "raw_table", "scenario",
-           "set_scenario", "update", "pop_warnings", "sync_url", "widget_key", "seed", "cache_token", "data_dir",
-           "SCENARIO_FIELDS", "APP_FLAG"]
+           "base_scenario", "page_overrides", "set_page", "page_id", "is_shared", "set_scenario", "update",
+           "pop_warnings", "sync_url", "widget_key", "seed", "cache_token", "data_dir", "SCENARIO_FIELDS",
+           "SHARED_FIELDS", "SIDEBAR_FIELDS", "APP_FLAG"]

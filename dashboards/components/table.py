@@ -13,6 +13,10 @@ import polars as pl
 import streamlit as st
 
 from dashboards.charts import COLUMNS, title
+from econ.formatting import MISSING
+
+PLACEHOLDER = MISSING
+"""What an empty cell shows in every table (``st.dataframe(placeholder=...)``): "–", never "None"."""
 
 
 def column_config(frame: pl.DataFrame) -> dict:
@@ -64,7 +68,7 @@ def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions:
     """
     view = frame.select(columns) if columns else frame
     st.dataframe(display_frame(view), column_config=column_config(view), hide_index=True, height=height,
-                 key=f"{key}.table")
+                 key=f"{key}.table", placeholder=PLACEHOLDER)
     if caption:
         st.caption(caption)
     downloads(view if download_frame is None else download_frame, key=key, name=name, assumptions=assumptions,

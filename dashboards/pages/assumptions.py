@@ -21,7 +21,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards.charts import title  # noqa: E402
-from dashboards.components import fields, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.assumptions import ASSUMPTION_SOURCES, Assumptions, assumptions_frame  # noqa: E402
 from econ.catalog import TABLES, validate_table  # noqa: E402
 from econ.errors import DataError  # noqa: E402
@@ -46,27 +46,36 @@ def _bump(name: str) -> None:
 
 
 def efficiency_frame(sc: Scenario) -> pl.DataFrame:
-    """One row per efficiency factor: name, value, unit, valid range, source."""
+    """One row per efficiency factor: field (hidden), name, value in its display unit, unit, valid range, source.
+
+    Fractions show in % (0.6 -> 60), step overheads in ms and hop latencies in us
+    (:func:`dashboards.components.sources.display_unit`); :func:`check_efficiency` converts back.
+    """
     rows = []
     for f in EFFICIENCY_FIELDS:
         spec = SPECS[f]
-        rows.append({"field": f, "label": spec.label, "value": float(getattr(sc, f)), "unit": spec.unit,
-                     "range": f"[{spec.lo:g}, {spec.hi:g}]", "source": ASSUMPTION_SOURCES.get(f, "")})
+        unit, scale = sources.display_unit(f)
+        rows.append({"field": f, "label": sources.label(f), "value": float(getattr(sc, f)) * scale, "unit": unit,
+                     "range": f"{fmt.text(spec.lo * scale)} to {fmt.text(spec.hi * scale)}",
+                     "source": ASSUMPTION_SOURCES.get(f, "")})
     return pl.DataFrame(rows)
 
 
 def check_efficiency(edited: pl.DataFrame) -> tuple[dict, list[str]]:
-    """Valid changes and one message per invalid row (row label, value, range)."""
+    """Valid changes (stored units) and one message per invalid row (assumption, value, range, unit)."""
     changes, errors = {}, []
     for f, label, v in edited.select("field", "label", "value").rows():
         spec = SPECS[f]
-        if v is None or not (spec.lo <= v <= spec.hi):
-            errors.append(f"row {label!r} (`{f}`), column value: {v!r} is outside [{spec.lo:g}, {spec.hi:g}] "
-                          f"{spec.unit}".rstrip())
+        unit, scale = sources.display_unit(f)
+        lo, hi = spec.lo * scale, spec.hi * scale
+        if v is None or not (lo * (1 - 1e-12) <= v <= hi * (1 + 1e-12)):
+            shown = "empty" if v is None else fmt.text(v)
+            errors.append(f"{label}: {shown} is outside {fmt.text(lo)} to {fmt.text(hi)} {unit}".rstrip())
         elif spec.kind == "int" and v != int(v):
-            errors.append(f"row {label!r} (`{f}`), column value: {v!r} is not a whole number")
+            errors.append(f"{label}: {fmt.text(v)} is not a whole number")
         else:
-            changes[f] = int(v) if spec.kind == "int" else float(v)
+            value = int(v) if spec.kind == "int" else min(max(float(v) / scale, spec.lo), spec.hi)
+            changes[f] = value
     return changes, errors
 
 
@@ -78,22 +87,24 @@ def efficiency_section(sc: Scenario) -> None:
     frame = efficiency_frame(sc)
     key = state.widget_key(f"efficiency.{_version('eff')}")  # cleared with the scenario widgets on a load
     edited = st.data_editor(frame, key=key, hide_index=True, disabled=["field", "label", "unit", "range", "source"],
+                            column_order=["label", "value", "unit", "range", "source"], placeholder=fmt.MISSING,
                             column_config={
-                                "field": st.column_config.TextColumn("Name"),
-                                "label": st.column_config.TextColumn("Assumption"),
-                                "value": st.column_config.NumberColumn("Value", format="%.6g",
+                                "label": st.column_config.TextColumn("Assumption", pinned=True),
+                                "value": st.column_config.NumberColumn("Value", format="%.4g",
                                                                        help="Edit here; checked against the range"),
                                 "unit": st.column_config.TextColumn("Unit"),
                                 "range": st.column_config.TextColumn("Valid range"),
                                 "source": st.column_config.TextColumn("Source", width="large")})
-    changes, errors = check_efficiency(edited)
+    changes = {k: v for k, v in check_efficiency(edited)[0].items()
+               if abs(v - getattr(sc, k)) > 1e-9 * max(1.0, abs(getattr(sc, k)))}  # display rounding is no edit
+    errors = check_efficiency(edited)[1]
     for e in errors:
         st.error(f"Efficiency factors: {e}. Not applied; the previous value stays in force.", icon=":material/error:")
     if changes:
         state.update(**changes)
-    c1, c2 = st.columns([2, 3])
+    c1, c2 = st.columns([3, 2])
     fields.toggle("stream_input_embedding", container=c1,
-                  label="Stream the whole input embedding each step (seed convention)")
+                  label="Stream the whole input embedding (seed convention)")
     if c2.button("Reset efficiency factors to defaults", key="as.eff.reset", icon=":material/restart_alt:"):
         default = Scenario()
         state.update(**{f: getattr(default, f) for f in EFFICIENCY_FIELDS},
@@ -121,7 +132,7 @@ def table_editor(name: str) -> None:
     config[id_col] = st.column_config.TextColumn(title(id_col), help=f"CSV column `{id_col}`: unique kebab-case id",
                                                  pinned=True)
     edited = st.data_editor(raw, key=key, num_rows="dynamic", hide_index=True, disabled=["link"],
-                            column_config=config, height=360)
+                            column_config=config, height=360, placeholder=fmt.MISSING)
     c1, c2, _ = st.columns([1, 1, 3])
     err_key = f"as.err.{name}"
     if c1.button("Apply edits", key=f"as.apply.{name}", icon=":material/check:"):
@@ -223,10 +234,13 @@ def render() -> None:
     sc = state.scenario()
     st.subheader("Economics")
     st.caption("Finance and power inputs are set in the sidebar; here with their sources.")
-    all_rows = assumptions_frame(sc.assumptions(), sc.economics(cat_in_use.catalog))
-    table.show(all_rows.filter(pl.col("group") == "economics"), key="as.econ", name="economics-assumptions",
-               metadata={"scenario": sc.to_query_params()}, catalog=cat_in_use.catalog)
-    st.caption("The CSV/XLSX above hold the economics rows; every page's downloads carry all assumptions.")
+    economics = sc.economics(cat_in_use.catalog)
+    all_rows = assumptions_frame(sc.assumptions(), economics)
+    sources.show_assumptions(sc.assumptions(), economics, key="as.econ.table", group="economics")
+    table.downloads(all_rows.filter(pl.col("group") == "economics"), key="as.econ", name="economics-assumptions",
+                    metadata={"scenario": sc.to_query_params()}, catalog=cat_in_use.catalog)
+    st.caption("The CSV/XLSX above hold the economics rows in stored units (field names as in scenario files); "
+               "every page's downloads carry all assumptions.")
     st.subheader("Catalog tables")
     tabs = st.tabs([TABLE_TITLES[n] for n in TABLES])
     for tab, name in zip(tabs, TABLES):

@@ -109,7 +109,8 @@ def render() -> None:
         f"**Crossover:** " + (f"compute-bound above {sweet:,.0f} sequences" if sweet is not None
                                else "never compute-bound (KV reads grow as fast as FLOPs)"))
     st.altair_chart(charts.batch_curve_chart(curve, max_batch=int(row["max_batch_size"]), sweet_spot=sweet,
-                                             selected_batch=int(row["batch_size"])), key="ce.chart")
+                                             selected_batch=int(row["batch_size"]), selected_row=row),
+                    key="ce.chart")
     st.caption("Dashed lines: the KV-cache capacity wall (largest batch that fits) and the memory/compute "
                "crossover (batch where decode turns compute-bound). Diamond: the batch of the KPIs.")
     frame = sources.show(cat, sc.assumptions(), sc.economics(cat), key="ce.sources", model=sc.model,

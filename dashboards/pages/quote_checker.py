@@ -143,13 +143,15 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
                  "band_max_usd_per_m_blended_tokens", "band_max_hardware", "num_hardware_meeting_floor"]
     bands = s.filter(pl.col("floor_usd_per_m_blended_tokens").is_not_null()).select(band_cols)
     band = alt.Chart(bands.to_pandas()).mark_bar(color="#BBBBBB", height=8, opacity=0.7).encode(
-        x=alt.X("floor_usd_per_m_blended_tokens:Q", title=x_title, scale=alt.Scale(type="log")),
+        x=alt.X("floor_usd_per_m_blended_tokens:Q", title=x_title, scale=alt.Scale(type="log"),
+                axis=alt.Axis(format="$,.3~f", labelOverlap=True, orient="top")),  # tall chart: axis on top too
         x2="band_max_usd_per_m_blended_tokens:Q", y=y, tooltip=_tooltip(band_cols))
     tick_cols = ["quote_id", "hardware", "usd_per_m_blended_tokens", "precision", "num_gpus", "batch_size",
                  "tokens_per_s_per_user", "binding_wall"]
     ticks_df = per_hardware.filter(pl.col("meets_floor") & pl.col("quote_id").is_in(order)).select(tick_cols)
     ticks = alt.Chart(ticks_df.to_pandas()).mark_tick(color="#555555", thickness=1.5, size=12).encode(
-        x=alt.X("usd_per_m_blended_tokens:Q", scale=alt.Scale(type="log")), y=y, tooltip=_tooltip(tick_cols))
+        x=alt.X("usd_per_m_blended_tokens:Q", scale=alt.Scale(type="log"), axis=None), y=y,
+        tooltip=_tooltip(tick_cols))
     price_cols = ["quote_id", "quote_set", "provider", "model", "verdict", "price_usd_per_m_blended_tokens",
                   "floor_usd_per_m_blended_tokens", "margin_blended_frac", "floor_hardware",
                   "speed_floor_tokens_per_s_per_user"]
@@ -163,7 +165,8 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
         tooltip=_tooltip(price_cols))
     return alt.layer(band, ticks, price).properties(
         width=width, height=max(160, 20 * len(order)),
-        title="Quoted blended price vs the band of modeled floors (cheapest to dearest accelerator)")
+        title="Quoted blended price vs the band of modeled floors (cheapest to dearest accelerator)",
+    ).resolve_axis(x="independent")  # one shared log scale, its axis at the top (band) and bottom (price)
 
 
 def quotes_to_check(catalog, *, include_catalog: bool, upload: bytes | None,
@@ -304,7 +307,7 @@ def render() -> None:
 
     st.subheader("Verdicts and reasons")
     st.dataframe(_display(view.select(TABLE_COLUMNS)), column_config=_column_config(view.select(TABLE_COLUMNS)),
-                 hide_index=True, key="qc.table")
+                 hide_index=True, key="qc.table", placeholder=table.PLACEHOLDER)
     meta = {"scenario": sc.to_query_params(), "speed_floor_default": speed, **cat.as_of_dates()}
     assumptions = _assumption_rows(cat, sc, result)
     st.caption("Downloads: every column of the check for the quotes shown (stored units in the headers), with the "
@@ -317,7 +320,8 @@ def render() -> None:
     row = view.filter(pl.col("quote_id") == pick).row(0, named=True)
     st.markdown(f"**{row['verdict']}** — {safe_text.md(row['reason'].split(': ', 1)[1])}")  # $ is not LaTeX
     detail = per_hw.filter(pl.col("quote_id") == pick).select(DETAIL_COLUMNS)
-    st.dataframe(_display(detail), column_config=_column_config(detail), hide_index=True, key="qc.detail")
+    st.dataframe(_display(detail), column_config=_column_config(detail), hide_index=True, key="qc.detail",
+                 placeholder=table.PLACEHOLDER)
     table.downloads(view_hw, key="qc.dl_hw", name="quote-floors-by-accelerator", assumptions=assumptions,
                     metadata=meta)
     sources.show(cat, sc.assumptions(), econ_, key="qc.sources",
