@@ -369,6 +369,9 @@ def from_toml(text: str | bytes, catalog=None) -> tuple[Scenario, list[str]]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         return Scenario(), [f"scenario file is not valid TOML ({_cut(str(exc))}); using the default scenario"]
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits (sys.get_int_max_str_digits)
+        return Scenario(), [f"scenario file holds a value TOML cannot read ({_cut(str(exc))}); using the default "
+                            f"scenario"]
     except RecursionError:  # pragma: no cover - toml_nesting_depth refuses such files first
         return Scenario(), ["scenario file nests too deep; using the default scenario"]
     table = doc.get("scenario", doc)
