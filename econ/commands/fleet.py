@@ -269,7 +269,7 @@ def _run_power(catalog, args) -> int:
     frame = frame.with_columns(num_gpus=pl.lit(gpus[0]), pue=pl.lit(float(args.pue)), gpus_per_rack=pl.lit(rack))
     frame = frame.select("num_gpus", "pue", "gpus_per_rack", *[c for c in frame.columns
                                                                if c not in ("num_gpus", "pue", "gpus_per_rack")])
-    show(frame, args.format, vertical_if_single=False)
+    show(frame, args.format)
     return 0
 
 
@@ -290,7 +290,7 @@ def _run_scale(catalog, args) -> int:
                          "facility_power_mw", "chain")
     if args.format == "table":
         frame = frame.drop("chain")
-    show(frame, args.format, vertical_if_single=False)
+    show(frame, args.format)
     return 0
 
 
