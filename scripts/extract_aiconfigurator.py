@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
-import math
 import re
 import sys
 from pathlib import Path
