@@ -26,7 +26,7 @@ import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL
 from econ.catalog import load_catalog
-from econ.deployment import NEUTRAL_DEPLOYMENT
+from econ.assumptions import NEUTRAL_DEPLOYMENT
 from econ.validation import (DEFAULT_CASES_PATH, DENSE_PARAMETERS, FIT_PARAMETERS, MOE_PARAMETERS, fit_efficiencies,
                              load_cases, predict)
 

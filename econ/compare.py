@@ -24,7 +24,8 @@ from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
 from econ.precision import PRECISIONS
-from econ.sweep import evaluate, resolve_parallelism
+from econ.deployment import resolve_parallelism
+from econ.engine import evaluate
 from econ.validate import require_in_range, require_integer
 
 DEFAULT_GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)

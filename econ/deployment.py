@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from econ.errors import InvalidInputError
+from econ.performance import pipeline_hops
 
 MODES: tuple[str, ...] = ("aggregated", "disaggregated")
 MAX_PARALLEL = 1 << 16

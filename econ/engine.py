@@ -449,6 +449,8 @@ def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, 
     """
     max_b = phys.max_batch_size
     batch, dis = inp.workload.batch_size, inp.serving.disaggregated
+    layout_bad, context_over = np.asarray(layout_bad, dtype=bool), np.asarray(context_over, dtype=bool)
+    unsupported, price_missing = np.asarray(unsupported, dtype=bool), np.asarray(price_missing, dtype=bool)
     over = batch > max_b
     fits = max_b >= inp.layout.dp
     p_fits = (dis == 0) | (phys.prefill_max_batch_size >= phys.prefill_layout.dp)

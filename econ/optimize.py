@@ -36,16 +36,14 @@ import numpy as np
 import polars as pl
 
 from econ import precision as prec
-from econ.assumptions import DEFAULT, Assumptions, Economics
+from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
 from econ.catalog import Catalog, check_ids
-from econ.deployment import (DEFAULT_DEPLOYMENT, DEPLOYMENT_REASONS, HARDWARE_FACTS, MODEL_FACTS, MODES,
-                             DeploymentAssumptions, evaluate_arrays, gpu_hour_usd, infeasibility, layout_labels,
-                             price_arrays)
+from econ.deployment import layout_labels
+from econ.engine import (MAX_CONTEXT, MODES, REASONS, CostInputs, EngineInputs, Serving, Workload, catalog_arrays,
+                         run, run_status)
 from econ.errors import InvalidInputError
-from econ.memory import kv_replication, weight_bytes_resident
-from econ.architecture import kv_bytes_per_sequence
-from econ.performance import WALLS
-from econ.sweep import MAX_CONTEXT
+from econ.inputs import Efficiency, Formats, Layout
+from econ.performance import WALLS, attention_peak_flop_per_s
 from econ.validate import require_finite_frame, require_in_range
 
 POINT_COLUMNS: tuple[str, ...] = (
@@ -290,10 +288,32 @@ def _batch_grid(max_b_per_group, steps: int, cap: int):
     return cols  # NaN = not a row
 
 
-def _row_arrays(m: dict, h: dict, n: int) -> tuple[dict, dict]:
-    M = {k: np.full(n, float(m[k] if m[k] is not None else 0.0)) for k in MODEL_FACTS}
-    H = {k: np.full(n, np.nan if h[k] is None else float(h[k])) for k in HARDWARE_FACTS}
-    return M, H
+def _facts(catalog: Catalog, model: str, hardware: str, n: int):
+    """(ModelFacts, HardwareFacts) of one model on one accelerator, repeated for ``n`` rows."""
+    arr = catalog_arrays(catalog)
+    return (arr.models(np.full(n, arr.model_ids.index(model))),
+            arr.accelerators(np.full(n, arr.hardware_ids.index(hardware))))
+
+
+def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_ctx, weight_b, kv_b, peak,
+            layout: Layout, prefill: Layout, disaggregated: float, arrival, cache_hit_frac, a, da) -> EngineInputs:
+    """The engine's typed inputs for ``len(batch)`` candidate rows of one model on one accelerator."""
+    n = len(batch)
+    model, hw = _facts(catalog, model_id, hw_id, n)
+    formats = Formats(weight_bytes_per_param=weight_b, kv_bytes_per_element=kv_b,
+                      embedding_bytes_per_param=np.full(n, a.embedding_bytes_per_param), peak_flop_per_s=peak,
+                      attention_peak_flop_per_s=attention_peak_flop_per_s(peak, kv_b, hw.bf16_peak_flop_per_s,
+                                                                          hw.fp8_peak_flop_per_s))
+    full = np.full
+    workload = Workload(batch_size=batch, input_len=full(n, float(input_len)), output_len=full(n, float(output_len)),
+                        decode_context_tokens=full(n, input_len + output_len / 2.0),
+                        capacity_context_tokens=full(n, float(capacity_ctx)),
+                        prefill_tokens=full(n, max(input_len * (1.0 - cache_hit_frac), 1.0)),
+                        arrival_rate_per_s=full(n, np.nan if arrival is None else float(arrival)))
+    serving = Serving(disaggregated=full(n, disaggregated), prefill=prefill, prefill_instances=full(n, np.nan),
+                      decode_instances=full(n, np.nan))
+    return EngineInputs(model=model, hardware=hw, layout=layout, formats=formats,
+                        eff=Efficiency.from_assumptions(a, da), workload=workload, serving=serving)
 
 
 def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = 1024,
@@ -334,17 +354,13 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
     if input_len + output_len > m["max_context_tokens"]:
         raise InvalidInputError(f"input_len + output_len = {input_len + output_len:,} is outside [2, "
                                 f"{m['max_context_tokens']:,}] (tokens; the context of {model})")
-    econ = {k: np.asarray(float(getattr(economics, k))) for k in (
-        "usd_per_kwh", "pue", "build_usd_per_mw_it", "cost_of_capital_frac", "accelerator_life_years",
-        "facility_life_years", "opex_frac_of_capex_per_year", "utilization_frac", "input_output_mix",
-        "cache_hit_frac", "cached_input_cost_frac")}
     owned = economics.basis == "owned"
     points, rejected = [], []
     for hw in hws:  # one pass per accelerator (<= ~20); every deployment of it is one vectorized evaluation
         h = catalog.accelerator(hw)
         for domain in (space.scale_up_domain_sizes or (h["scale_up_domain_size"],)):
-            pts, rej = _search_one(m, h, float(domain), input_len, output_len, slo, space, assumptions, econ,
-                                   owned, deployment)
+            pts, rej = _search_one(catalog, m, h, float(domain), input_len, output_len, slo, space, assumptions,
+                                   economics, deployment)
             points.append(pts)
             rejected.extend(rej)
     pts = pl.concat([p for p in points if p.height], how="vertical") if any(p.height for p in points) \
@@ -372,9 +388,10 @@ def _rejections(model, hw, dom, mode, precision, layout, reason, detail="") -> p
                                             if c != "scale_up_domain_size")).select(REJECTED_COLUMNS)
 
 
-def _search_one(m, h, domain, input_len, output_len, slo, space, a, econ, owned, da):
+def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, economics, da):
     """All deployments of one model on one accelerator and domain size: (points frame, rejected frames)."""
     hw, model = h["id"], m["id"]
+    owned = economics.basis == "owned"
     dom = int(domain)
     rejected: list[pl.DataFrame] = []
 
@@ -410,22 +427,29 @@ def _search_one(m, h, domain, input_len, output_len, slo, space, a, econ, owned,
     kv_table = {pr: prec.KV_BYTES_PER_ELEMENT[space.kv_precision or prec.DEFAULT_KV_PRECISION[pr]] for pr in ok_prec}
     kv_b = prec.lookup(kv_table, fam_prec)
     nf = len(fam_prec)
-    M, H = _row_arrays(m, h, nf)
     cap_ctx = float(input_len + output_len)
-    w_res = weight_bytes_resident(M["total_params"], M["embedding_params"], M["lm_head_params"], weight_b,
-                                  a.embedding_bytes_per_param)
-    routed = M["routed_params_total"] * weight_b
-    replica_w = (w_res - routed) * fam["dp"] + routed
-    kv_cap = kv_bytes_per_sequence(cap_ctx, M["kv_elements_per_token_per_layer"], kv_b, M["num_global_layers"],
-                                   M["num_sliding_layers_eff"], M["sliding_window_tokens_eff"])
-    repl = kv_replication(fam["tp"], M["kv_shard_heads"])
-    ngpu = fam["tp"] * fam["dp"] * fam["pp"]
-    usable_per_gpu = h["hbm_capacity_bytes"] * a.usable_hbm_frac
-    max_b = np.floor(np.maximum(ngpu * usable_per_gpu - replica_w, 0.0) / (kv_cap * repl))
+    peaks = {pr: float(h[prec.PEAK_COLUMN[pr]]) for pr in ok_prec}
+    fam_layout = Layout(tp=fam["tp"], dp=fam["dp"], ep=fam["ep"], pp=fam["pp"], scale_up_domain_size=np.full(nf, domain))
+    cache_hit = float(economics.cache_hit_frac)
+
+    def inputs(rows, batch, layout, prefill, mode):
+        return _inputs(catalog, model, hw, batch=batch, input_len=input_len, output_len=output_len,
+                       capacity_ctx=cap_ctx, weight_b=weight_b[rows], kv_b=kv_b[rows],
+                       peak=prec.lookup(peaks, fam_prec[rows]), layout=layout, prefill=prefill,
+                       disaggregated=1.0 if mode == "disaggregated" else 0.0, arrival=space.arrival_rate_per_s,
+                       cache_hit_frac=cache_hit, a=a, da=da)
+
+    # capacity of every family from the engine (one physics pass at batch = dp)
+    allf = np.arange(nf)
+    fam_phys = run(inputs(allf, fam["dp"].astype(float), fam_layout, fam_layout, "aggregated"),
+                   CostInputs.from_economics(economics, nf), a, da)[0]
+    max_b = fam_phys.max_batch_size
     fits = max_b >= fam["dp"]
     labels = layout_labels(fam["tp"], fam["dp"], fam["ep"], fam["pp"])
     if (~fits).any():
-        nofit = pl.DataFrame({"w": replica_w / ngpu / 1e9, "n": ngpu}).filter(pl.Series(~fits))
+        ngpu = fam["tp"] * fam["dp"] * fam["pp"]
+        usable_per_gpu = h["hbm_capacity_bytes"] * a.usable_hbm_frac
+        nofit = pl.DataFrame({"w": fam_phys.weight_bytes_per_gpu / 1e9, "n": ngpu}).filter(pl.Series(~fits))
         detail = nofit.select(pl.format("{} GB of weights per accelerator (+ one {}-token KV cache) vs {} GB usable "
                                         "on {} x {}", pl.col("w").round(1), pl.lit(int(cap_ctx)),
                                         pl.lit(round(usable_per_gpu / 1e9, 1)), pl.col("n").cast(pl.Int64),
@@ -447,11 +471,11 @@ def _search_one(m, h, domain, input_len, output_len, slo, space, a, econ, owned,
     _, first = np.unique(key, return_index=True)  # the max may equal a grid value
     fi, per_group = fi[first], per_group[first]
 
-    peaks = {pr: float(h[prec.PEAK_COLUMN[pr]]) for pr in ok_prec}
     frames = []
     p_choice = {}
     if "disaggregated" in space.modes:
-        p_choice = _prefill_choice(m, h, domain, input_len, output_len, slo, space, a, econ, da, ok_prec)
+        p_choice = _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a, economics, da,
+                                    ok_prec)
         for pr in sorted(set(ok_prec) - set(p_choice)):  # <= 3 precisions
             rej("disaggregated", pr, "any", "prefill instance does not fit in HBM",
                 f"no prefill instance of <= {space.max_prefill_gpus} accelerators holds {model} {pr} with a "
@@ -462,24 +486,17 @@ def _search_one(m, h, domain, input_len, output_len, slo, space, a, econ, owned,
         nrow = len(f)
         if nrow == 0:
             continue
-        Mr, Hr = _row_arrays(m, h, nrow)
-        X = dict(batch_size=per_group[sel] * fam["dp"][f], input_len=np.full(nrow, float(input_len)),
-                 output_len=np.full(nrow, float(output_len)),
-                 decode_ctx=np.full(nrow, input_len + output_len / 2.0), capacity_ctx=np.full(nrow, cap_ctx),
-                 weight_b=weight_b[f], kv_b=kv_b[f], peak=prec.lookup(peaks, fam_prec[f]),
-                 tp=fam["tp"][f], dp=fam["dp"][f], ep=fam["ep"][f], pp=fam["pp"][f], domain=np.full(nrow, domain),
-                 disagg=np.full(nrow, 1.0 if mode == "disaggregated" else 0.0),
-                 x_in=np.full(nrow, np.nan), y_in=np.full(nrow, np.nan),
-                 arrival=np.full(nrow, np.nan if space.arrival_rate_per_s is None else float(space.arrival_rate_per_s)),
-                 prefill_tokens=np.full(nrow, max(input_len * (1.0 - float(econ["cache_hit_frac"])), 1.0)))
-        for k in ("tp", "dp", "ep", "pp"):
-            X[f"p_{k}"] = (prec.lookup({pr: c[k] for pr, c in p_choice.items()}, fam_prec[f])
-                           if mode == "disaggregated" else X[k])
-        R = evaluate_arrays(Mr, Hr, X, a, da)
-        gh = gpu_hour_usd(Hr, econ, np.full(nrow, owned))
-        usd = price_arrays(R, X, gh["total"], econ)
-        feasible, code, wall = infeasibility(X, R, np.zeros(nrow, bool), np.zeros(nrow, bool), np.full(nrow, owned))
-        frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], X, R, usd, gh, feasible, code, wall, slo,
+        lay = fam_layout.take(f)
+        if mode == "disaggregated":
+            p_lay = Layout(*(prec.lookup({pr: c[k] for pr, c in p_choice.items()}, fam_prec[f])
+                             for k in ("tp", "dp", "ep", "pp")), scale_up_domain_size=lay.scale_up_domain_size)
+        else:
+            p_lay = lay
+        inp = inputs(f, per_group[sel] * fam["dp"][f], lay, p_lay, mode)
+        phys, costs = run(inp, CostInputs.from_economics(economics, nrow), a, da)
+        none = np.zeros(nrow, bool)
+        feasible, code, wall = run_status(phys, inp, unsupported=none, price_missing=none, owned=np.full(nrow, owned))
+        frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code, wall, slo,
                                     fam_label[f] if mode == "aggregated" else None))
     pts = pl.concat(frames, how="vertical") if frames else _empty_points()
     if pts.height == 0:
@@ -496,7 +513,7 @@ def _search_one(m, h, domain, input_len, output_len, slo, space, a, econ, owned,
         cap = fams.filter(~pl.col("any_feasible"))
         if cap.height:
             rej(cap.select(mode).to_series(), cap["precision"], cap["family"],
-                cap["code"].fill_null(0).replace_strict(dict(enumerate(DEPLOYMENT_REASONS)), return_dtype=pl.String))
+                cap["code"].fill_null(0).replace_strict(dict(enumerate(REASONS)), return_dtype=pl.String))
         miss = fams.filter(pl.col("any_feasible"))
         if miss.height:
             cat, det = _slo_reason_expr(slo)
@@ -539,7 +556,7 @@ def _slo_reason(best_speed, best_ttft, slo: SLO) -> tuple[str, str]:
     return "SLO: speed and TTFT never met at the same batch", ""
 
 
-def _prefill_choice(m, h, domain, input_len, output_len, slo, space, a, econ, da, ok_prec) -> dict:
+def _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a, economics, da, ok_prec) -> dict:
     """Per precision, the prefill instance of a disaggregated unit: cheapest prefill per prompt token among
     the layouts whose TTFT meets the SLO (the fastest if none does; the SLO check then rejects it)."""
     lay, _ = _layout_grid(m, domain, replace(space, num_gpus=None, tp=None, dp=None, ep=None, pp=None), da,
@@ -547,35 +564,34 @@ def _prefill_choice(m, h, domain, input_len, output_len, slo, space, a, econ, da
     out = {}
     if len(lay["tp"]) == 0:
         return out
+    n = len(lay["tp"])
+    layout = Layout(*(lay[k].astype(float) for k in ("tp", "dp", "ep", "pp")), scale_up_domain_size=np.full(n, domain))
     for pr in ok_prec:  # <= 3 precisions
-        n = len(lay["tp"])
-        Mr, Hr = _row_arrays(m, h, n)
         kvp = space.kv_precision or prec.DEFAULT_KV_PRECISION[pr]
-        X = dict(batch_size=lay["dp"].astype(float), input_len=np.full(n, float(input_len)),
-                 output_len=np.full(n, float(output_len)), decode_ctx=np.full(n, input_len + output_len / 2.0),
-                 capacity_ctx=np.full(n, float(input_len)), weight_b=np.full(n, prec.WEIGHT_BYTES_PER_PARAM[pr]),
-                 kv_b=np.full(n, prec.KV_BYTES_PER_ELEMENT[kvp]), peak=np.full(n, float(h[prec.PEAK_COLUMN[pr]])),
-                 domain=np.full(n, domain), disagg=np.zeros(n), x_in=np.full(n, np.nan), y_in=np.full(n, np.nan),
-                 arrival=np.full(n, np.nan), prefill_tokens=np.full(n, float(input_len)),
-                 **{k: lay[k].astype(float) for k in ("tp", "dp", "ep", "pp")},
-                 **{f"p_{k}": lay[k].astype(float) for k in ("tp", "dp", "ep", "pp")})
-        R = evaluate_arrays(Mr, Hr, X, a, da)
-        fits = R["max_b"] >= lay["dp"]
+        # a prefill instance holds the prompts' KV only (capacity context = input_len), no prefix-cache hits
+        inp = _inputs(catalog, m["id"], h["id"], batch=lay["dp"].astype(float), input_len=input_len,
+                      output_len=output_len, capacity_ctx=input_len,
+                      weight_b=np.full(n, prec.WEIGHT_BYTES_PER_PARAM[pr]),
+                      kv_b=np.full(n, prec.KV_BYTES_PER_ELEMENT[kvp]), peak=np.full(n, float(h[prec.PEAK_COLUMN[pr]])),
+                      layout=layout, prefill=layout, disaggregated=0.0, arrival=None, cache_hit_frac=0.0, a=a, da=da)
+        phys = run(inp, CostInputs.from_economics(economics, n), a, da)[0]
+        fits = phys.max_batch_size >= lay["dp"]
         if not fits.any():
             continue
-        tput = np.where(fits, R["p"]["input_tokens_per_s_per_gpu"], -1.0)
-        ttft = np.where(fits, R["p"]["ttft_s"], np.inf)
+        tput = np.where(fits, phys.prefill.input_tokens_per_s_per_gpu, -1.0)
+        ttft = np.where(fits, phys.ttft_s, np.inf)
         meets = ttft <= slo.max_ttft_s * 0.9  # leave 10% of the TTFT budget for the KV transfer
         i = int(np.argmax(np.where(meets, tput, -1.0))) if meets.any() else int(np.argmin(ttft))
         out[pr] = {k: float(lay[k][i]) for k in ("tp", "dp", "ep", "pp")}
     return out
 
 
-def _points_frame(model, hw, dom, mode, precs, X, R, usd, gh, feasible, code, wall, slo, labels) -> pl.DataFrame:
-    d = R["d"]
+def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, feasible, code, wall, slo,
+                  labels) -> pl.DataFrame:
+    d, lay, pl_ = phys.decode, inp.layout, phys.prefill_layout
     dis = mode == "disaggregated"
-    speed = R["served_tokens_per_s_per_user"]
-    ttft = R["served_ttft_s"]
+    speed = phys.served_tokens_per_s_per_user
+    ttft = phys.served_ttft_s
     slow = speed < slo.min_tokens_per_s_per_user
     late = ttft > slo.max_ttft_s
     miss = np.where(slow & late, "tokens/s per user and TTFT", np.where(slow, "tokens/s per user",
@@ -583,31 +599,33 @@ def _points_frame(model, hw, dom, mode, precs, X, R, usd, gh, feasible, code, wa
     n = len(precs)
     family = labels
     if labels is None:
-        labels = layout_labels(X["tp"], X["dp"], X["ep"], X["pp"], np.full(n, True), R["p_tp"], R["p_dp"],
-                               R["p_ep"], R["p_pp"], R["prefill_instances"], R["decode_instances"]).to_list()
-        family = layout_labels(X["tp"], X["dp"], X["ep"], X["pp"], np.full(n, True), R["p_tp"], R["p_dp"],
-                               R["p_ep"], R["p_pp"], None, None)
+        labels = layout_labels(lay.tp, lay.dp, lay.ep, lay.pp, np.full(n, True), pl_.tp, pl_.dp, pl_.ep, pl_.pp,
+                               phys.prefill_instances, phys.decode_instances).to_list()
+        family = layout_labels(lay.tp, lay.dp, lay.ep, lay.pp, np.full(n, True), pl_.tp, pl_.dp, pl_.ep, pl_.pp,
+                               None, None)
+
+    def i64(x):
+        return np.broadcast_to(np.asarray(x, dtype=float), (n,)).astype(np.int64)
+
     cols = {
         "model": [model] * n, "hardware": [hw] * n, "scale_up_domain_size": np.full(n, dom, dtype=np.int64),
-        "layout": labels, "family": family, "num_gpus": R["n"].astype(np.int64), "tp": X["tp"].astype(np.int64),
-        "ep": X["ep"].astype(np.int64), "pp": X["pp"].astype(np.int64), "dp": X["dp"].astype(np.int64),
-        "batch_size": X["batch_size"].astype(np.int64), "precision": list(precs), "disaggregated": np.full(n, dis),
-        "tokens_per_s_per_user": speed, "output_tokens_per_s_per_gpu": R["served_output_tokens_per_s_per_gpu"],
-        "usd_per_m_output_tokens": usd["usd_per_m_output_tokens"],
+        "layout": labels, "family": family, "num_gpus": i64(lay.num_gpus), "tp": i64(lay.tp),
+        "ep": i64(lay.ep), "pp": i64(lay.pp), "dp": i64(lay.dp),
+        "batch_size": i64(inp.workload.batch_size), "precision": list(precs), "disaggregated": np.full(n, dis),
+        "tokens_per_s_per_user": speed, "output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
+        "usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
         "binding_wall": np.asarray(WALLS, dtype=object)[wall].tolist(),
-        "usd_per_m_output_tokens_all_in": usd["usd_per_m_output_tokens_all_in"],
-        "usd_per_m_input_tokens": usd["usd_per_m_input_tokens"], "usd_per_m_blended_tokens": usd["usd_per_m_blended_tokens"],
-        "ttft_s": ttft, "tpot_s": R["served_tpot_s"], "decode_tokens_per_s_per_user": d["tokens_per_s_per_user"],
-        "total_gpus": R["total_gpus"].astype(np.int64), "prefill_tp": R["p_tp"].astype(np.int64),
-        "prefill_ep": R["p_ep"].astype(np.int64), "prefill_pp": R["p_pp"].astype(np.int64),
-        "prefill_dp": R["p_dp"].astype(np.int64), "prefill_num_gpus": R["p_n"].astype(np.int64),
-        "prefill_instances": R["prefill_instances"].astype(np.int64),
-        "decode_instances": R["decode_instances"].astype(np.int64), "max_batch_size": R["max_b"].astype(np.int64),
-        "hbm_used_frac": R["hbm_used_frac"], "weight_bytes_per_gpu": R["d_terms"]["w_per_gpu"],
-        "kv_bytes_per_gpu": R["kv_bytes_per_gpu"], "t_mem_s": d["t_mem_s"], "t_flop_s": d["t_flop_s"],
-        "t_comm_tp_s": d["t_comm_tp_s"], "t_comm_ep_s": d["t_comm_ep_s"], "t_comm_pp_s": d["t_comm_pp_s"],
-        "kv_transfer_s": R["kv_transfer_s"], "prefill_stall_s": R["prefill_stall_s"], "bubble_frac": d["bubble_frac"],
-        "usd_per_gpu_hour": np.broadcast_to(gh["total"], (n,)).astype(float),
+        "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
+        "usd_per_m_input_tokens": costs.usd_per_m_input_tokens, "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,
+        "ttft_s": ttft, "tpot_s": phys.served_tpot_s, "decode_tokens_per_s_per_user": d.tokens_per_s_per_user,
+        "total_gpus": i64(phys.total_gpus), "prefill_tp": i64(pl_.tp), "prefill_ep": i64(pl_.ep),
+        "prefill_pp": i64(pl_.pp), "prefill_dp": i64(pl_.dp), "prefill_num_gpus": i64(pl_.num_gpus),
+        "prefill_instances": i64(phys.prefill_instances), "decode_instances": i64(phys.decode_instances),
+        "max_batch_size": i64(phys.max_batch_size), "hbm_used_frac": phys.hbm_used_frac,
+        "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
+        "t_mem_s": d.t_mem_s, "t_flop_s": d.t_flop_s, "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s,
+        "t_comm_pp_s": d.t_comm_pp_s, "kv_transfer_s": phys.kv_transfer_s, "prefill_stall_s": phys.prefill_stall_s,
+        "bubble_frac": d.bubble_frac, "usd_per_gpu_hour": np.broadcast_to(costs.usd_per_gpu_hour, (n,)).astype(float),
         "meets_slo": feasible & ~slow & ~late, "slo_miss": miss.tolist(),
         "feasible": feasible, "infeasible_code": code.astype(np.int64),
     }

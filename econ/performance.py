@@ -126,16 +126,6 @@ def routed_weight_bytes_read(batch_tokens, num_moe_layers, num_experts, experts_
     return num_moe_layers * touched * routed_expert_params * weight_bytes_per_param
 
 
-def routed_matmul_params(num_moe_layers, experts_per_token, routed_expert_params):
-    """Routed-expert weights multiplied per token (2 FLOP each), the routed part of ``active_matmul_params``.
-
-    Returns
-    -------
-    scalar or array [params] = L_moe * k * P_expert; 0 for a dense model (DESIGN.md "MoE").
-    """
-    return num_moe_layers * experts_per_token * routed_expert_params
-
-
 def attention_peak_flop_per_s(weight_peak_flop_per_s, kv_bytes_per_element, bf16_peak_flop_per_s,
                               fp8_peak_flop_per_s):
     """Peak the attention-score matmuls (QK^T, PV) run at: the KV-cache precision's, at most the weights'.

@@ -40,7 +40,8 @@ from econ.catalog import DEFAULT_DATA_DIR, Catalog, Col, validate_table
 from econ.errors import DataError, InvalidInputError
 from econ.memory import weight_bytes_resident
 from econ.pricing import usd_per_m_blended_tokens
-from econ.sweep import MAX_BATCH, MAX_CONTEXT, evaluate, resolve_parallelism
+from econ.deployment import resolve_parallelism
+from econ.engine import MAX_BATCH, MAX_CONTEXT, evaluate
 from econ.validate import require_in_range
 
 MAX_QUOTE_ROWS = 10_000

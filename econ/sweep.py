@@ -27,6 +27,9 @@ __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", 
            "MAX_BATCH", "MAX_CONTEXT"]
 
 _LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
+LAYOUT_COST_TOLERANCE_FRAC = 0.02
+"""Layouts whose $/M output tokens are within 2% of the cheapest tie; the fastest per user wins (a
+presentation choice: the model's own error is larger than 2%, see benchmarks/validate.py)."""
 _SCHEMA = {"num_gpus": pl.Int64, "tp": pl.Int64, "dp": pl.Int64, "ep": pl.Int64, "pp": pl.Int64,
            "context_tokens": pl.Int64, "disaggregated": pl.Boolean}
 
@@ -102,7 +105,10 @@ def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision:
     pipeline parallelism (tp, pp powers of two) for every model; for MoE models also attention-DP + EP
     (dp > 1 with ep = tp x dp: DeepSeek-V3 report, sec. 3.4) and tensor-parallel attention with
     expert-parallel FFNs (ep > 1, dp = 1). Dense models take dp = ep = 1 (dp replicas are separate
-    instances). Validity: :func:`econ.deployment.layout_problems`.
+    instances). Unless tp, dp or pp is pinned, each stage fills the scale-up domain before the pipeline
+    crosses domains (stage width = the widest power of two <= min(num_gpus, domain) that divides it): a
+    pipeline inside a domain halves the speed per user for the same weight bandwidth (seed 002: pipeline
+    stages add capacity, not bandwidth). Validity: :func:`econ.deployment.layout_problems`.
     """
     m, h = catalog.model(model), catalog.accelerator(hardware)
     domain = float(scale_up_domain_size or h["scale_up_domain_size"])
@@ -138,7 +144,14 @@ def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision:
     bad = layout_problems(a["tp"], a["dp"], a["ep"], a["pp"], a["num_gpus"], domain,
                           float(m["num_attention_heads"]), float(m["kv_shard_heads"]), float(m["num_layers"]),
                           float(m["num_experts"] or 0), kv_head_replication=deployment.kv_head_replication)
-    return f.filter(pl.Series(bad < 0))
+    f = f.filter(pl.Series(bad < 0))
+    if pp is None and tp is None and dp is None:
+        # fill the scale-up domain before pipelining across domains (what serving engines do): the stage
+        # width tp x dp is the widest power of two <= min(num_gpus, domain) dividing num_gpus, when valid
+        widest = pl.Series([max(k for k in _pow2_upto(min(n, int(domain))) if n % k == 0) for n in f["num_gpus"]])
+        full = f.filter((pl.col("tp") * pl.col("dp")) == widest)
+        f = full if full.height else f
+    return f
 
 
 def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",
@@ -150,7 +163,10 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
     """The layout ``econ cost`` uses: the cheapest $/M output tokens of :func:`layout_candidates`.
 
     Each candidate is priced at its own sweet-spot batch, min(KV-capacity max batch, decode
-    memory/compute crossover), by two vectorized engine calls (no loop over candidates).
+    memory/compute crossover), by two vectorized engine calls (no loop over candidates). Layouts within
+    :data:`LAYOUT_COST_TOLERANCE_FRAC` of the cheapest count as a tie, won by the fastest per user (TP4
+    rather than TP2 x PP2 at the same cost: pipeline stages add capacity, not bandwidth, so they halve the
+    speed per user for the same cost per token).
 
     Returns
     -------
@@ -178,11 +194,13 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
     dps = probe["dp"].to_numpy().astype(float)
     batch = np.maximum(dps, np.floor(np.minimum(cap, sweet) / dps) * dps).astype(np.int64)
     res = evaluate(pts.with_columns(batch_size=pl.Series(batch)), catalog, assumptions, economics, deployment,
-                   strict=False, columns=("feasible", "usd_per_m_output_tokens"))
+                   strict=False, columns=("feasible", "usd_per_m_output_tokens", "tokens_per_s_per_user"))
     ok = res.with_row_index("i").filter(pl.col("feasible"))
     if ok.height == 0:
         return None
-    i = int(ok.sort("usd_per_m_output_tokens", "i")["i"][0])
+    cheapest = ok["usd_per_m_output_tokens"].min()
+    near = ok.filter(pl.col("usd_per_m_output_tokens") <= cheapest * (1.0 + LAYOUT_COST_TOLERANCE_FRAC))
+    i = int(near.sort(["tokens_per_s_per_user", "i"], descending=[True, False])["i"][0])
     return {k: int(cands[k][i]) for k in _LAYOUT_KEYS}
 
 

@@ -72,7 +72,8 @@ import polars as pl
 from econ import precision as prec
 from econ.assumptions import DEFAULT, Assumptions
 from econ.catalog import DEFAULT_DATA_DIR, Catalog, check_ids, read_raw_csv
-from econ.deployment import DEFAULT_DEPLOYMENT, DeploymentAssumptions, evaluate
+from econ.assumptions import DEFAULT_DEPLOYMENT, DeploymentAssumptions
+from econ.engine import evaluate
 from econ.errors import DataError, InvalidInputError
 
 DEFAULT_CASES_PATH = DEFAULT_DATA_DIR / "validation_cases.csv"

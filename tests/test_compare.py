@@ -21,7 +21,7 @@ from econ.catalog import load_catalog
 from econ.compare import (BEST_COLUMNS, COST_PARTS, DEFAULT_BATCH_SIZES, cluster_plan, default_gpus_per_rack,
                           hardware_comparison, search_space, throughput_frontier)
 from econ.errors import InvalidInputError, UnknownIdError
-from econ.sweep import evaluate
+from econ.engine import evaluate
 
 MODEL = "llama-3.3-70b"
 

@@ -6,7 +6,8 @@ import pytest
 from econ.catalog import load_catalog
 from econ.cli import main
 from econ.errors import DoesNotFitError, InvalidInputError, UnknownIdError, UnsupportedPrecisionError
-from econ.sweep import cost_table, evaluate
+from econ.engine import evaluate
+from econ.sweep import cost_table
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +36,15 @@ def test_unknown_ids_list_closest(catalog):
     ({"pue": 0.9}, r"pue=0.9 is outside \[1, 5\]"),
     ({"usd_per_kwh": -0.1}, r"usd_per_kwh=-0.1 is outside \[0, inf\]"),
     ({"precision": "int3"}, r"precision='int3' is not one of"),
-    ({"num_gpus": 3, "tp": 2, "pp": 2}, r"num_gpus=3 must equal tp x pp"),
+    ({"num_gpus": 3, "tp": 2, "pp": 2}, r"num_gpus=3 must equal tp x dp x pp = 2 x 1 x 2"),
     ({"num_gpus": 16, "tp": 8, "pp": 2, "model": "llama-3.1-8b", "batch_size": 0}, r"batch_size=0"),
-    ({"num_gpus": 16, "tp": 16}, r"tp=16 exceeds the accelerator's scale-up domain"),
+    ({"num_gpus": 16, "tp": 16}, r"tp=16 exceeds the scale-up domain of 8 accelerators \(valid: 1-8"),
+    ({"model": "deepseek-v3", "precision": "fp8", "num_gpus": 8, "tp": 1, "dp": 8, "ep": 3},
+     r"ep=3 does not divide the 256 routed experts of deepseek-v3"),
+    ({"model": "deepseek-v3", "precision": "fp8", "num_gpus": 8, "tp": 1, "dp": 8, "ep": 512},
+     r"ep=512 does not divide the 256 routed experts"),
+    ({"input_len": 100000, "output_len": 100000, "model": "llama-2-70b"},
+     r"input_len \+ output_len = 200,000 tokens exceeds the maximum context of llama-2-70b \(4,096 tokens"),
 ])
 def test_bad_values(catalog, kw, pattern):
     with pytest.raises(InvalidInputError, match=pattern):

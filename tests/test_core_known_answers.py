@@ -15,7 +15,8 @@ from econ.assumptions import IDEAL
 from econ.catalog import load_catalog
 from econ.memory import min_gpus_for_weights, weight_bytes_resident
 from econ.performance import ridge_point_flop_per_byte, sweet_spot_batch_rule_of_thumb
-from econ.sweep import cost_table, evaluate
+from econ.engine import evaluate
+from econ.sweep import cost_table
 from econ.tco import capital_recovery_factor
 
 

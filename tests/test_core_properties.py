@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from econ.assumptions import DEFAULT, IDEAL, Assumptions
 from econ.catalog import load_catalog
 from econ.memory import max_batch_size
-from econ.sweep import evaluate, grid
+from econ.engine import evaluate
+from econ.sweep import grid
 
 CATALOG = load_catalog()
 MODELS = CATALOG.models["id"].to_list()

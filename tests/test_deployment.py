@@ -3,7 +3,7 @@
 Known answers come from the seeds (seed 001: ring all-reduce, the communication/computation ratios
 of Table 11; seed 002: EP inside a rack, pipelines add capacity not bandwidth) and from published
 figures (TensorRT-LLM DeepSeek-R1 on B200: KV capacity per GPU with attention-DP vs TP). The
-reduction to :func:`econ.sweep.evaluate` for ep = dp = 1 is checked column by column.
+reduction to the two orchestrators the engine replaced is in tests/test_engine_regression.py.
 """
 
 from dataclasses import replace
@@ -18,11 +18,11 @@ from econ.assumptions import DEFAULT, IDEAL
 from econ.catalog import load_catalog
 from econ.communication import (allreduce_time_s, alltoall_time_s, communication_computation_ratio,
                                 hierarchical_allreduce_time_s, ring_allreduce_time_s, tier_link)
-from econ.deployment import (DEFAULT_DEPLOYMENT, EXTRA_COLUMNS, NEUTRAL_DEPLOYMENT, DeploymentAssumptions, evaluate,
-                             pipeline_bubble_frac, pipeline_hops, routed_bytes_read_per_gpu, size_pools)
+from econ.assumptions import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT, DeploymentAssumptions
+from econ.deployment import size_pools
+from econ.engine import evaluate
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
-from econ.sweep import RESULT_COLUMNS
-from econ.sweep import evaluate as sweep_evaluate
+from econ.performance import pipeline_bubble_frac, pipeline_hops, routed_bytes_read_per_gpu
 
 CATALOG = load_catalog()
 
@@ -104,80 +104,18 @@ def test_collective_kernels_on_float_and_array():
     assert tier_link(pl.Series([8.0, 9.0]), 8, 1.0, 2.0).to_list() == [1.0, 2.0]
 
 
-# ---------------------------------------------------------------- reduction to sweep.evaluate
+# ---------------------------------------------------------------- pipelines
 
-def _compare_to_sweep(points, assumptions=DEFAULT, deployment=DEFAULT_DEPLOYMENT):
-    a = sweep_evaluate(points, CATALOG, assumptions, strict=False)
-    b = evaluate(points, CATALOG, assumptions, deployment=deployment, strict=False)
-    assert set(RESULT_COLUMNS) <= set(b.columns) and set(EXTRA_COLUMNS) <= set(b.columns)
-    for col in a.columns:
-        x, y = a[col], b[col]
-        if x.dtype.is_float():
-            xs, ys = x.to_numpy(), y.to_numpy()
-            assert (np.isnan(xs) == np.isnan(ys)).all(), col
-            ok = ~np.isnan(xs)
-            np.testing.assert_allclose(ys[ok], xs[ok], rtol=1e-10, atol=0, err_msg=col)
-        else:
-            assert x.to_list() == y.to_list(), col
-    return a, b
-
-
-MOE_TERMS = dict(eta_routed_flop_frac=0.2, eta_routed_bw_frac=0.7, moe_layer_overhead_s=3e-4)
-"""Non-default MoE kernel terms, so that the reduction is checked on them too, not only at the defaults."""
-
-
-@pytest.mark.parametrize("assumptions", [DEFAULT, IDEAL, replace(DEFAULT, **MOE_TERMS)],
-                         ids=["default", "ideal", "moe-terms"])
-def test_reduces_exactly_to_sweep_evaluate_grid(assumptions):
-    """ep = dp = 1, aggregated, batch >= pp: every sweep column is identical (to rounding), MoE models and
-    their routed-expert roofline, MoE-layer overhead and KV-precision attention peak included."""
-    models = ["llama-3.1-8b", "llama-3.1-70b", "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b", "llama-4-maverick",
-              "gemma-3-27b" if "gemma-3-27b" in CATALOG.models["id"].to_list() else "mixtral-8x7b"]
-    pts = (pl.DataFrame({"model": models}).join(pl.DataFrame({"hardware": ["h100-sxm", "b200", "gb200-nvl72",
-                                                                            "mi300x"]}), how="cross")
-           .join(pl.DataFrame({"precision": ["bf16", "fp8", "fp4", "fp8"],
-                               "kv_precision": ["bf16", "fp8", "fp8", "bf16"]}), how="cross")
-           .join(pl.DataFrame({"batch_size": [2, 16, 256, 2048]}), how="cross")
-           .join(pl.DataFrame({"num_gpus": [8, 16], "tp": [8, 8]}), how="cross")
-           .join(pl.DataFrame({"input_len": [128, 3000], "output_len": [1000, 200]}), how="cross"))
-    _, b = _compare_to_sweep(pts, assumptions)
-    assert b["feasible"].any() and (~b["feasible"]).any()  # the grid covers both kinds of row
-    moe = b.filter(pl.col("feasible") & (pl.col("model") == "deepseek-v3"))
-    assert moe.height > 0  # MoE rows are compared, not only infeasible ones
-
-
-@given(model=st.sampled_from(CATALOG.models["id"].to_list()),
-       hw=st.sampled_from(["h100-sxm", "h200-sxm", "b200", "gb200-nvl72", "mi300x", "tpu-v6e"]),
-       tp_pow=st.integers(0, 3), pp_pow=st.integers(0, 3), batch=st.integers(1, 4096),
-       input_len=st.integers(1, 16_000), output_len=st.integers(1, 8_000), ctx=st.one_of(st.none(), st.integers(1, 60_000)),
-       precision=st.sampled_from(["bf16", "fp8"]), ideal=st.booleans(), moe_terms=st.booleans(),
-       kv=st.sampled_from([None, "bf16"]))
-@settings(max_examples=60, deadline=None)
-def test_reduces_exactly_to_sweep_evaluate_property(model, hw, tp_pow, pp_pow, batch, input_len, output_len, ctx,
-                                                     precision, ideal, moe_terms, kv):
-    tp, pp = 2 ** tp_pow, 2 ** pp_pow
-    domain = CATALOG.accelerator(hw)["scale_up_domain_size"]
-    assume(batch >= pp)                                  # fewer sequences than stages: bubbles (below)
-    assume(tp * pp <= domain or tp >= domain)            # sweep sends every hop out once tp x pp > domain
-    assume(tp <= CATALOG.model(model)["num_attention_heads"] and pp <= CATALOG.model(model)["num_layers"])
-    pts = pl.DataFrame([dict(model=model, hardware=hw, precision=precision, batch_size=batch, num_gpus=tp * pp, tp=tp,
-                             pp=pp, input_len=input_len, output_len=output_len, context_tokens=ctx, kv_precision=kv)],
-                       schema_overrides={"context_tokens": pl.Int64, "kv_precision": pl.String})
-    a = IDEAL if ideal else DEFAULT
-    _compare_to_sweep(pts, replace(a, **MOE_TERMS) if moe_terms else a)
-
-
-def test_documented_differences_from_sweep():
-    """Two deliberate departures: pipeline hops inside a domain stay on NVLink, and a batch smaller than
-    the stage count leaves a bubble (sweep splits it into fractional micro-batches)."""
+def test_pipeline_hops_and_bubbles():
+    """Pipeline hops inside a domain stay on NVLink (stages are contiguous), and a batch smaller than
+    the stage count leaves a bubble."""
     # tp=2, pp=8 on 8-GPU domains: stages 0-3 and 4-7 share a domain -> 1 hop out, 6 hops in
     assert pipeline_hops(8, 2, 8) == (1.0, 6.0)
     assert pipeline_hops(4, 8, 8) == (3.0, 0.0)     # one stage per domain: every hop leaves it
     assert pipeline_hops(4, 16, 72) == (0.0, 3.0)   # 64 GPUs inside one NVL72
     r = _one(model="llama-3.1-70b", hardware="h100-sxm", precision="bf16", tp=2, pp=8, batch_size=64)
-    s = sweep_evaluate(pl.DataFrame([dict(model="llama-3.1-70b", hardware="h100-sxm", precision="bf16", tp=2, pp=8,
-                                          num_gpus=16, batch_size=64, input_len=1024, output_len=1024)]), CATALOG)
-    assert r["t_comm_s"] < s["t_comm_s"][0]
+    one_domain = _one(model="llama-3.1-70b", hardware="h100-sxm", precision="bf16", tp=2, pp=4, batch_size=64)
+    assert r["t_comm_pp_s"] > one_domain["t_comm_pp_s"] * 7 / 3  # the 8-stage pipeline leaves the domain once
     # bubble: one sequence on a 4-stage pipeline keeps 3 of 4 stage-slots idle
     b = _one(model="llama-3.1-70b", hardware="h100-sxm", precision="bf16", tp=2, pp=4, batch_size=1)
     assert b["bubble_frac"] == 0.75 and b["num_microbatches"] == 1

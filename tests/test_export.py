@@ -32,7 +32,8 @@ from econ.catalog import load_catalog
 from econ.cli import main
 from econ.commands import cost as cost_cmd
 from econ.errors import InvalidInputError
-from econ.sweep import cost_table, evaluate
+from econ.engine import evaluate
+from econ.sweep import cost_table
 
 TRICKY = ["=cmd|' /C calc'!A0", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'=already", "plain", "", None,
           "ünïcødé ✓ 😀", "a,b\n\"c\"", "HYPERLINK", " =spaced"]

@@ -29,7 +29,8 @@ from econ.quotes import (
     MAX_QUOTE_ROWS, QUOTE_SCHEMA, SUMMARY_COLUMNS, VERDICTS, _batch_grid, breakeven_utilization_frac,
     check_quotes, floor_points, gross_margin_frac, load_quotes, read_quotes, validate_quotes, verdict_expr,
 )
-from econ.sweep import cost_table, evaluate
+from econ.engine import evaluate
+from econ.sweep import cost_table
 
 HW = ["h100-sxm", "h200-sxm", "b200"]
 """A small accelerator set for the tests that re-run the search many times (fp4 on b200 only)."""

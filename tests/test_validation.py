@@ -31,11 +31,10 @@ from hypothesis import strategies as st
 from econ.assumptions import DEFAULT, IDEAL, Assumptions
 from econ.catalog import load_catalog
 from econ.errors import DataError, InvalidInputError, UnknownIdError
-from econ.sweep import evaluate
-from econ.deployment import NEUTRAL_DEPLOYMENT
-from econ.deployment import evaluate as deployment_evaluate
-from econ.performance import (attention_peak_flop_per_s, decode_step, routed_matmul_params,
-                              routed_weight_bytes_read)
+from econ.engine import evaluate
+from econ.assumptions import NEUTRAL_DEPLOYMENT
+from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts
+from econ.performance import attention_peak_flop_per_s, decode_step, routed_weight_bytes_read
 from econ.validation import (CASE_COLUMNS, DEFAULT_CASES_PATH, DENSE_PARAMETERS, ENGINE_MAX_BATCH, FIT_PARAMETERS,
                              METRICS, MOE_PARAMETERS, fit_efficiencies, load_cases, predict)
 
@@ -81,7 +80,7 @@ def test_case_file_loads_and_references_catalog_ids(cases, catalog, is_moe):
     assert cases["case_id"].is_unique().all()
     assert (cases["num_gpus"] == cases["tp"] * cases["dp"] * cases["pp"]).all()
     assert ((cases["tp"] * cases["dp"]) % cases["ep"] == 0).all()
-    # attention-DP + EP layouts are present (predicted with econ.deployment.evaluate)
+    # attention-DP + EP layouts are present (predicted with econ.engine.evaluate)
     assert ((cases["dp"] > 1) & (cases["ep"] > 1) & cases["in_fit"]).sum() >= 6
     assert set(cases["metric"]) <= set(METRICS)
     for col in ("unit_note", "source", "as_of", "notes"):
@@ -352,7 +351,7 @@ def test_case_columns_constant_matches_file(raw):
     assert isinstance(DEFAULT, Assumptions)
 
 
-# --- the MoE terms (econ.performance / econ.sweep / econ.deployment) the calibration relies on -------
+# --- the MoE terms (econ.performance / econ.engine) the calibration relies on -------
 
 def test_moe_decode_step_known_answer_by_hand():
     """One GPU, batch 100: 10 GB of weights read, 6 GB of them routed experts; 5e9 active params, 3e9
@@ -364,27 +363,41 @@ def test_moe_decode_step_known_answer_by_hand():
     TPOT = 1.25 + 6.0 + 1.0 + 10 x 0.1 = 9.25 ms (one roofline over the same bytes and FLOPs would overlap the
     KV reads with the expert GEMMs: max(3.125, 7.0) + 2.0 = 9.0 ms).
     """
-    kw = dict(batch_size=100.0, context_tokens=1000.0, tp=1.0, pp=1.0, weight_bytes_read=10e9,
-              kv_bytes_per_sequence=1e7, kv_replication=1.0, active_matmul_params=5e9,
-              attention_flop_per_context_token=0.0, num_global_layers=10.0,
-              num_sliding_layers=0.0, sliding_window_tokens=0.0, num_layers=10.0, hidden_size=4096.0,
-              hbm_bandwidth_bytes_per_s=8e12, peak_flop_per_s=1e15, scale_up_bandwidth_bytes_per_s=450e9,
-              scale_out_bandwidth_bytes_per_s=50e9, scale_up_domain_size=8.0, eta_bw=0.5, eta_flop=0.4,
-              overlap_frac=0.0, overhead_s=1e-3)
-    moe = dict(routed_weight_bytes_read=6e9, routed_matmul_params=3e9, num_moe_layers=10.0, eta_routed_flop_frac=0.25,
-               eta_routed_bw_frac=0.8, moe_layer_overhead_s=1e-4)
-    d = decode_step(**kw, **moe)
-    assert d["t_routed_s"] == pytest.approx(6.0e-3, rel=1e-12)
-    assert d["t_moe_overhead_s"] == pytest.approx(1.0e-3, rel=1e-12)
-    assert d["t_mem_s"] == pytest.approx(1.25e-3 + 1.875e-3, rel=1e-12)
-    assert d["t_flop_s"] == pytest.approx(1.0e-3 + 6.0e-3, rel=1e-12)
-    assert d["tpot_s"] == pytest.approx(9.25e-3, rel=1e-12)
-    assert d["binding_wall_code"] == 2
-    # the keyword defaults are the step without MoE terms, bit for bit
-    plain = decode_step(**kw)
-    again = decode_step(**kw, routed_weight_bytes_read=0.0, routed_matmul_params=0.0, num_moe_layers=0.0,
-                        attention_peak_flop_per_s=1e15)
-    assert plain["tpot_s"] == again["tpot_s"] == pytest.approx(max(10e9 / 4e12 + 1e9 / 4e12, 1e12 / 4e14) + 1e-3)
+    def model(moe: bool) -> ModelFacts:
+        # bf16: 2e9 non-routed params read (4 GB); 10 MoE layers x 1 expert of 3e8 params (6 GB, 3e9 active)
+        return ModelFacts(total_params=5e9, embedding_params=0.0, lm_head_params=0.0,
+                          routed_params_total=3e9 if moe else 0.0, dense_params_read=2e9,
+                          routed_expert_params=3e8 if moe else 0.0, active_matmul_params=5e9 if moe else 2e9,
+                          hidden_size=4096.0, num_layers=10.0, num_moe_layers=10.0 if moe else 0.0,
+                          num_global_layers=10.0, num_sliding_layers=0.0, num_experts=1.0 if moe else 0.0,
+                          experts_per_token=1.0 if moe else 0.0, attention_flop_per_context_token_decode=0.0,
+                          attention_flop_per_context_token_prefill=0.0, sliding_window_tokens=0.0,
+                          kv_elements_per_token_per_layer=1.0, kv_shard_heads=8.0, num_attention_heads=32.0,
+                          num_kv_heads=8.0, max_context_tokens=1e6)
+
+    hw = HardwareFacts(hbm_capacity_bytes=80e9, hbm_bandwidth_bytes_per_s=8e12, scale_up_bandwidth_bytes_per_s=450e9,
+                       scale_out_bandwidth_bytes_per_s=50e9, scale_up_domain_size=8.0, bf16_peak_flop_per_s=1e15,
+                       fp8_peak_flop_per_s=2e15, fp4_peak_flop_per_s=np.nan, all_in_capex_usd=1.0,
+                       all_in_power_w=1.0, rental_usd_per_hour=1.0)
+    layout = Layout(tp=1.0, dp=1.0, ep=1.0, pp=1.0, scale_up_domain_size=8.0)
+    formats = Formats(weight_bytes_per_param=2.0, kv_bytes_per_element=2.0, embedding_bytes_per_param=2.0,
+                      peak_flop_per_s=1e15, attention_peak_flop_per_s=1e15)
+    eff = Efficiency.from_assumptions(replace(IDEAL, eta_bw=0.5, eta_flop=0.4, overlap_frac=0.0, overhead_s=1e-3,
+                                              eta_routed_flop_frac=0.25, eta_routed_bw_frac=0.8,
+                                              moe_layer_overhead_s=1e-4), NEUTRAL_DEPLOYMENT)
+    kw = dict(batch_size=100.0, context_tokens=1000.0, kv_bytes_per_sequence=1e7, kv_replication=1.0, hardware=hw,
+              layout=layout, formats=formats, eff=eff)
+    d = decode_step(model=model(True), **kw)
+    assert d.t_routed_s == pytest.approx(6.0e-3, rel=1e-12)
+    assert d.t_moe_overhead_s == pytest.approx(1.0e-3, rel=1e-12)
+    assert d.t_mem_s == pytest.approx(1.25e-3 + 1.875e-3, rel=1e-12)
+    assert d.t_flop_s == pytest.approx(1.0e-3 + 6.0e-3, rel=1e-12)
+    assert d.t_comm_s == 0.0
+    assert d.tpot_s == pytest.approx(9.25e-3, rel=1e-12)
+    assert d.binding_wall_code == 2
+    # without routed experts every MoE term vanishes: the single roofline of the rest plus the step overhead
+    plain = decode_step(model=model(False), **kw)
+    assert plain.tpot_s == pytest.approx(max(4e9 / 4e12 + 1e9 / 4e12, 100 * 2 * 2e9 / 4e14) + 1e-3, rel=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["float", "array", "expr"])
@@ -395,7 +408,6 @@ def test_routed_kernels_input_type_triad(kind):
     expect = 58.0 * 256.0 * (1 - (1 - 8 / 256) ** 64) * 44040192.0 * 0.5625
     if kind == "float":
         got = routed_weight_bytes_read(**args)
-        assert routed_matmul_params(58.0, 8.0, 44040192.0) == 58.0 * 8.0 * 44040192.0
     elif kind == "array":
         got = routed_weight_bytes_read(**{k: np.array([v, v]) for k, v in args.items()})[1]
     else:
@@ -417,16 +429,15 @@ def test_attention_runs_at_the_kv_cache_precision():
 @settings(max_examples=10, deadline=None)
 @given(flop=st.floats(0.02, 1.0), bw=st.floats(0.02, 1.0), ovh=st.floats(0.0, 0.01))
 def test_dense_models_ignore_the_moe_terms(catalog, flop, bw, ovh):
-    """No routed experts -> identical results, every column, in econ.sweep and econ.deployment."""
+    """No routed experts -> identical results, every column."""
     from econ.sweep import grid
     dense = catalog.models.filter(pl.col("num_experts") == 0)["id"].to_list()
     pts = grid(model=dense, hardware=["h100-sxm", "b200"], precision=["fp8", "fp4"], batch_size=[1, 64, 1024],
                input_len=[2048], output_len=[256])
     a = replace(DEFAULT, eta_routed_flop_frac=flop, eta_routed_bw_frac=bw, moe_layer_overhead_s=ovh)
-    for fn in (evaluate, deployment_evaluate):
-        base = fn(pts, catalog, DEFAULT, strict=False)
-        moved = fn(pts, catalog, a, strict=False)
-        assert base.equals(moved)
+    base = evaluate(pts, catalog, DEFAULT, strict=False)
+    moved = evaluate(pts, catalog, a, strict=False)
+    assert base.equals(moved)
 
 
 def test_moe_models_respond_to_each_moe_term(catalog):
@@ -443,15 +454,15 @@ def test_moe_models_respond_to_each_moe_term(catalog):
 
 def test_attention_dp_case_is_deployment_evaluate_served_rate(cases, catalog, default_pred):
     """An ADP8 + EP8 case at capacity: batch = KV capacity (<= 4096 per rank) rounded to a multiple of dp,
-    prediction = the aggregated served output rate of econ.deployment.evaluate."""
+    prediction = the aggregated served output rate of econ.engine.evaluate."""
     cid = "trtllm-qwen3-235b-a22b-h100x8-adp8-ep8-in1000-out1000-fp8"
     c = cases.filter(pl.col("case_id") == cid).row(0, named=True)
     p = default_pred.filter(pl.col("case_id") == cid).row(0, named=True)
     base = dict(model=c["model"], hardware=c["hardware"], precision="fp8", kv_precision="fp8", tp=1, dp=8, ep=8, pp=1,
                 num_gpus=8, input_len=1000, output_len=1000)
-    cap = deployment_evaluate(pl.DataFrame([{**base, "batch_size": 8}]), catalog, DEFAULT)["max_batch_size"][0]
+    cap = evaluate(pl.DataFrame([{**base, "batch_size": 8}]), catalog, DEFAULT)["max_batch_size"][0]
     assert p["batch_size"] == cap // 8 * 8 and 8 < p["batch_size"] < 8 * ENGINE_MAX_BATCH
-    r = deployment_evaluate(pl.DataFrame([{**base, "batch_size": p["batch_size"]}]), catalog, DEFAULT)
+    r = evaluate(pl.DataFrame([{**base, "batch_size": p["batch_size"]}]), catalog, DEFAULT)
     r = r.row(0, named=True)
     assert p["predicted"] == pytest.approx(r["served_output_tokens_per_s_per_gpu"], rel=1e-9)
 

@@ -25,8 +25,8 @@ from dashboards import charts  # noqa: E402
 from dashboards.components import fields as scenario_fields  # noqa: E402
 from dashboards.components import safe_text  # noqa: E402
 from dashboards.components import fmt, scenario_sidebar, sources, state, table  # noqa: E402
-from econ.deployment import (DEFAULT_DEPLOYMENT, DeploymentAssumptions, deployment_assumptions_frame,  # noqa: E402
-                             instance_layout, traffic_summary)
+from econ.assumptions import DEFAULT_DEPLOYMENT, DeploymentAssumptions, deployment_assumptions_frame  # noqa: E402
+from econ.deployment import instance_layout, traffic_summary  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.optimize import SLO, OptimizeResult, SearchSpace, optimize, rejected_summary  # noqa: E402
 from econ.precision import PRECISIONS  # noqa: E402
@@ -93,7 +93,7 @@ def frontier_chart(front: pl.DataFrame, best: dict | None, *, y: str, min_speed:
                    width: int = 760, height: int = 340) -> alt.LayerChart:
     """One frontier line per accelerator (and domain size); the chosen deployment starred; the SLO floor."""
     data = series_label(front)
-    names = data["series"].unique(maintain_order=True).to_list()[:charts.MAX_SERIES]
+    names = charts.top_series(data, "series", min_tokens_per_s_per_user=min_speed)  # cheapest at the SLO first
     data = data.filter(pl.col("series").is_in(names))
     cols = ["series", "layout", "precision", "batch_size", "total_gpus", "tokens_per_s_per_user",
             "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens_all_in", "ttft_s", "binding_wall"]
@@ -229,7 +229,8 @@ def render() -> None:
                                 format_func=str.upper)
     with st.expander("Deployment assumptions (parallel layouts)", expanded=False):
         deployment = _deployment_inputs("do.assume")
-        st.dataframe(deployment_assumptions_frame(deployment), hide_index=True, key="do.assume.table")
+        st.dataframe(deployment_assumptions_frame(deployment), hide_index=True, key="do.assume.table",
+                     placeholder=table.PLACEHOLDER)
     slo = SLO(min_tokens_per_s_per_user=float(state.scenario().min_tokens_per_s_per_user), max_ttft_s=float(ttft))
     dom = (8, 72) if compare_domains else tuple(sorted(domains)) or None
     space = SearchSpace(max_gpus=int(max_gpus), precisions=tuple(precisions) or None, modes=("aggregated", "disaggregated") if mode == "both" else (mode,),
@@ -264,7 +265,8 @@ def render() -> None:
         st.subheader("Frontier per accelerator")
         shown = series_label(front)["series"].unique(maintain_order=True).to_list()
         if len(shown) > charts.MAX_SERIES:
-            st.caption(f"{len(shown)} series; the first {charts.MAX_SERIES} are drawn (pick accelerators above).")
+            st.caption(f"{len(shown)} series; the {charts.MAX_SERIES} cheapest at the SLO are drawn (pick accelerators "
+                       "above).")
         st.altair_chart(frontier_chart(front, best, y="output_tokens_per_s_per_gpu", log_y=True,
                                        min_speed=slo.min_tokens_per_s_per_user), key="do.front.tput")
         st.altair_chart(frontier_chart(front, best, y="usd_per_m_output_tokens_all_in", log_y=True,
@@ -328,7 +330,7 @@ def _draw(row: dict, model: dict) -> None:
                               kv_transfer_s=row["kv_transfer_s"])
     st.markdown("**Links the traffic crosses** (decode step of the decode instance; KV transfer per request)")
     st.dataframe(traffic.with_columns(pl.col("scale_out_share_frac") * 100, pl.col("time_per_step_s") * 1e3),
-                 hide_index=True, key="do.traffic", column_config={
+                 hide_index=True, key="do.traffic", placeholder=table.PLACEHOLDER, column_config={
                      "collective": st.column_config.TextColumn("Collective"),
                      "group_size": st.column_config.NumberColumn("Group (GPUs)", format="%d"),
                      "link": st.column_config.TextColumn("Link tier"),

@@ -15,7 +15,7 @@ import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
 from econ.commands._common import add_data_dir, catalog_from, check_range, parse_int_list, render
-from econ.deployment import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT
+from econ.assumptions import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT
 from econ.errors import InvalidInputError
 from econ.optimize import SLO, SearchSpace, frontier, optimize, rejected_summary
 from econ.precision import PRECISIONS
