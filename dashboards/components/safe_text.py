@@ -10,11 +10,14 @@ an image on page load (``![x](http://.../t.png)``). Every page passes such value
 
 How: CommonMark lets any ASCII punctuation character be escaped with a backslash, and an escaped
 character is always literal text (CommonMark 0.31, section 2.4 "Backslash escapes"). :func:`md`
-escapes every one of them, which disarms links, images, autolinks (``<http://...>``), GFM
-autolink literals (``http://`` and ``www.`` need an unescaped ``:`` or ``.``), raw HTML, emphasis,
-code spans, tables, headings, lists, LaTeX (``$``) and directives (``:``). Control characters are
+escapes every one of them, which disarms links, images, autolinks (``<http://...>``), raw HTML,
+emphasis, code spans, tables, headings, lists, LaTeX (``$``) and directives (``:``). GFM *autolink
+literals* (a bare ``http://...``, ``www....`` or ``name@host.tld``) are different: Streamlit's
+renderer (remark-gfm, mdast-util-gfm-autolink-literal) finds them in the text *after* escapes are
+resolved, so escaping cannot stop them; :func:`md` puts each such run in an inline code span
+instead (code is never linked), which shows it verbatim in monospace. Control characters are
 replaced by U+FFFD. ``tests/test_reliability_text.py`` checks pages with link and image payloads
-render no ``<a>`` or ``<img>`` (Markdown rendered by markdown-it-py, and in Chromium).
+render no link to the payload and no ``<img>`` (Markdown rendered by markdown-it-py, and in Chromium).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import re
 import string
 
 _PUNCT = re.compile("([" + re.escape(string.punctuation) + "])")
+# what GFM turns into links on its own (mdast-util-gfm-autolink-literal: protocol, www., e-mail), to the next blank
+_AUTOLINKABLE = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp)\:|\bwww\.)\S*|[-.\w+]+@[-\w]+(?:\.[-\w]+)+\S*")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _UNESCAPE = re.compile(r"\\([" + re.escape(string.punctuation) + "])")
 
@@ -47,7 +52,13 @@ def md(text, *, inline: bool = False) -> str:
     s = _CONTROL.sub("\ufffd", str(text))
     if inline:
         s = re.sub(r"\s*[\r\n]+\s*", " ", s)
-    return _PUNCT.sub(r"\\\1", s)
+    out, pos = [], 0
+    for m in _AUTOLINKABLE.finditer(s):
+        out.append(_PUNCT.sub(r"\\\1", s[pos:m.start()]))
+        out.append(code(m.group(0)))
+        pos = m.end()
+    out.append(_PUNCT.sub(r"\\\1", s[pos:]))
+    return "".join(out)
 
 
 def code(text) -> str:
@@ -62,7 +73,13 @@ def code(text) -> str:
 
 def unescape(markdown: str) -> str:
     """The text :func:`md` escaped (for tests that read a message back from the page)."""
-    return _UNESCAPE.sub(r"\1", markdown)
+    parts = re.split(r"(?<!\\)(`+)( ?)(.*?)\2\1(?!`)", markdown)  # code spans: text, fence, pad, content, text, ...
+    out = []
+    for i in range(0, len(parts), 4):
+        out.append(_UNESCAPE.sub(r"\1", parts[i]))
+        if i + 3 < len(parts):
+            out.append(parts[i + 3])
+    return "".join(out)
 
 
 __all__ = ["md", "code", "unescape"]
