@@ -140,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``econ`` console script. Returns the exit code (0 ok, 2 bad input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    empty = [k for k, v in vars(args).items() if isinstance(v, list) and not v]
+    if empty:  # argparse (Python < 3.12) turns the value '--' of a one-value flag into [] (issue 12 fuzz)
+        parser.error(f"--{empty[0].replace('_', '-')} needs a value ('--' is not one)")
     try:
         return int(args.func(args) or 0)
     except EconError as exc:
