@@ -302,6 +302,24 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
                        panel("output_tokens_per_s_per_gpu", OKABE_ITO[1], False))
 
 
+def panels(chart, *, height: int | None = None) -> list:
+    """The side-by-side panels of an ``alt.hconcat`` chart, each as its own chart that fills its container.
+
+    A page draws them in ``st.columns``: side by side on a desktop, one under the other on a phone,
+    where a fixed-width concatenation would run off the screen. Data and datasets are carried over.
+    """
+    if not isinstance(chart, alt.HConcatChart):
+        return [chart]
+    out = []
+    for sub in chart.hconcat:
+        sub = sub.copy(deep=True)
+        if getattr(chart, "datasets", alt.Undefined) is not alt.Undefined:
+            sub.datasets = chart.datasets
+        sub = sub.properties(width="container", **({"height": height} if height else {}))
+        out.append(sub)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Hardware comparison
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from dashboards.app import discover  # noqa: E402
 from dashboards.components import fmt  # noqa: E402
 from dashboards.components.safe_text import unescape  # noqa: E402
-from dashboards.components.state import CATALOG_KEY, SCENARIO_KEY  # noqa: E402
+from dashboards.components.state import CATALOG_KEY, LOCAL_KEY, PAGE_KEY, SCENARIO_KEY  # noqa: E402
 from econ.catalog import load_catalog  # noqa: E402
 from econ.compare import cluster_plan, hardware_comparison  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
@@ -53,7 +53,12 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 def scenario(at: AppTest) -> Scenario:
-    return at.session_state[SCENARIO_KEY]
+    """The scenario of the page in view: the base scenario plus that page's own widget values."""
+    from dataclasses import replace
+    base = at.session_state[SCENARIO_KEY]
+    page_ = at.session_state[PAGE_KEY] if PAGE_KEY in at.session_state else Path(at._script_path).stem
+    local = (at.session_state[LOCAL_KEY] if LOCAL_KEY in at.session_state else {}).get(page_, {})
+    return replace(base, **local)
 
 
 def specs(at: AppTest) -> list[dict]:
@@ -195,8 +200,7 @@ def test_cost_explorer_chart_encodings(catalog):
     sc = scenario(at)
     row = cost_table(catalog, **sc.cost_kwargs(), assumptions=sc.assumptions(),
                      economics=sc.economics(catalog)).row(0, named=True)
-    spec = specs(at)[0]
-    left, right = spec["hconcat"]
+    left, right = specs(at)[:2]  # two panels in st.columns: side by side on a desktop, stacked on a phone
     line = left["layer"][0]["encoding"]
     assert line["x"]["field"] == "batch_size" and line["x"]["scale"]["type"] == "log"
     assert line["x"]["title"] == "Batch size (sequences)"
@@ -425,13 +429,109 @@ def test_good_upload_adds_an_accelerator_everywhere(catalog):
 
 
 def test_efficiency_edits_are_range_checked():
+    """Efficiencies are edited in % (60 for 0.6), overheads in ms; messages name the assumption, not the field."""
     from dashboards.pages.assumptions import check_efficiency, efficiency_frame
-    frame = efficiency_frame(Scenario()).with_columns(
-        value=pl.when(pl.col("field") == "eta_bw").then(1.5).when(pl.col("field") == "eta_flop").then(0.5)
+    frame = efficiency_frame(Scenario())
+    shown = dict(frame.select("field", "value").rows())
+    assert shown["eta_bw"] == pytest.approx(Scenario().eta_bw * 100)
+    assert shown["overhead_s"] == pytest.approx(Scenario().overhead_s * 1e3)
+    frame = frame.with_columns(
+        value=pl.when(pl.col("field") == "eta_bw").then(150.0).when(pl.col("field") == "eta_flop").then(50.0)
         .otherwise(pl.col("value")))
     changes, errors = check_efficiency(frame)
-    assert changes["eta_flop"] == 0.5 and "eta_bw" not in changes
-    assert errors == ["row 'HBM bandwidth efficiency' (`eta_bw`), column value: 1.5 is outside [0.001, 1]"]
+    assert changes["eta_flop"] == pytest.approx(0.5) and "eta_bw" not in changes
+    assert errors == ["HBM bandwidth efficiency: 150 is outside 0.1 to 100 %"]
+
+
+def test_assumptions_page_shows_no_raw_identifier_or_raw_number():
+    at = run(page("assumptions"))
+    tables = [t.value for t in at.dataframe if {"assumption", "label"} & set(t.value.columns)]  # not the catalog
+    assert len(tables) >= 2  # the efficiency factors and the economics
+    text = " ".join(str(v) for t in tables for c in t.columns if c not in ("source", "link", "field", "notes")  # free text; field: hidden
+                    for v in t[c].to_numpy().ravel())
+    for raw in ("eta_bw", "build_usd_per_mw_it", "11700000.0", "None"):
+        assert raw not in text, raw
+    assert "$11.7M per MW of IT load" in text and "HBM bandwidth efficiency" in text
+    from dashboards.components.sources import human_frame
+    sc = Scenario()
+    human = human_frame(sc.assumptions(), sc.economics())
+    assert "eta_bw" not in human["assumption"].to_list()
+    assert "$11.7M per MW of IT load" in human["value"].to_list()
+    assert not any(v in ("None", "nan", "") for v in human["value"].to_list())
+
+
+# ---------------------------------------------------------------------------------------------
+# state: a widget belongs to its page unless it is in the shared sidebar
+# ---------------------------------------------------------------------------------------------
+
+def test_a_page_widget_changes_only_its_page():
+    """The floor slider on Hardware comparison leaves the optimizer's SLO and Cluster's serving floor alone."""
+    at = run(AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=TIMEOUT))
+    run(at.switch_page("dashboards/pages/hardware_comparison.py"))
+    at.slider(key="sc.min_tokens_per_s_per_user").set_value(260.0)
+    run(at)
+    assert at.session_state[SCENARIO_KEY].min_tokens_per_s_per_user == 20.0  # the base scenario is untouched
+    assert scenario(at).min_tokens_per_s_per_user == 260.0
+    assert at.query_params.get("min_tokens_per_s_per_user") in (["260"], "260")
+    run(at.switch_page("dashboards/pages/cluster.py"))
+    assert "min_tokens_per_s_per_user" not in at.query_params
+    shown = metrics(at)
+    assert any(k.startswith("Revenue") and v not in ("$0", "$0.0M") for k, v in shown.items())
+    run(at.switch_page("dashboards/pages/hardware_comparison.py"))
+    assert at.slider(key="sc.min_tokens_per_s_per_user").value == 260.0  # the page keeps its own value
+
+
+def test_a_sidebar_widget_changes_every_page():
+    at = run(AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=TIMEOUT))
+    run(at.switch_page("dashboards/pages/hardware_comparison.py"))
+    at.number_input(key="sc.pue").set_value(1.2)
+    run(at)
+    run(at.switch_page("dashboards/pages/cluster.py"))
+    assert scenario(at).pue == 1.2 and at.number_input(key="sc.pue").value == pytest.approx(1.2)
+
+
+def test_shared_fields_are_the_sidebar_and_the_assumptions():
+    from dashboards.components import state
+    assert "min_tokens_per_s_per_user" not in state.SHARED_FIELDS and "batch_size" not in state.SHARED_FIELDS
+    assert {"model", "hardware", "pue", "eta_bw", "usd_per_kwh"} <= state.SHARED_FIELDS
+
+
+# ---------------------------------------------------------------------------------------------
+# charts: sized and chosen for the data
+# ---------------------------------------------------------------------------------------------
+
+def test_frontier_series_are_chosen_by_cost_not_alphabet():
+    from dashboards import charts
+    rows = []
+    for i, hw in enumerate(["a100", "b200", "c300", "d400", "e500", "f600", "g700", "h800", "h200", "mi300x"]):
+        cost = 10.0 - i  # later names are cheaper
+        rows += [{"hardware": hw, "tokens_per_s_per_user": s, "usd_per_m_output_tokens": cost * s / 20,
+                  "output_tokens_per_s_per_gpu": 1000 / s} for s in (10.0, 20.0, 40.0)]
+    frame = pl.DataFrame(rows)
+    top = charts.top_series(frame, "hardware", min_tokens_per_s_per_user=20.0)
+    assert top[:2] == ["mi300x", "h200"] and "a100" not in top and len(top) == charts.MAX_SERIES
+
+
+def test_cost_ranking_legend_has_no_entry_without_bars(catalog):
+    from dashboards import charts
+    sc = Scenario()
+    best = hardware_comparison(catalog, model=sc.model, min_tokens_per_s_per_user=20.0, input_len=sc.input_len,
+                               output_len=sc.output_len, assumptions=sc.assumptions(),
+                               economics=sc.economics(catalog)).best
+    spec = charts.cost_ranking_chart(best).to_dict()
+    domain = spec["encoding"]["color"]["scale"]["domain"]
+    assert "Rental" not in domain  # owned basis: no rental bars, so no rental legend entry
+
+
+def test_cost_explorer_marks_the_kpi_point_off_the_grid(catalog):
+    at = run(page("cost_explorer"))
+    spec = specs(at)[0]
+    row = cost_table(catalog, **scenario(at).cost_kwargs(), assumptions=scenario(at).assumptions(),
+                     economics=scenario(at).economics(catalog)).row(0, named=True)
+    data = datasets(at)
+    marked = [d for d in data.values() if d.height == 1 and "batch_size" in d.columns]
+    assert marked and marked[0]["batch_size"][0] == row["batch_size"]
+    assert any(layer.get("mark", {}).get("shape") == "diamond" for layer in spec["layer"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ def set_page(page_id: str) -> None:
 def page_id() -> str:
     """The page this run draws: set by ``app.py``, else (a page run on its own) the script's file name."""
     page = st.session_state.get(PAGE_KEY)
-    if page and st.session_state.get(APP_FLAG):
+    if page:  # set by app.py on every run (callbacks run before it, with the page of the last run)
         return page
     try:
         from streamlit.runtime.scriptrunner import get_script_run_ctx

@@ -124,9 +124,13 @@ def table_editor(name: str) -> None:
     raw = _with_links(state.raw_table(cat, name))
     key = f"as.ed.{name}.{_version(name)}"
     id_col = TABLES[name][2]
-    config = {c: st.column_config.Column(title(c), help=f"CSV column `{c}`" + (f", {TABLES[name][1][c].unit}"
-                                                                                  if TABLES[name][1][c].unit else ""))
-              for c in raw.columns if c in TABLES[name][1]}
+    def _config(c):
+        help_ = f"CSV column `{c}`" + (f", {TABLES[name][1][c].unit}" if TABLES[name][1][c].unit else "")
+        if raw.schema[c].is_numeric() and c not in ("year", "as_of"):  # 11,700,000 not 11700000.0
+            return st.column_config.NumberColumn(title(c), help=help_, format="localized")
+        return st.column_config.Column(title(c), help=help_)
+
+    config = {c: _config(c) for c in raw.columns if c in TABLES[name][1]}
     config["link"] = st.column_config.LinkColumn("Source link", help="First web address in `source`",
                                                  display_text="open")
     config[id_col] = st.column_config.TextColumn(title(id_col), help=f"CSV column `{id_col}`: unique kebab-case id",

@@ -108,9 +108,10 @@ def render() -> None:
         f"{fmt.seconds(row['ttft_s'])}  \n"
         f"**Crossover:** " + (f"compute-bound above {sweet:,.0f} sequences" if sweet is not None
                                else "never compute-bound (KV reads grow as fast as FLOPs)"))
-    st.altair_chart(charts.batch_curve_chart(curve, max_batch=int(row["max_batch_size"]), sweet_spot=sweet,
-                                             selected_batch=int(row["batch_size"]), selected_row=row),
-                    key="ce.chart")
+    chart = charts.batch_curve_chart(curve, max_batch=int(row["max_batch_size"]), sweet_spot=sweet,
+                                     selected_batch=int(row["batch_size"]), selected_row=row)
+    for i, (col, panel) in enumerate(zip(st.columns(2), charts.panels(chart))):  # stacked on a phone
+        col.altair_chart(panel, key=f"ce.chart.{i}")
     st.caption("Dashed lines: the KV-cache capacity wall (largest batch that fits) and the memory/compute "
                "crossover (batch where decode turns compute-bound). Diamond: the batch of the KPIs.")
     frame = sources.show(cat, sc.assumptions(), sc.economics(cat), key="ce.sources", model=sc.model,
