@@ -216,3 +216,19 @@ def test_payloads_render_as_text_in_chromium(tmp_path):
         assert page.locator('img[src*="127.0.0.1:9"]').count() == 0
         assert not hits, hits  # the browser never fetched the payload's address
         browser.close()
+
+
+# ----------------------------------------------------------------------------------------- server memory (finding 9)
+
+def test_every_result_cache_is_bounded_in_entries_and_time():
+    """Finding 9: server memory grew with distinct cached scenarios; every st.cache_data has max_entries and a ttl."""
+    import ast
+    found = 0
+    for path in sorted((ROOT / "dashboards").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("st.cache_data", "streamlit.cache_data"):
+                kw = {k.arg: k.value for k in node.keywords}
+                found += 1
+                assert "max_entries" in kw and "ttl" in kw, f"{path.name}:{node.lineno} unbounded st.cache_data"
+                assert ast.literal_eval(kw["max_entries"]) <= 64, f"{path.name}:{node.lineno}"
+    assert found >= 5

@@ -308,3 +308,47 @@ def test_every_cli_path_argument_survives_a_300_character_name(tmp_path, capsys)
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+# ----------------------------------------------------------------------------------------- every numeric flag
+
+BASE = {
+    "cost": ["--model", "llama-3.1-8b", "--hardware", "h100-sxm"],
+    "export cost": ["--model", "llama-3.1-8b", "--hardware", "h100-sxm", "-o", "out.csv"],
+    "cluster": ["--hardware", "h100-sxm"],
+    "fleet size": ["--hardware", "h100-sxm", "--power-mw", "10"],
+    "fleet train": ["--hardware", "h100-sxm", "--gpus", "1024", "--model", "llama-3.1-8b"],
+    "optimize": ["--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--max-gpus", "8"],
+    "frontier": ["--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--max-gpus", "8"],
+    "quotes check": ["--model", "llama-3.1-8b"],
+    "list": ["models"],
+}
+
+
+def _numeric_flags():
+    import argparse
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import fuzz_cli
+    for path, parser in fuzz_cli.walk():
+        cmd = " ".join(path)
+        base = BASE.get(cmd) or (["--hardware", "h100-sxm", "--gpus", "1024"] if path[0] == "fleet" else [])
+        for a in parser._actions:
+            if isinstance(a, argparse._HelpAction) or a.type not in (int, float) or not a.option_strings:
+                continue
+            for v in ([BIG, "-" + BIG] if a.type is int else ["1e400", "-1e400", "nan"]):
+                yield pytest.param([*path, *base, f"{a.option_strings[0]}={v}"], id=f"{cmd}{a.option_strings[0]}={v[:6]}")
+
+
+@pytest.mark.parametrize("argv", list(_numeric_flags()))
+def test_every_numeric_flag_takes_a_huge_or_non_finite_value_without_a_traceback(argv, capsys, tmp_path,
+                                                                                  monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse: not a number of that type
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code in (0, 2) and "Traceback" not in out + err, (code, err[-500:])
+    if code == 2 and "usage:" not in err:
+        assert err.startswith("econ") and len(err) < 2000, err
