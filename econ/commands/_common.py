@@ -278,6 +278,9 @@ def render(frame: pl.DataFrame, fmt: str, *, vertical_if_single: bool = True, ou
         if frame.height > 1 and vertical_if_single:
             # columns equal on every row are printed once above the table, so it fits a terminal
             const = [c for c in frame.columns if frame[c].n_unique() == 1 and c not in KEEP_IN_TABLE]
+            if len(const) == frame.width:  # identical rows (a repeated list value, e.g. --gpus 8,8): print one
+                render_record(frame.row(0, named=True), out)
+                return
             if const:
                 import textwrap
 
