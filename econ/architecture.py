@@ -45,7 +45,7 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     cache without replicating it: h_kv for GQA, 1 for MLA's shared latent),
     ``num_global_layers``, ``sliding_window_tokens`` (0 = none),
     ``attention_flop_per_context_token_decode`` / ``_prefill`` (per layer, per query token, per
-    attended context token).
+    attended context token), ``log_expert_miss`` (ln(1 - k/E), 0 for dense; :func:`log_expert_miss`).
 
     Notes
     -----
@@ -88,7 +88,9 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     n_sliding = pl.when(_c("sliding_window_tokens") > 0).then(_c("num_sliding_layers")).otherwise(0.0)
     attn_dec = pl.when(is_mla).then(2 * h * (2 * _c("kv_lora_rank") + _c("qk_rope_head_dim"))).otherwise(4 * h * dh)
     attn_pre = pl.when(is_mla).then(2 * h * (qk + _c("v_head_dim"))).otherwise(4 * h * dh)
+    miss = (1.0 - _c("experts_per_token") / pl.max_horizontal(E, pl.lit(1e-30))).clip(lower_bound=1e-300).log()
     return models.with_columns(
+        miss.alias("log_expert_miss"),
         moe_layers.alias("num_moe_layers"),
         dense_layers.alias("num_dense_layers"),
         attn.alias("attention_params_per_layer"),
@@ -109,7 +111,7 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def expected_experts_touched(batch_tokens, num_experts, experts_per_token):
+def expected_experts_touched(batch_tokens, num_experts, experts_per_token, log_miss=None):
     """Expected number of distinct routed experts a batch activates in one MoE layer.
 
     Parameters
@@ -118,6 +120,9 @@ def expected_experts_touched(batch_tokens, num_experts, experts_per_token):
         Tokens routed together in one step (decode: the batch size). [tokens]
     num_experts, experts_per_token : scalar or array
         E routed experts per layer and top-k. For dense models (E = 0) the result is 0.
+    log_miss : scalar or array, optional
+        ln(1 - k/E), precomputed per model (``log_expert_miss`` of :func:`derive_architecture`); the
+        result is the same, one logarithm cheaper.
 
     Returns
     -------
@@ -129,9 +134,20 @@ def expected_experts_touched(batch_tokens, num_experts, experts_per_token):
     routers are skewed, so fewer distinct experts are touched at small B; this is an upper bound on the
     weight bytes read, i.e. conservative for cost.
     """
+    if log_miss is None:
+        log_miss = log_expert_miss(num_experts, experts_per_token)
+    return -num_experts * np.expm1(batch_tokens * log_miss)
+
+
+def log_expert_miss(num_experts, experts_per_token):
+    """ln of the chance that one token does not route to a given expert, ln(1 - k/E) (0 for dense models).
+
+    Returns
+    -------
+    scalar or array [-], <= 0; floored at ln(1e-300) when k = E (every expert always touched).
+    """
     e = np.maximum(num_experts, 1e-30)
-    miss = np.maximum(1.0 - experts_per_token / e, 0.0)
-    return num_experts * (1.0 - miss ** batch_tokens)
+    return np.log(np.maximum(1.0 - experts_per_token / e, 1e-300))
 
 
 def attended_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens):

@@ -7,7 +7,48 @@ domain; scale-out = InfiniBand / Ethernet NICs between domains (~8-9x slower; se
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+
+@dataclass(slots=True)
+class AlphaBeta:
+    """A collective's time as a function of its message size: t(M) = min(a1 + b1 M, a2 + b2 M).
+
+    Every alpha-beta collective here is affine in the bytes it moves, or the faster of two affine
+    algorithms (ring vs tree all-reduce), so a deployment's collectives are computed once as
+    coefficients and evaluated for each message (decode step, prefill chunk, lone prompt) at the cost
+    of a multiply-add. Attributes are scalars or arrays: a [s], b [s/B].
+    """
+
+    a1: np.ndarray | float
+    b1: np.ndarray | float
+    a2: np.ndarray | float
+    b2: np.ndarray | float
+
+    def time_s(self, message_bytes):
+        """t(M) [s] for message_bytes M [B] (scalar or array, broadcast with the coefficients)."""
+        return np.minimum(self.a1 + self.b1 * message_bytes, self.a2 + self.b2 * message_bytes)
+
+
+def _ring(num_participants, link_bandwidth_bytes_per_s, latency_s):
+    steps = 2.0 * (num_participants - 1.0)
+    return steps * latency_s, steps / num_participants / link_bandwidth_bytes_per_s
+
+
+def _tree(num_participants, link_bandwidth_bytes_per_s, latency_s):
+    n = np.asarray(num_participants, dtype=float)
+    several = n > 1.0
+    return (np.where(several, 2.0 * np.ceil(np.log2(np.maximum(n, 1.0))) * latency_s, 0.0),
+            np.where(several, 2.0 / link_bandwidth_bytes_per_s, 0.0))
+
+
+def allreduce_alpha_beta(num_participants, link_bandwidth_bytes_per_s, latency_s) -> AlphaBeta:
+    """:class:`AlphaBeta` of :func:`allreduce_time_s` (ring and tree branches) on one link tier."""
+    ra, rb = _ring(num_participants, link_bandwidth_bytes_per_s, latency_s)
+    ta, tb = _tree(num_participants, link_bandwidth_bytes_per_s, latency_s)
+    return AlphaBeta(ra, rb, ta, tb)
 
 
 def ring_allreduce_time_s(message_bytes, num_participants, link_bandwidth_bytes_per_s, latency_s):
@@ -31,8 +72,8 @@ def ring_allreduce_time_s(message_bytes, num_participants, link_bandwidth_bytes_
     Each participant sends and receives 2(N-1)M/N bytes in 2(N-1) steps (Patarasuk & Yuan 2009;
     seed 001): t = 2(N-1) alpha + 2(N-1)/N * M / BW.
     """
-    steps = 2.0 * (num_participants - 1.0)
-    return steps * latency_s + steps / num_participants * message_bytes / link_bandwidth_bytes_per_s
+    a, b = _ring(num_participants, link_bandwidth_bytes_per_s, latency_s)
+    return a + b * message_bytes
 
 
 def tree_allreduce_time_s(message_bytes, num_participants, link_bandwidth_bytes_per_s, latency_s):
@@ -48,10 +89,8 @@ def tree_allreduce_time_s(message_bytes, num_participants, link_bandwidth_bytes_
     NCCL's double binary tree each carry half the data at full bandwidth). Sanders et al. 2009;
     NCCL 2.4 release notes.
     """
-    n = np.asarray(num_participants, dtype=float)
-    one = n <= 1.0
-    t = 2.0 * np.ceil(np.log2(np.maximum(n, 1.0))) * latency_s + 2.0 * message_bytes / link_bandwidth_bytes_per_s
-    return np.where(one, 0.0, t)
+    a, b = _tree(num_participants, link_bandwidth_bytes_per_s, latency_s)
+    return a + b * message_bytes
 
 
 def allreduce_time_s(message_bytes, num_participants, link_bandwidth_bytes_per_s, latency_s):
@@ -59,9 +98,7 @@ def allreduce_time_s(message_bytes, num_participants, link_bandwidth_bytes_per_s
 
     Parameters and returns as :func:`ring_allreduce_time_s`. [s]
     """
-    ring = ring_allreduce_time_s(message_bytes, num_participants, link_bandwidth_bytes_per_s, latency_s)
-    tree = tree_allreduce_time_s(message_bytes, num_participants, link_bandwidth_bytes_per_s, latency_s)
-    return np.minimum(ring, tree)
+    return allreduce_alpha_beta(num_participants, link_bandwidth_bytes_per_s, latency_s).time_s(message_bytes)
 
 
 def p2p_time_s(message_bytes, link_bandwidth_bytes_per_s, latency_s):
@@ -120,15 +157,31 @@ def hierarchical_allreduce_time_s(message_bytes, num_participants, domain_size, 
     "ring within nodes, tree across nodes" scheme of seed 001 ("AllReduce overhead scaling"); NCCL's
     hierarchical/NVLS-tree algorithms follow the same split.
     """
+    return hierarchical_allreduce_alpha_beta(num_participants, domain_size, scale_up_bandwidth_bytes_per_s,
+                                             scale_up_latency_s, scale_out_bandwidth_bytes_per_s,
+                                             scale_out_latency_s).time_s(message_bytes)
+
+
+def hierarchical_allreduce_alpha_beta(num_participants, domain_size, scale_up_bandwidth_bytes_per_s,
+                                      scale_up_latency_s, scale_out_bandwidth_bytes_per_s,
+                                      scale_out_latency_s) -> AlphaBeta:
+    """:class:`AlphaBeta` of :func:`hierarchical_allreduce_time_s`.
+
+    Inside one domain it is :func:`allreduce_alpha_beta` on scale-up. Across domains, the intra-domain
+    ring (affine in M) plus the inter-domain all-reduce of M / D (ring or tree, affine in M) is again
+    the faster of two affine branches.
+    """
     n = np.asarray(num_participants, dtype=float)
     inside = np.minimum(n, domain_size)
-    flat = allreduce_time_s(message_bytes, inside, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
-    # two intra-domain ring phases (reduce-scatter + all-gather) = one intra ring all-reduce
-    intra = ring_allreduce_time_s(message_bytes, inside, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
+    flat = allreduce_alpha_beta(inside, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
+    if not np.any(n > domain_size):  # no group leaves its domain: the inter-domain terms are all zero
+        return flat
+    ia, ib = _ring(inside, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
     domains = np.maximum(n / inside, 1.0)
-    inter = allreduce_time_s(message_bytes / inside, domains, scale_out_bandwidth_bytes_per_s, scale_out_latency_s)
-    spans = np.minimum(np.maximum(n - domain_size, 0.0), 1.0)  # 1 iff n > D
-    return (1.0 - spans) * flat + spans * (intra + inter)
+    inter = allreduce_alpha_beta(domains, scale_out_bandwidth_bytes_per_s, scale_out_latency_s)
+    s = np.minimum(np.maximum(n - domain_size, 0.0), 1.0)  # 1 iff n > D
+    return AlphaBeta((1.0 - s) * flat.a1 + s * (ia + inter.a1), (1.0 - s) * flat.b1 + s * (ib + inter.b1 / inside),
+                     (1.0 - s) * flat.a2 + s * (ia + inter.a2), (1.0 - s) * flat.b2 + s * (ib + inter.b2 / inside))
 
 
 def alltoall_time_s(bytes_per_participant, num_participants, domain_size, scale_up_bandwidth_bytes_per_s,
@@ -161,13 +214,22 @@ def alltoall_time_s(bytes_per_participant, num_participants, domain_size, scale_
     8-9x slower. DeepEP measures the same bottleneck: ~40-58 GB/s per H800 (its 400 Gb/s NIC) for
     internode EP16-64 vs ~153 GB/s over NVLink for EP8 (deepseek-ai/DeepEP README, "Performance").
     """
+    return alltoall_alpha_beta(num_participants, domain_size, scale_up_bandwidth_bytes_per_s, scale_up_latency_s,
+                               scale_out_bandwidth_bytes_per_s, scale_out_latency_s).time_s(bytes_per_participant)
+
+
+def alltoall_alpha_beta(num_participants, domain_size, scale_up_bandwidth_bytes_per_s, scale_up_latency_s,
+                        scale_out_bandwidth_bytes_per_s, scale_out_latency_s) -> AlphaBeta:
+    """:class:`AlphaBeta` of :func:`alltoall_time_s` (one branch: both tiers run concurrently, the slower
+    share decides, so t = alpha + S max(c_up, c_out) for S >= 0 bytes)."""
     n = num_participants
     inside = np.minimum(n, domain_size)
-    t_up = bytes_per_participant * (inside - 1.0) / n / scale_up_bandwidth_bytes_per_s
-    t_out = bytes_per_participant * (n - inside) / n / scale_out_bandwidth_bytes_per_s
+    c_up = (inside - 1.0) / n / scale_up_bandwidth_bytes_per_s
+    c_out = (n - inside) / n / scale_out_bandwidth_bytes_per_s
     alpha = tier_link(n, domain_size, scale_up_latency_s, scale_out_latency_s)
     several = np.minimum(np.maximum(n - 1.0, 0.0), 1.0)  # 0 for a single participant
-    return several * (alpha + np.maximum(t_up, t_out))
+    a, b = several * alpha, several * np.maximum(c_up, c_out)
+    return AlphaBeta(a, b, a, b)
 
 
 def communication_computation_ratio(t_comm_s, t_compute_per_gpu_s):
@@ -231,24 +293,71 @@ def moe_layer_comm_time_s(tokens_stage, tokens_group, *, tp, dp, ep, hidden_size
     "EP all-to-all"), plus an all-reduce of the expert group's k x tokens / ep outputs over its
     expert_tp = W / ep ranks.
     """
+    c = moe_comm_alpha_beta(tp=tp, dp=dp, ep=ep, domain_size=domain_size,
+                            scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s,
+                            scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s,
+                            scale_up_latency_s=scale_up_latency_s, scale_out_latency_s=scale_out_latency_s,
+                            alltoall_scale_up_latency_s=alltoall_scale_up_latency_s,
+                            alltoall_scale_out_latency_s=alltoall_scale_out_latency_s)
+    t_tp, t_ep = c.times_s(tokens_stage, tokens_group, hidden_size=hidden_size, experts_per_token=experts_per_token,
+                           activation_bytes=activation_bytes, dispatch_activation_bytes=dispatch_activation_bytes,
+                           combine_activation_bytes=combine_activation_bytes,
+                           kernel_launch_latency_s=kernel_launch_latency_s)
+    return {"t_ep_s": t_ep, "t_tp_s": t_tp}
+
+
+@dataclass(slots=True)
+class MoECollectives:
+    """The collectives of one MoE layer of a tp x dp (x ep) stage as :class:`AlphaBeta` coefficients.
+
+    Attributes
+    ----------
+    tp : all-reduce over the tp ranks of an attention group (scale-up)
+    stage : all-reduce over all W = tp x dp ranks of the stage (ep = 1: tensor-parallel experts)
+    expert_tp : all-reduce over the W / ep ranks each expert is split over
+    alltoall : dispatch/combine all-to-all over W ranks (two tiers)
+    tp, dp, ep : the layout [-]
+    """
+
+    tp_allreduce: AlphaBeta
+    stage_allreduce: AlphaBeta
+    expert_tp_allreduce: AlphaBeta
+    alltoall: AlphaBeta
+    tp: np.ndarray | float
+    dp: np.ndarray | float
+    ep: np.ndarray | float
+
+    def times_s(self, tokens_stage, tokens_group, *, hidden_size, experts_per_token, activation_bytes=2.0,
+                dispatch_activation_bytes=1.0, combine_activation_bytes=2.0, kernel_launch_latency_s=0.0):
+        """(t_tp_s, t_ep_s) of one MoE layer, as :func:`moe_layer_comm_time_s`. [s]"""
+        w = self.tp * self.dp
+        etp = w / self.ep
+        ep_on = indicator(self.ep - 1.0)
+        per_rank = tokens_stage / w * experts_per_token * hidden_size
+        a2a = self.alltoall
+        t_a2a = 2.0 * a2a.a1 + a2a.b1 * per_rank * (dispatch_activation_bytes + combine_activation_bytes) \
+            + 2.0 * kernel_launch_latency_s
+        t_etp = self.expert_tp_allreduce.time_s(tokens_stage * experts_per_token / self.ep * hidden_size
+                                                * activation_bytes) + indicator(etp - 1.0) * kernel_launch_latency_s
+        t_tp_ep = self.tp_allreduce.time_s(tokens_group * hidden_size * activation_bytes)
+        t_w = self.stage_allreduce.time_s(tokens_stage * hidden_size * activation_bytes)
+        return ep_on * t_tp_ep + (1.0 - ep_on) * t_w, ep_on * (t_a2a + t_etp)
+
+
+def moe_comm_alpha_beta(*, tp, dp, ep, domain_size, scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s,
+                        scale_up_latency_s, scale_out_latency_s, alltoall_scale_up_latency_s=0.0,
+                        alltoall_scale_out_latency_s=0.0) -> MoECollectives:
+    """:class:`MoECollectives` of a stage (the coefficients behind :func:`moe_layer_comm_time_s`)."""
+    links = dict(domain_size=domain_size, scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s,
+                 scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s)
+    ar = dict(links, scale_up_latency_s=scale_up_latency_s, scale_out_latency_s=scale_out_latency_s)
     w = tp * dp
-    etp = w / ep
-    ep_on = indicator(ep - 1.0)
-    ar = dict(domain_size=domain_size, scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s,
-              scale_up_latency_s=scale_up_latency_s, scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s,
-              scale_out_latency_s=scale_out_latency_s)
-    a2a = dict(domain_size=domain_size, scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s,
-               scale_up_latency_s=alltoall_scale_up_latency_s,
-               scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s,
-               scale_out_latency_s=alltoall_scale_out_latency_s)
-    per_rank = tokens_stage / w * experts_per_token * hidden_size
-    t_a2a = (alltoall_time_s(per_rank * dispatch_activation_bytes, w, **a2a)
-             + alltoall_time_s(per_rank * combine_activation_bytes, w, **a2a) + 2.0 * kernel_launch_latency_s)
-    t_etp = hierarchical_allreduce_time_s(tokens_stage * experts_per_token / ep * hidden_size * activation_bytes,
-                                          etp, **ar) + indicator(etp - 1.0) * kernel_launch_latency_s
-    t_tp_ep = hierarchical_allreduce_time_s(tokens_group * hidden_size * activation_bytes, tp, **ar)
-    t_w = hierarchical_allreduce_time_s(tokens_stage * hidden_size * activation_bytes, w, **ar)
-    return {"t_ep_s": ep_on * (t_a2a + t_etp), "t_tp_s": ep_on * t_tp_ep + (1.0 - ep_on) * t_w}
+    return MoECollectives(
+        tp_allreduce=hierarchical_allreduce_alpha_beta(tp, **ar), stage_allreduce=hierarchical_allreduce_alpha_beta(w, **ar),
+        expert_tp_allreduce=hierarchical_allreduce_alpha_beta(w / ep, **ar),
+        alltoall=alltoall_alpha_beta(w, scale_up_latency_s=alltoall_scale_up_latency_s,
+                                     scale_out_latency_s=alltoall_scale_out_latency_s, **links),
+        tp=tp, dp=dp, ep=ep)
 
 
 def kv_transfer_time_s(kv_bytes, parallel_links, link_bandwidth_bytes_per_s, *, eta=1.0, latency_s=0.0):

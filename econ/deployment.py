@@ -87,43 +87,73 @@ def size_pools(prefill_requests_per_s, decode_requests_per_s, prefill_gpus, deco
             "utilization_frac": used / (x * prefill_gpus + y * decode_gpus)}
 
 
-def layout_labels(tp, dp, ep, pp, disagg=None, p_tp=None, p_dp=None, p_ep=None, p_pp=None, x=None, y=None) -> pl.Series:
-    """Human labels of deployments: ``TP8``, ``TP4 PP2``, ``ADP32 EP32``, ``2P(TP8) 1D(ADP16 EP16)``.
+def layout_label(tp: int, dp: int, ep: int, pp: int) -> str:
+    """Human label of one instance layout: ``TP8``, ``TP4 PP2``, ``ADP32 EP32``, ``DP2 TP4`` (dense replicas).
+
+    ADPn = n attention data-parallel groups (shown only when dp > 1; DPn for a model without experts,
+    whose groups never talk); EPn shown when ep > 1; TPn shown when tp > 1 or nothing else is.
+    """
+    parts = []
+    if dp > 1:
+        parts.append(f"{'ADP' if ep > 1 else 'DP'}{dp}")
+    if tp > 1 or (dp == 1 and ep == 1):
+        parts.append(f"TP{tp}")
+    if ep > 1:
+        parts.append(f"EP{ep}")
+    if pp > 1:
+        parts.append(f"PP{pp}")
+    return " ".join(parts)
+
+
+def layout_labels(tp, dp, ep, pp, disagg=None, p_tp=None, p_dp=None, p_ep=None, p_pp=None, x=None,
+                  y=None) -> pl.Series:
+    """Labels of many deployments: :func:`layout_label`, or ``2P(TP8) 1D(ADP16 EP16)`` when disaggregated.
 
     With ``disagg`` and without x / y the label is the family, ``P(TP8) D(ADP16 EP16)``.
 
-    Vectorized over arrays (Polars string expressions; no loop over rows). ADPn = n attention
-    data-parallel groups (shown only when dp > 1); EPn shown when ep > 1; for a dense model DPn.
+    Vectorized over arrays: each distinct layout is labelled once (a Python f-string) and broadcast back
+    through its integer code, so a million rows with a dozen layouts cost a dozen labels.
     """
-    n = np.broadcast(np.asarray(tp), np.asarray(dp), np.asarray(ep), np.asarray(pp)).shape
-    df = pl.DataFrame({k: np.broadcast_to(np.asarray(v, dtype=float), n).astype(np.int64)
-                       for k, v in (("tp", tp), ("dp", dp), ("ep", ep), ("pp", pp))})
-
-    def label(t, d, e, p):
-        parts = [pl.when(pl.col(d) > 1).then(pl.when(pl.col(e) > 1).then(pl.lit("ADP")).otherwise(pl.lit("DP"))
-                                            + pl.col(d).cast(pl.String) + pl.lit(" ")).otherwise(pl.lit("")),
-                 pl.when((pl.col(t) > 1) | ((pl.col(d) == 1) & (pl.col(e) == 1))).then(
-                     pl.lit("TP") + pl.col(t).cast(pl.String) + pl.lit(" ")).otherwise(pl.lit("")),
-                 pl.when(pl.col(e) > 1).then(pl.lit("EP") + pl.col(e).cast(pl.String) + pl.lit(" ")).otherwise(pl.lit("")),
-                 pl.when(pl.col(p) > 1).then(pl.lit("PP") + pl.col(p).cast(pl.String)).otherwise(pl.lit(""))]
-        return pl.concat_str(parts).str.strip_chars()
-
-    out = df.select(label("tp", "dp", "ep", "pp").alias("layout"))["layout"]
-    if disagg is None:
-        return out
+    cols = [tp, dp, ep, pp]
+    dis_given = disagg is not None
     counts = x is not None
-    x = 0.0 if x is None else x
-    y = 0.0 if y is None else y
-    df2 = pl.DataFrame({k: np.broadcast_to(np.asarray(v, dtype=float), n).astype(np.int64)
-                        for k, v in (("tp", p_tp), ("dp", p_dp), ("ep", p_ep), ("pp", p_pp), ("x", x), ("y", y))})
-    pre = df2.select(label("tp", "dp", "ep", "pp").alias("l"))["l"]
-    dis = np.broadcast_to(np.asarray(disagg, dtype=bool), n)
-    xs = pl.col("x").cast(pl.String) if counts else pl.lit("")
-    ys = pl.col("y").cast(pl.String) if counts else pl.lit("")
-    return pl.DataFrame({"dis": dis, "d": out, "p": pre, "x": df2["x"], "y": df2["y"]}).select(
-        pl.when(pl.col("dis")).then(xs + pl.lit("P(") + pl.col("p") + pl.lit(") ") + ys + pl.lit("D(") + pl.col("d")
-                                    + pl.lit(")"))
-        .otherwise(pl.col("d")).alias("layout"))["layout"]
+    if dis_given:
+        cols += [disagg, p_tp, p_dp, p_ep, p_pp, 0.0 if x is None else x, 0.0 if y is None else y]
+    shape = np.broadcast(*(np.asarray(c) for c in cols)).shape
+    flat = [np.broadcast_to(np.asarray(c, dtype=float), shape).ravel() for c in cols]
+    if flat[0].size <= 64:
+        uniq, inverse = np.stack(flat, axis=1), None
+    elif not dis_given or not np.any(flat[4]):
+        # aggregated: pack (tp, dp, ep, pp) into one int64 (17 bits each for tp/dp/ep <= 65536, pp <= 65536)
+        code = pl.Series(((flat[0] * 131072.0 + flat[1]) * 131072.0 + flat[2]).astype(np.int64) * 131072
+                         + flat[3].astype(np.int64))
+        distinct = code.unique()
+        d = distinct.to_numpy()
+        uniq = np.stack([d // 131072 ** 3, d // 131072 ** 2 % 131072, d // 131072 % 131072, d % 131072], axis=1)
+        uniq = np.concatenate([uniq, np.zeros((len(d), len(flat) - 4))], axis=1)
+        inverse = (code, distinct)
+    else:  # disaggregated rows: distinct layouts by a hash unique over every field
+        names = [f"k{i}" for i in range(len(flat))]
+        frame = pl.DataFrame(dict(zip(names, flat)))
+        uniq = frame.unique(maintain_order=True).to_numpy()
+        inverse = (frame, names)
+    labels = []
+    for row in uniq.astype(np.int64).tolist():
+        decode = layout_label(*row[:4])
+        if dis_given and row[4]:
+            pre = layout_label(*row[5:9])
+            xs, ys = (str(row[9]), str(row[10])) if counts else ("", "")
+            labels.append(f"{xs}P({pre}) {ys}D({decode})")
+        else:
+            labels.append(decode)
+    if inverse is None:
+        return pl.Series("layout", labels, dtype=pl.String)
+    if isinstance(inverse[0], pl.Series):
+        code, distinct = inverse
+        return code.replace_strict(distinct, pl.Series(labels, dtype=pl.String), return_dtype=pl.String).alias("layout")
+    frame, names = inverse
+    lookup = pl.DataFrame(dict(zip(names, uniq.T))).with_columns(layout=pl.Series(labels, dtype=pl.String))
+    return frame.join(lookup, on=names, how="left", maintain_order="left")["layout"]
 
 
 def instance_layout(*, tp: int, dp: int, ep: int, pp: int, num_layers: int, num_experts: int,
@@ -292,7 +322,8 @@ def layout_problem_message(code: int, *, tp, dp, ep, pp, num_gpus, domain, num_a
         5: f"{f}tp={g(tp)} exceeds the {g(kv_shard_heads)} KV heads of {model_id} and KV-head replication is off",
         6: f"{f}pp={g(pp)} exceeds the {g(num_layers)} layers of {model_id} (valid: 1-{g(num_layers)})",
         7: f"{f}ep={g(ep)} but {model_id} is dense (no routed experts; valid: ep=1)",
-        8: f"{f}ep={g(ep)} does not divide the {g(num_experts)} routed experts of {model_id}",
+        8: f"{f}ep={g(ep)} does not divide the {g(num_experts)} routed experts of {model_id} (valid: a divisor of "
+           f"{g(num_experts)} that divides tp x dp = {g(tp * dp)})",
         9: f"{f}ep={g(ep)} does not divide tp x dp = {g(tp * dp)} (the experts of a stage are split over its "
            "tp x dp accelerators)",
         10: f"batch_size={g(batch_size) if batch_size is not None else '?'} is smaller than dp={g(dp)} (each "

@@ -25,6 +25,7 @@ Polars is used only at the edges: to read the input columns and to build the res
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -39,11 +40,11 @@ from econ.deployment import layout_labels, layout_problem_message, layout_proble
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
 from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts
 from econ.memory import kv_replication, max_batch_size, weight_bytes_resident
-from econ.performance import WALLS, DecodeStep, PrefillStep, attention_peak_flop_per_s, crossover_batch, decode_step, \
-    prefill_step
+from econ.performance import (WALLS, Collectives, DecodeStep, PrefillStep, attention_peak_flop_per_s, collectives,
+                              crossover_batch, decode_step, prefill_step)
 from econ.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
 from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
-from econ.validate import require_finite_frame, require_in_range, require_integer
+from econ.validate import require_in_range, require_integer
 
 MAX_BATCH = 1 << 20
 MAX_CONTEXT = 1 << 24
@@ -152,6 +153,8 @@ class EngineInputs:
     eff: Efficiency
     workload: Workload
     serving: Serving
+    comm: Collectives | None = None
+    """:func:`econ.performance.collectives` of ``layout`` when already known (None: computed by run_physics)."""
 
 
 @dataclass(slots=True)
@@ -257,10 +260,10 @@ def _kv_bytes(context_tokens, model: ModelFacts, formats: Formats):
                                  model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
 
 
-def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool) -> DecodeStep:
+def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool, comm=None) -> DecodeStep:
     return decode_step(batch_size=batch_size, context_tokens=inp.workload.decode_context_tokens,
                        kv_bytes_per_sequence=kv_dec, kv_replication=repl, model=inp.model, hardware=inp.hardware,
-                       layout=inp.layout, formats=inp.formats, eff=inp.eff, stream_input_embedding=stream)
+                       layout=inp.layout, formats=inp.formats, eff=inp.eff, stream_input_embedding=stream, comm=comm)
 
 
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
@@ -302,13 +305,18 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     kv_dec = _kv_bytes(wl.decode_context_tokens, m, fm)
     kv_prompt = _kv_bytes(wl.input_len, m, fm)
     replica_w = nr_res * dp + routed_res
-    d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding)
+    comm = collectives(hw, lay, inp.eff) if inp.comm is None else inp.comm  # alpha-beta coefficients
+    d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm)
     max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
 
     # prefill: on the instance itself (aggregated) or on the prefill pool's instance (disaggregated)
     dis = sv.disaggregated
-    pl_ = Layout(*(dis * getattr(sv.prefill, k) + (1.0 - dis) * getattr(lay, k) for k in ("tp", "dp", "ep", "pp")),
-                 scale_up_domain_size=lay.scale_up_domain_size)
+    if sv.prefill is lay or not np.any(dis):
+        pl_, p_comm = lay, comm
+    else:
+        pl_ = Layout(*(dis * getattr(sv.prefill, k) + (1.0 - dis) * getattr(lay, k) for k in ("tp", "dp", "ep", "pp")),
+                     scale_up_domain_size=lay.scale_up_domain_size)
+        p_comm = collectives(hw, pl_, inp.eff)
     p_repl = kv_replication(pl_.tp, m.kv_shard_heads)
     pn = pl_.num_gpus
     p_max_b = max_batch_size(pn, hw.hbm_capacity_bytes, a.usable_hbm_frac, nr_res * pl_.dp + routed_res, kv_prompt,
@@ -319,7 +327,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     def pre(requests) -> PrefillStep:
         return prefill_step(prompt_tokens=wl.input_len, requests_per_step=requests,
                             kv_bytes_per_sequence=kv_prompt * p_repl, model=m, hardware=hw, layout=pl_, formats=fm,
-                            eff=inp.eff, stream_input_embedding=a.stream_input_embedding)
+                            eff=inp.eff, stream_input_embedding=a.stream_input_embedding, comm=p_comm)
 
     p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
     ttft = pre(np.ones_like(req)).time_s  # the request's own prompt alone (queueing not modeled)
@@ -385,8 +393,10 @@ def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
     repl = kv_replication(inp.layout.tp, m.kv_shard_heads)
     kv_dec = _kv_bytes(inp.workload.decode_context_tokens, m, fm)
 
+    comm = collectives(inp.hardware, inp.layout, inp.eff) if inp.comm is None else inp.comm
+
     def dec(b):
-        return _decode(inp, b, kv_dec, repl, assumptions.stream_input_embedding)
+        return _decode(inp, b, kv_dec, repl, assumptions.stream_input_embedding, comm)
 
     return crossover_batch(lambda b: dec(b).t_mem_s, lambda b: dec(b).t_flop_s)
 
@@ -526,6 +536,15 @@ def catalog_arrays(catalog: Catalog) -> CatalogArrays:
 def _codes(series: pl.Series, categories, name: str, kind: str | None = None) -> np.ndarray:
     """Integer codes of a string column against ``categories``; unknown values raise naming the field."""
     s = series.cast(pl.String)
+    if s.len() <= 256:  # a few rows: a Python dict beats the Polars round trips
+        index = {c: i for i, c in enumerate(categories)}
+        values = s.to_list()
+        bad = [v for v in values if v not in index]
+        if bad and kind is not None:
+            check_ids(kind, bad, categories)
+        if bad:
+            raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
+        return np.array([index[v] for v in values], dtype=np.int32)
     uniq = s.unique().to_list()
     if kind is not None:
         check_ids(kind, uniq, categories)
@@ -567,7 +586,7 @@ def _kv_precision_codes(points: pl.DataFrame, prec_codes: np.ndarray) -> np.ndar
 def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
              economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *,
              strict: bool = True, sweet_spot: bool = False, columns: tuple[str, ...] | list[str] | None = None,
-             block_rows: int = 1 << 16) -> pl.DataFrame:
+             block_rows: int = 1 << 14, threads: int = 2) -> pl.DataFrame:
     """Evaluate decode, prefill, capacity, serving and cost for every row of ``points``: the one engine.
 
     Parameters
@@ -600,7 +619,10 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     columns : sequence of str, optional
         Return only these result columns (saves memory on very large sweeps; everything is computed).
     block_rows : int
-        Rows evaluated at a time; memory stays flat in the number of rows.
+        Rows evaluated at a time (small enough for the arrays of a block to stay in cache); memory stays
+        flat in the number of rows.
+    threads : int
+        Blocks evaluated concurrently (numpy releases the GIL inside its loops); 1 = serial.
 
     Returns
     -------
@@ -625,6 +647,7 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     if sweet_spot and "sweet_spot_batch" not in want:
         want = want + ("sweet_spot_batch",)
     require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
+    require_integer("threads", threads, 1, 64)
     arr = catalog_arrays(catalog)
     model_code = _codes(points["model"], arr.model_ids, "model", "model")
     hw_code = _codes(points["hardware"], arr.hardware_ids, "hardware", "hardware")
@@ -633,21 +656,31 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis), BASES, "basis")
                   if "basis" in points.columns else np.full(n, BASES.index(economics.basis), dtype=np.int32))
     raw = _read_inputs(points, economics)
-    ctx = _Context(points, catalog, arr, assumptions, deployment, strict, n)
+    static = _static_table(catalog, arr, assumptions, deployment)
+    key = ((model_code * len(arr.hardware_ids) + hw_code) * len(prec.PRECISIONS) + prec_code) \
+        * len(prec.KV_BYTES_PER_ELEMENT) + kv_code
+    ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n)
     out = {c: (np.empty(n, dtype=np.int8) if c in ("binding_wall", "infeasible_reason") else
                np.empty(n, dtype=bool) if c in ("feasible", "disaggregated") else np.empty(n, dtype=float))
            for c in want if c not in ("model", "hardware", "precision", "kv_precision", "basis", "layout")}
     need_layout = "layout" in want
     if need_layout:
-        for c in ("tp", "dp", "ep", "pp", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
-                  "decode_instances", "disaggregated"):
+        for c in _LAYOUT_KEYS:
             out.setdefault(c, np.empty(n, dtype=bool if c == "disaggregated" else float))
-    layout_bad_all = np.empty(n, dtype=bool)
-    for start in range(0, n, block_rows):
+    starts = range(0, n, block_rows)
+
+    def work(start):
         sl = slice(start, min(start + block_rows, n))
-        _evaluate_block(ctx, sl, model_code[sl], hw_code[sl], prec_code[sl], kv_code[sl], basis_code[sl],
-                        {k: v[sl] for k, v in raw.items()}, out, layout_bad_all, sweet_spot)
-    return _result_frame(points, out, want, prec_code, kv_code, basis_code, layout_bad_all, need_layout)
+        _evaluate_block(ctx, sl, model_code[sl], hw_code[sl], basis_code[sl], key[sl],
+                        {k: v[sl] for k, v in raw.items()}, out)
+
+    if threads > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            list(pool.map(work, starts))  # re-raises the exception of the earliest failing block
+    else:
+        for start in starts:
+            work(start)
+    return _result_frame(points, out, want, prec_code, kv_code, basis_code, need_layout)
 
 
 @dataclass(frozen=True)
@@ -655,6 +688,7 @@ class _Context:
     points: pl.DataFrame
     catalog: Catalog
     arrays: CatalogArrays
+    static: "_Static"
     assumptions: Assumptions
     deployment: DeploymentAssumptions
     strict: bool
@@ -712,83 +746,162 @@ def _pow2_ceil(x):
     return 2.0 ** np.ceil(np.log2(np.maximum(x, 1.0)))
 
 
-def _evaluate_block(ctx: _Context, sl: slice, mc, hc, pc, kc, bc, raw: dict, out: dict, layout_bad_all, want_sweet):
-    """Validate, resolve and evaluate rows ``sl``; write the result columns into ``out``."""
-    a, da = ctx.assumptions, ctx.deployment
-    model = ctx.arrays.models(mc)
-    hw = ctx.arrays.accelerators(hc)
-    nb = len(mc)
+@dataclass(frozen=True)
+class _Static:
+    """What depends only on (model, accelerator, precision, KV precision): computed once per catalog and
+    assumptions for every combination, gathered per row by the combined integer code."""
+
+    weight_b: np.ndarray
+    kv_b: np.ndarray
+    peak: np.ndarray
+    unsupported: np.ndarray
+    attention_peak: np.ndarray
+    auto_num_gpus: np.ndarray
+    auto_tp: np.ndarray
+    auto_problem: np.ndarray
+    auto_collectives: Collectives
+
+
+def _gather(bundle, index):
+    """A dataclass of arrays (nested bundles included) restricted to ``index``; scalars stay scalars."""
+    out = {}
+    for f in fields(bundle):
+        v = getattr(bundle, f.name)
+        out[f.name] = (_gather(v, index) if hasattr(v, "__dataclass_fields__") else
+                       v[index] if isinstance(v, np.ndarray) and v.ndim else v)
+    return type(bundle)(**out)
+
+
+def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: DeploymentAssumptions) -> _Static:
+    """:class:`_Static` for every (model, accelerator, precision, KV precision), cached on the catalog."""
+    cache = getattr(catalog, "_engine_static", None)
+    if cache is None:
+        cache = {}
+        object.__setattr__(catalog, "_engine_static", cache)
+    eff = Efficiency.from_assumptions(a, da)
+    k = (a.usable_hbm_frac, a.embedding_bytes_per_param, da.kv_head_replication, eff.scale_up_latency_s,
+         eff.scale_out_latency_s, eff.alltoall_scale_up_latency_s, eff.alltoall_scale_out_latency_s)
+    if k in cache:
+        return cache[k]
+    shape = (len(arr.model_ids), len(arr.hardware_ids), len(prec.PRECISIONS), len(prec.KV_BYTES_PER_ELEMENT))
+    mc, hc, pc, kc = (g.ravel() for g in np.indices(shape))
+    model, hw = arr.models(mc), arr.accelerators(hc)
     weight_b = np.array([prec.WEIGHT_BYTES_PER_PARAM[p] for p in prec.PRECISIONS])[pc]
     kv_b = np.array([prec.KV_BYTES_PER_ELEMENT[k] for k in prec.KV_BYTES_PER_ELEMENT])[kc]
     peak = np.choose(pc, [hw.bf16_peak_flop_per_s, hw.fp8_peak_flop_per_s, hw.fp4_peak_flop_per_s])
     unsupported = np.isnan(peak)
     peak = np.where(unsupported, 1.0, peak)
+    w_res = weight_bytes_resident(model.total_params, model.embedding_params, model.lm_head_params, weight_b,
+                                  a.embedding_bytes_per_param)
+    ngpu = _pow2_ceil(np.ceil(w_res / (hw.hbm_capacity_bytes * a.usable_hbm_frac)))
+    tp, pp = resolve_parallelism(ngpu, hw.scale_up_domain_size, model.num_attention_heads)
+    one = np.ones_like(tp)
+    problem = layout_problems(tp, one, one, pp, ngpu, hw.scale_up_domain_size, model.num_attention_heads,
+                              model.kv_shard_heads, model.num_layers, model.num_experts,
+                              kv_head_replication=da.kv_head_replication)
+    out = _Static(weight_b=weight_b, kv_b=kv_b, peak=peak, unsupported=unsupported,
+                  attention_peak=attention_peak_flop_per_s(peak, kv_b, hw.bf16_peak_flop_per_s, hw.fp8_peak_flop_per_s),
+                  auto_num_gpus=ngpu, auto_tp=tp, auto_problem=problem,
+                  auto_collectives=collectives(hw, Layout(tp=tp, dp=one, ep=one, pp=pp,
+                                                          scale_up_domain_size=hw.scale_up_domain_size), eff))
+    cache[k] = out
+    return out
+
+
+_LAYOUT_KEYS = ("tp", "dp", "ep", "pp", "disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp",
+                "prefill_instances", "decode_instances")
+_GIVEN_LAYOUT = ("num_gpus", "tp", "dp", "ep", "pp", "scale_up_domain_size")
+
+
+def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: dict) -> None:
+    """Validate, resolve and evaluate rows ``sl``; write the result columns into ``out`` (NaN = null)."""
+    a, da, st = ctx.assumptions, ctx.deployment, ctx.static
+    model = ctx.arrays.models(mc)
+    hw = ctx.arrays.accelerators(hc)
+    nb = len(mc)
+    weight_b, kv_b, peak, unsupported = st.weight_b[key], st.kv_b[key], st.peak[key], st.unsupported[key]
     owned = bc == 0
     price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(hw.rental_usd_per_hour))
     formats = Formats(weight_bytes_per_param=weight_b, kv_bytes_per_element=kv_b,
-                      embedding_bytes_per_param=np.full(nb, a.embedding_bytes_per_param), peak_flop_per_s=peak,
-                      attention_peak_flop_per_s=attention_peak_flop_per_s(peak, kv_b, hw.bf16_peak_flop_per_s,
-                                                                          hw.fp8_peak_flop_per_s))
+                      embedding_bytes_per_param=a.embedding_bytes_per_param, peak_flop_per_s=peak,
+                      attention_peak_flop_per_s=st.attention_peak[key])
     # workload
     batch, input_len, output_len = raw["batch_size"], raw["input_len"], raw["output_len"]
     ctx_in = raw["context_tokens"]
-    has_ctx = ~np.isnan(ctx_in)
-    decode_ctx = np.where(has_ctx, ctx_in, input_len + output_len / 2.0)
-    capacity_ctx = np.where(has_ctx, ctx_in, input_len + output_len)
-    context_over = capacity_ctx > model.max_context_tokens
-    # layout: resolve what is not given
-    domain = np.where(np.isnan(raw["scale_up_domain_size"]), hw.scale_up_domain_size, raw["scale_up_domain_size"])
-    dp = np.where(np.isnan(raw["dp"]), 1.0, raw["dp"])
-    ep = np.where(np.isnan(raw["ep"]), 1.0, raw["ep"])
-    tp_in, pp_in, ngpu = raw["tp"], raw["pp"], raw["num_gpus"]
-    if np.isnan(ngpu).any():
-        w_res = weight_bytes_resident(model.total_params, model.embedding_params, model.lm_head_params, weight_b,
-                                      a.embedding_bytes_per_param)
-        given = np.where(np.isnan(tp_in), 1.0, tp_in) * dp
-        auto = np.where(~np.isnan(pp_in) & ~np.isnan(tp_in), given * pp_in,
-                        np.maximum(_pow2_ceil(np.ceil(w_res / (hw.hbm_capacity_bytes * a.usable_hbm_frac))), given))
-        ngpu = np.where(np.isnan(ngpu), auto, ngpu)
-    if np.isnan(tp_in).any():
-        tp_auto, _ = resolve_parallelism(ngpu / dp, domain, model.num_attention_heads)
-        tp = np.where(np.isnan(tp_in), tp_auto, tp_in)
+    if np.isnan(ctx_in).all():
+        decode_ctx, capacity_ctx = input_len + output_len / 2.0, input_len + output_len
     else:
-        tp = tp_in
-    pp = np.where(np.isnan(pp_in), ngpu / (tp * dp), pp_in)
+        has_ctx = ~np.isnan(ctx_in)
+        decode_ctx = np.where(has_ctx, ctx_in, input_len + output_len / 2.0)
+        capacity_ctx = np.where(has_ctx, ctx_in, input_len + output_len)
+    context_over = capacity_ctx > model.max_context_tokens
+    # layout: resolve what is not given (from the static table when nothing is)
+    dis = raw["disaggregated"]
+    any_dis = bool(dis.any())
     facts = dict(num_attention_heads=model.num_attention_heads, kv_shard_heads=model.kv_shard_heads,
                  num_layers=model.num_layers, num_experts=model.num_experts)
-    problem = layout_problems(tp, dp, ep, pp, ngpu, domain, kv_head_replication=da.kv_head_replication,
-                              batch_size=batch, **facts)
-    layout_bad = problem >= 0
-    dis = raw["disaggregated"]
-    ptp, pdp, pep, ppp = (np.where(np.isnan(raw[f"prefill_{k}"]), v, raw[f"prefill_{k}"])
-                          for k, v in (("tp", tp), ("dp", dp), ("ep", ep), ("pp", pp)))
-    p_problem = np.where(dis > 0, layout_problems(ptp, pdp, pep, ppp, ptp * pdp * ppp, domain,
-                                                  kv_head_replication=da.kv_head_replication, **facts), -1)
+    if all(np.isnan(raw[k]).all() for k in _GIVEN_LAYOUT):
+        domain = hw.scale_up_domain_size
+        dp = ep = np.ones(nb)
+        ngpu, tp = st.auto_num_gpus[key], st.auto_tp[key]
+        pp = ngpu / tp
+        problem = st.auto_problem[key]
+        comm = _gather(st.auto_collectives, key)
+    else:
+        domain = np.where(np.isnan(raw["scale_up_domain_size"]), hw.scale_up_domain_size, raw["scale_up_domain_size"])
+        dp = np.where(np.isnan(raw["dp"]), 1.0, raw["dp"])
+        ep = np.where(np.isnan(raw["ep"]), 1.0, raw["ep"])
+        tp_in, pp_in, ngpu = raw["tp"], raw["pp"], raw["num_gpus"]
+        if np.isnan(ngpu).any():
+            given = np.where(np.isnan(tp_in), 1.0, tp_in) * dp
+            auto = np.where(~np.isnan(pp_in) & ~np.isnan(tp_in), given * pp_in,
+                            np.maximum(st.auto_num_gpus[key], given))
+            ngpu = np.where(np.isnan(ngpu), auto, ngpu)
+        if np.isnan(tp_in).any():
+            tp_auto, _ = resolve_parallelism(ngpu / dp, domain, model.num_attention_heads)
+            tp = np.where(np.isnan(tp_in), tp_auto, tp_in)
+        else:
+            tp = tp_in
+        pp = np.where(np.isnan(pp_in), ngpu / (tp * dp), pp_in)
+        problem = layout_problems(tp, dp, ep, pp, ngpu, domain, kv_head_replication=da.kv_head_replication,
+                                  batch_size=batch, **facts)
+        comm = None
+    if any_dis:
+        ptp, pdp, pep, ppp = (np.where(np.isnan(raw[f"prefill_{k}"]), v, raw[f"prefill_{k}"])
+                              for k, v in (("tp", tp), ("dp", dp), ("ep", ep), ("pp", pp)))
+        p_problem = np.where(dis > 0, layout_problems(ptp, pdp, pep, ppp, ptp * pdp * ppp, domain,
+                                                      kv_head_replication=da.kv_head_replication, **facts), -1)
+    else:
+        ptp, pdp, pep, ppp, p_problem = tp, dp, ep, pp, np.full(nb, -1, dtype=np.int8)
     if ctx.strict:
-        _raise_first(ctx, sl, context_over, unsupported, price_missing, owned, problem, p_problem, model, locals())
-    layout_bad = layout_bad | (p_problem >= 0)
-    # non-strict: rows with no valid layout are returned infeasible; compute on a harmless stand-in
-    one = np.ones(nb)
-    sane = ~layout_bad
-    lay = Layout(tp=np.where(sane, tp, one), dp=np.where(sane, dp, one), ep=np.where(sane, ep, one),
-                 pp=np.where(sane, pp, one), scale_up_domain_size=domain)
-    p_lay = Layout(tp=np.where(sane, ptp, one), dp=np.where(sane, pdp, one), ep=np.where(sane, pep, one),
-                   pp=np.where(sane, ppp, one), scale_up_domain_size=domain)
+        _raise_first(ctx, sl, dict(context_over=context_over, unsupported=unsupported, price_missing=price_missing,
+                                   owned=owned, problem=problem, p_problem=p_problem, capacity_ctx=capacity_ctx,
+                                   tp=tp, dp=dp, ep=ep, pp=pp, ptp=ptp, pdp=pdp, pep=pep, ppp=ppp, ngpu=ngpu,
+                                   domain=domain, batch=batch), model)
+    layout_bad = (problem >= 0) | (p_problem >= 0)
+    if layout_bad.any():  # non-strict: rows with no valid layout come back infeasible; compute on a stand-in
+        comm = None
+        sane = ~layout_bad
+        lay = Layout(*(np.where(sane, v, 1.0) for v in (tp, dp, ep, pp)), scale_up_domain_size=domain)
+        p_lay = Layout(*(np.where(sane, v, 1.0) for v in (ptp, pdp, pep, ppp)), scale_up_domain_size=domain)
+        run_batch = np.where(sane, batch, np.maximum(batch, 1.0))
+    else:
+        lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, scale_up_domain_size=domain)
+        p_lay = lay if not any_dis else Layout(tp=ptp, dp=pdp, ep=pep, pp=ppp, scale_up_domain_size=domain)
+        run_batch = batch
     econ_rows = {k: raw[k] for k in ECONOMIC_COLUMNS}
-    workload = Workload(batch_size=np.where(sane, batch, np.maximum(batch, 1.0)), input_len=input_len,
-                        output_len=output_len, decode_context_tokens=decode_ctx, capacity_context_tokens=capacity_ctx,
+    workload = Workload(batch_size=run_batch, input_len=input_len, output_len=output_len,
+                        decode_context_tokens=decode_ctx, capacity_context_tokens=capacity_ctx,
                         prefill_tokens=np.maximum(input_len * (1.0 - econ_rows["cache_hit_frac"]), 1.0),
                         arrival_rate_per_s=raw["arrival_rate_per_s"])
     serving = Serving(disaggregated=dis, prefill=p_lay, prefill_instances=raw["prefill_instances"],
                       decode_instances=raw["decode_instances"])
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=Efficiency.from_assumptions(a, da),
-                       workload=workload, serving=serving)
+                       workload=workload, serving=serving, comm=comm)
     phys = run_physics(inp, a, da)
-    cost = CostInputs(owned=owned, **econ_rows)
-    costs = run_costs(phys, inp, hw, cost)
+    costs = run_costs(phys, inp, hw, CostInputs(owned=owned, **econ_rows))
     feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
                                       layout_bad=layout_bad, context_over=context_over)
-    layout_bad_all[sl] = layout_bad
     d, p = phys.decode, phys.prefill
     values = {
         "num_gpus": ngpu, "tp": tp, "pp": np.round(pp), "batch_size": batch, "context_tokens": capacity_ctx,
@@ -823,111 +936,116 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, pc, kc, bc, raw: dict, out
         "served_requests_per_s": phys.served_requests_per_s, "pool_utilization_frac": phys.pool_utilization_frac,
         "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
     }
+    infeasible = ~feasible
     for c, target in out.items():
-        if c == "sweet_spot_batch":
-            target[sl] = sweet_spot(inp, a)
-        else:
-            target[sl] = values[c]
+        t = target[sl]
+        t[...] = sweet_spot(inp, a) if c == "sweet_spot_batch" else values[c]
+        if t.dtype != np.float64 or c in _INT_COLUMNS and c != "max_batch_size":
+            continue
+        if c == "sweet_spot_batch":  # inf = decode never turns compute-bound: capacity decides (null)
+            np.copyto(t, np.nan, where=~np.isfinite(t))
+            continue
+        mask = infeasible if c not in _UNGATED and c not in _LAYOUT_GATED else layout_bad
+        if not np.isfinite(np.sum(t, where=~mask)):  # no NaN or inf reaches a table: a bug, not a null
+            i = int(np.flatnonzero(~np.isfinite(t) & ~mask)[0])
+            r = sl.start + i
+            raise InvalidInputError(f"result column {c} is not finite in row {r} ({ctx.points['model'][r]} on "
+                                    f"{ctx.points['hardware'][r]})")
+        if c not in _UNGATED or c in _LAYOUT_GATED:
+            np.copyto(t, np.nan, where=mask)
 
 
-def _raise_first(ctx: _Context, sl, context_over, unsupported, price_missing, owned, problem, p_problem, model, loc):
-    """Strict mode: raise for the first row (of the whole frame) that cannot be evaluated."""
+def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
+    """Strict mode: raise for the first row of the block that cannot be evaluated, naming field, value, range."""
     n, off = ctx.n, sl.start
     pts = ctx.points
 
     def first(mask):
         return int(np.flatnonzero(mask)[0]) if np.any(mask) else None
 
-    i = first(context_over)
+    def at(v, i):
+        return v[i] if np.ndim(v) else v
+
+    i = first(f["context_over"])
     if i is not None:
         r = off + i
+        mx = model.max_context_tokens[i]
         raise InvalidInputError(
-            f"input_len + output_len = {loc['capacity_ctx'][i]:,.0f} tokens exceeds the maximum context of "
-            f"{pts['model'][r]} ({model.max_context_tokens[i]:,.0f} tokens; valid: 2-{model.max_context_tokens[i]:,.0f})"
-            f"{_row_note(r, n)}")
-    for prob, prefix in ((problem, ""), (p_problem, "prefill_")):
+            f"input_len + output_len = {at(f['capacity_ctx'], i):,.0f} tokens exceeds the maximum context of "
+            f"{pts['model'][r]} ({mx:,.0f} tokens; valid: 2-{mx:,.0f}){_row_note(r, n)}")
+    for prob, prefix in ((f["problem"], ""), (f["p_problem"], "prefill_")):
         i = first(prob >= 0)
         if i is not None:
             r = off + i
-            tp, dp, ep, pp = ((loc["tp"], loc["dp"], loc["ep"], loc["pp"]) if not prefix else
-                              (loc["ptp"], loc["pdp"], loc["pep"], loc["ppp"]))
+            tp, dp, ep, pp = ((f["tp"], f["dp"], f["ep"], f["pp"]) if not prefix else
+                              (f["ptp"], f["pdp"], f["pep"], f["ppp"]))
+            t, d, e, p = (at(v, i) for v in (tp, dp, ep, pp))
             msg = layout_problem_message(
-                prob[i], tp=tp[i], dp=dp[i], ep=ep[i], pp=pp[i],
-                num_gpus=(loc["ngpu"][i] if not prefix else tp[i] * dp[i] * pp[i]), domain=loc["domain"][i],
-                num_attention_heads=model.num_attention_heads[i], kv_shard_heads=model.kv_shard_heads[i],
-                num_layers=model.num_layers[i], num_experts=model.num_experts[i], model_id=pts["model"][r],
-                batch_size=loc["batch"][i], prefix=prefix)
+                prob[i], tp=t, dp=d, ep=e, pp=p, num_gpus=at(f["ngpu"], i) if not prefix else t * d * p,
+                domain=at(f["domain"], i), num_attention_heads=model.num_attention_heads[i],
+                kv_shard_heads=model.kv_shard_heads[i], num_layers=model.num_layers[i],
+                num_experts=model.num_experts[i], model_id=pts["model"][r], batch_size=at(f["batch"], i),
+                prefix=prefix)
             raise InvalidInputError(msg + _row_note(r, n))
-    i = first(unsupported)
+    i = first(f["unsupported"])
     if i is not None:
         r = off + i
         p = pts["precision"][r]
         raise UnsupportedPrecisionError(
             f"precision={p!r} is not supported in hardware by {pts['hardware'][r]} (no dense {p} peak in "
             f"accelerators.csv){_row_note(r, n)}")
-    i = first(price_missing)
+    i = first(f["price_missing"])
     if i is not None:
         r = off + i
-        what = "capex (it is not sold; use the rental basis)" if owned[i] else "rental rate"
+        what = "capex (it is not sold; use the rental basis)" if f["owned"][i] else "rental rate"
         raise InvalidInputError(f"hardware={pts['hardware'][r]} has no {what} in accelerators.csv{_row_note(r, n)}")
 
 
-def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, layout_bad, need_layout) -> pl.DataFrame:
-    """Assemble the result frame: ints, labels, nulls on infeasible rows; check every float is finite."""
-    cols = {}
+def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_layout) -> pl.DataFrame:
+    """Assemble the result frame from the block outputs: labels from codes, whole numbers as Int64, NaN -> null.
+
+    Every NaN in ``out`` was put there for an infeasible row (or a layout-less one); non-finite physics
+    was refused block by block (:func:`_evaluate_block`), so NaN -> null loses nothing.
+    """
+    cols = []
     for c in want:
         if c in ("model", "hardware"):
-            cols[c] = points[c].cast(pl.String)
+            cols.append(points[c].cast(pl.String))
         elif c == "precision":
-            cols[c] = _labels(prec_code, prec.PRECISIONS)
+            cols.append(_labels(c, prec_code, prec.PRECISIONS))
         elif c == "kv_precision":
-            cols[c] = _labels(kv_code, tuple(prec.KV_BYTES_PER_ELEMENT))
+            cols.append(_labels(c, kv_code, tuple(prec.KV_BYTES_PER_ELEMENT)))
         elif c == "basis":
-            cols[c] = _labels(basis_code, BASES)
+            cols.append(_labels(c, basis_code, BASES))
         elif c == "binding_wall":
-            cols[c] = _labels(out[c], WALLS)
+            cols.append(_labels(c, out[c], WALLS))
         elif c == "infeasible_reason":
-            cols[c] = _labels(out[c], REASONS)
+            cols.append(_labels(c, out[c], REASONS))
         elif c == "layout":
-            cols[c] = _layout_column(out)
+            cols.append(_layout_column(out))
+        elif c == "max_batch_size":
+            cols.append(pl.Series(c, out[c], nan_to_null=True).cast(pl.Int64))
         elif c in _INT_COLUMNS:
-            cols[c] = pl.Series(c, out[c].astype(np.int64))
+            cols.append(pl.Series(c, out[c].astype(np.int64)))
         else:
-            cols[c] = pl.Series(c, out[c])
-    frame = pl.DataFrame(cols)
-    feasible = pl.Series(out["feasible"]) if "feasible" in out else None
-    gated = [c for c in want if c not in _UNGATED and c not in _LAYOUT_GATED and c != "sweet_spot_batch"]
-    exprs = []
-    if gated and feasible is not None:
-        exprs += [pl.when(feasible).then(pl.col(c)).alias(c) for c in gated]
-    lay_cols = [c for c in want if c in _LAYOUT_GATED]
-    if lay_cols and layout_bad.any():
-        ok = pl.Series(~layout_bad)
-        exprs += [pl.when(ok).then(pl.col(c)).alias(c) for c in lay_cols]
-    if "sweet_spot_batch" in want:
-        exprs.append(pl.when(pl.col("sweet_spot_batch").is_finite()).then(pl.col("sweet_spot_batch"))
-                     .alias("sweet_spot_batch"))
-    if exprs:
-        frame = frame.with_columns(exprs)
-    require_finite_frame(frame)
-    return frame
+            v = out[c]
+            cols.append(pl.Series(c, v, nan_to_null=v.dtype == np.float64 and (c not in _UNGATED or c in _LAYOUT_GATED)))
+    return pl.DataFrame(cols)
 
 
-def _labels(codes: np.ndarray, names) -> pl.Series:
-    return pl.Series(list(names), dtype=pl.String).gather(np.asarray(codes, dtype=np.int64))
+def _labels(name: str, codes: np.ndarray, names) -> pl.Series:
+    """String column from integer codes into ``names``."""
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size <= 256:  # a few rows: a Python lookup beats a Polars gather
+        return pl.Series(name, [names[i] for i in codes.tolist()], dtype=pl.String)
+    return pl.Series(name, list(names), dtype=pl.String).gather(codes)
 
 
 def _layout_column(out: dict) -> pl.Series:
     """Layout labels, built once per distinct layout and broadcast back (not once per row)."""
-    keys = ("tp", "dp", "ep", "pp", "disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp",
-            "prefill_instances", "decode_instances")
-    frame = pl.DataFrame({k: np.asarray(out[k], dtype=float) for k in keys})
-    uniq = frame.unique(maintain_order=True)
-    lab = layout_labels(*(uniq[k].to_numpy() for k in ("tp", "dp", "ep", "pp")), uniq["disaggregated"].to_numpy() > 0,
-                        *(uniq[k].to_numpy() for k in ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp",
-                                                       "prefill_instances", "decode_instances")))
-    uniq = uniq.with_columns(layout=lab)
-    return frame.join(uniq, on=list(keys), how="left", maintain_order="left")["layout"]
+    return layout_labels(*(out[k] for k in ("tp", "dp", "ep", "pp")), out["disaggregated"],
+                         *(out[k] for k in ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
+                                            "decode_instances")))
 
 
 __all__ = ["evaluate", "run", "run_physics", "run_costs", "run_status", "sweet_spot", "catalog_arrays",

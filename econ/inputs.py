@@ -39,6 +39,7 @@ class ModelFacts:
     kv_shard_heads : [-] ways TP can split the cache (h_kv; 1 for MLA)
     num_attention_heads, num_kv_heads : [-]
     max_context_tokens : [tokens] the model's maximum context (``max_position_embeddings``)
+    log_expert_miss : [-] ln(1 - k/E), 0 for dense (:func:`econ.architecture.log_expert_miss`)
     """
 
     total_params: np.ndarray
@@ -63,6 +64,7 @@ class ModelFacts:
     num_attention_heads: np.ndarray
     num_kv_heads: np.ndarray
     max_context_tokens: np.ndarray
+    log_expert_miss: np.ndarray
 
     @property
     def routed_active_params(self):

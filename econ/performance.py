@@ -44,7 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from econ.architecture import attention_flop_per_token, expected_experts_touched
-from econ.communication import hierarchical_allreduce_time_s, indicator, moe_layer_comm_time_s, p2p_time_s
+from econ.communication import (AlphaBeta, MoECollectives, hierarchical_allreduce_alpha_beta, indicator,
+                                moe_comm_alpha_beta)
 from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts
 
 WALLS = ("capacity", "memory", "compute", "network")
@@ -60,11 +61,9 @@ def ridge_point_flop_per_byte(peak_flop_per_s, hbm_bandwidth_bytes_per_s):
     return peak_flop_per_s / hbm_bandwidth_bytes_per_s
 
 
-def decode_weight_bytes_read(batch_per_microbatch, dense_params_read, embedding_params, lm_head_params,
-                             hidden_size, num_moe_layers, num_experts, experts_per_token,
-                             routed_expert_params, weight_bytes_per_param, embedding_bytes_per_param=2.0,
-                             stream_input_embedding=False):
-    """Weight bytes one decode step streams from HBM (one replica, one micro-batch).
+def non_routed_bytes_read(batch_per_microbatch, dense_params_read, embedding_params, lm_head_params, hidden_size,
+                          weight_bytes_per_param, embedding_bytes_per_param=2.0, stream_input_embedding=False):
+    """Non-routed weight bytes one decode step streams from HBM (one replica, one micro-batch).
 
     Parameters
     ----------
@@ -73,7 +72,6 @@ def decode_weight_bytes_read(batch_per_microbatch, dense_params_read, embedding_
         Every non-routed weight multiplied per token, LM head included (architecture.py). [params]
     embedding_params, lm_head_params : scalar or array [params] (lm_head 0 = tied)
     hidden_size : scalar or array [-]
-    num_moe_layers, num_experts, experts_per_token, routed_expert_params : scalar or array
     weight_bytes_per_param, embedding_bytes_per_param : scalar or array [B]
     stream_input_embedding : bool
         Convention. False (default, physically faithful): an untied input table is gathered, B rows.
@@ -81,49 +79,15 @@ def decode_weight_bytes_read(batch_per_microbatch, dense_params_read, embedding_
 
     Returns
     -------
-    scalar or array [B].
-
-    Notes
-    -----
-    Routed experts: only those the batch touches are read, E_touched(B) per MoE layer
-    (:func:`econ.architecture.expected_experts_touched`).
+    scalar or array [B]: dense weights + LM head (+ the input-embedding rows gathered). Routed experts
+    are :func:`routed_bytes_read_per_gpu`: only those the batch touches are read.
     """
     head = embedding_params  # the LM-head matmul reads V*d weights whether tied or not
     dense = (dense_params_read - head) * weight_bytes_per_param + head * embedding_bytes_per_param
     untied = np.minimum(lm_head_params, 1.0)
     if stream_input_embedding:
-        gather = untied * embedding_params * embedding_bytes_per_param
-    else:
-        gather = untied * batch_per_microbatch * hidden_size * embedding_bytes_per_param
-    routed = routed_weight_bytes_read(batch_per_microbatch, num_moe_layers, num_experts, experts_per_token,
-                                      routed_expert_params, weight_bytes_per_param)
-    return dense + gather + routed
-
-
-def routed_weight_bytes_read(batch_tokens, num_moe_layers, num_experts, experts_per_token, routed_expert_params,
-                             weight_bytes_per_param):
-    """Routed-expert weight bytes one forward pass over ``batch_tokens`` tokens streams (one replica).
-
-    Parameters
-    ----------
-    batch_tokens : scalar or array, tokens routed together (decode: sequences per micro-batch) [tokens]
-    num_moe_layers : scalar or array, layers with routed experts (0 = dense) [layers]
-    num_experts, experts_per_token : scalar or array, E and top-k [-]
-    routed_expert_params : scalar or array, one expert of one layer [params]
-    weight_bytes_per_param : scalar or array [B]
-
-    Returns
-    -------
-    scalar or array [B] = L_moe * E_touched(B) * P_expert * b_w; 0 for a dense model. It is the routed
-    part of :func:`decode_weight_bytes_read`.
-
-    Notes
-    -----
-    E_touched(B) = E (1 - (1 - k/E)^B) under uniform routing
-    (:func:`econ.architecture.expected_experts_touched`; DESIGN.md "Decode step").
-    """
-    touched = expected_experts_touched(batch_tokens, num_experts, experts_per_token)
-    return num_moe_layers * touched * routed_expert_params * weight_bytes_per_param
+        return dense + untied * embedding_params * embedding_bytes_per_param
+    return dense + untied * batch_per_microbatch * hidden_size * embedding_bytes_per_param
 
 
 def attention_peak_flop_per_s(weight_peak_flop_per_s, kv_bytes_per_element, bf16_peak_flop_per_s,
@@ -246,7 +210,7 @@ def pipeline_bubble_frac(pp, num_microbatches):
 
 
 def routed_bytes_read_per_gpu(tokens, num_moe_layers, num_experts, experts_per_token, routed_expert_params,
-                              weight_bytes_per_param, ep, expert_tp, imbalance=1.0):
+                              weight_bytes_per_param, ep, expert_tp, imbalance=1.0, log_expert_miss=None):
     """Routed-expert weight bytes the busiest accelerator of a stage group streams for ``tokens``.
 
     Parameters
@@ -257,10 +221,13 @@ def routed_bytes_read_per_gpu(tokens, num_moe_layers, num_experts, experts_per_t
     weight_bytes_per_param : scalar or array [B]
     ep, expert_tp : scalar or array, >= 1 [-]
     imbalance : scalar or array, >= 1, busiest-rank load over the mean (used only when ep > 1) [-]
+    log_expert_miss : scalar or array, optional, ln(1 - k/E) (the model fact ``log_expert_miss``; saves a
+        logarithm per call, see :func:`econ.architecture.expected_experts_touched`)
 
     Returns
     -------
-    scalar or array [B], summed over all MoE layers (divide by pp for one stage).
+    scalar or array [B], summed over all MoE layers (divide by pp for one stage). With ep = expert_tp = 1
+    it is the replica's whole routed read, L_moe E_touched P_expert b_w (DESIGN.md "Decode step").
 
     Notes
     -----
@@ -269,35 +236,16 @@ def routed_bytes_read_per_gpu(tokens, num_moe_layers, num_experts, experts_per_t
     the busiest rank touches imbalance x that, never more than it holds.
     """
     imb = 1.0 + (imbalance - 1.0) * indicator(ep - 1.0)
-    touched = expected_experts_touched(tokens, num_experts, experts_per_token)
+    touched = expected_experts_touched(tokens, num_experts, experts_per_token, log_expert_miss)
     local = np.minimum(imb * touched / ep, num_experts / ep)
     return num_moe_layers * local * routed_expert_params * weight_bytes_per_param / expert_tp
 
 
 def non_routed_weight_bytes_read(tokens, model: ModelFacts, formats: Formats, stream_input_embedding=False):
-    """Non-routed weight bytes (whole model) one forward pass over ``tokens`` tokens streams.
-
-    Parameters
-    ----------
-    tokens : scalar or array, tokens of one attention group's micro-batch [tokens]
-    model : ModelFacts; formats : Formats
-    stream_input_embedding : bool, see :func:`decode_weight_bytes_read`
-
-    Returns
-    -------
-    scalar or array [B]: :func:`decode_weight_bytes_read` without the routed experts.
-    """
-    return decode_weight_bytes_read(tokens, model.dense_params_read, model.embedding_params, model.lm_head_params,
-                                    model.hidden_size, 0.0, model.num_experts, model.experts_per_token,
-                                    model.routed_expert_params, formats.weight_bytes_per_param,
-                                    formats.embedding_bytes_per_param, stream_input_embedding)
-
-
-def routed_bytes_read(tokens, model: ModelFacts, formats: Formats, layout: Layout, imbalance=1.0):
-    """:func:`routed_bytes_read_per_gpu` from the bundles (busiest rank, all MoE layers). [B]"""
-    return routed_bytes_read_per_gpu(tokens, model.num_moe_layers, model.num_experts, model.experts_per_token,
-                                     model.routed_expert_params, formats.weight_bytes_per_param, layout.ep,
-                                     layout.expert_tp, imbalance)
+    """:func:`non_routed_bytes_read` from the bundles (whole model, one attention group's micro-batch). [B]"""
+    return non_routed_bytes_read(tokens, model.dense_params_read, model.embedding_params, model.lm_head_params,
+                                 model.hidden_size, formats.weight_bytes_per_param, formats.embedding_bytes_per_param,
+                                 stream_input_embedding)
 
 
 @dataclass(slots=True)
@@ -355,34 +303,61 @@ class PrefillStep:
     input_tokens_per_s_per_gpu: np.ndarray
 
 
-def _links(model: ModelFacts, hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> dict:
-    return dict(domain_size=layout.scale_up_domain_size,
-                scale_up_bandwidth_bytes_per_s=hardware.scale_up_bandwidth_bytes_per_s,
-                scale_out_bandwidth_bytes_per_s=hardware.scale_out_bandwidth_bytes_per_s,
-                scale_up_latency_s=eff.scale_up_latency_s, scale_out_latency_s=eff.scale_out_latency_s)
+@dataclass(slots=True)
+class Collectives:
+    """The collectives of a deployment instance as alpha-beta coefficients (:class:`econ.communication.AlphaBeta`),
+    computed once per layout and evaluated for every message size (decode step, prefill chunk, lone prompt).
+
+    Attributes
+    ----------
+    tp_allreduce : all-reduce over the tp ranks of an attention group (hierarchical if tp exceeds the domain)
+    pipeline : the pp - 1 point-to-point hops of one micro-batch, between and inside scale-up domains
+    moe : MoECollectives of one MoE layer (dispatch, combine, expert-TP and stage all-reduces)
+    """
+
+    tp_allreduce: AlphaBeta
+    pipeline: AlphaBeta
+    moe: MoECollectives
 
 
-def _moe_comm(tokens_stage, tokens_group, model, hardware, layout, eff):
-    return moe_layer_comm_time_s(tokens_stage, tokens_group, tp=layout.tp, dp=layout.dp, ep=layout.ep,
-                                 hidden_size=model.hidden_size, experts_per_token=model.experts_per_token,
-                                 activation_bytes=eff.activation_bytes,
-                                 dispatch_activation_bytes=eff.dispatch_activation_bytes,
-                                 combine_activation_bytes=eff.combine_activation_bytes,
-                                 alltoall_scale_up_latency_s=eff.alltoall_scale_up_latency_s,
-                                 alltoall_scale_out_latency_s=eff.alltoall_scale_out_latency_s,
-                                 kernel_launch_latency_s=eff.kernel_launch_latency_s,
-                                 **_links(model, hardware, layout, eff))
+def collectives(hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> Collectives:
+    """:class:`Collectives` of ``layout`` on ``hardware`` with the latencies of ``eff``.
 
-
-def _pipeline_comm(message_bytes, hardware: HardwareFacts, layout: Layout, eff: Efficiency):
+    Notes
+    -----
+    Alpha-beta models per tier (:mod:`econ.communication`); pipeline hops: stages are contiguous, so
+    only the hops between domains use scale-out (:func:`pipeline_hops`; seed 002).
+    """
+    ar = dict(domain_size=layout.scale_up_domain_size,
+              scale_up_bandwidth_bytes_per_s=hardware.scale_up_bandwidth_bytes_per_s,
+              scale_out_bandwidth_bytes_per_s=hardware.scale_out_bandwidth_bytes_per_s,
+              scale_up_latency_s=eff.scale_up_latency_s, scale_out_latency_s=eff.scale_out_latency_s)
     hops_out, hops_in = pipeline_hops(layout.pp, layout.stage_gpus, layout.scale_up_domain_size)
-    return (hops_out * p2p_time_s(message_bytes, hardware.scale_out_bandwidth_bytes_per_s, eff.scale_out_latency_s)
-            + hops_in * p2p_time_s(message_bytes, hardware.scale_up_bandwidth_bytes_per_s, eff.scale_up_latency_s))
+    a = hops_out * eff.scale_out_latency_s + hops_in * eff.scale_up_latency_s
+    b = hops_out / hardware.scale_out_bandwidth_bytes_per_s + hops_in / hardware.scale_up_bandwidth_bytes_per_s
+    return Collectives(tp_allreduce=hierarchical_allreduce_alpha_beta(layout.tp, **ar), pipeline=AlphaBeta(a, b, a, b),
+                       moe=moe_comm_alpha_beta(tp=layout.tp, dp=layout.dp, ep=layout.ep,
+                                               alltoall_scale_up_latency_s=eff.alltoall_scale_up_latency_s,
+                                               alltoall_scale_out_latency_s=eff.alltoall_scale_out_latency_s, **ar))
+
+
+def _moe_comm(comm: Collectives, tokens_stage, tokens_group, model: ModelFacts, eff: Efficiency):
+    return comm.moe.times_s(tokens_stage, tokens_group, hidden_size=model.hidden_size,
+                            experts_per_token=model.experts_per_token, activation_bytes=eff.activation_bytes,
+                            dispatch_activation_bytes=eff.dispatch_activation_bytes,
+                            combine_activation_bytes=eff.combine_activation_bytes,
+                            kernel_launch_latency_s=eff.kernel_launch_latency_s)
+
+
+def _routed_bytes(tokens, model: ModelFacts, formats: Formats, layout: Layout, eff: Efficiency):
+    return routed_bytes_read_per_gpu(tokens, model.num_moe_layers, model.num_experts, model.experts_per_token,
+                                     model.routed_expert_params, formats.weight_bytes_per_param, layout.ep,
+                                     layout.expert_tp, eff.expert_imbalance_factor, model.log_expert_miss)
 
 
 def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model: ModelFacts,
                 hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
-                stream_input_embedding=False) -> DecodeStep:
+                stream_input_embedding=False, comm: Collectives | None = None) -> DecodeStep:
     """One decode step of ``batch_size`` sequences on a tp x dp x pp instance with expert parallelism ep.
 
     Parameters
@@ -393,6 +368,7 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     kv_replication : scalar or array, copies of each KV entry in a tp group (memory.kv_replication) [-]
     model, hardware, layout, formats, eff : bundles of :mod:`econ.inputs` (broadcastable arrays)
     stream_input_embedding : bool, see :func:`decode_weight_bytes_read`
+    comm : Collectives, optional; :func:`collectives` of the layout (computed here when not given)
 
     Returns
     -------
@@ -413,8 +389,10 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     m = batch_size / n_mb
     group = m / dp
     imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
+    comm = collectives(hardware, layout, eff) if comm is None else comm
     nr_bytes = non_routed_weight_bytes_read(group, model, formats, stream_input_embedding)
-    r_bytes = routed_bytes_read(m, model, formats, layout, eff.expert_imbalance_factor)
+    r_bytes = _routed_bytes(m, model, formats, layout, eff)
+    moe_tp, moe_ep = _moe_comm(comm, m, group, model, eff)
     kv_read = group * kv_bytes_per_sequence * kv_replication / tp
     t_mem_nr = (nr_bytes / tp + kv_read) / (bw * eff.eta_bw)
     r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
@@ -425,12 +403,11 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
         / (peak * eff.eta_flop)
     r_flop = m * 2.0 * r_active * imb / w / (peak * eff.eta_flop * eff.eta_routed_flop_frac)
     t_mem, t_flop = t_mem_nr + r_mem, t_flop_nr + r_flop
-    ar_tp = hierarchical_allreduce_time_s(group * model.hidden_size * eff.activation_bytes, tp,
-                                          **_links(model, hardware, layout, eff))
-    moe = _moe_comm(m, group, model, hardware, layout, eff)
-    t_tp = (2.0 * model.num_layers - model.num_moe_layers) * ar_tp + model.num_moe_layers * moe["t_tp_s"]
-    t_ep = model.num_moe_layers * moe["t_ep_s"]
-    t_pp = _pipeline_comm(group * model.hidden_size * eff.activation_bytes, hardware, layout, eff)
+    message = group * model.hidden_size * eff.activation_bytes
+    t_tp = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message) \
+        + model.num_moe_layers * moe_tp
+    t_ep = model.num_moe_layers * moe_ep
+    t_pp = comm.pipeline.time_s(message)
     t_comm = t_tp + t_ep + t_pp
     exposed = (1.0 - eff.overlap_frac) * t_comm
     t_routed = np.maximum(r_mem, r_flop)
@@ -450,7 +427,7 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
 
 def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, model: ModelFacts,
                  hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
-                 stream_input_embedding=False) -> PrefillStep:
+                 stream_input_embedding=False, comm: Collectives | None = None) -> PrefillStep:
     """One prefill step: each of the dp groups prefills ``requests_per_step`` prompts through all stages.
 
     Parameters
@@ -462,6 +439,7 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
         prefill MFU (routed-expert FLOPs at eta_prefill x eta_routed_flop_frac, in their own roofline;
         moe_layer_overhead_s once per MoE layer of the pass).
     stream_input_embedding : bool
+    comm : Collectives, optional; :func:`collectives` of the layout (computed here when not given)
 
     Returns
     -------
@@ -489,14 +467,12 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     r_flop = tokens * dp * 2.0 * r_active * imb / w / (peak * eff.eta_prefill * eff.eta_routed_flop_frac)
     t_mem_nr = (non_routed_weight_bytes_read(tokens, model, formats, stream_input_embedding) / tp
                 + requests_per_step * kv_bytes_per_sequence / tp) / (bw * eff.eta_bw)
-    r_mem = routed_bytes_read(tokens * dp, model, formats, layout, eff.expert_imbalance_factor) \
-        / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
-    ar_tp = hierarchical_allreduce_time_s(tokens * model.hidden_size * eff.activation_bytes, tp,
-                                          **_links(model, hardware, layout, eff))
-    moe = _moe_comm(tokens * dp, tokens, model, hardware, layout, eff)
-    t_pp = _pipeline_comm(tokens * model.hidden_size * eff.activation_bytes, hardware, layout, eff)
-    t_comm = ((2.0 * model.num_layers - model.num_moe_layers) * ar_tp
-              + model.num_moe_layers * (moe["t_tp_s"] + moe["t_ep_s"]) + t_pp)
+    comm = collectives(hardware, layout, eff) if comm is None else comm
+    r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+    moe_tp, moe_ep = _moe_comm(comm, tokens * dp, tokens, model, eff)
+    message = tokens * model.hidden_size * eff.activation_bytes
+    t_comm = ((2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
+              + model.num_moe_layers * (moe_tp + moe_ep) + comm.pipeline.time_s(message))
     t = (np.maximum(t_flop_nr, t_mem_nr) + np.maximum(r_flop, r_mem) + (1.0 - eff.overlap_frac) * t_comm
          + model.num_moe_layers * eff.moe_layer_overhead_s)
     flop = dp * (nr_flop + tokens * 2.0 * r_active)

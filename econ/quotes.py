@@ -40,8 +40,8 @@ from econ.catalog import DEFAULT_DATA_DIR, Catalog, Col, validate_table
 from econ.errors import DataError, InvalidInputError
 from econ.memory import weight_bytes_resident
 from econ.pricing import usd_per_m_blended_tokens
-from econ.deployment import resolve_parallelism
 from econ.engine import MAX_BATCH, MAX_CONTEXT, evaluate
+from econ.sweep import layout_candidates_frame
 from econ.validate import require_in_range
 
 MAX_QUOTE_ROWS = 10_000
@@ -122,7 +122,8 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "price_usd_per_m_blended_tokens",
     "floor_usd_per_m_input_tokens", "floor_usd_per_m_output_tokens", "floor_usd_per_m_blended_tokens",
     "margin_input_frac", "margin_output_frac", "margin_blended_frac",
-    "floor_hardware", "floor_num_gpus", "floor_tp", "floor_pp", "floor_precision", "floor_batch_size",
+    "floor_hardware", "floor_layout", "floor_num_gpus", "floor_tp", "floor_dp", "floor_ep", "floor_pp",
+    "floor_precision", "floor_batch_size",
     "floor_tokens_per_s_per_user", "floor_binding_wall", "floor_batch_limit",
     "band_max_usd_per_m_blended_tokens", "band_max_hardware", "num_hardware_meeting_floor",
     "speed_floor_tokens_per_s_per_user", "speed_floor_source", "reference_precision", "reference_precision_source",
@@ -138,7 +139,8 @@ the all-in cost per accelerator-hour (paid every hour, like a rental rate) at wh
 price at the assumed utilization."""
 
 PER_HARDWARE_COLUMNS: tuple[str, ...] = (
-    "quote_id", "provider", "model", "hardware", "meets_floor", "num_gpus", "tp", "pp", "precision", "batch_size",
+    "quote_id", "provider", "model", "hardware", "meets_floor", "layout", "num_gpus", "tp", "dp", "ep", "pp",
+    "precision", "batch_size",
     "tokens_per_s_per_user", "binding_wall", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
     "usd_per_m_blended_tokens", "price_usd_per_m_blended_tokens", "margin_blended_frac",
     "fastest_tokens_per_s_per_user", "note",
@@ -397,11 +399,11 @@ def floor_points(models, catalog: Catalog, assumptions: Assumptions = DEFAULT, e
                  *, input_len: int = 3072, output_len: int = 1024, hardware=None) -> pl.DataFrame:
     """The points frame of the floor search for ``models`` on every catalog accelerator.
 
-    Rows: model x accelerator x precision the accelerator supports (bf16, fp8, fp4) x GPU count
-    (powers of two from the fewest that hold the weights up to the scale-up domain or the attention
-    heads, whichever is smaller, since tensor parallelism can go no wider; past it, that count and
-    twice it, pipeline-parallel) x batch size (``2^(k/4)`` up to the KV
-    capacity of that configuration, which is included).
+    Rows: model x accelerator x precision the accelerator supports (bf16, fp8, fp4) x layout (the
+    candidates ``econ cost`` chooses among, :func:`econ.sweep.layout_candidates_frame`: GPU counts from
+    the fewest that hold the weights up to the scale-up domain; tensor x pipeline, and attention-DP +
+    EP for MoE models) x batch size (``2^(k/4)`` per attention group up to the KV capacity of that
+    configuration, which is included).
 
     Parameters
     ----------
@@ -414,60 +416,44 @@ def floor_points(models, catalog: Catalog, assumptions: Assumptions = DEFAULT, e
 
     Returns
     -------
-    pl.DataFrame with the columns :func:`econ.sweep.evaluate` reads.
+    pl.DataFrame with the columns :func:`econ.engine.evaluate` reads.
 
     Notes
     -----
     The KV-capacity maximum of each configuration comes from one probe :func:`evaluate` call at batch 1;
     the caller then evaluates the returned frame once.
     """
-    a = assumptions
     acc = catalog.accelerators
     if hardware is not None:
         from econ.catalog import check_ids
         hardware = list(hardware)
         check_ids("hardware", hardware, acc["id"].to_list())
         acc = acc.filter(pl.col("id").is_in(hardware))
-    m = catalog.models.filter(pl.col("id").is_in(list(models))).select(
-        pl.col("id").alias("model"), "total_params", "embedding_params", "lm_head_params", "num_attention_heads",
-        "num_layers")
-    h = acc.select(pl.col("id").alias("hardware"), "hbm_capacity_bytes", "scale_up_domain_size",
-                   *prec.PEAK_COLUMN.values())
-    p = pl.DataFrame({"precision": list(prec.PRECISIONS),
-                      "weight_bytes_per_param": [prec.WEIGHT_BYTES_PER_PARAM[x] for x in prec.PRECISIONS]})
     supported = pl.coalesce(*(pl.when(pl.col("precision") == k).then(pl.col(c)) for k, c in prec.PEAK_COLUMN.items()))
-    w = weight_bytes_resident(pl.col("total_params"), pl.col("embedding_params"), pl.col("lm_head_params"),
-                              pl.col("weight_bytes_per_param"), a.embedding_bytes_per_param)
-    need = (w / (pl.col("hbm_capacity_bytes") * a.usable_hbm_frac)).ceil().clip(lower_bound=1.0)
-    n_min = (2.0 ** need.log(2).ceil()).alias("n_min")
-    widest_tp = pl.min_horizontal("scale_up_domain_size", "num_attention_heads")
-    top = pl.when(pl.col("n_min") >= widest_tp).then(2 * pl.col("n_min")).otherwise(widest_tp)
-    counts = pl.DataFrame({"num_gpus": [2 ** k for k in range(int(np.log2(MAX_GPUS)) + 1)]})
-    configs = (m.join(h, how="cross").join(p, how="cross").filter(supported.is_not_null())
-               .with_columns(n_min).join(counts, how="cross")
-               .filter((pl.col("num_gpus") >= pl.col("n_min")) & (pl.col("num_gpus") <= top))
-               .with_columns(pl.col("num_gpus").cast(pl.Int64)))
-    tp, pp = resolve_parallelism(configs["num_gpus"].to_numpy().astype(float),
-                                 configs["scale_up_domain_size"].to_numpy().astype(float),
-                                 configs["num_attention_heads"].to_numpy().astype(float))
-    configs = (configs.with_columns(pl.Series("tp", tp.astype(np.int64)), pl.Series("pp", pp.astype(np.int64)))
-               .filter(pl.col("pp") <= pl.col("num_layers"))
-               .select("model", "hardware", "precision", "num_gpus", "tp", "pp",
-                       pl.lit(input_len).alias("input_len"), pl.lit(output_len).alias("output_len")))
+    keys = (pl.DataFrame({"model": list(dict.fromkeys(models))})
+            .join(acc.select(pl.col("id").alias("hardware"), *prec.PEAK_COLUMN.values()), how="cross")
+            .join(pl.DataFrame({"precision": list(prec.PRECISIONS)}), how="cross")
+            .filter(supported.is_not_null()).select("model", "hardware", "precision"))
+    # the same layout candidates as econ cost (tensor x pipeline; attention-DP + EP for MoE models)
+    configs = (layout_candidates_frame(catalog, keys, assumptions=assumptions)
+               .filter(pl.col("num_gpus") <= MAX_GPUS)
+               .with_columns(pl.lit(input_len).alias("input_len"), pl.lit(output_len).alias("output_len")))
     if configs.height == 0:  # no accelerator holds the weights on <= MAX_GPUS: nothing to search
         return configs.with_columns(pl.lit(1, pl.Int64).alias("batch_size"))
-    probe = evaluate(configs.with_columns(pl.lit(1).alias("batch_size")), catalog, assumptions, economics,
-                     strict=False)
+    probe = evaluate(configs.with_columns(pl.col("dp").alias("batch_size")), catalog, assumptions, economics,
+                     strict=False, columns=("max_batch_size",))
     configs = (configs.with_columns(probe["max_batch_size"].clip(upper_bound=MAX_BATCH).alias("max_batch_size"))
-               .filter(pl.col("max_batch_size") >= 1))
-    grid = configs.join(_batch_grid(), how="cross").filter(pl.col("batch_size") < pl.col("max_batch_size"))
-    top_row = configs.with_columns(pl.col("max_batch_size").alias("batch_size"))
+               .filter(pl.col("max_batch_size") >= pl.col("dp")))
+    # batch sizes per attention-DP group (2^(k/4) grid), up to the KV capacity, which is included
+    grid = (configs.join(_batch_grid(), how="cross").with_columns(pl.col("batch_size") * pl.col("dp"))
+            .filter(pl.col("batch_size") < pl.col("max_batch_size")))
+    top_row = configs.with_columns((pl.col("max_batch_size") // pl.col("dp") * pl.col("dp")).alias("batch_size"))
     return pl.concat([grid, top_row.select(grid.columns)]).drop("max_batch_size")
 
 
 _EMPTY_RESULT = pl.DataFrame(schema={
-    **{c: pl.String for c in ("model", "hardware", "precision", "binding_wall")},
-    **{c: pl.Int64 for c in ("num_gpus", "tp", "pp", "batch_size", "max_batch_size")},
+    **{c: pl.String for c in ("model", "hardware", "precision", "binding_wall", "layout")},
+    **{c: pl.Int64 for c in ("num_gpus", "tp", "dp", "ep", "pp", "batch_size", "max_batch_size")},
     "feasible": pl.Boolean,
     **{c: pl.Float64 for c in ("tokens_per_s_per_user", "usd_per_gpu_hour", "usd_per_gpu_hour_capex",
                                "usd_per_gpu_hour_facility", "usd_per_gpu_hour_opex", "usd_per_gpu_hour_power",
@@ -569,7 +555,8 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                           input_len=input_len, output_len=output_len, hardware=hardware)
     res = evaluate(points, catalog, assumptions, economics, strict=False) if points.height else _EMPTY_RESULT
     res = res.filter(pl.col("feasible")).select(
-        "model", "hardware", "num_gpus", "tp", "pp", "precision", "batch_size", "max_batch_size", "binding_wall",
+        "model", "hardware", "layout", "num_gpus", "tp", "dp", "ep", "pp", "precision", "batch_size", "max_batch_size",
+        "binding_wall",
         "tokens_per_s_per_user", "usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility",
         "usd_per_gpu_hour_opex", "usd_per_gpu_hour_power", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
         "usd_per_m_blended_tokens",
@@ -592,6 +579,10 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                       settings=settings)
 
 
+_DEPLOYMENT = ("num_gpus", "tp", "dp", "ep", "pp")
+"""The columns that identify a deployment (layout) of a floor."""
+
+
 def _floors(keys: pl.DataFrame, res: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """All group-bys of the floor search, per (key, accelerator) and per key, computed in one collect."""
     cost = "usd_per_m_blended_tokens"
@@ -600,7 +591,7 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame) -> dict[str, pl.DataFrame]:
                        (pl.col("_bytes") >= pl.col("reference_bytes") - 1e-9).alias("_allowed")))
     ok = j.filter(pl.col("_meets") & pl.col("_allowed"))
     per_hw = ok.group_by("key", "hardware").agg(pl.all().get(pl.col(cost).arg_min()))
-    speed_cap = ok.group_by("key", "hardware", "precision", "num_gpus").agg(pl.col("batch_size").max().alias("_b_speed"))
+    speed_cap = ok.group_by("key", "hardware", "precision", *_DEPLOYMENT).agg(pl.col("batch_size").max().alias("_b_speed"))
     fastest_hw = (j.filter(pl.col("_allowed")).group_by("key", "hardware")
                   .agg(pl.col("tokens_per_s_per_user").max().alias("fastest_tokens_per_s_per_user")))
     fastest = (j.filter(pl.col("_allowed")).group_by("key").agg(
@@ -615,7 +606,7 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame) -> dict[str, pl.DataFrame]:
         pl.col(cost, "precision", "hardware").get(pl.col(cost).arg_min()).name.prefix("any_")))
     names = ("per_hw", "speed_cap", "fastest_hw", "fastest", "fastest_any", "bf16", "any")
     out = dict(zip(names, pl.collect_all([per_hw, speed_cap, fastest_hw, fastest, fastest_any, bf16, any_p])))
-    out["per_hw"] = out["per_hw"].join(out["speed_cap"], on=["key", "hardware", "precision", "num_gpus"], how="left")
+    out["per_hw"] = out["per_hw"].join(out["speed_cap"], on=["key", "hardware", "precision", *_DEPLOYMENT], how="left")
     out["curves"] = res  # for the break-even batch (joined on the floor configuration only)
     return out
 
@@ -639,7 +630,7 @@ def _summary(q: pl.DataFrame, keys: pl.DataFrame, f: dict, economics: Economics)
         pl.col(cost).max().alias("band_max_usd_per_m_blended_tokens"),
         pl.col("hardware").get(pl.col(cost).arg_max()).alias("band_max_hardware"),
         pl.len().cast(pl.Int64).alias("num_hardware_meeting_floor"))
-    floor_cols = {c: f"floor_{c}" for c in ("hardware", "num_gpus", "tp", "pp", "precision", "batch_size",
+    floor_cols = {c: f"floor_{c}" for c in ("hardware", "layout", *_DEPLOYMENT, "precision", "batch_size",
                                               "tokens_per_s_per_user", "binding_wall", "usd_per_gpu_hour",
                                               "usd_per_m_input_tokens", "usd_per_m_output_tokens", cost)}
     best = best.rename(floor_cols)
@@ -679,11 +670,11 @@ def _summary(q: pl.DataFrame, keys: pl.DataFrame, f: dict, economics: Economics)
     s = s.with_columns(pl.Series("_u_star", u_star))
     s = s.with_columns(pl.when(pl.col("_u_star") <= 1.0).then(pl.col("_u_star")).alias("breakeven_utilization_frac"),
                        (pl.col("floor_usd_per_gpu_hour") * u).alias("floor_usd_per_gpu_hour"))
-    curve = (s.select("quote_id", "model", "floor_hardware", "floor_precision", "floor_num_gpus", "floor_tp",
-                      "floor_pp", "price_usd_per_m_blended_tokens").drop_nulls("floor_hardware")
-             .join(f["curves"], left_on=["model", "floor_hardware", "floor_precision", "floor_num_gpus", "floor_tp",
-                                         "floor_pp"],
-                   right_on=["model", "hardware", "precision", "num_gpus", "tp", "pp"], how="inner")
+    curve = (s.select("quote_id", "model", "floor_hardware", "floor_precision", *(f"floor_{c}" for c in _DEPLOYMENT),
+                      "price_usd_per_m_blended_tokens").drop_nulls("floor_hardware")
+             .join(f["curves"], left_on=["model", "floor_hardware", "floor_precision",
+                                         *(f"floor_{c}" for c in _DEPLOYMENT)],
+                   right_on=["model", "hardware", "precision", *_DEPLOYMENT], how="inner")
              .filter(pl.col(cost) <= pl.col("price_usd_per_m_blended_tokens"))
              .group_by("quote_id").agg(pl.col("batch_size", "tokens_per_s_per_user")
                                        .get(pl.col("batch_size").arg_min()).name.prefix("_be_")))
@@ -787,7 +778,7 @@ def _per_hardware(q: pl.DataFrame, keys: pl.DataFrame, f: dict, catalog: Catalog
         acc = acc.filter(pl.col("id").is_in(list(hardware)))
     price_col = "all_in_capex_usd" if economics.basis == "owned" else "rental_usd_per_hour"
     hw = acc.select(pl.col("id").alias("hardware"), pl.col(price_col).is_null().alias("_no_price"))
-    floors = f["per_hw"].select("key", "hardware", "num_gpus", "tp", "pp", "precision", "batch_size",
+    floors = f["per_hw"].select("key", "hardware", "layout", *_DEPLOYMENT, "precision", "batch_size",
                                 "tokens_per_s_per_user", "binding_wall", "usd_per_m_input_tokens",
                                 "usd_per_m_output_tokens", "usd_per_m_blended_tokens")
     grid = (keys.select("key", "speed_floor_tokens_per_s_per_user", "reference_precision").join(hw, how="cross")

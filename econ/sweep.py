@@ -82,6 +82,88 @@ def _pow2_upto(n: int) -> list[int]:
     return [1 << k for k in range(int(math.log2(max(n, 1))) + 1)]
 
 
+MAX_CANDIDATE_GPUS = 1 << 12
+"""Largest instance :func:`layout_candidates` proposes when no GPU count is given (more than any model of
+the catalog needs to hold its weights at bf16 on the smallest accelerator). [accelerators]"""
+
+
+def _templates(max_gpus: int, num_gpus=None, tp=None, dp=None, ep=None, pp=None) -> pl.DataFrame:
+    """Every (num_gpus, tp, dp, ep, pp) of powers of two (plus the pinned values and the divisors of a
+    pinned count) with num_gpus = tp x dp x pp <= max_gpus and ep in {1, tp x dp} unless pinned."""
+    counts = [num_gpus] if num_gpus is not None else _pow2_upto(max_gpus)
+    rows = []
+    for n in counts:
+        divisors = _pow2_upto(n) if n & (n - 1) == 0 else [k for k in range(1, n + 1) if n % k == 0]
+        for t in ([tp] if tp is not None else divisors):
+            for d in ([dp] if dp is not None else divisors):
+                if n % (t * d) or (pp is not None and n // (t * d) != pp):
+                    continue
+                for e in ([ep] if ep is not None else sorted({1, t * d})):
+                    rows.append((n, t, d, e, n // (t * d)))
+    return pl.DataFrame(rows, schema={k: pl.Int64 for k in _LAYOUT_KEYS}, orient="row")
+
+
+def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: int | None = None,
+                            tp: int | None = None, dp: int | None = None, ep: int | None = None,
+                            pp: int | None = None, assumptions: Assumptions = DEFAULT,
+                            deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT) -> pl.DataFrame:
+    """Valid layouts for many (model, hardware, precision) keys at once: :func:`layout_candidates`, vectorized.
+
+    Parameters
+    ----------
+    keys : pl.DataFrame with ``model``, ``hardware``, ``precision`` (and optionally ``scale_up_domain_size``)
+    num_gpus, tp, dp, ep, pp : int, optional, pinned for every key
+
+    Returns
+    -------
+    pl.DataFrame: the key columns + num_gpus, tp, dp, ep, pp, one row per valid candidate.
+    """
+    if "scale_up_domain_size" not in keys.columns:
+        keys = keys.with_columns(pl.lit(None, pl.Int64).alias("scale_up_domain_size"))
+    m = catalog.models.select(pl.col("id").alias("model"), "total_params", "embedding_params", "lm_head_params",
+                              "num_attention_heads", "kv_shard_heads", "num_layers",
+                              pl.col("num_experts").fill_null(0).alias("num_experts"))
+    h = catalog.accelerators.select(pl.col("id").alias("hardware"), "hbm_capacity_bytes",
+                                    pl.col("scale_up_domain_size").alias("_catalog_domain"))
+    k = (keys.unique(maintain_order=True).join(m, on="model", how="left").join(h, on="hardware", how="left")
+         .with_columns(pl.coalesce("scale_up_domain_size", "_catalog_domain").alias("_domain"),
+                       pl.col("precision").replace_strict(WEIGHT_BYTES_PER_PARAM, return_dtype=pl.Float64)
+                       .alias("_wb")))
+    w = weight_bytes_resident(pl.col("total_params"), pl.col("embedding_params"), pl.col("lm_head_params"),
+                              pl.col("_wb"), assumptions.embedding_bytes_per_param)
+    need = (w / (pl.col("hbm_capacity_bytes") * assumptions.usable_hbm_frac)).ceil().clip(lower_bound=1.0)
+    k = k.with_columns((2.0 ** need.log(2).ceil()).cast(pl.Int64).alias("_n0"))
+    k = k.with_columns(pl.max_horizontal("_n0", "_domain").clip(upper_bound=MAX_CANDIDATE_GPUS).alias("_top"))
+    top = int(k["_top"].max()) if k.height else 1
+    t = _templates(max(top, num_gpus or 1), num_gpus, tp, dp, ep, pp)
+    f = k.join(t, how="cross")
+    if num_gpus is None and not (tp is not None and pp is not None):
+        f = f.filter((pl.col("num_gpus") >= pl.col("_n0")) & (pl.col("num_gpus") <= pl.col("_top")))
+    moe = pl.col("num_experts") > 0
+    f = f.filter(moe | (((pl.col("dp") == 1) | pl.lit(dp is not None)) & ((pl.col("ep") == 1) | pl.lit(ep is not None))))
+    if dp is None and ep is None:  # dp x tensor-parallel experts is dominated by expert parallelism
+        f = f.filter(~(moe & (pl.col("dp") > 1) & (pl.col("ep") == 1)))
+    if f.height == 0:
+        return f.select(*keys.columns, *_LAYOUT_KEYS)
+    a = {c: f[c].to_numpy().astype(float) for c in (*_LAYOUT_KEYS, "_domain", "num_attention_heads",
+                                                    "kv_shard_heads", "num_layers", "num_experts")}
+    bad = layout_problems(a["tp"], a["dp"], a["ep"], a["pp"], a["num_gpus"], a["_domain"], a["num_attention_heads"],
+                          a["kv_shard_heads"], a["num_layers"], a["num_experts"],
+                          kv_head_replication=deployment.kv_head_replication)
+    f = f.filter(pl.Series(bad < 0))
+    if pp is None and tp is None and dp is None and f.height:
+        # fill the scale-up domain before pipelining across domains (what serving engines do): the stage
+        # width tp x dp is the widest power of two <= min(num_gpus, domain) dividing num_gpus, when valid
+        width = pl.col("tp") * pl.col("dp")
+        widest = pl.min_horizontal("num_gpus", "_domain")
+        widest = (2 ** widest.log(2).floor()).cast(pl.Int64)
+        f = f.with_columns(_full=width == pl.min_horizontal(widest, pl.col("num_gpus")))
+        keep = f.group_by(*keys.columns).agg(pl.col("_full").any().alias("_any_full"))
+        f = f.join(keep, on=list(keys.columns), how="left", nulls_equal=True).filter(
+            pl.col("_full") | ~pl.col("_any_full"))
+    return f.select(*keys.columns, *_LAYOUT_KEYS)
+
+
 def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision: str, num_gpus: int | None = None,
                       tp: int | None = None, dp: int | None = None, ep: int | None = None, pp: int | None = None,
                       assumptions: Assumptions = DEFAULT, deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
@@ -110,48 +192,12 @@ def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision:
     pipeline inside a domain halves the speed per user for the same weight bandwidth (seed 002: pipeline
     stages add capacity, not bandwidth). Validity: :func:`econ.deployment.layout_problems`.
     """
-    m, h = catalog.model(model), catalog.accelerator(hardware)
-    domain = float(scale_up_domain_size or h["scale_up_domain_size"])
-    if num_gpus is None and all(v is not None for v in (tp, pp)):
-        num_gpus = tp * (dp or 1) * pp
-    if num_gpus is not None:
-        counts = [num_gpus]
-    else:
-        w = weight_bytes_resident(m["total_params"], m["embedding_params"], m["lm_head_params"],
-                                  WEIGHT_BYTES_PER_PARAM[precision], assumptions.embedding_bytes_per_param)
-        n0 = int(2 ** math.ceil(math.log2(max(math.ceil(w / (h["hbm_capacity_bytes"] * assumptions.usable_hbm_frac)),
-                                                1))))
-        counts = [c for c in (n0 << k for k in range(21)) if c <= max(n0, domain) and c <= MAX_PARALLEL]
-    moe = (m["num_experts"] or 0) > 0
-    rows = []
-    for n in counts:  # a handful of GPU counts x powers of two: a few hundred candidates at most
-        divisors = _pow2_upto(n) if n & (n - 1) == 0 else [k for k in range(1, n + 1) if n % k == 0]
-        for t in ([tp] if tp is not None else divisors):
-            for d in ([dp] if dp is not None else (divisors if moe else [1])):
-                if n % (t * d):
-                    continue
-                p = n // (t * d)
-                if pp is not None and p != pp:
-                    continue
-                for e in ([ep] if ep is not None else ([1, t * d] if moe else [1])):
-                    if moe and dp is None and ep is None and d > 1 and e == 1:
-                        continue  # dp x tensor-parallel experts: dominated by EP
-                    rows.append((n, t, d, e, p))
-    if not rows:
-        return pl.DataFrame(schema={k: pl.Int64 for k in _LAYOUT_KEYS})
-    f = pl.DataFrame(rows, schema={k: pl.Int64 for k in _LAYOUT_KEYS}, orient="row").unique(maintain_order=True)
-    a = {k: f[k].to_numpy().astype(float) for k in _LAYOUT_KEYS}
-    bad = layout_problems(a["tp"], a["dp"], a["ep"], a["pp"], a["num_gpus"], domain,
-                          float(m["num_attention_heads"]), float(m["kv_shard_heads"]), float(m["num_layers"]),
-                          float(m["num_experts"] or 0), kv_head_replication=deployment.kv_head_replication)
-    f = f.filter(pl.Series(bad < 0))
-    if pp is None and tp is None and dp is None:
-        # fill the scale-up domain before pipelining across domains (what serving engines do): the stage
-        # width tp x dp is the widest power of two <= min(num_gpus, domain) dividing num_gpus, when valid
-        widest = pl.Series([max(k for k in _pow2_upto(min(n, int(domain))) if n % k == 0) for n in f["num_gpus"]])
-        full = f.filter((pl.col("tp") * pl.col("dp")) == widest)
-        f = full if full.height else f
-    return f
+    keys = pl.DataFrame({"model": [model], "hardware": [hardware], "precision": [precision],
+                         "scale_up_domain_size": [scale_up_domain_size]},
+                        schema_overrides={"scale_up_domain_size": pl.Int64})
+    catalog.model(model), catalog.accelerator(hardware)  # unknown ids: UnknownIdError with the closest ids
+    return layout_candidates_frame(catalog, keys, num_gpus=num_gpus, tp=tp, dp=dp, ep=ep, pp=pp,
+                                   assumptions=assumptions, deployment=deployment).select(_LAYOUT_KEYS)
 
 
 def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",

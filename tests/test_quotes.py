@@ -110,7 +110,8 @@ def test_floor_matches_cost_table_at_the_floor_deployment(catalog, shipped):
     s = shipped.summary.drop_nulls("floor_hardware")
     for r in s.unique("model", keep="first", maintain_order=True).head(6).iter_rows(named=True):
         ct = cost_table(catalog, model=r["model"], hardware=r["floor_hardware"], precision=r["floor_precision"],
-                        num_gpus=r["floor_num_gpus"], tp=r["floor_tp"], pp=r["floor_pp"],
+                        num_gpus=r["floor_num_gpus"], tp=r["floor_tp"], dp=r["floor_dp"], ep=r["floor_ep"],
+                        pp=r["floor_pp"],
                         batch_sizes=[r["floor_batch_size"]], input_len=3072, output_len=1024).row(0, named=True)
         assert ct["usd_per_m_blended_tokens"] == pytest.approx(r["floor_usd_per_m_blended_tokens"], rel=1e-12)
         assert ct["usd_per_m_output_tokens"] == pytest.approx(r["floor_usd_per_m_output_tokens"], rel=1e-12)

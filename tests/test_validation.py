@@ -33,8 +33,9 @@ from econ.catalog import load_catalog
 from econ.errors import DataError, InvalidInputError, UnknownIdError
 from econ.engine import evaluate
 from econ.assumptions import NEUTRAL_DEPLOYMENT
+from econ.architecture import log_expert_miss
 from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts
-from econ.performance import attention_peak_flop_per_s, decode_step, routed_weight_bytes_read
+from econ.performance import attention_peak_flop_per_s, decode_step, routed_bytes_read_per_gpu
 from econ.validation import (CASE_COLUMNS, DEFAULT_CASES_PATH, DENSE_PARAMETERS, ENGINE_MAX_BATCH, FIT_PARAMETERS,
                              METRICS, MOE_PARAMETERS, fit_efficiencies, load_cases, predict)
 
@@ -373,7 +374,8 @@ def test_moe_decode_step_known_answer_by_hand():
                           experts_per_token=1.0 if moe else 0.0, attention_flop_per_context_token_decode=0.0,
                           attention_flop_per_context_token_prefill=0.0, sliding_window_tokens=0.0,
                           kv_elements_per_token_per_layer=1.0, kv_shard_heads=8.0, num_attention_heads=32.0,
-                          num_kv_heads=8.0, max_context_tokens=1e6)
+                          num_kv_heads=8.0, max_context_tokens=1e6,
+                          log_expert_miss=log_expert_miss(1.0, 1.0) if moe else 0.0)
 
     hw = HardwareFacts(hbm_capacity_bytes=80e9, hbm_bandwidth_bytes_per_s=8e12, scale_up_bandwidth_bytes_per_s=450e9,
                        scale_out_bandwidth_bytes_per_s=50e9, scale_up_domain_size=8.0, bf16_peak_flop_per_s=1e15,
@@ -403,16 +405,16 @@ def test_moe_decode_step_known_answer_by_hand():
 @pytest.mark.parametrize("kind", ["float", "array", "expr"])
 def test_routed_kernels_input_type_triad(kind):
     """Operators and numpy ufuncs only: the same numbers on float, ndarray and pl.Expr."""
-    args = dict(batch_tokens=64.0, num_moe_layers=58.0, num_experts=256.0, experts_per_token=8.0,
-                routed_expert_params=44040192.0, weight_bytes_per_param=0.5625)
+    args = dict(tokens=64.0, num_moe_layers=58.0, num_experts=256.0, experts_per_token=8.0,
+                routed_expert_params=44040192.0, weight_bytes_per_param=0.5625, ep=1.0, expert_tp=1.0)
     expect = 58.0 * 256.0 * (1 - (1 - 8 / 256) ** 64) * 44040192.0 * 0.5625
     if kind == "float":
-        got = routed_weight_bytes_read(**args)
+        got = routed_bytes_read_per_gpu(**args)
     elif kind == "array":
-        got = routed_weight_bytes_read(**{k: np.array([v, v]) for k, v in args.items()})[1]
+        got = routed_bytes_read_per_gpu(**{k: np.array([v, v]) for k, v in args.items()})[1]
     else:
         frame = pl.DataFrame({k: [v] for k, v in args.items()})
-        got = frame.select(routed_weight_bytes_read(**{k: pl.col(k) for k in args}).alias("x"))["x"][0]
+        got = frame.select(routed_bytes_read_per_gpu(**{k: pl.col(k) for k in args}).alias("x"))["x"][0]
     assert got == pytest.approx(expect, rel=1e-12)
 
 

@@ -8,10 +8,12 @@ from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
 from econ.commands._common import add_data_dir, catalog_from, check_range, parse_int_list, render
 from econ.errors import InvalidInputError
 from econ.precision import PRECISIONS
+from econ.engine import MAX_PARALLEL
 from econ.sweep import MAX_BATCH, MAX_CONTEXT, cost_table, make_economics
 
 SUMMARY_COLUMNS = (
-    "model", "hardware", "num_gpus", "tp", "pp", "precision", "batch_size", "context_tokens", "max_batch_size",
+    "model", "hardware", "layout", "num_gpus", "tp", "dp", "ep", "pp", "precision", "batch_size", "context_tokens",
+    "max_batch_size",
     "sweet_spot_batch", "binding_wall", "feasible", "infeasible_reason", "tpot_s", "tokens_per_s_per_user",
     "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s", "basis", "usd_per_gpu_hour",
     "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens", "input_output_mix",
@@ -47,8 +49,15 @@ def add_cost_arguments(p) -> None:
     p.add_argument("--model", help="model id (econ list models); required unless --scenario gives it")
     p.add_argument("--hardware", help="accelerator id (econ list hardware); required unless --scenario gives it")
     p.add_argument("--gpus", type=int, help="accelerators per model replica (default: the cheapest power of two from the fewest that hold the weights up to the scale-up domain)")
-    p.add_argument("--tp", type=int, help="tensor-parallel size (default: widest power of two in the scale-up domain)")
-    p.add_argument("--pp", type=int, help="pipeline stages (default: gpus / tp)")
+    p.add_argument("--tp", type=int, help="tensor-parallel size per attention group (default: chosen, see below)")
+    p.add_argument("--dp", type=int, help="attention data-parallel groups per replica (attention-DP; MoE models)")
+    p.add_argument("--ep", type=int, help="expert-parallel size (divides the routed experts and tp x dp; MoE models)")
+    p.add_argument("--pp", type=int, help="pipeline stages (default: gpus / (tp x dp))")
+    p.add_argument("--mode", choices=("aggregated", "disaggregated"),
+                   help="aggregated (prefill and decode share the GPUs) or disaggregated (prefill pool, xPyD) "
+                        "[aggregated]. Layout flags not given are chosen: the cheapest valid layout at its sweet "
+                        "spot (tensor x pipeline, or attention-DP + EP for MoE models), filling the scale-up domain "
+                        "before pipelining; the table shows the layout chosen")
     p.add_argument("--precision", choices=PRECISIONS, help="weight and matmul precision [bf16]")
     p.add_argument("--batch",
                    help="concurrent sequences per replica: N, a list 1,8,64,256, or auto (sweet spot) [auto]")
@@ -149,8 +158,8 @@ def compute(args):
     """
     base_assumptions, base_economics = apply_scenario(args)
     check_range("--gpus", args.gpus, 1, 1 << 20, "accelerators")
-    check_range("--tp", args.tp, 1, 1 << 20)
-    check_range("--pp", args.pp, 1, 1 << 20)
+    for flag in ("tp", "dp", "ep", "pp"):
+        check_range(f"--{flag}", getattr(args, flag), 1, MAX_PARALLEL)
     check_range("--context", args.context, 1, MAX_CONTEXT, "tokens")
     check_range("--input-len", args.input_len, 1, MAX_CONTEXT, "tokens")
     check_range("--output-len", args.output_len, 1, MAX_CONTEXT, "tokens")
@@ -171,7 +180,8 @@ def compute(args):
         accelerator_life_years=args.life_years, input_output_mix=parse_mix(args.input_output_mix),
         cache_hit_frac=args.cache_hit_rate, base=base_economics)
     frame = cost_table(catalog, model=args.model, hardware=args.hardware, precision=args.precision,
-                       num_gpus=args.gpus, tp=args.tp, pp=args.pp, batch_sizes=batches, input_len=args.input_len,
+                       num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep, pp=args.pp,
+                       mode=args.mode or "aggregated", batch_sizes=batches, input_len=args.input_len,
                        output_len=args.output_len, context_tokens=args.context, assumptions=assumptions,
                        economics=economics)
     return frame, catalog, assumptions, economics
