@@ -46,6 +46,10 @@ def _usd_m(title):
     return Col(title, "$,.3f", "$%.3f")
 
 
+def _pct_col(title):
+    return Col(title, ".0%", "%.0f%%", 100.0)
+
+
 COLUMNS: dict[str, Col] = {
     "rank": Col("Rank", "d", "%d"),
     "model": Col("Model"), "hardware": Col("Accelerator"), "display_name": Col("Name"),
@@ -135,6 +139,55 @@ COLUMNS: dict[str, Col] = {
     "all_in_capex_usd": Col("All-in capex ($)", "$,.0f", "$%.0f"),
     "scale_up_domain_size": Col("Scale-up domain (accelerators)", ",d", "%d"),
     "link": Col("Source link"),
+    # deployment optimizer (parallel layouts, disaggregated serving)
+    "layout": Col("Deployment"), "family": Col("Layout family"), "ep": Col("Expert parallel", "d", "%d"),
+    "dp": Col("Attention data parallel", "d", "%d"), "total_gpus": Col("GPUs in the unit (both pools)", ",d", "%d"),
+    "disaggregated": Col("Disaggregated (xPyD)"),
+    "usd_per_m_output_tokens_all_in": Col("Cost, all-in ($ per M output tokens)", "$,.3f", "$%.4f"),
+    "prefill_instances": Col("Prefill instances (x)", "d", "%d"), "decode_instances": Col("Decode instances (y)", "d", "%d"),
+    "prefill_num_gpus": Col("GPUs per prefill instance", "d", "%d"),
+    "t_comm_tp_s": Col("TP all-reduce per step (ms)", ",.2f", "%.2f", 1e3),
+    "t_comm_ep_s": Col("EP all-to-all per step (ms)", ",.2f", "%.2f", 1e3),
+    "t_comm_pp_s": Col("Pipeline hops per step (ms)", ",.3f", "%.3f", 1e3),
+    "kv_transfer_s": Col("KV transfer (ms)", ",.2f", "%.2f", 1e3),
+    "prefill_stall_s": Col("Prefill stall per step (ms)", ",.2f", "%.2f", 1e3),
+    "decode_tokens_per_s_per_user": Col("Decode-only tokens/s per user", ",.1f", "%.1f"),
+    "weight_bytes_per_gpu": Col("Weights per GPU (GB)", ",.1f", "%.1f", 1e-9),
+    "kv_bytes_per_gpu": Col("KV cache per GPU (GB)", ",.1f", "%.1f", 1e-9),
+    "slo_miss": Col("SLO missed"), "series": Col("Accelerator (domain)"), "detail": Col("Detail"),
+    "families": Col("Families", ",d", "%d"), "example": Col("Example"), "mode": Col("Mode"),
+    # quote checker (provider quotes vs the modeled floor)
+    "quote_set": Col("Quotes from"), "quote_id": Col("Quote"), "provider": Col("Provider"),
+    "quantization": Col("Stated quantization"), "verdict": Col("Verdict"),
+    "price_usd_per_m_input_tokens": _usd_m("Price, input ($ per M tokens)"),
+    "price_usd_per_m_blended_tokens": _usd_m("Price, blended ($ per M tokens)"),
+    "floor_usd_per_m_input_tokens": _usd_m("Floor cost, input ($ per M tokens)"),
+    "floor_usd_per_m_output_tokens": _usd_m("Floor cost, output ($ per M tokens)"),
+    "floor_usd_per_m_blended_tokens": _usd_m("Floor cost, blended ($ per M tokens)"),
+    "margin_input_frac": _pct_col("Gross margin, input (%)"),
+    "margin_output_frac": _pct_col("Gross margin, output (%)"),
+    "margin_blended_frac": _pct_col("Gross margin, blended (%)"), "floor_hardware": Col("Floor accelerator"),
+    "floor_num_gpus": Col("Floor GPUs per replica", ",d", "%d"), "floor_tp": Col("Floor tensor parallel", "d", "%d"),
+    "floor_pp": Col("Floor pipeline stages", "d", "%d"), "floor_precision": Col("Floor precision"),
+    "floor_batch_size": Col("Floor batch (sequences)", ",d", "%d"),
+    "floor_tokens_per_s_per_user": Col("Floor output tokens/s per user", ",.1f", "%.1f"),
+    "floor_binding_wall": Col("Floor binding wall"), "floor_batch_limit": Col("What stops a larger batch"),
+    "band_max_usd_per_m_blended_tokens": _usd_m("Dearest accelerator's floor ($ per M blended tokens)"),
+    "band_max_hardware": Col("Dearest accelerator"),
+    "num_hardware_meeting_floor": Col("Accelerators meeting the speed", "d", "%d"),
+    "speed_floor_tokens_per_s_per_user": Col("Speed floor (output tokens/s per user)", ",.0f", "%.0f"),
+    "speed_floor_source": Col("Speed floor from"), "reference_precision": Col("Precision compared"),
+    "reference_precision_source": Col("Precision from"),
+    "floor_bf16_usd_per_m_blended_tokens": _usd_m("Floor with bf16 weights ($ per M blended tokens)"),
+    "floor_any_precision_usd_per_m_blended_tokens": _usd_m("Floor at any precision ($ per M blended tokens)"),
+    "floor_any_precision": Col("Precision of that floor"),
+    "floor_usd_per_gpu_hour": Col("Modeled all-in cost per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "breakeven_usd_per_gpu_hour": Col("Break-even cost per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "breakeven_utilization_frac": _pct_col("Break-even utilization (%)"),
+    "breakeven_batch_size": Col("Break-even batch (sequences)", ",d", "%d"), "reason": Col("Reason"),
+    "meets_floor": Col("Meets the speed floor"),
+    "fastest_tokens_per_s_per_user": Col("Fastest output tokens/s per user", ",.0f", "%.0f"),
+    "note": Col("Why no floor"),
     # assumptions
     "group": Col("Group"), "name": Col("Assumption"), "value": Col("Value"), "source": Col("Source"),
     "as_of": Col("As of"), "notes": Col("Notes"), "table": Col("Table"), "id": Col("Id"),
@@ -169,6 +222,19 @@ def title(column: str) -> str:
     text = " ".join(words) if words else unit
     text = text[:1].upper() + text[1:]
     return f"{text} ({unit})" if unit and words else text
+
+
+TITLE_CHARS = 46
+"""Chart titles longer than this wrap onto lines (a phone's screen shows ~46 characters of a title)."""
+
+
+def chart_title(text: str, subtitle: str | None = None) -> alt.TitleParams:
+    """A chart title that wraps instead of being cut ("Cheapest deployment per accelerator meeti...")."""
+    import textwrap
+
+    lines = textwrap.wrap(text, TITLE_CHARS) or [text]
+    kw = {"subtitle": textwrap.wrap(subtitle, TITLE_CHARS + 10)} if subtitle else {}
+    return alt.TitleParams(text=lines if len(lines) > 1 else text, anchor="start", **kw)
 
 
 def _fmt(column: str) -> str:
@@ -296,7 +362,7 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
         if len(sel):
             layers.append(alt.Chart(sel).mark_point(size=140, filled=True, color="#000000", shape="diamond")
                           .encode(x="batch_size:Q", y=f"{y_col}:Q", tooltip=tooltip(cols)))
-        return alt.layer(*layers).properties(width=width, height=height, title=title(y_col) + " vs batch size")
+        return alt.layer(*layers).properties(width=width, height=height, title=chart_title(title(y_col) + " vs batch size"))
 
     return alt.hconcat(panel("usd_per_m_output_tokens", OKABE_ITO[0], True),
                        panel("output_tokens_per_s_per_gpu", OKABE_ITO[1], False))
@@ -359,7 +425,7 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
                          "usd_per_m_input_tokens", "precision", "num_gpus", "batch_size", "binding_wall",
                          "tokens_per_s_per_user"]),
     ).properties(width=width, height=alt.Step(26),
-                 title="Cheapest deployment per accelerator meeting the tokens/s floor")
+                 title=chart_title("Cheapest deployment per accelerator meeting the tokens/s floor"))
 
 
 def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float | None = None,
@@ -388,7 +454,7 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
         layers.append(alt.Chart(floor).mark_text(align="left", dx=4, baseline="top", color="#555555").encode(
             x="tokens_per_s_per_user:Q", y=alt.value(4), text="label:N"))
     return alt.layer(*layers).properties(
-        width=width, height=height, title="Throughput vs interactivity (Pareto frontier per accelerator)")
+        width=width, height=height, title=chart_title("Throughput vs interactivity", "Pareto frontier per accelerator"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,13 +481,13 @@ def mfu_scale_chart(scale: pl.DataFrame, *, num_gpus: int, width: int = 330, hei
                      alt.Tooltip("series:N", title="Series"), alt.Tooltip("fraction:Q", title="Share", format=".1%")]),
         alt.Chart(chosen).mark_point(size=150, filled=True, shape="diamond", color="#000000").encode(
             x="num_gpus:Q", y="mfu_frac:Q", tooltip=tooltip(cols)),
-    ).properties(width=width, height=height, title="MFU versus scale")
+    ).properties(width=width, height=height, title=chart_title("MFU versus scale"))
     right = alt.layer(
         alt.Chart(data).mark_line(point=True, color=OKABE_ITO[2]).encode(
             x=x, y=_y("realized_flop_per_s", log=True), tooltip=tooltip(cols)),
         alt.Chart(chosen).mark_point(size=150, filled=True, shape="diamond", color="#000000").encode(
             x="num_gpus:Q", y="realized_flop_per_s:Q", tooltip=tooltip(cols)),
-    ).properties(width=width, height=height, title="Realized training compute versus scale")
+    ).properties(width=width, height=height, title=chart_title("Realized training compute versus scale"))
     return alt.hconcat(left, right)
 
 
@@ -439,7 +505,7 @@ def capex_power_chart(row: dict, *, width: int = 330, height: int = 140) -> alt.
                         legend=alt.Legend(orient="bottom", labelLimit=240)),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N", title="Part"), alt.Tooltip("usd_m:Q", title="Capex ($M)", format="$,.1f")],
-    ).properties(width=width, height=height // 2, title="Capex split")
+    ).properties(width=width, height=height // 2, title=chart_title("Capex split"))
     power_parts = ["IT load", "Cooling and losses (PUE)"]
     right = alt.Chart(power).mark_bar().encode(
         x=alt.X("sum(mw):Q", title="Power (MW)", axis=alt.Axis(format=",.1f")),
@@ -448,5 +514,5 @@ def capex_power_chart(row: dict, *, width: int = 330, height: int = 140) -> alt.
                         legend=alt.Legend(orient="bottom", labelLimit=240)),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N", title="Part"), alt.Tooltip("mw:Q", title="Power (MW)", format=",.2f")],
-    ).properties(width=width, height=height // 2, title="Facility power")
+    ).properties(width=width, height=height // 2, title=chart_title("Facility power"))
     return alt.hconcat(left, right).resolve_scale(color="independent")

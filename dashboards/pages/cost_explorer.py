@@ -19,7 +19,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 from econ.sweep import batch_curve, cost_table  # noqa: E402
@@ -108,10 +108,9 @@ def render() -> None:
         f"{fmt.seconds(row['ttft_s'])}  \n"
         f"**Crossover:** " + (f"compute-bound above {sweet:,.0f} sequences" if sweet is not None
                                else "never compute-bound (KV reads grow as fast as FLOPs)"))
-    chart = charts.batch_curve_chart(curve, max_batch=int(row["max_batch_size"]), sweet_spot=sweet,
-                                     selected_batch=int(row["batch_size"]), selected_row=row)
-    for i, (col, panel) in enumerate(zip(st.columns(2), charts.panels(chart))):  # stacked on a phone
-        col.altair_chart(panel, key=f"ce.chart.{i}")
+    chart.show_panels(charts.batch_curve_chart, curve, max_batch=int(row["max_batch_size"]), sweet_spot=sweet,
+                      selected_batch=int(row["batch_size"]), selected_row=row, key="ce.chart",
+                      cache_key=(cat_in_use.token, sc))  # side by side, stacked on a phone; built once per scenario
     st.caption("Dashed lines: the KV-cache capacity wall (largest batch that fits) and the memory/compute "
                "crossover (batch where decode turns compute-bound). Diamond: the batch of the KPIs.")
     frame = sources.show(cat, sc.assumptions(), sc.economics(cat), key="ce.sources", model=sc.model,

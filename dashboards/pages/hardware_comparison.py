@@ -18,7 +18,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.compare import Comparison, hardware_comparison  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.precision import PRECISIONS  # noqa: E402
@@ -93,7 +93,8 @@ def render() -> None:
         st.warning("No accelerator reaches the floor with this model; lower the minimum tokens/s per user.",
                    icon=":material/warning:")
     else:
-        st.altair_chart(charts.cost_ranking_chart(best, objective_title=charts.title(objective)), key="hc.rank")
+        chart.show(charts.cost_ranking_chart, best, objective_title=charts.title(objective), key="hc.rank",
+                   cache_key=(cat_in_use.token, sc))
         st.caption("Each bar is the accelerator's cheapest deployment meeting the floor, split by what the GPU-hour "
                    "pays for (owned: capex annuity, facility annuity, opex, power; rented: the market rate).")
     st.subheader("Best deployment per accelerator")
@@ -116,8 +117,8 @@ def render() -> None:
         shown = frontier.filter(pl.col("hardware").is_in(chosen)).sort(
             pl.col("hardware").replace_strict({h: i for i, h in enumerate(chosen)}, default=99),
             "tokens_per_s_per_user")
-        st.altair_chart(charts.frontier_chart(shown, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user),
-                        key="hc.frontier")
+        chart.show(charts.frontier_chart, shown, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user,
+                   key="hc.frontier", cache_key=(cat_in_use.token, sc, tuple(chosen)))
         st.caption("Each point is a Pareto-optimal deployment (precision, GPUs, batch): moving right buys speed per "
                    "user with throughput per GPU. Points right of the dashed floor qualify.")
     table.show(frontier, key="hc.frontier_table", name=f"frontier-{sc.model}", assumptions=assumptions, metadata=meta,

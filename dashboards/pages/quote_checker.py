@@ -23,7 +23,7 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from dashboards.charts import Col  # noqa: E402
-from dashboards.components import safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.quotes import (  # noqa: E402
     DEFAULT_MIN_TOKENS_PER_S_PER_USER, MAX_QUOTE_ROWS, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, VERDICTS, QuoteCheck,
@@ -51,47 +51,15 @@ def _pct(t: str) -> Col:
     return Col(t, ".0%", "%.0f%%", 100.0)
 
 
-QUOTE_COLUMNS: dict[str, Col] = {
-    "quote_set": Col("Quotes from"), "quote_id": Col("Quote"), "provider": Col("Provider"), "model": Col("Model"),
-    "quantization": Col("Stated quantization"), "verdict": Col("Verdict"),
-    "price_usd_per_m_input_tokens": _usd_m("Price, input ($ per M tokens)"),
+QUOTE_COLUMNS: dict[str, Col] = {  # this page's titles where charts.COLUMNS' general one would mislead
     "price_usd_per_m_output_tokens": _usd_m("Price, output ($ per M tokens)"),
-    "price_usd_per_m_blended_tokens": _usd_m("Price, blended ($ per M tokens)"),
-    "floor_usd_per_m_input_tokens": _usd_m("Floor cost, input ($ per M tokens)"),
-    "floor_usd_per_m_output_tokens": _usd_m("Floor cost, output ($ per M tokens)"),
-    "floor_usd_per_m_blended_tokens": _usd_m("Floor cost, blended ($ per M tokens)"),
-    "margin_input_frac": _pct("Gross margin, input (%)"), "margin_output_frac": _pct("Gross margin, output (%)"),
-    "margin_blended_frac": _pct("Gross margin, blended (%)"),
-    "floor_hardware": Col("Floor accelerator"), "floor_num_gpus": Col("Floor GPUs per replica", ",d", "%d"),
-    "floor_tp": Col("Floor tensor parallel", "d", "%d"), "floor_pp": Col("Floor pipeline stages", "d", "%d"),
-    "floor_precision": Col("Floor precision"), "floor_batch_size": Col("Floor batch (sequences)", ",d", "%d"),
-    "floor_tokens_per_s_per_user": Col("Floor output tokens/s per user", ",.1f", "%.1f"),
-    "floor_binding_wall": Col("Floor binding wall"), "floor_batch_limit": Col("What stops a larger batch"),
-    "band_max_usd_per_m_blended_tokens": _usd_m("Dearest accelerator's floor ($ per M blended tokens)"),
-    "band_max_hardware": Col("Dearest accelerator"),
-    "num_hardware_meeting_floor": Col("Accelerators meeting the speed", "d", "%d"),
-    "speed_floor_tokens_per_s_per_user": Col("Speed floor (output tokens/s per user)", ",.0f", "%.0f"),
-    "speed_floor_source": Col("Speed floor from"), "reference_precision": Col("Precision compared"),
-    "reference_precision_source": Col("Precision from"),
-    "floor_bf16_usd_per_m_blended_tokens": _usd_m("Floor with bf16 weights ($ per M blended tokens)"),
-    "floor_any_precision_usd_per_m_blended_tokens": _usd_m("Floor at any precision ($ per M blended tokens)"),
-    "floor_any_precision": Col("Precision of that floor"),
-    "floor_usd_per_gpu_hour": Col("Modeled all-in cost per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "breakeven_usd_per_gpu_hour": Col("Break-even cost per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "breakeven_utilization_frac": _pct("Break-even utilization (%)"),
-    "breakeven_batch_size": Col("Break-even batch (sequences)", ",d", "%d"),
-    "reason": Col("Reason"),
-    "hardware": Col("Accelerator"), "meets_floor": Col("Meets the speed floor"),
-    "num_gpus": Col("GPUs per replica", ",d", "%d"), "tp": Col("Tensor parallel", "d", "%d"),
-    "pp": Col("Pipeline stages", "d", "%d"), "precision": Col("Precision"),
     "batch_size": Col("Batch (sequences)", ",d", "%d"),
-    "tokens_per_s_per_user": Col("Output tokens/s per user", ",.1f", "%.1f"), "binding_wall": Col("Binding wall"),
     "usd_per_m_input_tokens": _usd_m("Floor cost, input ($ per M tokens)"),
     "usd_per_m_output_tokens": _usd_m("Floor cost, output ($ per M tokens)"),
     "usd_per_m_blended_tokens": _usd_m("Floor cost, blended ($ per M tokens)"),
-    "fastest_tokens_per_s_per_user": Col("Fastest output tokens/s per user", ",.0f", "%.0f"), "note": Col("Why no floor"),
 }
-# Human titles with units for the quote checker's columns (local to this page; charts.COLUMNS is shared).
+_COLS = {**charts.COLUMNS, **QUOTE_COLUMNS}
+# Titles, formats and scales of this page's columns: the shared map (charts.COLUMNS) and its overrides.
 
 TABLE_COLUMNS = ["quote_set", "quote_id", "provider", "model", "verdict", "price_usd_per_m_blended_tokens",
                  "floor_usd_per_m_blended_tokens", "margin_blended_frac", "margin_input_frac", "margin_output_frac",
@@ -104,13 +72,13 @@ DETAIL_COLUMNS = ["hardware", "meets_floor", "usd_per_m_blended_tokens", "margin
 
 
 def _title(c: str) -> str:
-    return QUOTE_COLUMNS[c].title if c in QUOTE_COLUMNS else charts.title(c)
+    return _COLS[c].title if c in _COLS else charts.title(c)
 
 
 def _tooltip(columns) -> list[alt.Tooltip]:
     out = []
     for c in columns:
-        spec = QUOTE_COLUMNS.get(c)
+        spec = _COLS.get(c)
         fmt = spec.d3 if spec and spec.d3 not in ("d", ",.3~f") else None
         out.append(alt.Tooltip(c, title=_title(c), format=fmt) if fmt else alt.Tooltip(c, title=_title(c)))
     return out
@@ -165,7 +133,8 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
         tooltip=_tooltip(price_cols))
     return alt.layer(band, ticks, price).properties(
         width=width, height=max(160, 20 * len(order)),
-        title="Quoted blended price vs the band of modeled floors (cheapest to dearest accelerator)",
+        title=charts.chart_title("Quoted blended price vs the band of modeled floors",
+                                 "Grey: cheapest to dearest accelerator's floor; diamond: the quote"),
     ).resolve_axis(x="independent")  # one shared log scale, its axis at the top (band) and bottom (price)
 
 
@@ -208,7 +177,7 @@ def run_check(token: str, sc: Scenario, include_catalog: bool, upload: bytes | N
 def _column_config(frame: pl.DataFrame) -> dict:
     out = {}
     for c, dt in frame.schema.items():
-        spec = QUOTE_COLUMNS.get(c)
+        spec = _COLS.get(c)
         help_ = f"`{c}` in downloads"
         if dt == pl.Boolean:
             out[c] = st.column_config.CheckboxColumn(_title(c), help=help_)
@@ -221,8 +190,8 @@ def _column_config(frame: pl.DataFrame) -> dict:
 
 
 def _display(frame: pl.DataFrame) -> pl.DataFrame:
-    exprs = [(pl.col(c) * QUOTE_COLUMNS[c].scale).alias(c) for c in frame.columns
-             if c in QUOTE_COLUMNS and QUOTE_COLUMNS[c].scale != 1.0]
+    exprs = [(pl.col(c) * _COLS[c].scale).alias(c) for c in frame.columns
+             if c in _COLS and _COLS[c].scale != 1.0]
     return frame.with_columns(exprs) if exprs else frame
 
 
@@ -300,7 +269,8 @@ def render() -> None:
                          "thin": "Gross margin under 20%", "plausible": "Gross margin 20% to 80%",
                          "rich": "Gross margin over 80%"}[v])
     view_hw = per_hw.filter(pl.col("quote_id").is_in(view["quote_id"].implode()))
-    st.altair_chart(quote_band_chart(view, view_hw), key="qc.chart")
+    chart.show(quote_band_chart, view, view_hw, key="qc.chart",  # built once per check and filter
+               cache_key=(cat_in_use.token, sc, include, data, speed, tuple(models), tuple(providers), tuple(verdicts)))
     st.caption("Grey bar: modeled floor from the cheapest to the dearest accelerator that meets the quote's speed; "
                "grey ticks: each such accelerator; diamond: the quoted blended price. A diamond without a bar: no "
                "catalog accelerator reaches the quote's speed.")

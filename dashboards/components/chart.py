@@ -1,0 +1,73 @@
+"""Draw Altair charts fast: each Vega-Lite spec is built once per content key, without re-validation.
+
+Building an Altair chart and converting it (``to_dict``, with JSON-schema validation and deep copies)
+costs 50-150 ms per chart on the 2-core reference machine: more than the econ call of most reruns.
+:func:`show` builds the spec once for a ``cache_key`` that determines the chart (the catalog token and
+the scenario, the page's own inputs) and keeps it in a small process-wide LRU, so a rerun that does
+not change the chart's inputs only sends it. The spec is made with ``validate=False``: the chart
+functions of :mod:`dashboards.charts` are checked by the tests (AppTest reads their specs), not on
+every rerun.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import streamlit as st
+
+from dashboards import charts
+
+MAX_SPECS = 256
+"""Specs kept (LRU), across sessions: a spec is a few tens of kB."""
+
+_specs: OrderedDict = OrderedDict()
+_lock = threading.Lock()
+
+
+def spec(build, *args, cache_key=None, **kwargs) -> dict:
+    """The Vega-Lite dict of ``build(*args, **kwargs)``; memoized on ``(build, cache_key)`` when a key is given."""
+    if cache_key is None:
+        return build(*args, **kwargs).to_dict(validate=False)
+    key = (getattr(build, "__module__", ""), getattr(build, "__qualname__", repr(build)), cache_key)
+    with _lock:
+        if key in _specs:
+            _specs.move_to_end(key)
+            return _specs[key]
+    made = build(*args, **kwargs).to_dict(validate=False)
+    with _lock:
+        _specs[key] = made
+        while len(_specs) > MAX_SPECS:
+            _specs.popitem(last=False)
+    return made
+
+
+def show(build, *args, key: str, cache_key=None, container=None, **kwargs) -> None:
+    """Draw ``build(*args, **kwargs)`` (an Altair chart) as a Vega-Lite chart, its spec cached on ``cache_key``."""
+    (container or st).vega_lite_chart(spec(build, *args, cache_key=cache_key, **kwargs), key=key)
+
+
+def show_panels(build, *args, key: str, cache_key=None, **kwargs) -> None:
+    """Draw the side-by-side panels of an ``hconcat`` chart in ``st.columns`` (stacked on a phone)."""
+    def panels_spec():
+        return [p.to_dict(validate=False) for p in charts.panels(build(*args, **kwargs))]
+
+    ck = None if cache_key is None else ("panels", getattr(build, "__qualname__", repr(build)), cache_key)
+    if ck is None:
+        specs = panels_spec()
+    else:
+        specs = spec(_Built, panels_spec, cache_key=ck)
+    for i, (col, s) in enumerate(zip(st.columns(len(specs)), specs)):
+        col.vega_lite_chart(s, key=f"{key}.{i}")
+
+
+class _Built:
+    """Adapter so :func:`spec` can memoize a list of specs: ``_Built(fn).to_dict()`` is ``fn()``."""
+
+    __qualname__ = "_Built"
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def to_dict(self, validate=False):
+        return self.fn()
