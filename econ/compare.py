@@ -2,7 +2,7 @@
 
 :func:`hardware_comparison` answers "for this model, what does each accelerator cost per million
 tokens when every user must get at least X tokens/s?". It builds the whole search space (accelerator x
-precision x GPU count x batch size), evaluates it in ONE vectorized :func:`econ.sweep.evaluate` call
+precision x GPU count x batch size), evaluates it in ONE vectorized :func:`econ.engine.evaluate` call
 (``strict=False``, so unsupported precisions and unpriced accelerators come back as infeasible rows
 with a reason instead of raising), and picks per accelerator the cheapest feasible row that meets the
 floor. The same evaluation gives the Pareto frontier of output tokens/s per GPU against tokens/s per
@@ -24,8 +24,8 @@ from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
 from econ.precision import PRECISIONS
-from econ.deployment import resolve_parallelism
 from econ.engine import evaluate
+from econ.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_integer
 
 DEFAULT_GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
@@ -80,13 +80,15 @@ def search_space(catalog: Catalog, *, model: str, hardware=None, precisions=None
                  output_len: int = 1024) -> pl.DataFrame:
     """The configurations :func:`hardware_comparison` evaluates (a cross join, no loop over rows).
 
-    Rows whose default tensor x pipeline split is not a valid deployment (more pipeline stages than
-    the model has layers, e.g. 64 GPUs on a 2-GPU NVLink domain for a 61-layer model) are dropped.
+    Layouts at each GPU count are those ``econ cost`` chooses among
+    (:func:`econ.sweep.layout_candidates_frame`: tensor x pipeline filling the scale-up domain first, and
+    attention-DP + EP for MoE models); counts with no valid layout (more pipeline stages than layers, a
+    tp the heads do not divide) are dropped.
 
     Returns
     -------
-    pl.DataFrame with ``model``, ``hardware``, ``precision``, ``num_gpus``, ``batch_size``,
-    ``input_len``, ``output_len``.
+    pl.DataFrame with ``model``, ``hardware``, ``precision``, ``num_gpus``, ``tp``, ``dp``, ``ep``, ``pp``,
+    ``batch_size`` (sequences per instance, >= dp), ``input_len``, ``output_len``.
 
     Raises
     ------
@@ -102,21 +104,17 @@ def search_space(catalog: Catalog, *, model: str, hardware=None, precisions=None
             raise InvalidInputError(f"precision={p!r} is not one of {list(PRECISIONS)}")
     gpus = require_integer("gpu_counts", np.asarray(list(gpu_counts), dtype=float), 1, 1 << 16, "accelerators")
     batches = require_integer("batch_sizes", np.asarray(list(batch_sizes), dtype=float), 1, 1 << 20, "sequences")
-    m = catalog.model(model)
-    hw = (pl.DataFrame({"hardware": hardware})
-          .join(catalog.accelerators.select(pl.col("id").alias("hardware"), "scale_up_domain_size"),
-                on="hardware", how="left", maintain_order="left"))
-    deploy = hw.join(pl.DataFrame({"num_gpus": gpus.astype(np.int64)}), how="cross")
-    tp, pp = resolve_parallelism(deploy["num_gpus"].to_numpy().astype(float),
-                                 deploy["scale_up_domain_size"].to_numpy().astype(float),
-                                 float(m["num_attention_heads"]))
-    deploy = deploy.filter(pl.Series(pp <= m["num_layers"])).drop("scale_up_domain_size")
+    keys = pl.DataFrame({"hardware": hardware}).join(pl.DataFrame({"precision": precisions}), how="cross") \
+        .with_columns(model=pl.lit(model)).select("model", "hardware", "precision")
+    # the layouts econ cost chooses among at each GPU count (tensor x pipeline; attention-DP + EP for MoE)
+    deploy = pl.concat([layout_candidates_frame(catalog, keys, num_gpus=int(n)) for n in gpus.astype(np.int64)])
     return (deploy
-            .join(pl.DataFrame({"precision": precisions}), how="cross")
             .join(pl.DataFrame({"batch_size": batches.astype(np.int64)}), how="cross")
-            .with_columns(model=pl.lit(model), input_len=pl.lit(int(input_len), dtype=pl.Int64),
+            .filter(pl.col("batch_size") >= pl.col("dp"))
+            .with_columns(input_len=pl.lit(int(input_len), dtype=pl.Int64),
                           output_len=pl.lit(int(output_len), dtype=pl.Int64))
-            .select("model", "hardware", "precision", "num_gpus", "batch_size", "input_len", "output_len"))
+            .select("model", "hardware", "precision", "num_gpus", "tp", "dp", "ep", "pp", "batch_size", "input_len",
+                    "output_len"))
 
 
 def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisions=None,
@@ -142,7 +140,7 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     gpu_counts, batch_sizes : sequences of int
         The grid searched (defaults :data:`DEFAULT_GPU_COUNTS`, :data:`DEFAULT_BATCH_SIZES`).
     input_len, output_len : int [tokens]
-    assumptions, economics : see :func:`econ.sweep.evaluate`.
+    assumptions, economics : see :func:`econ.engine.evaluate`.
 
     Returns
     -------
@@ -216,7 +214,7 @@ def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None)
     Parameters
     ----------
     points : pl.DataFrame
-        Rows of :func:`econ.sweep.evaluate` (infeasible rows are ignored).
+        Rows of :func:`econ.engine.evaluate` (infeasible rows are ignored).
     names : pl.DataFrame, optional
         ``hardware`` -> ``display_name`` to attach.
 

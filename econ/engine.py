@@ -556,15 +556,20 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
 
 
 def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
-    """A numeric (or boolean) column as float array; missing column or null cells -> ``default``."""
-    if name in frame.columns:
-        s = frame[name]
-        if s.dtype == pl.Boolean:
-            s = s.cast(pl.Float64)
-        if not (s.dtype.is_numeric() or s.dtype == pl.Null):
-            raise InvalidInputError(f"column {name} must be numeric, got {s.dtype}")
-        return s.cast(pl.Float64).fill_null(default).to_numpy()
-    return np.full(frame.height, default, dtype=float)
+    """A numeric (or boolean) column as float array; missing column or null cells -> ``default``.
+
+    A missing column is a read-only broadcast view of ``default`` (no allocation per row)."""
+    if name not in frame.columns:
+        return np.broadcast_to(np.float64(default), (frame.height,))
+    s = frame[name]
+    if s.dtype == pl.Boolean:
+        s = s.cast(pl.Float64)
+    if not (s.dtype.is_numeric() or s.dtype == pl.Null):
+        raise InvalidInputError(f"column {name} must be numeric, got {s.dtype}")
+    arr = s.to_numpy().astype(np.float64, copy=False) if s.dtype != pl.Null else np.full(frame.height, np.nan)
+    if s.null_count():
+        arr = np.where(np.isnan(arr), default, arr)
+    return arr
 
 
 def _row_note(i: int, n: int) -> str:

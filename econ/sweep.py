@@ -152,12 +152,12 @@ def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: i
                           kv_head_replication=deployment.kv_head_replication)
     f = f.filter(pl.Series(bad < 0))
     if pp is None and tp is None and dp is None and f.height:
-        # fill the scale-up domain before pipelining across domains (what serving engines do): the stage
-        # width tp x dp is the widest power of two <= min(num_gpus, domain) dividing num_gpus, when valid
+        # pipeline only across domains (what serving engines do): a stage spans at least the widest power of
+        # two <= min(num_gpus, domain), when some valid layout can; wide EP across domains needs no pipeline
         width = pl.col("tp") * pl.col("dp")
         widest = pl.min_horizontal("num_gpus", "_domain")
         widest = (2 ** widest.log(2).floor()).cast(pl.Int64)
-        f = f.with_columns(_full=width == pl.min_horizontal(widest, pl.col("num_gpus")))
+        f = f.with_columns(_full=width >= widest)
         keep = f.group_by(*keys.columns).agg(pl.col("_full").any().alias("_any_full"))
         f = f.join(keep, on=list(keys.columns), how="left", nulls_equal=True).filter(
             pl.col("_full") | ~pl.col("_any_full"))
@@ -187,10 +187,11 @@ def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision:
     pipeline parallelism (tp, pp powers of two) for every model; for MoE models also attention-DP + EP
     (dp > 1 with ep = tp x dp: DeepSeek-V3 report, sec. 3.4) and tensor-parallel attention with
     expert-parallel FFNs (ep > 1, dp = 1). Dense models take dp = ep = 1 (dp replicas are separate
-    instances). Unless tp, dp or pp is pinned, each stage fills the scale-up domain before the pipeline
-    crosses domains (stage width = the widest power of two <= min(num_gpus, domain) that divides it): a
-    pipeline inside a domain halves the speed per user for the same weight bandwidth (seed 002: pipeline
-    stages add capacity, not bandwidth). Validity: :func:`econ.deployment.layout_problems`.
+    instances). Unless tp, dp or pp is pinned, a pipeline stage spans at least a whole scale-up domain
+    (stage width >= the widest power of two <= min(num_gpus, domain)): a pipeline inside a domain halves
+    the speed per user for the same weight bandwidth (seed 002: pipeline stages add capacity, not
+    bandwidth); attention-DP + EP stages wider than a domain (DeepSeek's EP across nodes) are kept.
+    Validity: :func:`econ.deployment.layout_problems`.
     """
     keys = pl.DataFrame({"model": [model], "hardware": [hardware], "precision": [precision],
                          "scale_up_domain_size": [scale_up_domain_size]},

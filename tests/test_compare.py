@@ -127,9 +127,13 @@ def test_one_vectorized_evaluation(catalog, monkeypatch):
 
 def test_search_space_drops_pipelines_longer_than_the_model(catalog):
     pts = search_space(catalog, model="deepseek-v3", hardware=["h100-pcie"], gpu_counts=[64, 128], precisions=["fp8"])
-    # h100-pcie: 2-GPU NVLink domain -> tp 2; 64 GPUs -> pp 32 (<= 61 layers) kept, 128 -> pp 64 dropped
-    assert pts["num_gpus"].unique().to_list() == [64]
-    assert pts.height == len(DEFAULT_BATCH_SIZES)
+    # h100-pcie: 2-GPU NVLink domain. 64 GPUs: stages of 2 (TP2, TP2 EP2 or ADP2 EP2) x pp 32 (<= 61 layers),
+    # or wider attention-DP + EP stages across domains; 128 GPUs: TP2 x PP64 (> 61 layers) is dropped
+    assert (pts["pp"] <= 61).all()
+    assert pts.filter((pl.col("num_gpus") == 128) & (pl.col("tp") == 2) & (pl.col("dp") == 1)).height == 0
+    at64 = pts.filter(pl.col("num_gpus") == 64).select("tp", "dp", "ep", "pp").unique().rows()
+    assert {(2, 1, 1, 32), (2, 1, 2, 32), (1, 2, 2, 32), (1, 64, 64, 1)} <= set(at64)
+    assert (pts["tp"] * pts["dp"] * pts["pp"] == pts["num_gpus"]).all() and (pts["batch_size"] >= pts["dp"]).all()
 
 
 def test_frontier_is_non_dominated_and_sorted(default_comparison):
