@@ -1640,8 +1640,9 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
 
     Returns
     -------
-    dict with ``meets_slo`` (bool), ``precision`` (str or None), ``gpus_per_replica``, ``batch_size``,
-    ``tokens_per_s_per_user``, ``output_tokens_per_s_per_gpu`` (None when no deployment meets the floor),
+    dict with ``meets_slo`` (bool), ``precision`` (str or None), ``gpus_per_replica``, ``tp``, ``dp``, ``ep``,
+    ``pp``, ``layout`` (e.g. "ADP8 EP8"), ``batch_size``, ``tokens_per_s_per_user``,
+    ``output_tokens_per_s_per_gpu``, ``usd_per_m_output_tokens`` (None when no deployment meets the floor),
     and ``status`` (why not).
 
     Raises
@@ -1650,8 +1651,8 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
 
     Notes
     -----
-    Today: :func:`econ.compare.hardware_comparison` (one vectorized ``econ.sweep.evaluate`` over precision x
-    GPUs x batch), its cheapest row meeting the floor.
+    :func:`econ.compare.hardware_comparison` (one vectorized :func:`econ.engine.evaluate` over precision x
+    layout x batch, the layouts ``econ cost`` chooses among), its cheapest row meeting the floor.
     """
     from econ.assumptions import DEFAULT, Economics
     from econ.compare import hardware_comparison  # late import: compare imports this module
@@ -1662,6 +1663,9 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
     ok = bool(best["meets_slo"])
     return {"meets_slo": ok, "precision": best["precision"] if ok else None,
             "gpus_per_replica": int(best["num_gpus"]) if ok else None,
+            **{k: (int(best[k]) if ok else None) for k in ("tp", "dp", "ep", "pp")},
+            "layout": best["layout"] if ok else None,
+            "usd_per_m_output_tokens": float(best["usd_per_m_output_tokens"]) if ok else None,
             "batch_size": int(best["batch_size"]) if ok else None,
             "tokens_per_s_per_user": float(best["tokens_per_s_per_user"]) if ok else None,
             "output_tokens_per_s_per_gpu": float(best["output_tokens_per_s_per_gpu"]) if ok else None,

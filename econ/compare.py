@@ -40,7 +40,8 @@ COST_PARTS: tuple[str, ...] = ("capex", "facility", "opex", "power", "rental")
 OBJECTIVES = {"output": "usd_per_m_output_tokens", "blended": "usd_per_m_blended_tokens"}
 
 BEST_COLUMNS: tuple[str, ...] = (
-    "rank", "hardware", "display_name", "vendor", "meets_slo", "status", "precision", "num_gpus", "tp", "pp",
+    "rank", "hardware", "display_name", "vendor", "meets_slo", "status", "precision", "layout", "num_gpus", "tp",
+    "dp", "ep", "pp",
     "batch_size", "max_batch_size", "binding_wall", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu",
     "ttft_s", "basis", "usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility",
     "usd_per_gpu_hour_opex", "usd_per_gpu_hour_power", "usd_per_gpu_hour_rental", "usd_per_m_input_tokens",
