@@ -111,49 +111,49 @@ def layout_labels(tp, dp, ep, pp, disagg=None, p_tp=None, p_dp=None, p_ep=None, 
 
     With ``disagg`` and without x / y the label is the family, ``P(TP8) D(ADP16 EP16)``.
 
-    Vectorized over arrays: each distinct layout is labelled once (a Python f-string) and broadcast back
-    through its integer code, so a million rows with a dozen layouts cost a dozen labels.
+    Vectorized over arrays: each distinct instance layout is labelled once (a Python f-string) and
+    broadcast back through a packed integer code; the xPyD labels are assembled by Polars string
+    concatenation, so a million rows with a dozen layouts cost a dozen labels.
     """
-    cols = [tp, dp, ep, pp]
-    dis_given = disagg is not None
-    counts = x is not None
-    if dis_given:
-        cols += [disagg, p_tp, p_dp, p_ep, p_pp, 0.0 if x is None else x, 0.0 if y is None else y]
+    cols = [tp, dp, ep, pp] + ([disagg, p_tp, p_dp, p_ep, p_pp] if disagg is not None else []) \
+        + ([x, y] if x is not None else [])
     shape = np.broadcast(*(np.asarray(c) for c in cols)).shape
-    flat = [np.broadcast_to(np.asarray(c, dtype=float), shape).ravel() for c in cols]
-    if flat[0].size <= 64:
-        uniq, inverse = np.stack(flat, axis=1), None
-    elif not dis_given or not np.any(flat[4]):
-        # aggregated: pack (tp, dp, ep, pp) into one int64 (17 bits each for tp/dp/ep <= 65536, pp <= 65536)
-        code = pl.Series(((flat[0] * 131072.0 + flat[1]) * 131072.0 + flat[2]).astype(np.int64) * 131072
-                         + flat[3].astype(np.int64))
-        distinct = code.unique()
-        d = distinct.to_numpy()
-        uniq = np.stack([d // 131072 ** 3, d // 131072 ** 2 % 131072, d // 131072 % 131072, d % 131072], axis=1)
-        uniq = np.concatenate([uniq, np.zeros((len(d), len(flat) - 4))], axis=1)
-        inverse = (code, distinct)
-    else:  # disaggregated rows: distinct layouts by a hash unique over every field
-        names = [f"k{i}" for i in range(len(flat))]
-        frame = pl.DataFrame(dict(zip(names, flat)))
-        uniq = frame.unique(maintain_order=True).to_numpy()
-        inverse = (frame, names)
-    labels = []
-    for row in uniq.astype(np.int64).tolist():
-        decode = layout_label(*row[:4])
-        if dis_given and row[4]:
-            pre = layout_label(*row[5:9])
-            xs, ys = (str(row[9]), str(row[10])) if counts else ("", "")
-            labels.append(f"{xs}P({pre}) {ys}D({decode})")
-        else:
-            labels.append(decode)
-    if inverse is None:
-        return pl.Series("layout", labels, dtype=pl.String)
-    if isinstance(inverse[0], pl.Series):
-        code, distinct = inverse
-        return code.replace_strict(distinct, pl.Series(labels, dtype=pl.String), return_dtype=pl.String).alias("layout")
-    frame, names = inverse
-    lookup = pl.DataFrame(dict(zip(names, uniq.T))).with_columns(layout=pl.Series(labels, dtype=pl.String))
-    return frame.join(lookup, on=names, how="left", maintain_order="left")["layout"]
+    n = int(np.prod(shape)) if shape else 1
+
+    def flat(v):
+        return np.broadcast_to(np.asarray(v, dtype=float), shape).ravel()
+
+    decode = _instance_labels(*(flat(v) for v in (tp, dp, ep, pp)))
+    if disagg is None:
+        return decode.alias("layout")
+    dis = flat(disagg) > 0
+    if not dis.any():
+        return decode.alias("layout")
+    pre = _instance_labels(*(flat(v) for v in (p_tp, p_dp, p_ep, p_pp)))
+    frame = pl.DataFrame({"dis": dis, "d": decode, "p": pre})
+    if x is not None:
+        frame = frame.with_columns(x=pl.Series(flat(x).astype(np.int64)).cast(pl.String),
+                                   y=pl.Series(flat(y).astype(np.int64)).cast(pl.String))
+    else:
+        frame = frame.with_columns(x=pl.lit(""), y=pl.lit(""))
+    return frame.select(pl.when(pl.col("dis")).then(pl.concat_str(
+        pl.col("x"), pl.lit("P("), pl.col("p"), pl.lit(") "), pl.col("y"), pl.lit("D("), pl.col("d"), pl.lit(")")))
+        .otherwise(pl.col("d")).alias("layout"))["layout"] if n else decode.alias("layout")
+
+
+def _instance_labels(tp, dp, ep, pp) -> pl.Series:
+    """:func:`layout_label` of every row, computed once per distinct (tp, dp, ep, pp)."""
+    n = tp.size
+    if n <= 64:
+        return pl.Series("layout", [layout_label(*r) for r in np.stack([tp, dp, ep, pp], 1).astype(np.int64).tolist()],
+                         dtype=pl.String)
+    b = 131072  # 17 bits each: tp, dp, ep, pp <= 65536
+    code = pl.Series(((tp.astype(np.int64) * b + dp.astype(np.int64)) * b + ep.astype(np.int64)) * b
+                     + pp.astype(np.int64))
+    distinct = code.unique()
+    d = distinct.to_numpy()
+    labels = [layout_label(int(v // b ** 3), int(v // b ** 2 % b), int(v // b % b), int(v % b)) for v in d.tolist()]
+    return code.replace_strict(distinct, pl.Series(labels, dtype=pl.String), return_dtype=pl.String).alias("layout")
 
 
 def instance_layout(*, tp: int, dp: int, ep: int, pp: int, num_layers: int, num_experts: int,

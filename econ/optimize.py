@@ -288,18 +288,17 @@ def _batch_grid(max_b_per_group, steps: int, cap: int):
     return cols  # NaN = not a row
 
 
-def _facts(catalog: Catalog, model: str, hardware: str, n: int):
-    """(ModelFacts, HardwareFacts) of one model on one accelerator, repeated for ``n`` rows."""
+def _facts(catalog: Catalog, model: str, hardware: str):
+    """(ModelFacts, HardwareFacts) of one model on one accelerator: scalars that broadcast over the rows."""
     arr = catalog_arrays(catalog)
-    return (arr.models(np.full(n, arr.model_ids.index(model))),
-            arr.accelerators(np.full(n, arr.hardware_ids.index(hardware))))
+    return arr.models(arr.model_ids.index(model)), arr.accelerators(arr.hardware_ids.index(hardware))
 
 
 def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_ctx, weight_b, kv_b, peak,
             layout: Layout, prefill: Layout, disaggregated: float, arrival, cache_hit_frac, a, da) -> EngineInputs:
     """The engine's typed inputs for ``len(batch)`` candidate rows of one model on one accelerator."""
     n = len(batch)
-    model, hw = _facts(catalog, model_id, hw_id, n)
+    model, hw = _facts(catalog, model_id, hw_id)
     formats = Formats(weight_bytes_per_param=weight_b, kv_bytes_per_element=kv_b,
                       embedding_bytes_per_param=np.full(n, a.embedding_bytes_per_param), peak_flop_per_s=peak,
                       attention_peak_flop_per_s=attention_peak_flop_per_s(peak, kv_b, hw.bf16_peak_flop_per_s,
@@ -422,20 +421,21 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
     # families = layout x precision
     nl, npr = len(lay["tp"]), len(ok_prec)
     fam = {k: np.tile(v, npr) for k, v in lay.items()}
-    fam_prec = np.repeat(np.array(ok_prec, dtype=object), nl)
-    weight_b = prec.lookup(prec.WEIGHT_BYTES_PER_PARAM, fam_prec)
+    fam_code = np.repeat(np.arange(len(ok_prec)), nl)  # index into ok_prec
+    fam_prec = np.array(ok_prec, dtype=object)[fam_code]
+    weight_b = np.array([prec.WEIGHT_BYTES_PER_PARAM[p] for p in ok_prec])[fam_code]
     kv_table = {pr: prec.KV_BYTES_PER_ELEMENT[space.kv_precision or prec.DEFAULT_KV_PRECISION[pr]] for pr in ok_prec}
-    kv_b = prec.lookup(kv_table, fam_prec)
+    kv_b = np.array([kv_table[p] for p in ok_prec])[fam_code]
+    peak_by_code = np.array([float(h[prec.PEAK_COLUMN[p]]) for p in ok_prec])
     nf = len(fam_prec)
     cap_ctx = float(input_len + output_len)
-    peaks = {pr: float(h[prec.PEAK_COLUMN[pr]]) for pr in ok_prec}
     fam_layout = Layout(tp=fam["tp"], dp=fam["dp"], ep=fam["ep"], pp=fam["pp"], scale_up_domain_size=np.full(nf, domain))
     cache_hit = float(economics.cache_hit_frac)
 
     def inputs(rows, batch, layout, prefill, mode):
         return _inputs(catalog, model, hw, batch=batch, input_len=input_len, output_len=output_len,
                        capacity_ctx=cap_ctx, weight_b=weight_b[rows], kv_b=kv_b[rows],
-                       peak=prec.lookup(peaks, fam_prec[rows]), layout=layout, prefill=prefill,
+                       peak=peak_by_code[fam_code[rows]], layout=layout, prefill=prefill,
                        disaggregated=1.0 if mode == "disaggregated" else 0.0, arrival=space.arrival_rate_per_s,
                        cache_hit_frac=cache_hit, a=a, da=da)
 
@@ -460,7 +460,7 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
     if len(keep) == 0:
         return _empty_points(), rejected
     fam = {k: v[keep] for k, v in fam.items()}
-    fam_prec, weight_b, kv_b, max_b = fam_prec[keep], weight_b[keep], kv_b[keep], max_b[keep]
+    fam_prec, fam_code, weight_b, kv_b, max_b = fam_prec[keep], fam_code[keep], weight_b[keep], kv_b[keep], max_b[keep]
     fam_label = labels.to_numpy()[keep]
 
     # rows = family x batch (per attention group)
@@ -488,7 +488,7 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
             continue
         lay = fam_layout.take(f)
         if mode == "disaggregated":
-            p_lay = Layout(*(prec.lookup({pr: c[k] for pr, c in p_choice.items()}, fam_prec[f])
+            p_lay = Layout(*(np.array([p_choice.get(pr, {}).get(k, np.nan) for pr in ok_prec])[fam_code[f]]
                              for k in ("tp", "dp", "ep", "pp")), scale_up_domain_size=lay.scale_up_domain_size)
         else:
             p_lay = lay
@@ -662,16 +662,24 @@ def pareto_frontier(points: pl.DataFrame, *, by: tuple[str, ...] = ("hardware", 
     Notes
     -----
     Sort each group by x descending (ties: best y first); a row is on the frontier iff its y beats
-    the best y of every faster row (a running min per group, vectorized with ``cum_min``).
+    the best y of every faster row (a running minimum per group: ``np.minimum.accumulate`` over the
+    group's slice of one ``np.lexsort`` on numeric keys).
     """
     if points.height == 0:
         return points
     sign = 1.0 if minimize_y else -1.0
-    s = (points.with_columns((pl.col(y) * sign).alias("_y"))
-         .sort([*by, x, "_y"], descending=[False] * len(by) + [True, False]))
-    s = s.with_columns(pl.col("_y").cum_min().over(list(by)).shift(1).over(list(by)).alias("_best_faster"))
-    front = s.filter(pl.col("_best_faster").is_null() | (pl.col("_y") < pl.col("_best_faster")))
-    return front.drop("_y", "_best_faster").sort([*by, x])
+    group = points.select(pl.struct(list(by)).rank("dense").alias("g"))["g"].to_numpy()
+    xs = points[x].to_numpy().astype(float)
+    ys = points[y].to_numpy().astype(float) * sign
+    order = np.lexsort((ys, -xs, group))  # by group, x descending, best y first (numeric keys only)
+    g, yo = group[order], ys[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    keep = []
+    for a, b in zip(starts, np.r_[starts[1:], len(g)]):  # one running minimum per group (a few dozen groups)
+        seg = yo[a:b]
+        best_faster = np.r_[np.inf, np.minimum.accumulate(seg)[:-1]]
+        keep.append(order[a:b][seg < best_faster])
+    return points[np.sort(np.concatenate(keep))].sort([*by, x])
 
 
 def optimize(catalog: Catalog, *, top: int = 10, **kwargs) -> OptimizeResult:

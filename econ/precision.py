@@ -33,11 +33,3 @@ def check_precision(name: str, values, allowed=PRECISIONS) -> None:
     for v in np.unique(np.asarray(values, dtype=object)):
         if v not in allowed:
             raise InvalidInputError(f"{name}={v!r} is not one of {list(allowed)}")
-
-
-def lookup(table: dict[str, float], values) -> np.ndarray:
-    """Vectorized dict lookup: array of precision names -> array of floats."""
-    arr = np.asarray(values, dtype=object)
-    uniq, inv = np.unique(arr, return_inverse=True)
-    return np.array([table[u] for u in uniq], dtype=float)[inv].reshape(arr.shape)
-
