@@ -331,10 +331,10 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
     data = _scaled(curve.filter(pl.col("feasible")).select(cols), cols).to_pandas()
     hi = max(max_batch, sweet_spot or 1.0) * 1.3
     domain = [1, max(hi, 2)]
-    rules = [{"batch_size": float(max_batch), "label": f"KV-cache wall: {max_batch:,} sequences"}]
+    rules = [{"batch_size": float(max_batch), "label": f"KV-cache wall at {max_batch:,}"}]
     if sweet_spot is not None and sweet_spot <= domain[1]:
         rules.append({"batch_size": float(sweet_spot),
-                      "label": f"Memory/compute crossover: {sweet_spot:,.0f} sequences"})
+                      "label": f"Memory/compute crossover at {sweet_spot:,.0f}"})
     rules_df = pl.DataFrame(rules).to_pandas()
     if selected_row is not None and selected_row.get("feasible", True) and all(
             selected_row.get(c) is not None for c in cols):
@@ -346,7 +346,7 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
         sel = data.iloc[:0]
     if len(sel):  # the axis reaches the marked point
         domain = [min(domain[0], float(sel["batch_size"].min())), max(domain[1], float(sel["batch_size"].max()) * 1.3)]
-    rule_colour = alt.Color("label:N", title="Markers", sort=[r["label"] for r in rules],
+    rule_colour = alt.Color("label:N", title="Batch-size walls (sequences)", sort=[r["label"] for r in rules],
                             scale=alt.Scale(domain=[r["label"] for r in rules],
                                             range=[OKABE_ITO[5], OKABE_ITO[2]][:len(rules)]),
                             legend=alt.Legend(orient="bottom", labelLimit=320, direction="vertical"))
@@ -381,7 +381,10 @@ def panels(chart, *, height: int | None = None) -> list:
         sub = sub.copy(deep=True)
         if getattr(chart, "datasets", alt.Undefined) is not alt.Undefined:
             sub.datasets = chart.datasets
-        sub = sub.properties(width="container", **({"height": height} if height else {}))
+        # fit the width only: the height stays the plot's, with the title and a bottom legend added to it
+        # (Streamlit otherwise squeezes title, plot and legend into the plot's height)
+        sub = sub.properties(width="container", autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
+                             **({"height": height} if height else {}))
         out.append(sub)
     return out
 
@@ -419,7 +422,7 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
                 axis=alt.Axis(format="$,.3~f", titleLimit=0, labelOverlap=True)),
         color=alt.Color("cost_part:N", title=title("cost_part"),
                         scale=alt.Scale(domain=shown, range=[COST_PART_COLOURS[p] for p in drawn]),
-                        legend=alt.Legend(orient="bottom", labelLimit=0, columns=3)),
+                        legend=alt.Legend(orient="bottom", labelLimit=0, columns=max(1, len(drawn)))),
         order=alt.Order("cost_part:N"),
         tooltip=tooltip(["hardware", "cost_part", "usd_per_m_tokens", "usd_per_m_output_tokens",
                          "usd_per_m_input_tokens", "precision", "num_gpus", "batch_size", "binding_wall",

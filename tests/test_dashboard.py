@@ -208,7 +208,7 @@ def test_cost_explorer_chart_encodings(catalog):
     assert right["layer"][0]["encoding"]["y"]["field"] == "output_tokens_per_s_per_gpu"
     data = datasets(at)
     rules = data[left["layer"][1]["data"]["name"]]
-    walls = {label.split(":")[0]: b for label, b in rules.select("label", "batch_size").rows()}
+    walls = {label.split(" at ")[0]: b for label, b in rules.select("label", "batch_size").rows()}
     assert walls["KV-cache wall"] == row["max_batch_size"]
     if row["sweet_spot_batch"] is not None:
         assert walls["Memory/compute crossover"] == pytest.approx(row["sweet_spot_batch"])

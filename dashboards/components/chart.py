@@ -44,7 +44,7 @@ def spec(build, *args, cache_key=None, **kwargs) -> dict:
 
 def show(build, *args, key: str, cache_key=None, container=None, **kwargs) -> None:
     """Draw ``build(*args, **kwargs)`` (an Altair chart) as a Vega-Lite chart, its spec cached on ``cache_key``."""
-    (container or st).vega_lite_chart(spec(build, *args, cache_key=cache_key, **kwargs), key=key)
+    (container or st).vega_lite_chart(spec=spec(build, *args, cache_key=cache_key, **kwargs), key=key)
 
 
 def show_panels(build, *args, key: str, cache_key=None, **kwargs) -> None:
@@ -58,7 +58,7 @@ def show_panels(build, *args, key: str, cache_key=None, **kwargs) -> None:
     else:
         specs = spec(_Built, panels_spec, cache_key=ck)
     for i, (col, s) in enumerate(zip(st.columns(len(specs)), specs)):
-        col.vega_lite_chart(s, key=f"{key}.{i}")
+        col.vega_lite_chart(spec=s, key=f"{key}.{i}")
 
 
 class _Built:
