@@ -168,8 +168,13 @@ class Economics:
 
     Attributes
     ----------
-    basis : {"owned", "rental"}
-        Owned: capex annuity + facility + opex + power. Rental: the accelerator's market rate.
+    basis : str, one of econ.engine.BASES
+        The cost tier of $/GPU-hour: "owned" (owned-custom: capex annuity + facility + opex + power),
+        "hyperscaler" / "neocloud" (SemiAnalysis cost of owning), "rental-3yr", "on-demand", "rental" (the
+        catalog's representative rental rate) or "custom" (``usd_per_gpu_hour``). Sources:
+        econ.engine.BASIS_SOURCES.
+    usd_per_gpu_hour : float > 0, optional
+        The $/GPU-hour of basis "custom" (per hour of the fleet's existence, like a rental rate). [USD/h]
     usd_per_kwh : float >= 0
         Electricity price. [USD/kWh]
     pue : float >= 1
@@ -194,6 +199,7 @@ class Economics:
     """
 
     basis: str = "owned"
+    usd_per_gpu_hour: float | None = None
     usd_per_kwh: float = 0.0892
     pue: float = 1.40
     build_usd_per_mw_it: float = 11.7e6
@@ -207,8 +213,15 @@ class Economics:
     cached_input_cost_frac: float = 0.0
 
     def __post_init__(self):
-        if self.basis not in ("owned", "rental"):
-            raise InvalidInputError(f"basis={self.basis!r} is not one of ['owned', 'rental']")
+        bases = ("owned", "hyperscaler", "neocloud", "rental-3yr", "on-demand", "rental", "custom")  # econ.engine.BASES
+        if self.basis == "owned-custom":
+            object.__setattr__(self, "basis", "owned")
+        if self.basis not in bases:
+            raise InvalidInputError(f"basis={self.basis!r} is not one of {list(bases)}")
+        if self.usd_per_gpu_hour is not None:
+            _check(self, {"usd_per_gpu_hour": (1e-6, 1e4)})
+        if self.basis == "custom" and self.usd_per_gpu_hour is None:
+            raise InvalidInputError("basis='custom' needs usd_per_gpu_hour (a $/GPU-hour, (0, 10000] USD/h)")
         _check(self, {
             "usd_per_kwh": (0.0, 10.0), "pue": (1.0, 5.0), "build_usd_per_mw_it": (0.0, 1e9),
             "cost_of_capital_frac": (0.0, 1.0), "accelerator_life_years": (0.1, 50.0),
@@ -219,7 +232,9 @@ class Economics:
 
 
 ECONOMICS_SOURCES: dict[str, str] = {
-    "basis": "owned (TCO) by default; rental uses accelerators.csv rental_usd_per_hour",
+    "basis": "owned (TCO chain) by default; tiers hyperscaler, neocloud, rental-3yr, on-demand, rental, custom "
+             "(sources: econ.engine.BASIS_SOURCES; data/README.md accelerators.csv)",
+    "usd_per_gpu_hour": "none: only for basis custom, a rate typed by the user",
     "usd_per_kwh": "Virginia industrial average 2023, 8.92 c/kWh (EIA Electric Power Annual; "
                    "data/power_prices.csv us-va-industrial)",
     "pue": "Industry-average sanity value 1.40 (seed 001, Table 13); Uptime 2024 survey 1.56",

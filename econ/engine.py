@@ -52,11 +52,28 @@ MAX_PARALLEL = 1 << 16
 """Validation ranges of batch [sequences], context [tokens] and tp/dp/ep/pp/instances (not physical claims)."""
 
 MODES: tuple[str, ...] = ("aggregated", "disaggregated")
-BASES: tuple[str, ...] = ("owned", "rental")
+BASES: tuple[str, ...] = ("owned", "hyperscaler", "neocloud", "rental-3yr", "on-demand", "rental", "custom")
+"""Cost bases of $/GPU-hour (``Economics.basis``), index = basis code (:data:`BASIS_SOURCES`)."""
+BASIS_ALIASES: dict[str, str] = {"owned-custom": "owned"}
+BASIS_SOURCES: dict[str, str] = {
+    "owned": "owned-custom: the capex + facility + power x PUE + opex chain of econ.tco with this scenario's "
+             "economics (accelerators.csv all_in_capex_usd, all_in_power_w)",
+    "hyperscaler": "SemiAnalysis InferenceX cost of owning as a hyperscaler, $/GPU-hour at 100% use "
+                   "(accelerators.csv tco_hyperscaler_usd_per_hour)",
+    "neocloud": "SemiAnalysis InferenceX cost of owning as a neocloud giant (tco_neocloud_usd_per_hour)",
+    "rental-3yr": "SemiAnalysis 3-year rental price (rental_3yr_usd_per_hour)",
+    "on-demand": "on-demand rental at a GPU cloud where listed, else at a hyperscaler "
+                 "(rental_on_demand_neocloud_usd_per_hour, rental_on_demand_hyperscaler_usd_per_hour)",
+    "rental": "the catalog's representative rental rate (rental_usd_per_hour; its tier in rental_tier)",
+    "custom": "a $/GPU-hour typed by the user (Economics.usd_per_gpu_hour)",
+}
+"""Where each basis's $/GPU-hour comes from. Every basis but owned is a rate per hour of the fleet's
+existence; divided by utilization it is per *utilized* GPU-hour, like the owned chain."""
 
 REASONS: tuple[str, ...] = (
-    "", "batch exceeds KV-cache capacity", "weights do not fit in HBM", "no capex in catalog (not sold; use rental)",
-    "no rental rate in catalog", "precision not supported by hardware",
+    "", "batch exceeds KV-cache capacity", "weights do not fit in HBM",
+    "no capex in catalog (not sold; use a rental or TCO tier)", "no rate for this cost tier in catalog",
+    "precision not supported by hardware",
     "no valid layout (domain, heads, layers or experts)", "prefill instance does not fit in HBM",
     "KV transfer exceeds the prefill pool's link bandwidth", "context exceeds the model's maximum",
 )
@@ -163,11 +180,13 @@ class CostInputs:
 
     Attributes
     ----------
-    owned : bool array, True = owned TCO chain, False = rental rate
+    basis_code : int array, index into :data:`BASES` (0 = the owned chain)
+    usd_per_gpu_hour : float array, the custom rate (basis "custom"), NaN otherwise [USD/h]
     other fields : see :class:`econ.assumptions.Economics` (units there)
     """
 
-    owned: np.ndarray
+    basis_code: np.ndarray
+    usd_per_gpu_hour: np.ndarray
     usd_per_kwh: np.ndarray
     pue: np.ndarray
     build_usd_per_mw_it: np.ndarray
@@ -183,8 +202,15 @@ class CostInputs:
     @classmethod
     def from_economics(cls, economics: Economics, n: int) -> "CostInputs":
         """One economics for ``n`` rows."""
-        return cls(owned=np.full(n, economics.basis == "owned"),
+        return cls(basis_code=np.full(n, BASES.index(economics.basis)),
+                   usd_per_gpu_hour=np.full(n, np.nan if economics.usd_per_gpu_hour is None
+                                            else float(economics.usd_per_gpu_hour)),
                    **{k: np.full(n, float(getattr(economics, k))) for k in ECONOMIC_COLUMNS})
+
+    @property
+    def owned(self) -> np.ndarray:
+        """True where $/GPU-hour comes from the owned capex chain."""
+        return self.basis_code == 0
 
 
 @dataclass(slots=True)
@@ -426,7 +452,7 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
                                      cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
                                      cost.accelerator_life_years, cost.facility_life_years,
                                      cost.opex_frac_of_capex_per_year, cost.utilization_frac)
-    rent = usd_per_gpu_hour_rented(hardware.rental_usd_per_hour, cost.utilization_frac)
+    rent = usd_per_gpu_hour_rented(tier_rate(hardware, cost.basis_code, cost.usd_per_gpu_hour), cost.utilization_frac)
     owned = cost.owned
     zero = np.zeros(np.shape(owned))
     split = {k: np.where(owned, v, zero) for k, v in parts.items()}
@@ -448,6 +474,27 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
                  usd_per_gpu_hour_power=split["power"], usd_per_m_input_tokens=usd_in,
                  usd_per_m_output_tokens=usd_out, usd_per_m_blended_tokens=blend,
                  usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh, phys.served_output_tokens_per_s_per_gpu))
+
+
+def tier_rate(hardware: HardwareFacts, basis_code, custom_usd_per_gpu_hour=np.nan):
+    """$/GPU-hour of each row's cost tier per hour of existence (NaN: owned chain, or no rate in the catalog).
+
+    Parameters
+    ----------
+    hardware : HardwareFacts; basis_code : int array (index into :data:`BASES`)
+    custom_usd_per_gpu_hour : float array or scalar, the rate of basis "custom" [USD/h]
+
+    Returns
+    -------
+    float array [USD/h] (:data:`BASIS_SOURCES` says where each comes from).
+    """
+    on_demand = np.where(np.isnan(hardware.rental_on_demand_neocloud_usd_per_hour),
+                         hardware.rental_on_demand_hyperscaler_usd_per_hour,
+                         hardware.rental_on_demand_neocloud_usd_per_hour)
+    shape = np.shape(basis_code)
+    options = [np.full(shape, np.nan), hardware.tco_hyperscaler_usd_per_hour, hardware.tco_neocloud_usd_per_hour,
+               hardware.rental_3yr_usd_per_hour, on_demand, hardware.rental_usd_per_hour, custom_usd_per_gpu_hour]
+    return np.choose(basis_code, [np.broadcast_to(o, shape) for o in options])
 
 
 def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, owned, layout_bad=False,
@@ -609,8 +656,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         ``disaggregated`` (bool), ``prefill_tp`` / ``prefill_dp`` / ``prefill_ep`` / ``prefill_pp`` (the
         prefill pool's instance; default = the decode instance), ``prefill_instances`` /
         ``decode_instances`` (x, y; default sized), ``arrival_rate_per_s`` [requests/s] (default: the unit
-        runs at capacity); ``basis`` (owned|rental) and any :class:`~econ.assumptions.Economics` field as a
-        per-row override.
+        runs at capacity); ``basis`` (a cost tier of :data:`BASES`), ``usd_per_gpu_hour`` (the rate of basis
+        "custom") and any :class:`~econ.assumptions.Economics` field as a per-row override.
     catalog : Catalog
     assumptions : Assumptions (``assumptions.IDEAL`` for the pure roofline)
     economics : Economics, scalar defaults of every economic column not in ``points``
@@ -658,7 +705,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     hw_code = _codes(points["hardware"], arr.hardware_ids, "hardware", "hardware")
     prec_code = _codes(points["precision"], prec.PRECISIONS, "precision")
     kv_code = _kv_precision_codes(points, prec_code)
-    basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis), BASES, "basis")
+    basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis).replace(BASIS_ALIASES), BASES,
+                         "basis")
                   if "basis" in points.columns else np.full(n, BASES.index(economics.basis), dtype=np.int32))
     raw = _read_inputs(points, economics)
     static = _static_table(catalog, arr, assumptions, deployment)
@@ -736,6 +784,11 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
                      lo_inclusive=False)
     for name in ECONOMIC_COLUMNS:
         raw[name] = _col(points, name, float(getattr(economics, name)))
+    raw["usd_per_gpu_hour"] = _col(points, "usd_per_gpu_hour", np.nan if economics.usd_per_gpu_hour is None
+                                   else float(economics.usd_per_gpu_hour))
+    given = ~np.isnan(raw["usd_per_gpu_hour"])
+    if given.any():
+        require_in_range("usd_per_gpu_hour", raw["usd_per_gpu_hour"][given], 0.0, 1e4, "USD/h", lo_inclusive=False)
     require_in_range("pue", raw["pue"], 1.0, 5.0)
     for name in ("usd_per_kwh", "build_usd_per_mw_it", "opex_frac_of_capex_per_year", "input_output_mix"):
         require_in_range(name, raw[name], 0.0, np.inf)
@@ -826,7 +879,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     nb = len(mc)
     weight_b, kv_b, peak, unsupported = st.weight_b[key], st.kv_b[key], st.peak[key], st.unsupported[key]
     owned = bc == 0
-    price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(hw.rental_usd_per_hour))
+    price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(tier_rate(hw, bc, raw["usd_per_gpu_hour"])))
     formats = Formats(weight_bytes_per_param=weight_b, kv_bytes_per_element=kv_b,
                       embedding_bytes_per_param=a.embedding_bytes_per_param, peak_flop_per_s=peak,
                       attention_peak_flop_per_s=st.attention_peak[key])
@@ -880,7 +933,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         ptp, pdp, pep, ppp, p_problem = tp, dp, ep, pp, np.full(nb, -1, dtype=np.int8)
     if ctx.strict:
         _raise_first(ctx, sl, dict(context_over=context_over, unsupported=unsupported, price_missing=price_missing,
-                                   owned=owned, problem=problem, p_problem=p_problem, capacity_ctx=capacity_ctx,
+                                   owned=owned, basis_code=bc, problem=problem, p_problem=p_problem, capacity_ctx=capacity_ctx,
                                    tp=tp, dp=dp, ep=ep, pp=pp, ptp=ptp, pdp=pdp, pep=pep, ppp=ppp, ngpu=ngpu,
                                    domain=domain, batch=batch), model)
     layout_bad = (problem >= 0) | (p_problem >= 0)
@@ -904,7 +957,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=Efficiency.from_assumptions(a, da),
                        workload=workload, serving=serving, comm=comm)
     phys = run_physics(inp, a, da)
-    costs = run_costs(phys, inp, hw, CostInputs(owned=owned, **econ_rows))
+    costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"], **econ_rows))
     feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
                                       layout_bad=layout_bad, context_over=context_over)
     d, p = phys.decode, phys.prefill
@@ -1002,8 +1055,14 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
     i = first(f["price_missing"])
     if i is not None:
         r = off + i
-        what = "capex (it is not sold; use the rental basis)" if f["owned"][i] else "rental rate"
-        raise InvalidInputError(f"hardware={pts['hardware'][r]} has no {what} in accelerators.csv{_row_note(r, n)}")
+        if f["owned"][i]:
+            raise InvalidInputError(f"hardware={pts['hardware'][r]} has no capex in accelerators.csv (it is not sold; "
+                                    f"use a rental or TCO tier){_row_note(r, n)}")
+        tier = BASES[int(f["basis_code"][i])]
+        have = [b for b in BASES[1:-1] if not np.isnan(tier_rate(ctx.arrays.accelerators(
+            ctx.arrays.hardware_ids.index(pts["hardware"][r])), BASES.index(b)))]
+        raise InvalidInputError(f"hardware={pts['hardware'][r]} has no {tier} rate in accelerators.csv (tiers with a "
+                                f"rate: {', '.join(have) or 'none'}){_row_note(r, n)}")
 
 
 def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_layout) -> pl.DataFrame:

@@ -92,6 +92,9 @@ class HardwareFacts:
     scale_up_domain_size : [accelerators] the catalog's (a layout may override it)
     bf16_peak_flop_per_s, fp8_peak_flop_per_s, fp4_peak_flop_per_s : [FLOP/s] dense; NaN = not in hardware
     all_in_capex_usd : [USD]; all_in_power_w : [W]; rental_usd_per_hour : [USD/h]; NaN = not in catalog
+    tco_hyperscaler_usd_per_hour, tco_neocloud_usd_per_hour, rental_3yr_usd_per_hour,
+    rental_on_demand_hyperscaler_usd_per_hour, rental_on_demand_neocloud_usd_per_hour : [USD/h] the cost tiers
+        of accelerators.csv (data/README.md), NaN where the catalog has none
     """
 
     hbm_capacity_bytes: np.ndarray
@@ -105,6 +108,11 @@ class HardwareFacts:
     all_in_capex_usd: np.ndarray
     all_in_power_w: np.ndarray
     rental_usd_per_hour: np.ndarray
+    tco_hyperscaler_usd_per_hour: np.ndarray
+    tco_neocloud_usd_per_hour: np.ndarray
+    rental_3yr_usd_per_hour: np.ndarray
+    rental_on_demand_hyperscaler_usd_per_hour: np.ndarray
+    rental_on_demand_neocloud_usd_per_hour: np.ndarray
 
     def take(self, index) -> "HardwareFacts":
         return _take(self, index)

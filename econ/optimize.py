@@ -39,8 +39,8 @@ from econ import precision as prec
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
 from econ.catalog import Catalog, check_ids
 from econ.deployment import layout_labels
-from econ.engine import (MAX_CONTEXT, MODES, REASONS, CostInputs, EngineInputs, Serving, Workload, catalog_arrays,
-                         run, run_status)
+from econ.engine import (BASES, MAX_CONTEXT, MODES, REASONS, CostInputs, EngineInputs, Serving, Workload,
+                         catalog_arrays, run, run_status, tier_rate)
 from econ.errors import InvalidInputError
 from econ.inputs import Efficiency, Formats, Layout
 from econ.performance import WALLS, attention_peak_flop_per_s
@@ -402,10 +402,13 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
     if space.precisions is not None:
         for pr in sorted(set(precisions) - set(ok_prec)):  # <= 3 precisions
             rej("any", pr, "any", "precision not supported by hardware", f"no dense {pr} peak for {hw}")
-    price_missing = (h["all_in_capex_usd"] is None) if owned else (h["rental_usd_per_hour"] is None)
+    basis_code = BASES.index(economics.basis)
+    facts = catalog_arrays(catalog).accelerators(catalog_arrays(catalog).hardware_ids.index(hw))
+    rate = tier_rate(facts, basis_code, np.nan if economics.usd_per_gpu_hour is None else economics.usd_per_gpu_hour)
+    price_missing = (h["all_in_capex_usd"] is None) if owned else bool(np.isnan(rate))
     if price_missing:
-        rej("any", "any", "any", "no capex in catalog (not sold; use rental)" if owned else "no rental rate in catalog",
-            f"{hw} has no " + ("all_in_capex_usd" if owned else "rental_usd_per_hour"))
+        rej("any", "any", "any", REASONS[3] if owned else REASONS[4],
+            f"{hw} has no " + ("all_in_capex_usd" if owned else f"{economics.basis} rate"))
         return _empty_points(), rejected
     if not ok_prec:
         if space.precisions is None:

@@ -87,7 +87,9 @@ SPECS: dict[str, FieldSpec] = {
     "usd_per_kwh": _f(0.0, 10.0, "USD/kWh", "Electricity price"),
     "pue": _f(1.0, 3.0, "ratio", "PUE"),
     "build_usd_per_mw_it": _f(0.0, 1e9, "USD/MW", "Facility build cost"),
-    "basis": FieldSpec("str", choices=("owned", "rental"), label="Cost basis"),
+    "basis": FieldSpec("str", choices=("owned", "hyperscaler", "neocloud", "rental-3yr", "on-demand", "rental",
+                                       "custom"), label="Cost basis ($/GPU-hour tier)"),
+    "usd_per_gpu_hour": _f(1e-6, 1e4, "USD/h", "Custom $/GPU-hour", none="none"),
     "cost_of_capital_frac": _f(0.0, 1.0, "1/year", "Cost of capital"),
     "accelerator_life_years": _f(0.1, 50.0, "years", "Accelerator life"),
     "facility_life_years": _f(0.1, 100.0, "years", "Facility life"),
@@ -184,6 +186,7 @@ class Scenario:
     pue: float = _E.pue
     build_usd_per_mw_it: float = _E.build_usd_per_mw_it
     basis: str = _E.basis
+    usd_per_gpu_hour: float | None = _E.usd_per_gpu_hour
     cost_of_capital_frac: float = _E.cost_of_capital_frac
     accelerator_life_years: float = _E.accelerator_life_years
     facility_life_years: float = _E.facility_life_years
@@ -523,7 +526,8 @@ def _fallback(key: str, default_value, catalog):
 
 def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
     """(ok, value, problem): one field, forgiving of text and of typed values."""
-    if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "none", "null", "auto", "custom", "curve")):
+    nones = ("", "none", "null") + ((spec.none_token,) if spec.none_token else ())
+    if raw is None or (isinstance(raw, str) and raw.strip().lower() in nones):
         if spec.none_token is not None:
             return True, None, ""
         if spec.kind == "ids":

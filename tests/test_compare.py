@@ -83,7 +83,7 @@ def test_blended_objective_ranks_by_blended_cost(catalog):
 
 
 @pytest.mark.parametrize("hardware, precisions, slo, status", [
-    ("tpu-v6e", None, 20.0, "no capex in catalog (not sold; use rental)"),
+    ("tpu-v6e", None, 20.0, "no capex in catalog (not sold; use a rental or TCO tier)"),
     ("a100-80gb-sxm", ["fp4"], 20.0, "no hardware support for fp4"),
     ("h100-sxm", None, 5000.0, "no deployment reaches 5000 tokens/s per user (fastest: "),
 ])

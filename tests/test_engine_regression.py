@@ -16,7 +16,7 @@ Deliberate differences, each a physics fix, are asserted rather than hidden:
 - stricter layout rules: tp must divide the attention heads (vLLM's rule), so a few old rows are now
   "no valid layout"; contexts beyond a model's max_context_tokens are now infeasible (issue 12).
 - the old deployment evaluator labelled "prefill instance does not fit in HBM" rows as
-  "no valid tp x pp split" (an off-by-one in its reason table).
+  "no valid tp x pp split" (an off-by-one in its reason table); the price reasons now name the cost tiers.
 """
 
 from __future__ import annotations
@@ -105,7 +105,9 @@ def test_parallel_rows_reproduce_old_deployment_evaluate(snapshot):
     assert old["feasible"].to_list() == new["feasible"].to_list()
     assert old["feasible"].sum() > 2500 and old.filter(pl.col("feasible"))["disaggregated"].sum() > 500
     assert (old["dp"] > 1).sum() > 1000
-    fix = {"no valid tp x pp split (domain, heads or layers)": "prefill instance does not fit in HBM"}
+    fix = {"no valid tp x pp split (domain, heads or layers)": "prefill instance does not fit in HBM",
+           "no capex in catalog (not sold; use rental)": "no capex in catalog (not sold; use a rental or TCO tier)",
+           "no rental rate in catalog": "no rate for this cost tier in catalog"}
     assert old["infeasible_reason"].replace(fix).to_list() == new["infeasible_reason"].to_list()
     both = old["feasible"].to_numpy()
     for c in RESULT_COLUMNS:

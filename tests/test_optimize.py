@@ -119,7 +119,7 @@ def test_frontier_every_accelerator_is_pareto_and_monotone():
         # faster per user -> dearer per token, strictly, along the frontier
         assert np.all(np.diff(g["usd_per_m_output_tokens_all_in"].to_numpy()) > 0), hw
     # accelerators that are not sold are rejected with the reason, not dropped silently
-    assert (rejected.filter(pl.col("hardware") == "tpu-v6e")["reason"] == "no capex in catalog (not sold; use rental)").all()
+    assert (rejected.filter(pl.col("hardware") == "tpu-v6e")["reason"] == "no capex in catalog (not sold; use a rental or TCO tier)").all()
     front_r, _ = frontier(CATALOG, model="llama-3.1-70b", hardware="tpu-v6e", economics=Economics(basis="rental"))
     assert front_r.height > 0
 

@@ -380,7 +380,9 @@ def test_moe_decode_step_known_answer_by_hand():
     hw = HardwareFacts(hbm_capacity_bytes=80e9, hbm_bandwidth_bytes_per_s=8e12, scale_up_bandwidth_bytes_per_s=450e9,
                        scale_out_bandwidth_bytes_per_s=50e9, scale_up_domain_size=8.0, bf16_peak_flop_per_s=1e15,
                        fp8_peak_flop_per_s=2e15, fp4_peak_flop_per_s=np.nan, all_in_capex_usd=1.0,
-                       all_in_power_w=1.0, rental_usd_per_hour=1.0)
+                       all_in_power_w=1.0, rental_usd_per_hour=1.0, tco_hyperscaler_usd_per_hour=np.nan,
+                       tco_neocloud_usd_per_hour=np.nan, rental_3yr_usd_per_hour=np.nan,
+                       rental_on_demand_hyperscaler_usd_per_hour=np.nan, rental_on_demand_neocloud_usd_per_hour=np.nan)
     layout = Layout(tp=1.0, dp=1.0, ep=1.0, pp=1.0, scale_up_domain_size=8.0)
     formats = Formats(weight_bytes_per_param=2.0, kv_bytes_per_element=2.0, embedding_bytes_per_param=2.0,
                       peak_flop_per_s=1e15, attention_peak_flop_per_s=1e15)
