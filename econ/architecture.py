@@ -45,7 +45,12 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     cache without replicating it: h_kv for GQA, 1 for MLA's shared latent),
     ``num_global_layers``, ``sliding_window_tokens`` (0 = none),
     ``attention_flop_per_context_token_decode`` / ``_prefill`` (per layer, per query token, per
-    attended context token), ``log_expert_miss`` (ln(1 - k/E), 0 for dense; :func:`log_expert_miss`).
+    attended context token), ``log_expert_miss`` (ln(1 - k/E), 0 for dense; :func:`log_expert_miss`),
+    ``mtp_module_params`` / ``mtp_module_active_params`` (one multi-token-prediction module: a decoder
+    layer of the model's own kind, MoE for an MoE model, plus its 2d x d projection and norms; the
+    embedding and output head are shared with the model: DeepSeek-V3 report arXiv:2412.19437 sec. 2.2),
+    ``draft_head_params`` (an EAGLE-style draft head: one dense decoder layer with the model's dense FFN
+    width and a 2d x d fusion layer; Li et al., EAGLE, arXiv:2401.15077).
 
     Notes
     -----
@@ -89,8 +94,17 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     attn_dec = pl.when(is_mla).then(2 * h * (2 * _c("kv_lora_rank") + _c("qk_rope_head_dim"))).otherwise(4 * h * dh)
     attn_pre = pl.when(is_mla).then(2 * h * (qk + _c("v_head_dim"))).otherwise(4 * h * dh)
     miss = (1.0 - _c("experts_per_token") / pl.max_horizontal(E, pl.lit(1e-30))).clip(lower_bound=1e-300).log()
+    moe_ffn = shared + router + E * expert  # one MoE layer's FFN, every routed expert
+    moe_ffn_active = shared + router + _c("experts_per_token") * expert
+    is_moe = E > 0
+    mtp_params = attn + pl.when(is_moe).then(moe_ffn).otherwise(dense_ffn) + 2 * d * d + 3 * d
+    mtp_active = attn + pl.when(is_moe).then(moe_ffn_active).otherwise(dense_ffn) + 2 * d * d
+    head_params = attn + dense_ffn + 2 * d * d + 2 * d
     return models.with_columns(
         miss.alias("log_expert_miss"),
+        mtp_params.alias("mtp_module_params"),
+        mtp_active.alias("mtp_module_active_params"),
+        head_params.alias("draft_head_params"),
         moe_layers.alias("num_moe_layers"),
         dense_layers.alias("num_dense_layers"),
         attn.alias("attention_params_per_layer"),

@@ -67,6 +67,20 @@ class Assumptions:
         router GEMM and top-k, token permutation and un-permutation, expert offsets, launch and tail of
         the grouped GEMMs. The collectives of expert parallelism are modeled separately
         (econ.deployment). No effect on dense models. [s]
+    layer_overhead_s : float >= 0
+        Fixed time per decoder layer per forward pass (kernel launch and tail floors of its GEMMs,
+        attention and collectives), on top of ``overhead_s`` per step. [s]
+    moe_tile_rows : float >= 1
+        Rows of one tensor-core tile of the grouped expert GEMM: each touched expert's tokens are padded
+        up to whole tiles (econ.performance.grouped_gemm_padded_rows); 1 = no padding. [rows]
+    max_batch_per_group : int >= 1
+        Engine limit on sequences per attention group (a scheduler's max batch); the optimizer and the
+        automatic batch of ``econ cost`` respect it. [sequences]
+    latency_percentile : float in (0, 100)
+        Percentile of the TTFT / TPOT the serving columns report and SLOs are checked at. [%]
+    tpot_tail_factor : float >= 1
+        Ratio of the percentile TPOT to the mean TPOT of a request under continuous batching (steps that
+        carry prefill chunks, scheduling jitter). [-]
 
     Notes
     -----
@@ -89,6 +103,11 @@ class Assumptions:
     eta_routed_flop_frac: float = 0.30
     eta_routed_bw_frac: float = 1.0
     moe_layer_overhead_s: float = 1.5e-4
+    layer_overhead_s: float = 0.0
+    moe_tile_rows: float = 1.0
+    max_batch_per_group: int = 4096
+    latency_percentile: float = 99.0
+    tpot_tail_factor: float = 1.0
 
     def __post_init__(self):
         _check(self, {
@@ -98,10 +117,26 @@ class Assumptions:
             "activation_bytes": (0.5, 4.0), "scale_up_latency_s": (0.0, 1e-2),
             "scale_out_latency_s": (0.0, 1e-1), "eta_routed_flop_frac": (1e-2, 1.0),
             "eta_routed_bw_frac": (1e-2, 1.0), "moe_layer_overhead_s": (0.0, 1e-2),
+            "layer_overhead_s": (0.0, 1e-3), "moe_tile_rows": (1.0, 512.0), "max_batch_per_group": (1, 1 << 20),
+            "tpot_tail_factor": (1.0, 10.0),
         })
+        p = self.latency_percentile
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or not (0.0 < p < 100.0):
+            raise InvalidInputError(f"latency_percentile={p!r} is outside (0, 100) (%)")
 
 
 ASSUMPTION_SOURCES: dict[str, str] = {
+    "layer_overhead_s": "0 until calibrated per hardware generation (econ calibrate); measured kernel floors are "
+                        "3-14 us per GEMM, 10-20 us per attention call, ~4 us per custom all-reduce, i.e. ~30-40 "
+                        "us per layer in isolation (NVIDIA AIConfigurator 0.12 kernel tables, data/kernels/)",
+    "moe_tile_rows": "1 (no padding) until calibrated per generation; Hopper WGMMA tiles have 64 rows, Blackwell "
+                     "UMMA 128 (CUTLASS; DeepSeek DeepGEMM m-grouped GEMM)",
+    "max_batch_per_group": "4096 sequences per attention group: trtllm-bench's engine cap min(kv_cache_max_requests, "
+                           "4096) (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py), per rank under attention DP",
+    "latency_percentile": "99: MLPerf Inference Server and Interactive scenarios state p99 TTFT and TPOT limits "
+                          "(mlcommons/inference loadgen mlperf.conf, target_latency_percentile = 99)",
+    "tpot_tail_factor": "1 until calibrated on MLPerf Server logs (p99 over mean TPOT of each run, "
+                        "data/measurements.csv)",
     "eta_bw": "Fit to the 24 dense cases of data/validation_cases.csv (econ.validation.fit_efficiencies: NVIDIA "
               "NIM, TensorRT-LLM v0.5-v1.0 and vLLM measurements, H100/H200/B200/GB200, Llama 8B-405B), RMS log "
               "error 0.16 (x1.18): 0.60 +- 0.07, kept at 0.60; the joint six-parameter fit over all 43 in-fit "
@@ -154,7 +189,8 @@ ASSUMPTION_SOURCES: dict[str, str] = {
 }
 
 IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1.0, overhead_s=0.0,
-                       eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0)
+                       eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
+                       layer_overhead_s=0.0, moe_tile_rows=1.0, tpot_tail_factor=1.0)
 
 DEFAULT = Assumptions()
 IDEAL = replace(DEFAULT, **IDEAL_OVERRIDES)

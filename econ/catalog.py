@@ -126,6 +126,8 @@ MODEL_SCHEMA: dict[str, Col] = {
     "tie_word_embeddings": Col(pl.Boolean),
     "max_context_tokens": _num(1, 1e9, **_I),
     "native_weight_dtype": TXT,
+    "mtp_modules": _num(0, 16, required=False, **_I),
+    "mtp_acceptance": _num(0, 1, required=False, unit="share of drafted tokens accepted"),
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 
@@ -196,8 +198,11 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
     """
     problems: list[str] = []
     cols = set(raw.columns)
-    missing = [c for c in schema if c not in cols]
+    missing = [c for c in schema if c not in cols and schema[c].required]
     extra = [c for c in raw.columns if c not in schema]
+    absent = [c for c in schema if c not in cols and not schema[c].required]
+    if absent:  # optional columns a user's older table may lack (e.g. later cost tiers): empty, not an error
+        raw = raw.with_columns(pl.lit(None, pl.String).alias(c) for c in absent)
     if missing:
         hint = f" (misspelled? unknown column(s) {extra})" if extra else ""
         raise DataError(f"{name}: missing column(s) {missing}{hint}")

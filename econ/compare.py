@@ -8,6 +8,12 @@ with a reason instead of raising), and picks per accelerator the cheapest feasib
 floor. The same evaluation gives the Pareto frontier of output tokens/s per GPU against tokens/s per
 user, the trade-off curve of InferenceMAX-style plots (SemiAnalysis InferenceMAX, 2025).
 
+:func:`value_at_interactivity` reads a frontier the way analysts quote it: per accelerator (or set-up),
+the cheapest point at or above each interactivity level ("$ per M tokens at 20 / 50 / 100 tokens/s per
+user"); :func:`interactivity_table` adds tokens per dollar and tokens/s per provisioned MW.
+:func:`head_to_head` puts two (model, accelerator, precision, cost tier) set-ups side by side: both
+frontiers, the ratio at each level and where the step time goes (:func:`econ.breakdown.step_breakdown`).
+
 :func:`cluster_plan` sizes a cluster of one accelerator (``econ.cluster``) and adds what the model
 knows: checkpoint size and write time, a 6 N D training run, and the tokens/day the cluster serves at
 the floor with the revenue and payback that implies.
@@ -15,7 +21,8 @@ the floor with the revenue and payback that implies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -24,7 +31,8 @@ from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
 from econ.precision import PRECISIONS
-from econ.engine import evaluate
+from econ.engine import BASES, BASIS_ALIASES, evaluate
+from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS
 from econ.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_integer
 
@@ -119,7 +127,8 @@ def search_space(catalog: Catalog, *, model: str, hardware=None, precisions=None
 
 
 def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisions=None,
-                        min_tokens_per_s_per_user: float = 20.0, objective: str = "output",
+                        min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
+                        objective: str = "output",
                         gpu_counts=DEFAULT_GPU_COUNTS, batch_sizes=DEFAULT_BATCH_SIZES, input_len: int = 1024,
                         output_len: int = 1024, assumptions: Assumptions = DEFAULT,
                         economics: Economics = Economics()) -> Comparison:
@@ -135,7 +144,8 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     precisions : sequence of {"bf16", "fp8", "fp4"}, optional
         Weight precisions allowed; None or empty = all three (each accelerator uses what it supports).
     min_tokens_per_s_per_user : float >= 0
-        Service-level floor on decode speed per sequence, 1 / TPOT. [tokens/s]
+        Service-level floor on decode speed per sequence, 1 / TPOT (default: the one default floor,
+        :data:`econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER`). [tokens/s]
     objective : {"output", "blended"}
         Minimize $/M output tokens, or the blended $/M at ``economics.input_output_mix``.
     gpu_counts, batch_sizes : sequences of int
@@ -242,6 +252,342 @@ def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None)
 
 
 # ---------------------------------------------------------------------------------------------
+# Cost vs interactivity: the frontier read at chosen tokens/s-per-user levels
+# ---------------------------------------------------------------------------------------------
+
+LEVEL_COLUMN = "at_tokens_per_s_per_user"
+"""Column of :func:`value_at_interactivity` holding the interactivity level a row answers. [tokens/s per user]"""
+
+CARRIED_COLUMNS: tuple[str, ...] = (
+    "hardware", "model", "precision", "layout", "num_gpus", "total_gpus", "tp", "dp", "ep", "pp", "batch_size",
+    "disaggregated", "scale_up_domain_size", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu",
+    "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in", "usd_per_m_input_tokens",
+    "usd_per_m_blended_tokens", "usd_per_gpu_hour", "binding_wall", "ttft_s", "basis", "prefill_tp", "prefill_dp",
+    "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances", "input_len", "output_len")
+"""Columns of the chosen point carried into :func:`value_at_interactivity`'s answer when present (plus every
+``*_low`` / ``*_high`` uncertainty column)."""
+
+
+def _levels(levels) -> list[float]:
+    """Interactivity levels as a sorted list of distinct finite floats in [0, 1e6] (tokens/s per user)."""
+    vals = [float(v) for v in (levels if levels is not None else INTERACTIVITY_LEVELS)]
+    if not vals:
+        raise InvalidInputError("levels is empty (give at least one tokens/s-per-user level)")
+    for v in vals:
+        if not math.isfinite(v) or not 0.0 <= v <= 1e6:
+            raise InvalidInputError(f"levels={v!r} is outside [0, 1000000] (tokens/s per user)")
+    return sorted(set(vals))
+
+
+def value_at_interactivity(points: pl.DataFrame, levels=INTERACTIVITY_LEVELS, *, by=("hardware",),
+                           speed: str = "tokens_per_s_per_user", cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
+    """Per group and interactivity level, the cheapest point at least that fast: "$/M tokens at X tokens/s per user".
+
+    Parameters
+    ----------
+    points : pl.DataFrame
+        Evaluated deployments (a frontier from :func:`econ.optimize.pareto_frontier` or
+        :func:`cost_frontier`, or every point: the answer is the same, since the cheapest point at least
+        as fast as X is on the frontier). Columns ``by``, ``speed`` and ``cost``; rows with a null cost or
+        ``feasible = False`` are ignored.
+    levels : sequence of float
+        Interactivity levels, output tokens/s per user (default :data:`econ.presets.INTERACTIVITY_LEVELS`,
+        20 / 50 / 100). [tokens/s]
+    by : sequence of str
+        Group columns (one answer per accelerator by default; ``("setup",)`` for :func:`head_to_head`).
+    speed : str
+        The interactivity column (maximized). [tokens/s per user]
+    cost : str
+        The cost column minimized (``usd_per_m_output_tokens``; the optimizer's
+        ``usd_per_m_output_tokens_all_in``). [USD per M tokens]
+
+    Returns
+    -------
+    pl.DataFrame, one row per group and level (groups in first-seen order, levels ascending): ``by``,
+    :data:`LEVEL_COLUMN`, ``reached`` (a point at least that fast exists), ``fastest_tokens_per_s_per_user``
+    (the group's fastest point), then the chosen point's ``cost`` and :data:`CARRIED_COLUMNS` (null
+    where not reached).
+
+    Raises
+    ------
+    InvalidInputError
+        A missing column, or a level outside [0, 1e6] or not finite.
+
+    Notes
+    -----
+    Vectorized: the points are crossed with the levels, kept where ``speed >= level``, sorted by cost
+    (ties: the faster point) and the first row of each (group, level) kept; O(points x levels), which
+    for a frontier (tens of points per group) is a few thousand rows.
+    """
+    by = list(by)
+    for c in (*by, speed, cost):
+        if c not in points.columns:
+            raise InvalidInputError(f"points is missing column {c!r} (needed by value_at_interactivity)")
+    lv = pl.DataFrame({LEVEL_COLUMN: _levels(levels)})
+    ok = points.filter(pl.col(cost).is_not_null() & pl.col(speed).is_not_null())
+    if "feasible" in ok.columns:
+        ok = ok.filter(pl.col("feasible").fill_null(False))
+    carried = [c for c in CARRIED_COLUMNS if c in ok.columns and c not in by and c != cost]
+    carried += [c for c in ok.columns if c.endswith(("_low", "_high")) and c not in carried and c not in by]
+    keep = [*by, cost, *carried]
+    best = (ok.select(keep).join(lv, how="cross")
+            .filter(pl.col(speed) >= pl.col(LEVEL_COLUMN))
+            .sort([cost, speed], descending=[False, True])
+            .group_by([*by, LEVEL_COLUMN], maintain_order=True).first())
+    groups = points.select(by).unique(maintain_order=True)
+    fastest = ok.group_by(by, maintain_order=True).agg(pl.col(speed).max().alias("fastest_tokens_per_s_per_user"))
+    out = (groups.join(lv, how="cross")
+           .join(best, on=[*by, LEVEL_COLUMN], how="left", nulls_equal=True)
+           .join(fastest, on=by, how="left", nulls_equal=True)
+           .with_columns(reached=pl.col(cost).is_not_null()))
+    return out.select(*by, LEVEL_COLUMN, "reached", "fastest_tokens_per_s_per_user", cost, *carried)
+
+
+def add_efficiency(frame: pl.DataFrame, catalog: Catalog, economics: Economics = Economics(), *,
+                   cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
+    """Add tokens per dollar and tokens/s per provisioned MW to rows of deployments.
+
+    Parameters
+    ----------
+    frame : pl.DataFrame with ``hardware``, ``output_tokens_per_s_per_gpu`` and ``cost``
+    catalog : Catalog (``all_in_power_w`` per accelerator)
+    economics : Economics (``pue``)
+    cost : str, the $/M output tokens column the dollars are read from
+
+    Returns
+    -------
+    ``frame`` plus
+    ``output_tokens_per_usd`` = 1e6 / ``cost``: output tokens one dollar buys [tokens/USD];
+    ``provisioned_power_w_per_gpu`` = ``all_in_power_w`` x PUE: the utility power provisioned per
+    accelerator, host, network and cooling included [W];
+    ``output_tokens_per_s_per_mw`` = ``output_tokens_per_s_per_gpu`` / provisioned power x 1e6: output
+    tokens/s per MW of provisioned power [tokens/s/MW] (the "tokens per MW" of SemiAnalysis InferenceX,
+    which divides by all-in provisioned power per GPU).
+    Null where the cost or the throughput is null; ``*_low`` / ``*_high`` variants when the inputs have them.
+    """
+    power = catalog.accelerators.select(pl.col("id").alias("hardware"),
+                                        (pl.col("all_in_power_w") * float(economics.pue))
+                                        .alias("provisioned_power_w_per_gpu"))
+    out = frame.drop([c for c in ("provisioned_power_w_per_gpu",) if c in frame.columns]).join(
+        power, on="hardware", how="left")
+    exprs = [(1e6 / pl.col(cost)).alias("output_tokens_per_usd"),
+             (pl.col("output_tokens_per_s_per_gpu") / pl.col("provisioned_power_w_per_gpu") * 1e6)
+             .alias("output_tokens_per_s_per_mw")]
+    for end in ("_low", "_high"):  # a cheaper bound buys more tokens: low cost -> high tokens per dollar
+        other = "_high" if end == "_low" else "_low"
+        if f"{cost}{end}" in out.columns:
+            exprs.append((1e6 / pl.col(f"{cost}{end}")).alias(f"output_tokens_per_usd{other}"))
+        if f"output_tokens_per_s_per_gpu{end}" in out.columns:
+            exprs.append((pl.col(f"output_tokens_per_s_per_gpu{end}") / pl.col("provisioned_power_w_per_gpu") * 1e6)
+                         .alias(f"output_tokens_per_s_per_mw{end}"))
+    return out.with_columns(exprs)
+
+
+def interactivity_table(points: pl.DataFrame, catalog: Catalog, economics: Economics = Economics(),
+                        levels=INTERACTIVITY_LEVELS, *, by=("hardware",), speed: str = "tokens_per_s_per_user",
+                        cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
+    """:func:`value_at_interactivity` with :func:`add_efficiency`: the headline cost-vs-interactivity table.
+
+    One row per group and level: $/M output (``cost``), input and blended tokens, output tokens/s per
+    GPU, output tokens per $1 and output tokens/s per provisioned MW of the cheapest deployment at least
+    ``level`` tokens/s per user fast. Parameters as :func:`value_at_interactivity`; ``catalog`` and
+    ``economics`` as :func:`add_efficiency`.
+    """
+    return add_efficiency(value_at_interactivity(points, levels, by=by, speed=speed, cost=cost), catalog, economics,
+                          cost=cost)
+
+
+def cost_frontier(points: pl.DataFrame, *, by=("hardware",), speed: str = "tokens_per_s_per_user",
+                  cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
+    """Pareto frontier of cost against interactivity per group: no kept point is beaten on both.
+
+    A thin, documented use of :func:`econ.optimize.pareto_frontier` on the feasible priced rows of
+    ``points`` (e.g. :attr:`Comparison.points`): per group, sorted by ``speed`` ascending.
+    """
+    from econ.optimize import pareto_frontier
+
+    ok = points.filter(pl.col(cost).is_not_null() & pl.col(speed).is_not_null())
+    if "feasible" in ok.columns:
+        ok = ok.filter(pl.col("feasible").fill_null(False))
+    return pareto_frontier(ok, by=tuple(by), x=speed, y=cost)
+
+
+# ---------------------------------------------------------------------------------------------
+# Head to head: two set-ups side by side
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """One side of a head-to-head comparison.
+
+    Attributes
+    ----------
+    model, hardware : str
+        Catalog ids.
+    precision : {"bf16", "fp8", "fp4"}
+        Weight and matmul precision.
+    basis : str
+        Cost tier of $/GPU-hour (:data:`econ.engine.BASES`; ``owned-custom`` is accepted for ``owned``).
+    """
+
+    model: str
+    hardware: str
+    precision: str = "fp8"
+    basis: str = "owned"
+
+    @property
+    def spec(self) -> str:
+        """``model:hardware:precision:tier``, the text :func:`parse_setup` reads."""
+        return f"{self.model}:{self.hardware}:{self.precision}:{self.basis}"
+
+
+def parse_setup(text: str, *, name: str = "setup", default_basis: str = "owned") -> Setup:
+    """``MODEL:HARDWARE[:PRECISION[:TIER]]`` -> :class:`Setup` (precision fp8 and the default tier when omitted).
+
+    Raises
+    ------
+    InvalidInputError
+        Not 2 to 4 ``:``-separated parts, an unknown precision or tier (named with ``name``). Ids are
+        checked against a catalog by :func:`head_to_head`.
+    """
+    parts = [p.strip() for p in str(text).split(":")]
+    if not 2 <= len(parts) <= 4 or not all(parts):
+        raise InvalidInputError(f"{name}={str(text)[:80]!r} is not MODEL:HARDWARE[:PRECISION[:TIER]] "
+                                f"(e.g. deepseek-v3:b200:fp4:neocloud)")
+    precision = parts[2] if len(parts) > 2 else "fp8"
+    if precision not in PRECISIONS:
+        raise InvalidInputError(f"{name}: precision {precision!r} is not one of {list(PRECISIONS)}")
+    basis = BASIS_ALIASES.get(parts[3], parts[3]) if len(parts) > 3 else default_basis
+    if basis not in BASES:
+        raise InvalidInputError(f"{name}: tier {parts[3]!r} is not one of "
+                                f"{[b if b != 'owned' else 'owned-custom' for b in BASES]}")
+    return Setup(parts[0], parts[1], precision, basis)
+
+
+SETUP_NAMES = ("A", "B")
+"""Labels of the two sides of :func:`head_to_head` (the ``setup`` column)."""
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Result of :func:`head_to_head`.
+
+    Attributes
+    ----------
+    setups : tuple of (Setup, Setup)
+    frontier : pl.DataFrame
+        Both Pareto frontiers of all-in $/M output tokens against tokens/s per user, ``setup`` = "A"/"B"
+        (:data:`econ.optimize.POINT_COLUMNS` + ``setup``, ``basis``, ``input_len``, ``output_len``).
+    at_levels : pl.DataFrame
+        :func:`interactivity_table` of each frontier (``by = ("setup",)``).
+    ratio : pl.DataFrame
+        One row per level: each side's cost and throughput, ``cost_ratio_b_to_a`` (B's $/M over A's:
+        below 1, B is cheaper) and ``throughput_ratio_b_to_a`` (output tokens/s per GPU, B over A).
+    breakdown : pl.DataFrame
+        :func:`econ.breakdown.step_breakdown` (long) of each side's point at each level it reaches,
+        with ``setup`` and :data:`LEVEL_COLUMN`.
+    binding : pl.DataFrame
+        The same points wide: component times, ``binding_side``, ``hidden_s``, ``binding_wall``.
+    """
+
+    setups: tuple
+    frontier: pl.DataFrame
+    at_levels: pl.DataFrame
+    ratio: pl.DataFrame
+    breakdown: pl.DataFrame
+    binding: pl.DataFrame
+
+
+def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_LEVELS, input_len: int = 1024,
+                 output_len: int = 1024, max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
+                 economics: Economics = Economics(), deployment=None, space=None) -> HeadToHead:
+    """Two (model, accelerator, precision, cost tier) set-ups side by side on cost against interactivity.
+
+    Parameters
+    ----------
+    catalog : Catalog
+    a, b : Setup
+    levels : sequence of float
+        Interactivity levels read off both frontiers [tokens/s per user] (default 20 / 50 / 100).
+    input_len, output_len : int [tokens]
+    max_ttft_s : float > 0
+        Points slower to the first token are left off the frontiers. [s]
+    assumptions, economics : as :func:`econ.engine.evaluate`; each side's ``basis`` replaces
+        ``economics.basis`` (``economics.usd_per_gpu_hour`` is the rate of tier "custom").
+    deployment : DeploymentAssumptions, optional
+    space : econ.optimize.SearchSpace, optional
+        The search (default: everything); each side's precision replaces ``space.precisions``.
+
+    Returns
+    -------
+    HeadToHead
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError
+        Unknown ids, bad levels, or a side that cannot serve at all (its reason: the precision is not
+        supported, the tier has no rate for the accelerator, the weights do not fit...).
+
+    Notes
+    -----
+    Each side is one :func:`econ.optimize.search` over every layout (TP/EP/PP/attention-DP, aggregated
+    and disaggregated) and batch; its frontier is :func:`econ.optimize.pareto_frontier` of all-in $/M
+    output tokens (every GPU the request uses, prefill included) against served tokens/s per user.
+    """
+    from econ.assumptions import DEFAULT_DEPLOYMENT
+    from econ.breakdown import step_breakdown
+    from econ.optimize import SLO, SearchSpace, pareto_frontier, rejected_summary, search
+
+    deployment = deployment or DEFAULT_DEPLOYMENT
+    space = space or SearchSpace()
+    _levels(levels)
+    cost = "usd_per_m_output_tokens_all_in"
+    fronts, econ_by = [], {}
+    for name, s in zip(SETUP_NAMES, (a, b)):
+        check_ids("model", [s.model], catalog.models["id"].to_list())
+        check_ids("hardware", [s.hardware], catalog.accelerators["id"].to_list())
+        e = replace(economics, basis=s.basis)
+        econ_by[name] = e
+        res = search(catalog, model=s.model, hardware=[s.hardware], input_len=input_len, output_len=output_len,
+                     slo=SLO(max_ttft_s=max_ttft_s), space=replace(space, precisions=(s.precision,)),
+                     assumptions=assumptions, economics=e, deployment=deployment)
+        pts = res.points.filter(pl.col("ttft_s") <= max_ttft_s)
+        if pts.height == 0:
+            summary = rejected_summary(res.rejected)
+            why = "; ".join(f"{r['reason']}" + (f" ({r['detail']})" if r["detail"] else "")
+                            for r in summary.head(2).iter_rows(named=True)) or "no deployment meets the TTFT limit"
+            raise InvalidInputError(f"set-up {name} ({s.spec}) cannot serve: {why}")
+        f = pareto_frontier(pts, by=("hardware",), y=cost).with_columns(
+            setup=pl.lit(name), basis=pl.lit(s.basis), input_len=pl.lit(int(input_len), dtype=pl.Int64),
+            output_len=pl.lit(int(output_len), dtype=pl.Int64))
+        fronts.append(f)
+    frontier = pl.concat(fronts, how="vertical_relaxed")
+    at = pl.concat([interactivity_table(frontier.filter(pl.col("setup") == n), catalog, econ_by[n], levels,
+                                        by=("setup",), cost=cost) for n in SETUP_NAMES], how="vertical_relaxed")
+    wide = at.select("setup", LEVEL_COLUMN, cost, "output_tokens_per_s_per_gpu", "tokens_per_s_per_user").pivot(
+        on="setup", index=LEVEL_COLUMN, values=[cost, "output_tokens_per_s_per_gpu", "tokens_per_s_per_user"])
+    ratio = wide.rename({f"{c}_{n}": f"{c}_{n.lower()}" for c in (cost, "output_tokens_per_s_per_gpu",
+                                                                   "tokens_per_s_per_user") for n in SETUP_NAMES})
+    ratio = ratio.with_columns(
+        cost_ratio_b_to_a=pl.col(f"{cost}_b") / pl.col(f"{cost}_a"),
+        throughput_ratio_b_to_a=pl.col("output_tokens_per_s_per_gpu_b") / pl.col("output_tokens_per_s_per_gpu_a"),
+    ).sort(LEVEL_COLUMN)
+    reached = at.filter(pl.col("reached"))
+    parts, wides = [], []
+    for n in SETUP_NAMES:  # two engine calls per side (the points, and at a one-token context)
+        rows = reached.filter(pl.col("setup") == n)
+        if rows.height:
+            parts.append(step_breakdown(rows, catalog, assumptions, econ_by[n], deployment,
+                                        keep=("setup", LEVEL_COLUMN)))
+            wides.append(step_breakdown(rows, catalog, assumptions, econ_by[n], deployment, wide=True,
+                                        keep=("setup", LEVEL_COLUMN, "layout", "batch_size")))
+    breakdown = pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame()
+    binding = pl.concat(wides, how="vertical_relaxed") if wides else pl.DataFrame()
+    return HeadToHead(setups=(a, b), frontier=frontier, at_levels=at, ratio=ratio, breakdown=breakdown,
+                      binding=binding)
+
+
+# ---------------------------------------------------------------------------------------------
 # Cluster plan: moved to econ.cluster (issue 13); re-exported here for existing callers
 # ---------------------------------------------------------------------------------------------
 
@@ -256,5 +602,7 @@ from econ.cluster import (  # noqa: E402
 
 
 __all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier", "cluster_plan",
+           "value_at_interactivity", "add_efficiency", "interactivity_table", "cost_frontier", "Setup",
+           "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES",
            "plan_status", "default_gpus_per_rack", "DEFAULT_GPU_COUNTS", "DEFAULT_BATCH_SIZES", "BEST_COLUMNS",
            "FRONTIER_COLUMNS", "PLAN_COLUMNS", "COST_PARTS", "OBJECTIVES"]

@@ -264,14 +264,14 @@ def resolve_parallelism(num_gpus, scale_up_domain_size, num_attention_heads):
 LAYOUT_RULES: tuple[str, ...] = (
     "num_gpus = tp x dp x pp", "tp <= attention heads", "tp divides the attention heads",
     "tp divides the KV heads or is a multiple of them", "tp <= scale-up domain", "tp <= KV heads (no replication)",
-    "pp <= layers", "ep = 1 on a dense model", "ep divides the routed experts", "ep divides tp x dp",
+    "pp <= layers", "ep = 1 on a dense model", "ep divides the expert slots (routed + redundant)", "ep divides tp x dp",
     "batch_size >= dp",
 )
 """The rules of :func:`layout_problems`, in the order they are checked (index = rule code)."""
 
 
 def layout_problems(tp, dp, ep, pp, num_gpus, domain, num_attention_heads, kv_shard_heads, num_layers,
-                    num_experts, *, kv_head_replication=True, batch_size=None) -> np.ndarray:
+                    num_experts, *, kv_head_replication=True, batch_size=None, redundant_experts=0.0) -> np.ndarray:
     """Which rule of :data:`LAYOUT_RULES` each row breaks first (-1 = the layout is valid).
 
     Parameters
@@ -281,6 +281,7 @@ def layout_problems(tp, dp, ep, pp, num_gpus, domain, num_attention_heads, kv_sh
     num_attention_heads, kv_shard_heads, num_layers, num_experts : arrays, model facts [-]
     kv_head_replication : bool, True: tp above the KV heads replicates them (vLLM, TensorRT-LLM)
     batch_size : array or None, sequences per instance (every attention-DP group needs one)
+    redundant_experts : array or scalar, extra expert slots per MoE layer; ep divides E + redundant
 
     Returns
     -------
@@ -297,7 +298,7 @@ def layout_problems(tp, dp, ep, pp, num_gpus, domain, num_attention_heads, kv_sh
         tp * dp * pp == num_gpus, tp <= num_attention_heads, np.mod(num_attention_heads, tp) == 0,
         (np.mod(kvs, tp) == 0) | (np.mod(tp, kvs) == 0), tp <= domain,
         (tp <= kvs) | kv_head_replication, pp <= num_layers, (num_experts > 0) | (ep == 1),
-        (num_experts == 0) | (np.mod(num_experts, ep) == 0), np.mod(tp * dp, ep) == 0,
+        (num_experts == 0) | (np.mod(num_experts + redundant_experts, ep) == 0), np.mod(tp * dp, ep) == 0,
         np.ones_like(tp, dtype=bool) if batch_size is None else batch_size >= dp,
     ]
     code = np.full(np.shape(tp), -1, dtype=np.int8)
@@ -307,7 +308,8 @@ def layout_problems(tp, dp, ep, pp, num_gpus, domain, num_attention_heads, kv_sh
 
 
 def layout_problem_message(code: int, *, tp, dp, ep, pp, num_gpus, domain, num_attention_heads, kv_shard_heads,
-                           num_layers, num_experts, model_id: str, batch_size=None, prefix: str = "") -> str:
+                           num_layers, num_experts, model_id: str, batch_size=None, prefix: str = "",
+                           redundant_experts=0.0) -> str:
     """The message of one broken rule (scalars of one row), naming the field, its value and the valid range."""
     f = prefix
     g = "{:g}".format
@@ -322,8 +324,10 @@ def layout_problem_message(code: int, *, tp, dp, ep, pp, num_gpus, domain, num_a
         5: f"{f}tp={g(tp)} exceeds the {g(kv_shard_heads)} KV heads of {model_id} and KV-head replication is off",
         6: f"{f}pp={g(pp)} exceeds the {g(num_layers)} layers of {model_id} (valid: 1-{g(num_layers)})",
         7: f"{f}ep={g(ep)} but {model_id} is dense (no routed experts; valid: ep=1)",
-        8: f"{f}ep={g(ep)} does not divide the {g(num_experts)} routed experts of {model_id} (valid: a divisor of "
-           f"{g(num_experts)} that divides tp x dp = {g(tp * dp)})",
+        8: f"{f}ep={g(ep)} does not divide the {g(num_experts)} routed experts of {model_id}"
+           + (f" + {g(redundant_experts)} redundant" if redundant_experts else "")
+           + f" (valid: a divisor of {g(num_experts + redundant_experts)} that divides tp x dp = {g(tp * dp)}; "
+           "redundant_experts adds slots, e.g. DeepSeek's 256 + 32 on EP144)",
         9: f"{f}ep={g(ep)} does not divide tp x dp = {g(tp * dp)} (the experts of a stage are split over its "
            "tp x dp accelerators)",
         10: f"batch_size={g(batch_size) if batch_size is not None else '?'} is smaller than dp={g(dp)} (each "

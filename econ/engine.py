@@ -38,7 +38,7 @@ from econ.catalog import Catalog, check_ids
 from econ.communication import indicator, kv_transfer_time_s
 from econ.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism, size_pools
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
-from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts
+from econ.inputs import SPEC_METHODS, Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 from econ.memory import kv_replication, max_batch_size, weight_bytes_resident
 from econ.performance import (WALLS, Collectives, DecodeStep, PrefillStep, attention_peak_flop_per_s, collectives,
                               crossover_batch, decode_step, prefill_step)
@@ -76,6 +76,7 @@ REASONS: tuple[str, ...] = (
     "precision not supported by hardware",
     "no valid layout (domain, heads, layers or experts)", "prefill instance does not fit in HBM",
     "KV transfer exceeds the prefill pool's link bandwidth", "context exceeds the model's maximum",
+    "weight format wider than the matmul precision", "speculative decoding not available as set",
 )
 """``infeasible_reason`` values; the index is the reason code."""
 
@@ -99,17 +100,22 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "kv_link_frac", "prefill_stall_s", "served_tpot_s", "served_ttft_s", "served_tokens_per_s_per_user",
     "served_output_tokens_per_s_per_gpu", "served_requests_per_s", "pool_utilization_frac",
     "usd_per_m_output_tokens_all_in",
+    "weight_format", "expert_weight_format", "spec_method", "spec_draft_tokens", "spec_acceptance",
+    "accepted_tokens_per_step", "step_s", "redundant_experts",
 )
 """Columns of :func:`evaluate` (plus ``sweet_spot_batch`` when asked). Decode-phase figures are per
 accelerator of the decode instance; prefill-phase figures per accelerator of the prefill instance;
 ``served_*`` figures cover the whole serving unit (both pools), see :mod:`econ.deployment`."""
 
-_INT_COLUMNS = {"num_gpus", "tp", "pp", "batch_size", "context_tokens", "input_len", "output_len", "max_batch_size",
+_INT_COLUMNS = {"spec_draft_tokens", "redundant_experts",
+                "num_gpus", "tp", "pp", "batch_size", "context_tokens", "input_len", "output_len", "max_batch_size",
                 "ep", "dp", "expert_tp", "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep",
                 "prefill_pp", "prefill_num_gpus", "prefill_instances", "decode_instances", "total_gpus"}
-_TEXT_COLUMNS = {"model", "hardware", "precision", "kv_precision", "binding_wall", "infeasible_reason", "basis",
+_TEXT_COLUMNS = {"weight_format", "expert_weight_format", "spec_method",
+                 "model", "hardware", "precision", "kv_precision", "binding_wall", "infeasible_reason", "basis",
                  "layout"}
-_UNGATED = {"weight_bytes", "kv_bytes_per_sequence", "input_output_mix", "cache_hit_frac", "expert_imbalance_factor",
+_UNGATED = {"spec_acceptance",
+            "weight_bytes", "kv_bytes_per_sequence", "input_output_mix", "cache_hit_frac", "expert_imbalance_factor",
             "kv_transfer_bytes", "feasible", "disaggregated"} | _INT_COLUMNS | _TEXT_COLUMNS
 _LAYOUT_GATED = {"max_batch_size", "hbm_used_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu"}
 """Capacity columns that stay visible on infeasible rows, except rows whose layout is invalid."""
@@ -172,6 +178,8 @@ class EngineInputs:
     serving: Serving
     comm: Collectives | None = None
     """:func:`econ.performance.collectives` of ``layout`` when already known (None: computed by run_physics)."""
+    spec: Speculation | None = None
+    """Speculative decoding (None = off)."""
 
 
 @dataclass(slots=True)
@@ -289,7 +297,26 @@ def _kv_bytes(context_tokens, model: ModelFacts, formats: Formats):
 def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool, comm=None) -> DecodeStep:
     return decode_step(batch_size=batch_size, context_tokens=inp.workload.decode_context_tokens,
                        kv_bytes_per_sequence=kv_dec, kv_replication=repl, model=inp.model, hardware=inp.hardware,
-                       layout=inp.layout, formats=inp.formats, eff=inp.eff, stream_input_embedding=stream, comm=comm)
+                       layout=inp.layout, formats=inp.formats, eff=inp.eff, stream_input_embedding=stream, comm=comm,
+                       spec=inp.spec)
+
+
+def _head_bytes(inp: EngineInputs):
+    """Weights the speculative draft adds to a replica: (non-routed, routed-expert) bytes. [B]
+
+    An MTP module of an MoE model holds a full set of experts (sharded like the model's, ``routed``) and
+    attention/shared weights (replicated per attention-DP group, ``non-routed``); an EAGLE head and a draft
+    model are non-routed."""
+    sp = inp.spec
+    if sp is None:
+        return 0.0, 0.0
+    m, fm = inp.model, inp.formats
+    code = sp.method_code
+    routed = m.num_experts * m.routed_expert_params * np.minimum(m.num_moe_layers, 1.0)
+    mtp_nr = (m.mtp_module_params - routed) * fm.weight_bytes_per_param
+    nr = np.where(code == 1, mtp_nr, np.where(code == 2, m.draft_head_params * fm.weight_bytes_per_param,
+                                              np.where(code == 3, sp.draft_params * fm.weight_bytes_per_param, 0.0)))
+    return nr, np.where(code == 1, routed * fm.expert_bytes, 0.0)
 
 
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
@@ -322,10 +349,11 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     tp, dp, pp = lay.tp, lay.dp, lay.pp
     n = lay.num_gpus
     batch = wl.batch_size
-    w_res = weight_bytes_resident(m.total_params, m.embedding_params, m.lm_head_params, fm.weight_bytes_per_param,
-                                  fm.embedding_bytes_per_param)
-    routed_res = m.routed_params_total * fm.weight_bytes_per_param
-    nr_res = w_res - routed_res
+    head_nr, head_routed = _head_bytes(inp)
+    w_res = _resident(m, fm) + head_nr + head_routed
+    slots = (m.num_experts + lay.redundant_experts) / np.maximum(m.num_experts, 1.0)
+    routed_res = (m.routed_params_total * fm.expert_bytes + head_routed) * slots  # + redundant hot experts
+    nr_res = w_res - m.routed_params_total * fm.expert_bytes - head_routed
     repl = kv_replication(tp, m.kv_shard_heads)
     kv_cap = _kv_bytes(wl.capacity_context_tokens, m, fm)
     kv_dec = _kv_bytes(wl.decode_context_tokens, m, fm)
@@ -498,27 +526,32 @@ def tier_rate(hardware: HardwareFacts, basis_code, custom_usd_per_gpu_hour=np.na
 
 
 def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, owned, layout_bad=False,
-               context_over=False):
+               context_over=False, too_wide=False, spec_bad=False):
     """(feasible, reason code into :data:`REASONS`, binding-wall code into :data:`econ.performance.WALLS`).
 
-    The first matching reason of: context beyond the model's maximum, invalid layout, precision not in
+    The first matching reason of: context beyond the model's maximum, a given weight format wider than
+    the matmul precision, speculative decoding not available as set, invalid layout, precision not in
     hardware, missing price, KV capacity (weights alone or the batch), prefill instance, KV link.
     """
     max_b = phys.max_batch_size
     batch, dis = inp.workload.batch_size, inp.serving.disaggregated
     layout_bad, context_over = np.asarray(layout_bad, dtype=bool), np.asarray(context_over, dtype=bool)
+    too_wide, spec_bad = np.asarray(too_wide, dtype=bool), np.asarray(spec_bad, dtype=bool)
     unsupported, price_missing = np.asarray(unsupported, dtype=bool), np.asarray(price_missing, dtype=bool)
     over = batch > max_b
     fits = max_b >= inp.layout.dp
     p_fits = (dis == 0) | (phys.prefill_max_batch_size >= phys.prefill_layout.dp)
     link_over = phys.kv_link_frac > 1.0
-    feasible = ~over & ~unsupported & ~price_missing & p_fits & ~link_over & ~layout_bad & ~context_over
+    feasible = ~over & ~unsupported & ~price_missing & p_fits & ~link_over & ~layout_bad & ~context_over \
+        & ~too_wide & ~spec_bad
     code = np.where(over, np.where(fits, 1, 2), 0)
     code = np.where(~over & ~p_fits, 7, code)
     code = np.where(~over & p_fits & link_over, 8, code)
     code = np.where(price_missing, np.where(owned, 3, 4), code)
     code = np.where(unsupported, 5, code)
     code = np.where(layout_bad, 6, code)
+    code = np.where(spec_bad, 11, code)
+    code = np.where(too_wide, 10, code)
     code = np.where(context_over, 9, code)
     wall = np.where(over | ~p_fits, 0, np.where(link_over, 3, phys.decode.binding_wall_code))
     return feasible, code.astype(np.int8), wall.astype(np.int8)
@@ -549,18 +582,88 @@ class CatalogArrays:
     model_ids, hardware_ids : tuple of str (code = position)
     model : dict field -> ndarray (:class:`ModelFacts` fields; nulls as 0)
     hardware : dict field -> ndarray (:class:`HardwareFacts` fields; nulls as NaN)
+    pinned_weight_format, pinned_expert_format : int arrays per model, index into :data:`FORMATS` of the
+        non-routed / routed-expert weight format its release pins (-1 = follow the matmul precision;
+        :data:`econ.precision.CHECKPOINT_FORMATS`)
+    mtp_acceptance : float array per model, the sourced MTP acceptance (NaN = speculative decoding off by default)
     """
 
     model_ids: tuple[str, ...]
     hardware_ids: tuple[str, ...]
     model: dict
     hardware: dict
+    pinned_weight_format: np.ndarray
+    pinned_expert_format: np.ndarray
+    mtp_acceptance: np.ndarray
 
     def models(self, codes) -> ModelFacts:
         return ModelFacts(**{k: v[codes] for k, v in self.model.items()})
 
     def accelerators(self, codes) -> HardwareFacts:
         return HardwareFacts(**{k: v[codes] for k, v in self.hardware.items()})
+
+
+FORMATS: tuple[str, ...] = tuple(prec.WEIGHT_FORMATS)
+"""Weight formats (index = format code): :data:`econ.precision.WEIGHT_FORMATS`."""
+_FORMAT_BYTES = np.array([prec.WEIGHT_FORMATS[f] for f in FORMATS])
+_FORMAT_BITS = np.array([prec.FORMAT_BITS[f] for f in FORMATS])
+_FORMAT_PREC = np.array([prec.PRECISIONS.index(prec.FORMAT_PRECISION[f]) for f in FORMATS])
+_PREC_BITS = np.array([prec.PRECISION_BITS[p] for p in prec.PRECISIONS])
+_DEFAULT_FORMAT = np.array([FORMATS.index(prec.DEFAULT_WEIGHT_FORMAT[p]) for p in prec.PRECISIONS])
+
+
+def _format_code(name: str | None) -> int:
+    return -1 if name is None else FORMATS.index(name)
+
+
+def resolve_formats(hardware: HardwareFacts, precision_code, kv_code, pinned_weight, pinned_expert, weight_code=-1,
+                    expert_code=-1, embedding_bytes_per_param=2.0):
+    """Weight formats, bytes and matmul peaks of each row.
+
+    Parameters
+    ----------
+    hardware : HardwareFacts; precision_code, kv_code : int arrays (matmul precision, KV precision)
+    pinned_weight, pinned_expert : int arrays, formats a release pins (-1 = none; CatalogArrays)
+    weight_code, expert_code : int arrays, formats a user gives (-1 = default)
+    embedding_bytes_per_param : [B]
+
+    Returns
+    -------
+    (Formats, unsupported, too_wide, weight_code, expert_code): ``unsupported`` where a component's matmul
+    precision has no peak on the accelerator; ``too_wide`` where a *given* format is wider than the matmul
+    precision (fp8 matmuls need fp8 or narrower weights).
+
+    Notes
+    -----
+    Defaults: the release's pinned format (gpt-oss: bf16 non-routed, MXFP4 experts), else the matmul
+    precision's own format (:data:`econ.precision.DEFAULT_WEIGHT_FORMAT`); experts follow the non-routed
+    format unless pinned or given. A component whose (pinned) format is wider than the matmul precision runs
+    its matmuls at its own width (gpt-oss attention in bf16 under an fp4 precision); a narrower format is
+    dequantized into the matmul precision (W4A16, MXFP4 experts on Hopper), so it costs its bytes, not its
+    FLOPs.
+    """
+    pc = np.asarray(precision_code)
+    default = _DEFAULT_FORMAT[pc]
+    w = np.where(weight_code >= 0, weight_code, np.where(pinned_weight >= 0, pinned_weight, default))
+    e = np.where(expert_code >= 0, expert_code, np.where(pinned_expert >= 0, pinned_expert, w))
+    too_wide = ((weight_code >= 0) & (_FORMAT_BITS[np.maximum(weight_code, 0)] > _PREC_BITS[pc])) \
+        | ((expert_code >= 0) & (_FORMAT_BITS[np.maximum(expert_code, 0)] > _PREC_BITS[pc]))
+    peaks = [hardware.bf16_peak_flop_per_s, hardware.fp8_peak_flop_per_s, hardware.fp4_peak_flop_per_s]
+
+    def matmul(code):  # the precision a component multiplies in: the stated one, or its own wider width
+        return np.where(_FORMAT_BITS[code] > _PREC_BITS[pc], _FORMAT_PREC[code], pc)
+
+    peak_w = np.choose(matmul(w), peaks)
+    peak_e = np.choose(matmul(e), peaks)
+    unsupported = np.isnan(peak_w) | np.isnan(peak_e)
+    peak_w, peak_e = np.where(np.isnan(peak_w), 1.0, peak_w), np.where(np.isnan(peak_e), 1.0, peak_e)
+    kv_b = np.array([prec.KV_BYTES_PER_ELEMENT[k] for k in prec.KV_BYTES_PER_ELEMENT])[kv_code]
+    formats = Formats(weight_bytes_per_param=_FORMAT_BYTES[w], kv_bytes_per_element=kv_b,
+                      embedding_bytes_per_param=embedding_bytes_per_param, peak_flop_per_s=peak_w,
+                      attention_peak_flop_per_s=attention_peak_flop_per_s(peak_w, kv_b, hardware.bf16_peak_flop_per_s,
+                                                                          hardware.fp8_peak_flop_per_s),
+                      expert_weight_bytes_per_param=_FORMAT_BYTES[e], expert_peak_flop_per_s=peak_e)
+    return formats, unsupported, too_wide, w, e
 
 
 def catalog_arrays(catalog: Catalog) -> CatalogArrays:
@@ -571,7 +674,12 @@ def catalog_arrays(catalog: Catalog) -> CatalogArrays:
         got = CatalogArrays(
             model_ids=tuple(mods["id"].to_list()), hardware_ids=tuple(accs["id"].to_list()),
             model={f: mods[c].cast(pl.Float64).fill_null(0.0).to_numpy() for f, c in _MODEL_COLUMN.items()},
-            hardware={f.name: accs[f.name].cast(pl.Float64).to_numpy() for f in fields(HardwareFacts)})
+            hardware={f.name: accs[f.name].cast(pl.Float64).to_numpy() for f in fields(HardwareFacts)},
+            pinned_weight_format=np.array([_format_code(prec.CHECKPOINT_FORMATS.get(d, (None, None))[0])
+                                           for d in mods["native_weight_dtype"].to_list()]),
+            pinned_expert_format=np.array([_format_code(prec.CHECKPOINT_FORMATS.get(d, (None, None))[1])
+                                           for d in mods["native_weight_dtype"].to_list()]),
+            mtp_acceptance=mods["mtp_acceptance"].cast(pl.Float64).to_numpy())
         object.__setattr__(catalog, "_engine_arrays", got)  # a cache, not a field: the catalog stays frozen
     return got
 
@@ -621,6 +729,18 @@ def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
 
 def _row_note(i: int, n: int) -> str:
     return f"; first bad row {i}" if n > 1 else ""
+
+
+def _optional_codes(points: pl.DataFrame, col: str, names, kind=None) -> np.ndarray:
+    """Codes of an optional string column (-1 where absent or null); unknown values raise naming the field."""
+    if col not in points.columns:
+        return np.broadcast_to(np.int32(-1), (points.height,))
+    s = points[col].cast(pl.String)
+    given = s.is_not_null().to_numpy()
+    if not given.any():
+        return np.full(points.height, -1, dtype=np.int32)
+    codes = _codes(s.fill_null(names[0]), names, col, kind)
+    return np.where(given, codes, -1).astype(np.int32)
 
 
 def _kv_precision_codes(points: pl.DataFrame, prec_codes: np.ndarray) -> np.ndarray:
@@ -709,11 +829,16 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
                          "basis")
                   if "basis" in points.columns else np.full(n, BASES.index(economics.basis), dtype=np.int32))
     raw = _read_inputs(points, economics)
+    raw["precision_code"], raw["kv_code"] = prec_code, kv_code
+    for col, names, kind in (("weight_format", FORMATS, None), ("expert_weight_format", FORMATS, None),
+                             ("spec_method", SPEC_METHODS, None), ("spec_draft_model", arr.model_ids, "model")):
+        raw[f"{col}_code"] = _optional_codes(points, col, names, kind)
     static = _static_table(catalog, arr, assumptions, deployment)
     key = ((model_code * len(arr.hardware_ids) + hw_code) * len(prec.PRECISIONS) + prec_code) \
         * len(prec.KV_BYTES_PER_ELEMENT) + kv_code
     ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n)
-    out = {c: (np.empty(n, dtype=np.int8) if c in ("binding_wall", "infeasible_reason") else
+    coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method")
+    out = {c: (np.empty(n, dtype=np.int8) if c in coded else
                np.empty(n, dtype=bool) if c in ("feasible", "disaggregated") else np.empty(n, dtype=float))
            for c in want if c not in ("model", "hardware", "precision", "kv_precision", "basis", "layout")}
     need_layout = "layout" in want
@@ -753,6 +878,7 @@ _INPUT_DEFAULTS = {
     "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
     "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
+    "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0,
 }
 
 
@@ -774,6 +900,13 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
         given = ~np.isnan(v)
         if given.any():
             require_integer(name, np.where(given, v, 1.0), 1, hi, unit)
+    k = raw["spec_draft_tokens"]
+    if (~np.isnan(k)).any():
+        require_integer("spec_draft_tokens", np.where(np.isnan(k), 0.0, k), 0, 16, "tokens")
+    acc = raw["spec_acceptance"]
+    if (~np.isnan(acc)).any():
+        require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
+    require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
     dis = raw["disaggregated"]
     bad = (dis != 0) & (dis != 1)
     if bad.any():
@@ -806,14 +939,13 @@ def _pow2_ceil(x):
 
 @dataclass(frozen=True)
 class _Static:
-    """What depends only on (model, accelerator, precision, KV precision): computed once per catalog and
-    assumptions for every combination, gathered per row by the combined integer code."""
+    """What depends only on (model, accelerator, precision, KV precision) with default formats and layout:
+    computed once per catalog and assumptions for every combination, gathered per row by the combined code."""
 
-    weight_b: np.ndarray
-    kv_b: np.ndarray
-    peak: np.ndarray
+    formats: Formats
     unsupported: np.ndarray
-    attention_peak: np.ndarray
+    weight_code: np.ndarray
+    expert_code: np.ndarray
     auto_num_gpus: np.ndarray
     auto_tp: np.ndarray
     auto_problem: np.ndarray
@@ -830,6 +962,13 @@ def _gather(bundle, index):
     return type(bundle)(**out)
 
 
+def _resident(model: ModelFacts, formats: Formats):
+    """One replica's weight bytes with the row's formats (no speculative head). [B]"""
+    return weight_bytes_resident(model.total_params, model.embedding_params, model.lm_head_params,
+                                 formats.weight_bytes_per_param, formats.embedding_bytes_per_param,
+                                 model.routed_params_total, formats.expert_bytes)
+
+
 def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: DeploymentAssumptions) -> _Static:
     """:class:`_Static` for every (model, accelerator, precision, KV precision), cached on the catalog."""
     cache = getattr(catalog, "_engine_static", None)
@@ -844,21 +983,16 @@ def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: Depl
     shape = (len(arr.model_ids), len(arr.hardware_ids), len(prec.PRECISIONS), len(prec.KV_BYTES_PER_ELEMENT))
     mc, hc, pc, kc = (g.ravel() for g in np.indices(shape))
     model, hw = arr.models(mc), arr.accelerators(hc)
-    weight_b = np.array([prec.WEIGHT_BYTES_PER_PARAM[p] for p in prec.PRECISIONS])[pc]
-    kv_b = np.array([prec.KV_BYTES_PER_ELEMENT[k] for k in prec.KV_BYTES_PER_ELEMENT])[kc]
-    peak = np.choose(pc, [hw.bf16_peak_flop_per_s, hw.fp8_peak_flop_per_s, hw.fp4_peak_flop_per_s])
-    unsupported = np.isnan(peak)
-    peak = np.where(unsupported, 1.0, peak)
-    w_res = weight_bytes_resident(model.total_params, model.embedding_params, model.lm_head_params, weight_b,
-                                  a.embedding_bytes_per_param)
-    ngpu = _pow2_ceil(np.ceil(w_res / (hw.hbm_capacity_bytes * a.usable_hbm_frac)))
+    formats, unsupported, _, wcode, ecode = resolve_formats(hw, pc, kc, arr.pinned_weight_format[mc],
+                                                            arr.pinned_expert_format[mc],
+                                                            embedding_bytes_per_param=a.embedding_bytes_per_param)
+    ngpu = _pow2_ceil(np.ceil(_resident(model, formats) / (hw.hbm_capacity_bytes * a.usable_hbm_frac)))
     tp, pp = resolve_parallelism(ngpu, hw.scale_up_domain_size, model.num_attention_heads)
     one = np.ones_like(tp)
     problem = layout_problems(tp, one, one, pp, ngpu, hw.scale_up_domain_size, model.num_attention_heads,
                               model.kv_shard_heads, model.num_layers, model.num_experts,
                               kv_head_replication=da.kv_head_replication)
-    out = _Static(weight_b=weight_b, kv_b=kv_b, peak=peak, unsupported=unsupported,
-                  attention_peak=attention_peak_flop_per_s(peak, kv_b, hw.bf16_peak_flop_per_s, hw.fp8_peak_flop_per_s),
+    out = _Static(formats=formats, unsupported=unsupported, weight_code=wcode, expert_code=ecode,
                   auto_num_gpus=ngpu, auto_tp=tp, auto_problem=problem,
                   auto_collectives=collectives(hw, Layout(tp=tp, dp=one, ep=one, pp=pp,
                                                           scale_up_domain_size=hw.scale_up_domain_size), eff))
@@ -877,12 +1011,17 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     model = ctx.arrays.models(mc)
     hw = ctx.arrays.accelerators(hc)
     nb = len(mc)
-    weight_b, kv_b, peak, unsupported = st.weight_b[key], st.kv_b[key], st.peak[key], st.unsupported[key]
     owned = bc == 0
     price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(tier_rate(hw, bc, raw["usd_per_gpu_hour"])))
-    formats = Formats(weight_bytes_per_param=weight_b, kv_bytes_per_element=kv_b,
-                      embedding_bytes_per_param=a.embedding_bytes_per_param, peak_flop_per_s=peak,
-                      attention_peak_flop_per_s=st.attention_peak[key])
+    wc_in, ec_in = raw["weight_format_code"], raw["expert_weight_format_code"]
+    if (wc_in < 0).all() and (ec_in < 0).all():  # default formats: from the static table
+        formats, unsupported = _gather(st.formats, key), st.unsupported[key]
+        too_wide, wcode, ecode = np.zeros(nb, dtype=bool), st.weight_code[key], st.expert_code[key]
+    else:
+        formats, unsupported, too_wide, wcode, ecode = resolve_formats(
+            hw, raw["precision_code"], raw["kv_code"], ctx.arrays.pinned_weight_format[mc],
+            ctx.arrays.pinned_expert_format[mc], wc_in, ec_in, a.embedding_bytes_per_param)
+    spec, spec_problem = _resolve_spec(ctx, mc, model, formats, raw)
     # workload
     batch, input_len, output_len = raw["batch_size"], raw["input_len"], raw["output_len"]
     ctx_in = raw["context_tokens"]
@@ -898,7 +1037,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     any_dis = bool(dis.any())
     facts = dict(num_attention_heads=model.num_attention_heads, kv_shard_heads=model.kv_shard_heads,
                  num_layers=model.num_layers, num_experts=model.num_experts)
-    if all(np.isnan(raw[k]).all() for k in _GIVEN_LAYOUT):
+    red = raw["redundant_experts"]
+    if all(np.isnan(raw[k]).all() for k in _GIVEN_LAYOUT) and not np.any(red):
         domain = hw.scale_up_domain_size
         dp = ep = np.ones(nb)
         ngpu, tp = st.auto_num_gpus[key], st.auto_tp[key]
@@ -922,30 +1062,35 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
             tp = tp_in
         pp = np.where(np.isnan(pp_in), ngpu / (tp * dp), pp_in)
         problem = layout_problems(tp, dp, ep, pp, ngpu, domain, kv_head_replication=da.kv_head_replication,
-                                  batch_size=batch, **facts)
+                                  batch_size=batch, redundant_experts=red, **facts)
         comm = None
     if any_dis:
         ptp, pdp, pep, ppp = (np.where(np.isnan(raw[f"prefill_{k}"]), v, raw[f"prefill_{k}"])
                               for k, v in (("tp", tp), ("dp", dp), ("ep", ep), ("pp", pp)))
         p_problem = np.where(dis > 0, layout_problems(ptp, pdp, pep, ppp, ptp * pdp * ppp, domain,
-                                                      kv_head_replication=da.kv_head_replication, **facts), -1)
+                                                      kv_head_replication=da.kv_head_replication,
+                                                      redundant_experts=red, **facts), -1)
     else:
         ptp, pdp, pep, ppp, p_problem = tp, dp, ep, pp, np.full(nb, -1, dtype=np.int8)
     if ctx.strict:
         _raise_first(ctx, sl, dict(context_over=context_over, unsupported=unsupported, price_missing=price_missing,
-                                   owned=owned, basis_code=bc, problem=problem, p_problem=p_problem, capacity_ctx=capacity_ctx,
-                                   tp=tp, dp=dp, ep=ep, pp=pp, ptp=ptp, pdp=pdp, pep=pep, ppp=ppp, ngpu=ngpu,
-                                   domain=domain, batch=batch), model)
+                                   owned=owned, basis_code=bc, problem=problem, p_problem=p_problem,
+                                   capacity_ctx=capacity_ctx, tp=tp, dp=dp, ep=ep, pp=pp, ptp=ptp, pdp=pdp, pep=pep,
+                                   ppp=ppp, ngpu=ngpu, domain=domain, batch=batch, too_wide=too_wide,
+                                   wcode=wcode, ecode=ecode, red=red, spec_problem=spec_problem), model)
     layout_bad = (problem >= 0) | (p_problem >= 0)
     if layout_bad.any():  # non-strict: rows with no valid layout come back infeasible; compute on a stand-in
         comm = None
         sane = ~layout_bad
-        lay = Layout(*(np.where(sane, v, 1.0) for v in (tp, dp, ep, pp)), scale_up_domain_size=domain)
-        p_lay = Layout(*(np.where(sane, v, 1.0) for v in (ptp, pdp, pep, ppp)), scale_up_domain_size=domain)
+        lay = Layout(*(np.where(sane, v, 1.0) for v in (tp, dp, ep, pp)), scale_up_domain_size=domain,
+                     redundant_experts=np.where(sane, red, 0.0))
+        p_lay = Layout(*(np.where(sane, v, 1.0) for v in (ptp, pdp, pep, ppp)), scale_up_domain_size=domain,
+                       redundant_experts=np.where(sane, red, 0.0))
         run_batch = np.where(sane, batch, np.maximum(batch, 1.0))
     else:
-        lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, scale_up_domain_size=domain)
-        p_lay = lay if not any_dis else Layout(tp=ptp, dp=pdp, ep=pep, pp=ppp, scale_up_domain_size=domain)
+        lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, scale_up_domain_size=domain, redundant_experts=red)
+        p_lay = lay if not any_dis else Layout(tp=ptp, dp=pdp, ep=pep, pp=ppp, scale_up_domain_size=domain,
+                                               redundant_experts=red)
         run_batch = batch
     econ_rows = {k: raw[k] for k in ECONOMIC_COLUMNS}
     workload = Workload(batch_size=run_batch, input_len=input_len, output_len=output_len,
@@ -955,11 +1100,12 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     serving = Serving(disaggregated=dis, prefill=p_lay, prefill_instances=raw["prefill_instances"],
                       decode_instances=raw["decode_instances"])
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=Efficiency.from_assumptions(a, da),
-                       workload=workload, serving=serving, comm=comm)
+                       workload=workload, serving=serving, comm=comm, spec=spec)
     phys = run_physics(inp, a, da)
     costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"], **econ_rows))
     feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
-                                      layout_bad=layout_bad, context_over=context_over)
+                                      layout_bad=layout_bad, context_over=context_over, too_wide=too_wide,
+                                      spec_bad=spec_problem >= 0)
     d, p = phys.decode, phys.prefill
     values = {
         "num_gpus": ngpu, "tp": tp, "pp": np.round(pp), "batch_size": batch, "context_tokens": capacity_ctx,
@@ -993,6 +1139,9 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "served_output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
         "served_requests_per_s": phys.served_requests_per_s, "pool_utilization_frac": phys.pool_utilization_frac,
         "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
+        "weight_format": wcode, "expert_weight_format": ecode, "spec_method": spec.method_code,
+        "spec_draft_tokens": spec.draft_tokens, "spec_acceptance": spec.acceptance,
+        "accepted_tokens_per_step": d.accepted_tokens_per_step, "step_s": d.step_s, "redundant_experts": red,
     }
     infeasible = ~feasible
     for c, target in out.items():
@@ -1013,6 +1162,57 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
             np.copyto(t, np.nan, where=mask)
 
 
+SPEC_PROBLEMS: tuple[str, ...] = (
+    "spec_method=mtp but {model} ships no multi-token-prediction module (use eagle or draft)",
+    "spec_method={method} needs spec_acceptance (no sourced default for it; valid: [0, 1))",
+    "spec_method=draft needs spec_draft_model (a catalog model id)",
+)
+"""Why a speculative-decoding setting cannot run (index = problem code)."""
+
+
+def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: dict):
+    """Each row's speculative decoding: given columns, else the model's sourced MTP default, else off.
+
+    Returns
+    -------
+    (Speculation, problem codes into :data:`SPEC_PROBLEMS`, -1 = none).
+
+    Notes
+    -----
+    Defaults: a model with a sourced ``mtp_acceptance`` (models.csv; DeepSeek-V3/R1 0.85 from the
+    DeepSeek-V3 report) decodes with its MTP module, one drafted token per step; others decode plainly.
+    A given ``spec_draft_tokens`` without a method uses the model's MTP module when it ships one, else an
+    EAGLE head. One drafted token per step unless ``spec_draft_tokens`` says otherwise.
+    """
+    method, k_in, a_in = raw["spec_method_code"], raw["spec_draft_tokens"], raw["spec_acceptance"]
+    default_a = ctx.arrays.mtp_acceptance[mc]
+    has_mtp = model.mtp_modules > 0
+    by_default = np.where(~np.isnan(default_a) & has_mtp, 1, 0)
+    by_k = np.where(np.isnan(k_in), by_default, np.where(k_in > 0, np.where(has_mtp, 1, 2), 0))
+    m = np.where(method >= 0, method, by_k)
+    k = np.where(m == 0, 0.0, np.where(np.isnan(k_in), 1.0, k_in))
+    m = np.where(k == 0, 0, m)
+    acc = np.where(np.isnan(a_in), np.where(m == 1, default_a, np.nan), a_in)
+    problem = np.full(np.shape(m), -1, dtype=np.int8)
+    problem = np.where((m > 0) & np.isnan(acc), 1, problem)
+    problem = np.where((m == 3) & (raw["spec_draft_model_code"] < 0), 2, problem)
+    problem = np.where((m == 1) & ~has_mtp, 0, problem)
+    acc = np.where(np.isnan(acc), 0.0, acc)
+    dcode = raw["spec_draft_model_code"]
+    if np.any(m == 3):
+        draft = ctx.arrays.models(np.maximum(dcode, 0))
+        on = (m == 3) & (dcode >= 0)
+        kv_token = _kv_bytes(1.0, draft, formats)
+        extra = dict(draft_params=np.where(on, draft.total_params, 0.0),
+                     draft_active_params=np.where(on, draft.active_matmul_params, 0.0),
+                     draft_layers=np.where(on, draft.num_layers, 0.0),
+                     draft_kv_bytes_per_token=np.where(on, kv_token, 0.0))
+    else:
+        extra = {}
+    spec = Speculation(method_code=m.astype(float), draft_tokens=k, acceptance=acc, **extra)
+    return spec, problem
+
+
 def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
     """Strict mode: raise for the first row of the block that cannot be evaluated, naming field, value, range."""
     n, off = ctx.n, sl.start
@@ -1031,6 +1231,23 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
         raise InvalidInputError(
             f"input_len + output_len = {at(f['capacity_ctx'], i):,.0f} tokens exceeds the maximum context of "
             f"{pts['model'][r]} ({mx:,.0f} tokens; valid: 2-{mx:,.0f}){_row_note(r, n)}")
+    i = first(f["too_wide"])
+    if i is not None:
+        r = off + i
+        p = pts["precision"][r]
+        fmt = FORMATS[int(at(f["wcode"], i))]
+        ef = FORMATS[int(at(f["ecode"], i))]
+        wide = fmt if prec.FORMAT_BITS[fmt] > prec.PRECISION_BITS[p] else ef
+        name = "weight_format" if wide == fmt else "expert_weight_format"
+        raise InvalidInputError(
+            f"{name}={wide!r} is wider than precision={p!r}: {p} matmuls need {p} or narrower weights (valid: "
+            f"{[x for x in FORMATS if prec.FORMAT_BITS[x] <= prec.PRECISION_BITS[p]]}){_row_note(r, n)}")
+    i = first(f["spec_problem"] >= 0)
+    if i is not None:
+        r = off + i
+        msg = SPEC_PROBLEMS[int(f["spec_problem"][i])]
+        method = pts["spec_method"][r] if "spec_method" in pts.columns else "mtp"
+        raise InvalidInputError(msg.format(model=pts["model"][r], method=method) + _row_note(r, n))
     for prob, prefix in ((f["problem"], ""), (f["p_problem"], "prefill_")):
         i = first(prob >= 0)
         if i is not None:
@@ -1043,7 +1260,7 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
                 domain=at(f["domain"], i), num_attention_heads=model.num_attention_heads[i],
                 kv_shard_heads=model.kv_shard_heads[i], num_layers=model.num_layers[i],
                 num_experts=model.num_experts[i], model_id=pts["model"][r], batch_size=at(f["batch"], i),
-                prefix=prefix)
+                prefix=prefix, redundant_experts=float(at(f["red"], i)))
             raise InvalidInputError(msg + _row_note(r, n))
     i = first(f["unsupported"])
     if i is not None:
@@ -1085,6 +1302,10 @@ def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_
             cols.append(_labels(c, out[c], WALLS))
         elif c == "infeasible_reason":
             cols.append(_labels(c, out[c], REASONS))
+        elif c in ("weight_format", "expert_weight_format"):
+            cols.append(_labels(c, out[c], FORMATS))
+        elif c == "spec_method":
+            cols.append(_labels(c, out[c], SPEC_METHODS))
         elif c == "layout":
             cols.append(_layout_column(out))
         elif c == "max_batch_size":

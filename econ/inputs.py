@@ -40,6 +40,9 @@ class ModelFacts:
     num_attention_heads, num_kv_heads : [-]
     max_context_tokens : [tokens] the model's maximum context (``max_position_embeddings``)
     log_expert_miss : [-] ln(1 - k/E), 0 for dense (:func:`econ.architecture.log_expert_miss`)
+    mtp_module_params, mtp_module_active_params, draft_head_params : [params] a multi-token-prediction
+        module (all / per token) and an EAGLE-style draft head (:func:`econ.architecture.derive_architecture`)
+    mtp_modules : [-] MTP modules the released checkpoint ships (models.csv; 0 = none)
     """
 
     total_params: np.ndarray
@@ -65,6 +68,10 @@ class ModelFacts:
     num_kv_heads: np.ndarray
     max_context_tokens: np.ndarray
     log_expert_miss: np.ndarray
+    mtp_module_params: np.ndarray
+    mtp_module_active_params: np.ndarray
+    draft_head_params: np.ndarray
+    mtp_modules: np.ndarray
 
     @property
     def routed_active_params(self):
@@ -124,8 +131,10 @@ class Layout:
 
     Attributes
     ----------
-    tp, dp, ep, pp : [-] whole numbers >= 1; ep divides tp x dp
+    tp, dp, ep, pp : [-] whole numbers >= 1; ep divides tp x dp and the expert slots
     scale_up_domain_size : [accelerators] domain the instance is placed in (contiguously)
+    redundant_experts : [-] extra copies of hot experts per MoE layer (expert slots = E + redundant;
+        DeepSeek's decode serves 256 + 32 slots on EP144, 2 per GPU: DeepSeek-V3 report sec. 3.4)
     """
 
     tp: np.ndarray
@@ -133,6 +142,7 @@ class Layout:
     ep: np.ndarray
     pp: np.ndarray
     scale_up_domain_size: np.ndarray
+    redundant_experts: np.ndarray | float = 0.0
 
     @property
     def num_gpus(self):
@@ -159,12 +169,16 @@ class Formats:
 
     Attributes
     ----------
-    weight_bytes_per_param : [B] weights stored in HBM (precision.WEIGHT_BYTES_PER_PARAM)
+    weight_bytes_per_param : [B] non-routed weights stored in HBM, scales included (precision.WEIGHT_FORMATS)
     kv_bytes_per_element : [B] KV-cache format
     embedding_bytes_per_param : [B] embeddings and LM head (stay 16-bit)
-    peak_flop_per_s : [FLOP/s] dense matmul peak at the row's matmul precision
+    peak_flop_per_s : [FLOP/s] dense matmul peak of the non-routed matmuls (the row's matmul precision,
+        or bf16 where a release pins wider weights, e.g. gpt-oss attention)
     attention_peak_flop_per_s : [FLOP/s] peak of the attention-score matmuls
         (:func:`econ.performance.attention_peak_flop_per_s`)
+    expert_weight_bytes_per_param : [B] routed-expert weights (e.g. MXFP4 0.53125 for gpt-oss); None = as
+        the non-routed weights
+    expert_peak_flop_per_s : [FLOP/s] matmul peak of the routed experts; None = ``peak_flop_per_s``
     """
 
     weight_bytes_per_param: np.ndarray
@@ -172,6 +186,19 @@ class Formats:
     embedding_bytes_per_param: np.ndarray
     peak_flop_per_s: np.ndarray
     attention_peak_flop_per_s: np.ndarray
+    expert_weight_bytes_per_param: np.ndarray | None = None
+    expert_peak_flop_per_s: np.ndarray | None = None
+
+    @property
+    def expert_bytes(self):
+        """Routed-expert bytes per weight. [B]"""
+        return self.weight_bytes_per_param if self.expert_weight_bytes_per_param is None \
+            else self.expert_weight_bytes_per_param
+
+    @property
+    def expert_peak(self):
+        """Routed-expert matmul peak. [FLOP/s]"""
+        return self.peak_flop_per_s if self.expert_peak_flop_per_s is None else self.expert_peak_flop_per_s
 
     def take(self, index) -> "Formats":
         return _take(self, index)
@@ -203,6 +230,8 @@ class Efficiency:
     alltoall_scale_up_latency_s: np.ndarray | float
     alltoall_scale_out_latency_s: np.ndarray | float
     kernel_launch_latency_s: np.ndarray | float
+    layer_overhead_s: np.ndarray | float = 0.0
+    moe_tile_rows: np.ndarray | float = 1.0
 
     @classmethod
     def from_assumptions(cls, assumptions, deployment) -> "Efficiency":
@@ -217,6 +246,37 @@ class Efficiency:
         return _take(self, index)
 
 
+SPEC_METHODS: tuple[str, ...] = ("none", "mtp", "eagle", "draft")
+"""Speculative-decoding methods (index = method code): none; the model's own multi-token-prediction
+module(s) (DeepSeek-V3, GLM-4.5); an EAGLE-style draft head (one dense decoder layer); a separate draft model."""
+
+
+@dataclass(slots=True)
+class Speculation:
+    """Speculative decoding of each row (Leviathan et al., 2023, arXiv:2211.17192; DeepSeek-V3 MTP).
+
+    Attributes
+    ----------
+    method_code : [-] index into :data:`SPEC_METHODS` (0 = off)
+    draft_tokens : [tokens] k, tokens drafted per step (0 = off), 0..16
+    acceptance : [-] a, chance each drafted token is accepted (i.i.d.), [0, 1)
+    draft_params, draft_active_params : [params] the draft model (method "draft"; 0 otherwise)
+    draft_layers : [layers] the draft model's layers (per-layer launch overhead)
+    draft_kv_bytes_per_token : [B] the draft model's KV bytes per context token (all its layers)
+    """
+
+    method_code: np.ndarray | float = 0.0
+    draft_tokens: np.ndarray | float = 0.0
+    acceptance: np.ndarray | float = 0.0
+    draft_params: np.ndarray | float = 0.0
+    draft_active_params: np.ndarray | float = 0.0
+    draft_layers: np.ndarray | float = 0.0
+    draft_kv_bytes_per_token: np.ndarray | float = 0.0
+
+    def take(self, index) -> "Speculation":
+        return _take(self, index)
+
+
 def _take(obj, index):
     out = {}
     for f in fields(obj):
@@ -225,4 +285,4 @@ def _take(obj, index):
     return type(obj)(**out)
 
 
-__all__ = ["ModelFacts", "HardwareFacts", "Layout", "Formats", "Efficiency"]
+__all__ = ["ModelFacts", "HardwareFacts", "Layout", "Formats", "Efficiency", "Speculation", "SPEC_METHODS"]

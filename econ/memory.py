@@ -6,7 +6,7 @@ import numpy as np
 
 
 def weight_bytes_resident(total_params, embedding_params, lm_head_params, weight_bytes_per_param,
-                          embedding_bytes_per_param=2.0):
+                          embedding_bytes_per_param=2.0, routed_params=0.0, expert_bytes_per_param=None):
     """Bytes of weights held in HBM by one model replica.
 
     Parameters
@@ -16,13 +16,18 @@ def weight_bytes_resident(total_params, embedding_params, lm_head_params, weight
         Input table V*d and LM head V*d (0 if tied); they stay at ``embedding_bytes_per_param``.
     weight_bytes_per_param : scalar or array [B] (precision.WEIGHT_BYTES_PER_PARAM)
     embedding_bytes_per_param : scalar or array [B]
+    routed_params : scalar or array, routed-expert parameters stored in ``expert_bytes_per_param`` [params]
+    expert_bytes_per_param : scalar or array, optional (None = ``weight_bytes_per_param``) [B]
 
     Returns
     -------
-    scalar or array [B]. Llama-3.1-8B bf16: 16.06e9 (DESIGN.md); a 700B model in fp8: ~700e9.
+    scalar or array [B]. Llama-3.1-8B bf16: 16.06e9 (DESIGN.md); a 700B model in fp8: ~700e9;
+    gpt-oss-120b (MXFP4 experts, bf16 rest): ~65e9 (OpenAI: fits one 80 GB GPU).
     """
     emb = embedding_params + lm_head_params
-    return (total_params - emb) * weight_bytes_per_param + emb * embedding_bytes_per_param
+    eb = weight_bytes_per_param if expert_bytes_per_param is None else expert_bytes_per_param
+    return (total_params - emb - routed_params) * weight_bytes_per_param + routed_params * eb \
+        + emb * embedding_bytes_per_param
 
 
 def kv_replication(tp, kv_shard_heads):

@@ -46,7 +46,7 @@ import numpy as np
 from econ.architecture import attention_flop_per_token, expected_experts_touched
 from econ.communication import (AlphaBeta, MoECollectives, hierarchical_allreduce_alpha_beta, indicator,
                                 moe_comm_alpha_beta)
-from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts
+from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 
 WALLS = ("capacity", "memory", "compute", "network")
 
@@ -257,12 +257,15 @@ class DecodeStep:
     t_mem_s, t_flop_s : memory and compute time of the whole step, routed experts included [s]
     t_routed_s : the routed experts' own roofline [s]; t_moe_overhead_s : L_moe x per-layer overhead [s]
     t_comm_s, t_comm_tp_s, t_comm_ep_s, t_comm_pp_s : communication, total and per kind [s]
-    tpot_s : time per output token (one step) [s]
+    tpot_s : time per output token: step time / accepted tokens per step [s]
     num_microbatches, bubble_frac : pipeline micro-batches in flight and the idle share [-]
     step_flop : FLOPs of the step, whole instance [FLOP]
     arithmetic_intensity_flop_per_byte : step FLOPs over HBM bytes read [FLOP/B]
     tokens_per_s_per_user, output_tokens_per_s_per_gpu : [tokens/s]
     binding_wall_code : 1 memory, 2 compute, 3 network (index into :data:`WALLS`)
+    step_s : one decode step (verify pass + drafts) [s]; draft_s : the drafts' share [s]
+    accepted_tokens_per_step : output tokens per sequence per step (1 without speculation) [tokens]
+    fixed_overhead_s : per-step + per-layer + per-MoE-layer overheads of the verify pass [s]
     """
 
     t_mem_s: np.ndarray
@@ -281,6 +284,10 @@ class DecodeStep:
     tokens_per_s_per_user: np.ndarray
     output_tokens_per_s_per_gpu: np.ndarray
     binding_wall_code: np.ndarray
+    step_s: np.ndarray
+    draft_s: np.ndarray
+    accepted_tokens_per_step: np.ndarray
+    fixed_overhead_s: np.ndarray
 
 
 @dataclass(slots=True)
@@ -351,13 +358,103 @@ def _moe_comm(comm: Collectives, tokens_stage, tokens_group, model: ModelFacts, 
 
 def _routed_bytes(tokens, model: ModelFacts, formats: Formats, layout: Layout, eff: Efficiency):
     return routed_bytes_read_per_gpu(tokens, model.num_moe_layers, model.num_experts, model.experts_per_token,
-                                     model.routed_expert_params, formats.weight_bytes_per_param, layout.ep,
+                                     model.routed_expert_params, formats.expert_bytes, layout.ep,
                                      layout.expert_tp, eff.expert_imbalance_factor, model.log_expert_miss)
+
+
+def accepted_tokens_per_step(acceptance, draft_tokens):
+    """Expected tokens a speculative step emits per sequence: (1 - a^(k+1)) / (1 - a).
+
+    Parameters
+    ----------
+    acceptance : scalar or array in [0, 1), a: chance each drafted token is accepted [-]
+    draft_tokens : scalar or array of whole numbers >= 0, k: tokens drafted per step [tokens]
+
+    Returns
+    -------
+    scalar or array [tokens/step], in [1, k + 1]: 1 for k = 0 (plain decoding).
+
+    Notes
+    -----
+    Drafted tokens are accepted left to right until the first rejection, each with probability a
+    (i.i.d.); the verify pass always yields one token of its own (the correction or the bonus token):
+    E = sum_{i=0..k} a^i = (1 - a^(k+1)) / (1 - a) (Leviathan, Kalman & Matias, "Fast Inference from
+    Transformers via Speculative Decoding", ICML 2023, arXiv:2211.17192, eq. 1). a = 0.8: k = 1 -> 1.8,
+    k = 3 -> 2.952.
+    """
+    return (1.0 - acceptance ** (draft_tokens + 1.0)) / (1.0 - acceptance)
+
+
+def grouped_gemm_padded_rows(tokens, touched_experts, tile_rows):
+    """Rows a grouped GEMM computes: each touched expert's tokens rounded up to whole tiles.
+
+    Parameters
+    ----------
+    tokens : scalar or array, token-expert assignments (tokens x k) [rows]
+    touched_experts : scalar or array, > 0, experts that receive any [-]
+    tile_rows : scalar or array, >= 1, rows of one tensor-core tile (M) [rows]
+
+    Returns
+    -------
+    scalar or array [rows] >= tokens: touched x ceil(tokens / touched / tile) x tile.
+
+    Notes
+    -----
+    A grouped (MoE) GEMM launches tiles of ``tile_rows`` rows per expert: an expert with 2 tokens still
+    runs a 64-row WGMMA tile on Hopper (128 rows per UMMA on Blackwell), so the compute of small-batch
+    decode is mostly padding, while prefill (thousands of tokens per expert) runs like a dense GEMM
+    (CUTLASS grouped GEMM; DeepSeek DeepGEMM "m-grouped" kernels; TensorRT-LLM tech blog 3). With
+    ``tile_rows`` <= 1 there is no padding (the expected rows, fractional, as computed).
+    """
+    per = tokens / np.maximum(touched_experts, 1e-30)
+    return np.where(tile_rows > 1.0, touched_experts * np.ceil(per / tile_rows) * tile_rows, tokens)
+
+
+def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model, hardware,
+                layout, formats, eff, stream_input_embedding, comm):
+    """One forward pass of ``batch_size`` sequences x ``tokens_per_seq`` tokens: roofline pieces (dict)."""
+    tp, dp, ep, pp = layout.tp, layout.dp, layout.ep, layout.pp
+    w = tp * dp
+    bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
+    n_mb = np.minimum(pp, batch_size)
+    m = batch_size / n_mb * tokens_per_seq  # tokens per micro-batch
+    group = m / dp
+    imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
+    nr_bytes = non_routed_weight_bytes_read(group, model, formats, stream_input_embedding)
+    r_bytes = _routed_bytes(m, model, formats, layout, eff)
+    moe_tp, moe_ep = _moe_comm(comm, m, group, model, eff)
+    kv_read = group * kv_bytes_per_sequence * kv_replication / tp  # each verified token reads the cache
+    t_mem_nr = (nr_bytes / tp + kv_read) / (bw * eff.eta_bw)
+    r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+    attn = attention_flop_per_token(context_tokens, model.attention_flop_per_context_token_decode,
+                                    model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+    nr_active, r_active = model.non_routed_active_params, model.routed_active_params
+    t_flop_nr = (group * (2.0 * nr_active + attn * (peak / formats.attention_peak_flop_per_s)) / tp) \
+        / (peak * eff.eta_flop)
+    r_flop = _routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac)
+    message = group * model.hidden_size * eff.activation_bytes
+    t_tp = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message) \
+        + model.num_moe_layers * moe_tp
+    t_ep = model.num_moe_layers * moe_ep
+    t_pp = comm.pipeline.time_s(message)
+    return dict(n_mb=n_mb, m=m, group=group, nr_bytes=nr_bytes, r_bytes=r_bytes, t_mem_nr=t_mem_nr, r_mem=r_mem,
+                t_flop_nr=t_flop_nr, r_flop=r_flop, attn=attn, t_tp=t_tp, t_ep=t_ep, t_pp=t_pp, w=w, imb=imb)
+
+
+def _routed_flop(tokens, model: ModelFacts, layout: Layout, eff: Efficiency):
+    """Routed-expert FLOPs the busiest rank computes for ``tokens`` tokens, tile padding included. [FLOP]"""
+    ep = layout.ep
+    imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
+    touched = expected_experts_touched(tokens, model.num_experts, model.experts_per_token, model.log_expert_miss)
+    local = np.minimum(imb * touched / ep, model.num_experts / ep)
+    rows = grouped_gemm_padded_rows(tokens * model.experts_per_token * imb / ep, local, eff.moe_tile_rows)
+    return model.num_moe_layers * rows * 2.0 * model.routed_expert_params / layout.expert_tp
 
 
 def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model: ModelFacts,
                 hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
-                stream_input_embedding=False, comm: Collectives | None = None) -> DecodeStep:
+                stream_input_embedding=False, comm: Collectives | None = None,
+                spec: Speculation | None = None) -> DecodeStep:
     """One decode step of ``batch_size`` sequences on a tp x dp x pp instance with expert parallelism ep.
 
     Parameters
@@ -367,12 +464,13 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     kv_bytes_per_sequence : scalar or array, KV bytes of one sequence at ``context_tokens`` [B]
     kv_replication : scalar or array, copies of each KV entry in a tp group (memory.kv_replication) [-]
     model, hardware, layout, formats, eff : bundles of :mod:`econ.inputs` (broadcastable arrays)
-    stream_input_embedding : bool, see :func:`decode_weight_bytes_read`
+    stream_input_embedding : bool, see :func:`non_routed_bytes_read`
     comm : Collectives, optional; :func:`collectives` of the layout (computed here when not given)
+    spec : Speculation, optional; speculative decoding (None or k = 0: plain decoding)
 
     Returns
     -------
-    DecodeStep
+    DecodeStep; ``tpot_s`` is the time per *output* token (step time / accepted tokens per step).
 
     Notes
     -----
@@ -380,49 +478,77 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     slots are alike, so the per-slot roofline summed over the pp slots is the step's. Pipeline stages
     add capacity, not bandwidth: every accelerator still streams its stage's weights once per
     micro-batch, so the step time at small batch is W / (tp x BW) whatever pp (seed 002, sec. VII).
-    The expert-imbalance factor (busiest EP rank over the mean) applies only when ep > 1.
+    The expert-imbalance factor (busiest EP rank over the mean) applies only when ep > 1. Routed-expert
+    FLOPs are those of the grouped GEMM's padded tiles (:func:`grouped_gemm_padded_rows`).
+
+    Speculative decoding (issue 9; Leviathan et al. 2023): the verify pass runs k + 1 tokens per
+    sequence through the model, so FLOPs, KV reads, experts touched and messages scale with k + 1, while
+    the weights are read once; the draft adds k passes of one MTP module (a decoder layer of the model's
+    kind), of an EAGLE head (one dense layer) or of the draft model; the step emits
+    :func:`accepted_tokens_per_step` tokens per sequence. Per-step overhead ``overhead_s`` + L x
+    ``layer_overhead_s`` + L_moe x ``moe_layer_overhead_s`` is paid once per forward pass.
     """
-    tp, dp, ep, pp = layout.tp, layout.dp, layout.ep, layout.pp
-    w = tp * dp
-    bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
-    n_mb = np.minimum(pp, batch_size)
-    m = batch_size / n_mb
-    group = m / dp
-    imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
+    tp, dp, pp = layout.tp, layout.dp, layout.pp
     comm = collectives(hardware, layout, eff) if comm is None else comm
-    nr_bytes = non_routed_weight_bytes_read(group, model, formats, stream_input_embedding)
-    r_bytes = _routed_bytes(m, model, formats, layout, eff)
-    moe_tp, moe_ep = _moe_comm(comm, m, group, model, eff)
-    kv_read = group * kv_bytes_per_sequence * kv_replication / tp
-    t_mem_nr = (nr_bytes / tp + kv_read) / (bw * eff.eta_bw)
-    r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
-    attn = attention_flop_per_token(context_tokens, model.attention_flop_per_context_token_decode,
-                                    model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
-    nr_active, r_active = model.non_routed_active_params, model.routed_active_params
-    t_flop_nr = (group * (2.0 * nr_active + attn * (peak / formats.attention_peak_flop_per_s)) / tp) \
-        / (peak * eff.eta_flop)
-    r_flop = m * 2.0 * r_active * imb / w / (peak * eff.eta_flop * eff.eta_routed_flop_frac)
-    t_mem, t_flop = t_mem_nr + r_mem, t_flop_nr + r_flop
-    message = group * model.hidden_size * eff.activation_bytes
-    t_tp = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message) \
-        + model.num_moe_layers * moe_tp
-    t_ep = model.num_moe_layers * moe_ep
-    t_pp = comm.pipeline.time_s(message)
-    t_comm = t_tp + t_ep + t_pp
+    k = 0.0 if spec is None else spec.draft_tokens
+    kv = dict(batch_size=batch_size, context_tokens=context_tokens, kv_bytes_per_sequence=kv_bytes_per_sequence,
+              kv_replication=kv_replication, model=model, hardware=hardware, layout=layout, formats=formats, eff=eff,
+              stream_input_embedding=stream_input_embedding, comm=comm)
+    v = _step_parts(1.0 + k, **kv)
+    t_mem, t_flop = v["t_mem_nr"] + v["r_mem"], v["t_flop_nr"] + v["r_flop"]
+    t_comm = v["t_tp"] + v["t_ep"] + v["t_pp"]
     exposed = (1.0 - eff.overlap_frac) * t_comm
-    t_routed = np.maximum(r_mem, r_flop)
-    roof = np.maximum(t_mem_nr, t_flop_nr) + t_routed
+    t_routed = np.maximum(v["r_mem"], v["r_flop"])
+    roof = np.maximum(v["t_mem_nr"], v["t_flop_nr"]) + t_routed
     t_moe = model.num_moe_layers * eff.moe_layer_overhead_s
-    tpot = roof + exposed + eff.overhead_s + t_moe
-    step_flop = batch_size * (2.0 * (nr_active + r_active) + attn)
-    bytes_total = n_mb * (nr_bytes * dp + r_bytes * w) + batch_size * kv_bytes_per_sequence * kv_replication
+    fixed = eff.overhead_s + model.num_layers * eff.layer_overhead_s + t_moe
+    t_verify = roof + exposed + fixed
+    accepted, t_draft = 1.0, 0.0
+    if spec is not None and np.any(np.asarray(k) > 0):
+        one = v if not np.any(np.asarray(k) != 0) else _step_parts(1.0, **kv)
+        t_draft = k * _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, formats, eff, spec)
+        accepted = accepted_tokens_per_step(spec.acceptance, k)
+    step = t_verify + t_draft
+    tpot = step / accepted
+    nr_active, r_active = model.non_routed_active_params, model.routed_active_params
+    step_flop = batch_size * (1.0 + k) * (2.0 * (nr_active + r_active) + v["attn"])
+    bytes_total = v["n_mb"] * (v["nr_bytes"] * dp + v["r_bytes"] * v["w"]) \
+        + batch_size * (1.0 + k) * kv_bytes_per_sequence * kv_replication
     return DecodeStep(
         t_mem_s=t_mem, t_flop_s=t_flop, t_routed_s=t_routed, t_moe_overhead_s=t_moe, t_comm_s=t_comm,
-        t_comm_tp_s=t_tp, t_comm_ep_s=t_ep, t_comm_pp_s=t_pp, tpot_s=tpot, num_microbatches=n_mb,
-        bubble_frac=pipeline_bubble_frac(pp, n_mb), step_flop=step_flop,
+        t_comm_tp_s=v["t_tp"], t_comm_ep_s=v["t_ep"], t_comm_pp_s=v["t_pp"], tpot_s=tpot,
+        num_microbatches=v["n_mb"], bubble_frac=pipeline_bubble_frac(pp, v["n_mb"]), step_flop=step_flop,
         arithmetic_intensity_flop_per_byte=step_flop / bytes_total, tokens_per_s_per_user=1.0 / tpot,
-        output_tokens_per_s_per_gpu=batch_size / (tpot * (w * pp)),
-        binding_wall_code=np.where(exposed > roof, 3, np.where(t_flop > t_mem, 2, 1)))
+        output_tokens_per_s_per_gpu=batch_size / (tpot * (v["w"] * pp)),
+        binding_wall_code=np.where(exposed > roof, 3, np.where(t_flop > t_mem, 2, 1)),
+        step_s=step + 0.0 * tpot, draft_s=t_draft + 0.0 * tpot, accepted_tokens_per_step=accepted + 0.0 * tpot,
+        fixed_overhead_s=fixed + 0.0 * tpot)
+
+
+def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, formats, eff, spec):
+    """Time of one draft pass (one drafted token per sequence) for each method. [s]
+
+    MTP module: one decoder layer of the model's own kind (MoE for an MoE model) with its share of
+    communication and per-layer overheads, i.e. 1/L of the plain step's layer work. EAGLE head: one dense
+    layer (the non-routed part of 1/L of the step). Draft model: a roofline of its own weights (streamed
+    once per pass, split tp ways), FLOPs and KV reads, plus its per-layer launch overheads.
+    """
+    L = model.num_layers
+    nr_layer = np.maximum(one["t_mem_nr"], one["t_flop_nr"]) / L
+    r_layer = np.maximum(one["r_mem"], one["r_flop"]) / np.maximum(model.num_moe_layers, 1.0)
+    comm_layer = (1.0 - eff.overlap_frac) * (one["t_tp"] + one["t_ep"]) / L
+    moe = np.minimum(model.num_moe_layers, 1.0)
+    mtp = nr_layer + moe * (r_layer + eff.moe_layer_overhead_s) + comm_layer + eff.layer_overhead_s
+    head = nr_layer + comm_layer + eff.layer_overhead_s
+    tp = layout.tp
+    bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
+    group = batch_size / layout.dp
+    draft = np.maximum(spec.draft_params * formats.weight_bytes_per_param / (tp * bw * eff.eta_bw),
+                       group * 2.0 * spec.draft_active_params / (tp * peak * eff.eta_flop)) \
+        + group * spec.draft_kv_bytes_per_token * context_tokens / (tp * bw * eff.eta_bw) \
+        + spec.draft_layers * eff.layer_overhead_s + eff.overhead_s
+    code = spec.method_code
+    return np.where(code == 1, mtp, np.where(code == 2, head, np.where(code == 3, draft, 0.0)))
 
 
 def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, model: ModelFacts,
@@ -452,11 +578,9 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     after another, so TTFT is the whole step; stages pipeline consecutive steps, so throughput per
     accelerator is tokens / (t x tp).
     """
-    tp, dp, ep = layout.tp, layout.dp, layout.ep
-    w = tp * dp
+    tp, dp = layout.tp, layout.dp
     bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
     tokens = requests_per_step * prompt_tokens
-    imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
     attn = model.attention_flop_per_context_token_prefill * causal_attended_tokens(
         prompt_tokens, model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
     nr_active, r_active = model.non_routed_active_params, model.routed_active_params
@@ -464,7 +588,8 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     nr_time_flop = requests_per_step * (2.0 * nr_active * prompt_tokens
                                         + attn * (peak / formats.attention_peak_flop_per_s))
     t_flop_nr = (nr_time_flop / tp) / (peak * eff.eta_prefill)
-    r_flop = tokens * dp * 2.0 * r_active * imb / w / (peak * eff.eta_prefill * eff.eta_routed_flop_frac)
+    r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
+                                                             * eff.eta_routed_flop_frac)
     t_mem_nr = (non_routed_weight_bytes_read(tokens, model, formats, stream_input_embedding) / tp
                 + requests_per_step * kv_bytes_per_sequence / tp) / (bw * eff.eta_bw)
     comm = collectives(hardware, layout, eff) if comm is None else comm
@@ -474,7 +599,7 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     t_comm = ((2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
               + model.num_moe_layers * (moe_tp + moe_ep) + comm.pipeline.time_s(message))
     t = (np.maximum(t_flop_nr, t_mem_nr) + np.maximum(r_flop, r_mem) + (1.0 - eff.overlap_frac) * t_comm
-         + model.num_moe_layers * eff.moe_layer_overhead_s)
+         + model.num_moe_layers * eff.moe_layer_overhead_s + model.num_layers * eff.layer_overhead_s)
     flop = dp * (nr_flop + tokens * 2.0 * r_active)
     return PrefillStep(time_s=t, prefill_flop=flop, t_mem_s=t_mem_nr + r_mem, t_flop_s=t_flop_nr + r_flop,
                        t_comm_s=t_comm, input_tokens_per_s_per_gpu=tokens / (t * tp))

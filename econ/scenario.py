@@ -114,6 +114,11 @@ SPECS: dict[str, FieldSpec] = {
     "eta_routed_flop_frac": _f(1e-2, 1.0, "", "MoE routed-expert FLOP efficiency"),
     "eta_routed_bw_frac": _f(1e-2, 1.0, "", "MoE routed-expert bandwidth efficiency"),
     "moe_layer_overhead_s": _f(0.0, 1e-2, "s", "MoE per-layer overhead"),
+    "layer_overhead_s": _f(0.0, 1e-3, "s", "Per-layer overhead"),
+    "moe_tile_rows": _f(1.0, 512.0, "rows", "Grouped-GEMM tile rows"),
+    "max_batch_per_group": _i(1, 1 << 20, "sequences", "Engine max batch per attention group"),
+    "latency_percentile": _f(0.001, 99.999, "%", "Latency percentile"),
+    "tpot_tail_factor": _f(1.0, 10.0, "", "TPOT tail over mean"),
     # hardware comparison
     "min_tokens_per_s_per_user": _f(0.0, 10_000.0, "tokens/s", "Minimum tokens/s per user"),
     "compare_hardware": FieldSpec("ids", catalog="accelerators", label="Accelerators compared"),
@@ -210,6 +215,11 @@ class Scenario:
     eta_routed_flop_frac: float = _A.eta_routed_flop_frac
     eta_routed_bw_frac: float = _A.eta_routed_bw_frac
     moe_layer_overhead_s: float = _A.moe_layer_overhead_s
+    layer_overhead_s: float = _A.layer_overhead_s
+    moe_tile_rows: float = _A.moe_tile_rows
+    max_batch_per_group: int = _A.max_batch_per_group
+    latency_percentile: float = _A.latency_percentile
+    tpot_tail_factor: float = _A.tpot_tail_factor
     min_tokens_per_s_per_user: float = 20.0
     compare_hardware: tuple[str, ...] = ()
     compare_precisions: tuple[str, ...] = ()

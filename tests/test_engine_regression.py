@@ -15,6 +15,8 @@ Deliberate differences, each a physics fix, are asserted rather than hidden:
   pp times per step although only B micro-batches cross the pipeline.
 - stricter layout rules: tp must divide the attention heads (vLLM's rule), so a few old rows are now
   "no valid layout"; contexts beyond a model's max_context_tokens are now infeasible (issue 12).
+- mechanisms added later (weight formats a release pins, default MTP speculative decoding) are set to the
+  recorded behaviour by :func:`_as_recorded`; their own tests are in tests/test_serving_physics.py.
 - the old deployment evaluator labelled "prefill instance does not fit in HBM" rows as
   "no valid tp x pp split" (an off-by-one in its reason table); the price reasons now name the cost tiers.
 """
@@ -30,6 +32,7 @@ import pytest
 
 from econ.assumptions import Assumptions, DeploymentAssumptions
 from econ.engine import RESULT_COLUMNS, evaluate
+from econ.precision import DEFAULT_WEIGHT_FORMAT
 
 HERE = Path(__file__).parent / "fixtures" / "engine_regression"
 sys.path.insert(0, str(HERE))
@@ -42,6 +45,13 @@ RECORDED = Assumptions(eta_bw=0.60, eta_flop=0.30, eta_prefill=0.50, overlap_fra
 RECORDED_DEPLOYMENT = DeploymentAssumptions(expert_imbalance_factor=1.2, alltoall_scale_up_latency_s=10e-6,
                                             alltoall_scale_out_latency_s=40e-6, kernel_launch_latency_s=2e-6,
                                             kv_transfer_eta=0.8, kv_transfer_latency_s=0.5e-3)
+
+
+def _as_recorded(points: pl.DataFrame) -> pl.DataFrame:
+    """The mechanisms added since the recording, off: weights in the precision's own format (no format a
+    release pins, e.g. gpt-oss's MXFP4 experts) and plain decoding (no default MTP)."""
+    fmt = pl.col("precision").replace_strict(DEFAULT_WEIGHT_FORMAT, return_dtype=pl.String)
+    return points.with_columns(weight_format=fmt, expert_weight_format=fmt, spec_method=pl.lit("none"))
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +68,7 @@ def test_tensor_pipeline_rows_reproduce_old_sweep(snapshot):
     old = pl.read_parquet(HERE / "sweep.parquet")
     pts = old.select("model", "hardware", "precision", "batch_size", "input_len", "output_len", "basis",
                      pl.col("num_gpus_in").alias("num_gpus"), pl.col("tp_in").alias("tp"), pl.col("pp_in").alias("pp"))
-    new = evaluate(pts, snapshot, RECORDED, deployment=RECORDED_DEPLOYMENT, strict=False)
+    new = evaluate(_as_recorded(pts), snapshot, RECORDED, deployment=RECORDED_DEPLOYMENT, strict=False)
     assert new.height == old.height
     # feasibility: identical except the stricter rules named in the module docstring
     changed = old["feasible"] != new["feasible"]
@@ -101,7 +111,7 @@ def test_parallel_rows_reproduce_old_deployment_evaluate(snapshot):
     pts = old.select("model", "hardware", "precision", "batch_size", "input_len", "output_len", "basis", "tp", "dp",
                      "ep", "pp", "num_gpus", "disaggregated",
                      *[pl.col(f"prefill_{k}_in").alias(f"prefill_{k}") for k in ("tp", "dp", "ep", "pp")])
-    new = evaluate(pts, snapshot, RECORDED, deployment=RECORDED_DEPLOYMENT, strict=False)
+    new = evaluate(_as_recorded(pts), snapshot, RECORDED, deployment=RECORDED_DEPLOYMENT, strict=False)
     assert old["feasible"].to_list() == new["feasible"].to_list()
     assert old["feasible"].sum() > 2500 and old.filter(pl.col("feasible"))["disaggregated"].sum() > 500
     assert (old["dp"] > 1).sum() > 1000

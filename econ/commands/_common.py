@@ -334,3 +334,212 @@ def progress(description: str, *, total: int | None = None, delay_s: float = 1.0
             timer.join(timeout=1.0)
         if started.is_set():
             bar.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# shared option groups: every subcommand takes the same scenario, workload, SLO and economics flags
+# ---------------------------------------------------------------------------------------------
+
+TCO_CHOICES: tuple[str, ...] = ("hyperscaler", "neocloud", "owned-custom", "rental-3yr", "on-demand", "rental")
+"""``--tco`` tiers (econ.engine.BASES; ``owned-custom`` is the owned chain with this scenario's economics;
+"custom" is ``--usd-per-gpu-hour``). The same flag names as ``econ quotes check``."""
+
+TCO_HELP = ("cost tier of a GPU-hour: owned-custom (capex annuity + facility + opex + power x PUE with these "
+            "economics; the default), hyperscaler / neocloud (SemiAnalysis cost of owning), rental-3yr, on-demand, "
+            "rental (the catalog's representative rate)")
+
+
+def add_scenario_option(p) -> None:
+    """``--scenario FILE``: a TOML scenario (saved from the dashboard); explicit flags override it."""
+    p.add_argument("--scenario", metavar="FILE",
+                   help="TOML scenario file (saved from the dashboard sidebar); flags given explicitly override it")
+
+
+def add_workload_options(p, *, lengths: bool = True) -> None:
+    """``--workload`` (chat|reasoning|summarization|custom) and ``--input-len/--isl``, ``--output-len/--osl``.
+
+    Explicit lengths win over the preset's (:func:`econ.presets.lengths`); defaults: the scenario's, else chat.
+    """
+    from econ.presets import WORKLOAD_CHOICES, WORKLOADS
+
+    names = ", ".join(f"{k} {w.input_len // 1024}k/{w.output_len // 1024}k" for k, w in WORKLOADS.items())
+    g = p.add_argument_group("workload")
+    g.add_argument("--workload", choices=WORKLOAD_CHOICES,
+                   help=f"request shape preset, input/output tokens ({names}; SemiAnalysis InferenceX's three "
+                        "sweeps) [chat]; --input-len/--output-len override it")
+    if lengths:
+        g.add_argument("--input-len", "--isl", dest="input_len", type=int,
+                       help="prompt tokens per request, ISL [the workload's: 1024]")
+        g.add_argument("--output-len", "--osl", dest="output_len", type=int,
+                       help="generated tokens per request, OSL [the workload's: 1024]")
+
+
+def add_slo_options(p, *, ttft: bool = True) -> None:
+    """SLO flags in the field's terms: ``--min-tokens-per-s-per-user``, ``--tpot-ms``, ``--ttft-ms``.
+
+    The speed floor defaults to :data:`econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER`; ``--tpot-ms T``
+    is the same floor written as a time per output token (1000 / T tokens/s; the stricter of the two wins).
+    """
+    import argparse
+
+    from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER as floor
+
+    g = p.add_argument_group("service-level objectives")
+    g.add_argument("--min-tokens-per-s-per-user", type=float, metavar="X",
+                   help=f"SLO: minimum output tokens/s of one stream (interactivity) [{floor:g}: MLPerf v5.0 "
+                        "interactive, TPOT 40 ms; 0 = no floor]")
+    g.add_argument("--tpot-ms", type=float, metavar="MS",
+                   help="SLO: maximum time per output token, ms (= a floor of 1000/MS tokens/s per user)")
+    if ttft:
+        g.add_argument("--ttft-ms", type=float, metavar="MS", help="SLO: maximum time to first token, ms [no limit]")
+        g.add_argument("--max-ttft-s", type=float, help=argparse.SUPPRESS)  # the flag of earlier releases, seconds
+
+
+def add_economics_options(p, *, mix: bool = True, build: bool = False) -> None:
+    """The economics flags of every subcommand: power price, PUE, cost tier, finance, utilization, token mix.
+
+    ``--tco``, ``--usd-per-gpu-hour`` (tier "custom"), ``--rental`` and ``--owned`` (short for
+    ``--tco rental`` / ``--tco owned-custom``) are mutually exclusive.
+    """
+    g = p.add_argument_group("economics")
+    k = g.add_mutually_exclusive_group()
+    k.add_argument("--region", help="power-price region id (econ list regions)")
+    k.add_argument("--usd-per-kwh", type=float, help="electricity price, USD/kWh")
+    g.add_argument("--facility", help="facility class id (sets PUE and build cost; econ list facilities)")
+    g.add_argument("--pue", type=float, help="power usage effectiveness, in [1, 3]")
+    if build:
+        g.add_argument("--build-usd-per-mw", type=float, help="facility build cost per MW of IT load, USD")
+    t = g.add_mutually_exclusive_group()
+    t.add_argument("--tco", choices=TCO_CHOICES, help=TCO_HELP + " [owned-custom]")
+    t.add_argument("--usd-per-gpu-hour", type=float, metavar="USD",
+                   help="price every GPU-hour at this rate (tier 'custom'), USD per GPU-hour of existence")
+    t.add_argument("--rental", dest="tco", action="store_const", const="rental", help="short for --tco rental")
+    t.add_argument("--owned", dest="tco", action="store_const", const="owned-custom",
+                   help="short for --tco owned-custom")
+    g.add_argument("--utilization", type=float, help="share of hours serving paid traffic, (0, 1] [0.7]")
+    g.add_argument("--cost-of-capital", type=float, help="annual rate, e.g. 0.10 [0.10]")
+    g.add_argument("--life-years", type=float, help="accelerator economic life, years [5]")
+    if mix:
+        g.add_argument("--input-output-mix", help="input:output tokens for the blended price [3:1]")
+        g.add_argument("--cache-hit-rate", type=float, help="share of input tokens served from a prefix cache, [0, 1]")
+
+
+def load_scenario(args, catalog):
+    """The ``--scenario FILE`` of ``args`` (warnings to stderr), or None without one.
+
+    A scenario with a custom accelerator returns it with the catalog extended (``(scenario, catalog)``).
+    """
+    path = getattr(args, "scenario", None)
+    if not path:
+        return None, catalog
+    from econ.scenario import load_toml_file
+
+    sc, warnings = load_toml_file(path, catalog)
+    for w in warnings:
+        print(f"econ: warning: --scenario {path}: {w}", file=sys.stderr)
+    return sc, sc.catalog(catalog)
+
+
+def parse_mix(text: str) -> float:
+    """'3:1' -> 3.0 input tokens per output token."""
+    try:
+        a, b = (float(x) for x in str(text).split(":"))
+    except ValueError:
+        raise InvalidInputError(f"--input-output-mix={show_value(str(text))} is not of the form I:O (e.g. 3:1)") \
+            from None
+    if not (a >= 0 and b > 0) or not (math.isfinite(a) and math.isfinite(b)):
+        raise InvalidInputError(f"--input-output-mix={show_value(str(text))}: I must be >= 0 and O > 0")
+    return a / b
+
+
+def check_economics(args) -> None:
+    """Range-check the economics flags that were given (each error names the flag and its range)."""
+    check_range("--usd-per-kwh", getattr(args, "usd_per_kwh", None), 0, 10, "USD/kWh")
+    check_range("--pue", getattr(args, "pue", None), 1, 3)
+    check_range("--build-usd-per-mw", getattr(args, "build_usd_per_mw", None), 0, 1e9, "USD/MW")
+    check_range("--usd-per-gpu-hour", getattr(args, "usd_per_gpu_hour", None), 1e-6, 1e4, "USD/GPU-hour")
+    check_range("--utilization", getattr(args, "utilization", None), 0.01, 1)
+    check_range("--cost-of-capital", getattr(args, "cost_of_capital", None), 0, 1)
+    check_range("--life-years", getattr(args, "life_years", None), 0.1, 50, "years")
+    check_range("--cache-hit-rate", getattr(args, "cache_hit_rate", None), 0, 1)
+
+
+def economics_from(args, catalog, scenario=None, *, base=None):
+    """:class:`econ.assumptions.Economics` from the economics flags, over the scenario's (or the defaults).
+
+    An explicit ``--region``/``--usd-per-kwh`` replaces the file's power price, ``--facility`` its PUE and
+    build cost; every other flag given replaces that field. ``--tco`` / ``--usd-per-gpu-hour`` set the tier.
+    """
+    from dataclasses import replace
+
+    from econ.assumptions import Economics
+    from econ.sweep import make_economics
+
+    check_economics(args)
+    default = Economics()
+    base = base or (scenario.economics(catalog) if scenario is not None else default)
+    region, kwh = getattr(args, "region", None), getattr(args, "usd_per_kwh", None)
+    facility = getattr(args, "facility", None)
+    if region is not None or kwh is not None:
+        base = replace(base, usd_per_kwh=default.usd_per_kwh)
+    if facility is not None:
+        base = replace(base, pue=default.pue, build_usd_per_mw_it=default.build_usd_per_mw_it)
+    tco, rate = getattr(args, "tco", None), getattr(args, "usd_per_gpu_hour", None)
+    basis = "custom" if rate is not None else tco
+    mix = getattr(args, "input_output_mix", None)
+    return make_economics(
+        catalog, region=region, facility=facility, base=base, basis=basis, usd_per_gpu_hour=rate,
+        usd_per_kwh=kwh, pue=getattr(args, "pue", None), utilization_frac=getattr(args, "utilization", None),
+        cost_of_capital_frac=getattr(args, "cost_of_capital", None),
+        accelerator_life_years=getattr(args, "life_years", None),
+        build_usd_per_mw_it=getattr(args, "build_usd_per_mw", None),
+        input_output_mix=None if mix is None else parse_mix(mix),
+        cache_hit_frac=getattr(args, "cache_hit_rate", None))
+
+
+def workload_from(args, scenario=None) -> tuple[int, int]:
+    """(input_len, output_len): explicit ``--input-len``/``--output-len``, else ``--workload``'s, else the scenario's.
+
+    Raises
+    ------
+    InvalidInputError
+        A length outside [1, 16,777,216] tokens.
+    """
+    from econ.engine import MAX_CONTEXT
+    from econ.presets import lengths
+
+    name = getattr(args, "workload", None)
+    given_in, given_out = getattr(args, "input_len", None), getattr(args, "output_len", None)
+    check_range("--input-len", given_in, 1, MAX_CONTEXT, "tokens")
+    check_range("--output-len", given_out, 1, MAX_CONTEXT, "tokens")
+    if name is None and scenario is not None:
+        base_in, base_out = scenario.input_len, scenario.output_len
+        return (base_in if given_in is None else given_in, base_out if given_out is None else given_out)
+    return lengths(name, given_in, given_out)
+
+
+def slo_from(args, scenario=None) -> tuple[float, float]:
+    """(min tokens/s per user, max TTFT in s) from the SLO flags, the scenario's floor, else the one default.
+
+    ``--tpot-ms T`` is a floor of 1000 / T tokens/s; with ``--min-tokens-per-s-per-user`` too, the stricter
+    wins. ``--ttft-ms`` (or the older ``--max-ttft-s``) bounds the TTFT; without one there is no limit.
+    """
+    from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
+
+    speed = getattr(args, "min_tokens_per_s_per_user", None)
+    tpot = getattr(args, "tpot_ms", None)
+    ttft_ms, ttft_s = getattr(args, "ttft_ms", None), getattr(args, "max_ttft_s", None)
+    check_range("--min-tokens-per-s-per-user", speed, 0, 1e6, "tokens/s")
+    if tpot is not None and not (tpot == tpot and 1e-3 <= tpot <= 1e6):
+        raise InvalidInputError(f"--tpot-ms={show_value(tpot)} is outside [0.001, 1000000] (ms)")
+    if ttft_ms is not None and not (ttft_ms == ttft_ms and 1e-3 <= ttft_ms <= 1e9):
+        raise InvalidInputError(f"--ttft-ms={show_value(ttft_ms)} is outside [0.001, 1000000000] (ms)")
+    if ttft_s is not None and not (ttft_s == ttft_s and ttft_s > 0):
+        raise InvalidInputError(f"--max-ttft-s={show_value(ttft_s)} is outside (0, inf] (s)")
+    if speed is None:
+        speed = scenario.min_tokens_per_s_per_user if scenario is not None else DEFAULT_MIN_TOKENS_PER_S_PER_USER
+    if tpot is not None:
+        speed = max(speed, 1000.0 / tpot) if getattr(args, "min_tokens_per_s_per_user", None) is not None \
+            else 1000.0 / tpot
+    max_ttft = ttft_ms / 1000.0 if ttft_ms is not None else ttft_s if ttft_s is not None else math.inf
+    return float(speed), float(max_ttft)
