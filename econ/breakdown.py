@@ -1,26 +1,28 @@
 """Where a decode step's time goes: weights, KV cache, GEMM, attention, communication, overhead, prefill.
 
 The engine reports a step's roofline sides (``t_mem_s``: HBM reads, ``t_flop_s``: matmul and attention
-FLOPs), its communication (``t_comm_s``) and its time per output token (``tpot_s``; ``served_tpot_s``
-adds the prefill chunks interleaved with decode in aggregated serving, ``prefill_stall_s``). It does not
-split the memory side into weights and KV cache, nor the compute side into GEMMs and attention.
-:func:`step_breakdown` derives that split from the ONE engine, not from a second model of it: the same
-deployments evaluated again with a one-token context (:func:`econ.engine.evaluate` with
-``context_tokens = 1``) read no KV cache and do no attention to speak of, so
+FLOPs), its communication (``t_comm_s``), the step (``step_s``), the time per output token (``tpot_s``)
+and, for aggregated serving, the prefill chunks interleaved with decode (``prefill_stall_s``;
+``served_tpot_s`` = ``tpot_s`` + the stall). It does not say how much of the step is weights, KV cache,
+GEMMs, attention, exposed communication or fixed overhead. :func:`step_breakdown` derives that from the
+ONE engine by evaluating the same deployments again with one input changed at a time (no second model
+of the step, so it follows the engine when the engine changes):
 
-- weights time = ``t_mem_s`` at a 1-token context; KV-cache time = ``t_mem_s`` - weights time;
-- GEMM time = ``t_flop_s`` at a 1-token context; attention time = ``t_flop_s`` - GEMM time
+1. as given: ``step_s``, ``tpot_s``, ``served_tpot_s``, ``t_mem_s``, ``t_flop_s``;
+2. without the fixed per-step overheads (``overhead_s``, ``layer_overhead_s``, ``moe_layer_overhead_s``
+   set to 0): the drop of ``step_s`` is the fixed **overhead**;
+3. also with communication fully overlapped (``overlap_frac`` = 1): the further drop is the exposed
+   **communication**; what is left is the roofline of the step (the binding side of memory vs compute);
+4. at a one-token context (``context_tokens`` = 1): no KV cache to read and no attention to speak of,
+   so ``t_mem_s`` there is the **weights**' reads and ``t_flop_s`` the **GEMMs**'; the differences with (1)
+   are the **KV cache**'s reads and **attention**'s FLOPs (both linear in the context: exact to a token).
 
-(KV reads and attention FLOPs are linear in the context, so the remainder is exact to one token).
-
-The step then adds up as in :func:`econ.performance.decode_step`:
-``tpot = roof + (1 - overlap_frac) x t_comm + overhead_s + num_moe_layers x moe_layer_overhead_s``,
-where ``roof`` is the binding side of the roofline (max of memory and compute; for MoE models the shared
-and routed parts each take their own max). The stacked components are the binding side, split in its two
-parts and scaled to ``roof``, the exposed communication and the fixed overheads, plus the prefill chunks
-of aggregated serving; the side that does not bind is hidden under the roof and reported beside the
-stack (``hidden_s``), never added to it. Whatever the engine adds that this sum does not know (a future
-term) is ``other``: the stack always adds up to ``served_tpot_s``.
+The roofline part is split on its binding side (memory when ``t_mem_s >= t_flop_s``: weights + KV cache;
+else GEMM + attention) in proportion to those parts; the other side is hidden under it and reported
+beside the stack (``hidden_s``), never added. Per output token, every step part is divided by the tokens
+a step emits (``accepted_tokens_per_step``: > 1 with speculative decoding / MTP). **Prefill chunks** are
+``served_tpot_s - tpot_s``; whatever else the engine puts in ``tpot_s`` (a latency tail over the mean) is
+**other**. The stack adds up to ``served_tpot_s`` by construction.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ COMPONENTS: tuple[str, ...] = ("weights", "kv_cache", "gemm", "attention", "comm
 COMPONENT_TITLES: dict[str, str] = {
     "weights": "Weights (HBM reads)", "kv_cache": "KV cache (HBM reads)", "gemm": "GEMMs (FLOPs)",
     "attention": "Attention (FLOPs)", "communication": "Communication (exposed)",
-    "overhead": "Fixed overhead (launch, MoE layers)", "prefill_chunks": "Prefill chunks (aggregated serving)",
-    "other": "Other",
+    "overhead": "Fixed overhead (launches, per layer)", "prefill_chunks": "Prefill chunks (aggregated serving)",
+    "other": "Other (latency tail)",
 }
 """Human names of :data:`COMPONENTS`."""
 
@@ -113,36 +115,55 @@ def step_breakdown(rows: pl.DataFrame, catalog: Catalog, assumptions: Assumption
 
     Notes
     -----
-    Two vectorized engine calls (the rows as given, and the same rows at a one-token context); see the
-    module docstring for the derivation. Sources of the step formula: :func:`econ.performance.decode_step`.
+    Four vectorized engine calls on the rows (as given, without fixed overheads, also with communication
+    overlapped, and at a one-token context); see the module docstring for the derivation. Sources of the
+    step formula: :func:`econ.performance.decode_step`.
     """
     if rows.height == 0:
         raise InvalidInputError("rows has no rows (nothing to break down)")
+    from dataclasses import fields, replace
+
+    from econ.engine import RESULT_COLUMNS
+
     pts = _deployment_points(rows)
     for name, value in (("input_len", input_len), ("output_len", output_len)):
         if name not in pts.columns and value is not None:
             pts = pts.with_columns(pl.lit(int(value), dtype=pl.Int64).alias(name))
-    cols = ("feasible", "infeasible_reason", "t_mem_s", "t_flop_s", "t_comm_s", "tpot_s", "served_tpot_s",
-            "prefill_stall_s", "binding_wall")
+    step_col = "step_s" if "step_s" in RESULT_COLUMNS else "tpot_s"
+    cols = tuple(dict.fromkeys(("feasible", "infeasible_reason", "t_mem_s", "t_flop_s", step_col, "tpot_s",
+                                "served_tpot_s", "binding_wall")))
+    if "accepted_tokens_per_step" in RESULT_COLUMNS:
+        cols += ("accepted_tokens_per_step",)
     full = evaluate(pts, catalog, assumptions, economics, deployment, columns=cols)
     bad = full.with_row_index("i").filter(~pl.col("feasible"))
     if bad.height:
         r = bad.row(0, named=True)
         raise InvalidInputError(f"row {r['i']} ({rows['model'][r['i']]} on {rows['hardware'][r['i']]}) cannot "
                                 f"run: {r['infeasible_reason']}")
+    names = {f.name for f in fields(assumptions)}
+    no_fixed = replace(assumptions, **{k: 0.0 for k in ("overhead_s", "layer_overhead_s", "moe_layer_overhead_s")
+                                       if k in names})
+    pure = replace(no_fixed, overlap_frac=1.0)
+
+    def step_of(a):
+        return evaluate(pts, catalog, a, economics, deployment, columns=(step_col,))[step_col].to_numpy()
+
+    step = full[step_col].to_numpy()
+    step_nf, step_pure = step_of(no_fixed), step_of(pure)
     lone = evaluate(pts.with_columns(context_tokens=pl.lit(1, dtype=pl.Int64)), catalog, assumptions, economics,
                     deployment, columns=("t_mem_s", "t_flop_s"))
     t_mem, t_flop = full["t_mem_s"].to_numpy(), full["t_flop_s"].to_numpy()
     w = np.minimum(lone["t_mem_s"].to_numpy(), t_mem)
     g = np.minimum(lone["t_flop_s"].to_numpy(), t_flop)
-    moe_layers = (rows.select("model").join(catalog.models.select(pl.col("id").alias("model"), "num_moe_layers"),
-                                            on="model", how="left")["num_moe_layers"].fill_null(0.0).to_numpy())
-    comm = (1.0 - assumptions.overlap_frac) * full["t_comm_s"].to_numpy()
-    overhead = assumptions.overhead_s + moe_layers * assumptions.moe_layer_overhead_s
+    accepted = full["accepted_tokens_per_step"].to_numpy() if "accepted_tokens_per_step" in full.columns \
+        else np.ones(rows.height)
+    accepted = np.where(np.isfinite(accepted) & (accepted > 0), accepted, 1.0)
     tpot = full["tpot_s"].to_numpy()
     served = full["served_tpot_s"].to_numpy()
+    overhead = np.maximum(step - step_nf, 0.0) / accepted
+    comm = np.maximum(step_nf - step_pure, 0.0) / accepted
+    roof = np.maximum(step_pure, 0.0) / accepted
     stall = np.maximum(served - tpot, 0.0)
-    roof = np.maximum(tpot - comm - overhead, 0.0)
     memory_binds = t_mem >= t_flop
     side = np.where(memory_binds, t_mem, t_flop)
     scale = np.divide(roof, side, out=np.zeros_like(roof), where=side > 0)
@@ -151,11 +172,10 @@ def step_breakdown(rows: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         "kv_cache": np.where(memory_binds, (t_mem - w) * scale, 0.0),
         "gemm": np.where(memory_binds, 0.0, g * scale),
         "attention": np.where(memory_binds, 0.0, (t_flop - g) * scale),
-        "communication": comm, "overhead": np.broadcast_to(overhead, roof.shape).astype(float),
-        "prefill_chunks": stall,
+        "communication": comm, "overhead": overhead, "prefill_chunks": stall,
     }
     parts["other"] = served - sum(parts.values())
-    parts["other"] = np.where(np.abs(parts["other"]) <= 1e-12 * np.maximum(served, 1e-30), 0.0, parts["other"])
+    parts["other"] = np.where(np.abs(parts["other"]) <= 1e-9 * np.maximum(served, 1e-30), 0.0, parts["other"])
     extra = rows.select(list(keep)) if keep else None
     if wide:
         out = pl.DataFrame({**{f"{k}_s": v for k, v in parts.items()}, "t_mem_s": t_mem, "t_flop_s": t_flop,

@@ -26,6 +26,7 @@ import polars as pl
 
 from econ import formatting
 from econ.errors import InvalidInputError
+from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
 from econ.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR, TOKENS_PER_M, W_PER_KW, W_PER_MW
 from econ.validate import require_finite, require_in_range, require_integer
 
@@ -1618,7 +1619,7 @@ def gpus_for_capex(budget_usd, prices: BuildoutPrices, *, it_power_w_per_gpu) ->
 # Serving capacity through the one engine, and inverse sizing from a power or capex budget
 # --------------------------------------------------------------------------------------------
 
-def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_user: float = 20.0, precisions=None,
+def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER, precisions=None,
                  input_len: int = 1024, output_len: int = 1024, assumptions=None, economics=None) -> dict:
     """Best serving deployment of ``model`` on ``hardware`` meeting a tokens/s-per-user floor: THE call into the engine.
 
@@ -1684,7 +1685,7 @@ SIZE_COLUMNS: tuple[str, ...] = (
 def size_from_budget(catalog, *, hardware: str, power_w=None, power_of: str = "facility", capex_usd=None,
                      pue: float = 1.2, power_basis="all-in", gpus_per_rack=None, training_precision: str = "bf16",
                      efficiency_model: str = "seed001", mfu_frac=None, model: str | None = None,
-                     price_usd_per_m_output_tokens: float = 0.90, min_tokens_per_s_per_user: float = 20.0,
+                     price_usd_per_m_output_tokens: float = 0.90, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
                      usd_per_kwh: float = 0.066, utilization_frac: float = 0.7,
                      opex_frac_of_capex_per_year: float = 0.05, prices: BuildoutPrices | None = None,
                      input_len: int = 1024, output_len: int = 1024) -> pl.DataFrame:
@@ -1993,7 +1994,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus, model: str | None = None, 
                  training_precision: str = "bf16", mfu_frac: float | None = None, overhead_fracs=None,
                  failure_window_h: float = 24.0, mtbf_h_per_gpu: float = MTBF_H_PER_GPU,
                  checkpoint_write_gb_per_s: float = 100.0, training_tokens: float = 15e12,
-                 min_tokens_per_s_per_user: float = 20.0, precisions=None,
+                 min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER, precisions=None,
                  price_usd_per_m_output_tokens: float = 0.90, input_len: int = 1024, output_len: int = 1024,
                  assumptions=None, economics=None, power_basis="all-in", efficiency_model: str = "seed001",
                  scaling_efficiency: float | None = None) -> pl.DataFrame:
