@@ -20,7 +20,9 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 
 from econ.assumptions import Assumptions, Economics
+from econ.custom import CUSTOM_ID, CustomAccelerator
 from econ.precision import PRECISIONS
+from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS, WORKLOAD_CHOICES, WORKLOADS
 
 _E = Economics()
 _A = Assumptions()
@@ -33,6 +35,11 @@ MAX_SCENARIO_DEPTH = 16
 MAX_WARNINGS = 20
 """Warnings listed for one scenario; the rest are counted."""
 _SHOWN_CHARS = 60  # a value quoted in a warning is cut to this many characters
+MAX_TEXT_CHARS = 60
+"""Longest free-text field (the custom accelerator's name)."""
+MAX_LEVELS = 8
+"""Most interactivity levels a scenario holds."""
+_BASES = ("owned", "hyperscaler", "neocloud", "rental-3yr", "on-demand", "rental", "custom")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +48,9 @@ class FieldSpec:
 
     Attributes
     ----------
-    kind : {"int", "float", "bool", "str", "ids"}
-        ``ids`` is a tuple of catalog ids (empty = all).
+    kind : {"int", "float", "bool", "str", "ids", "floats", "text"}
+        ``ids`` is a tuple of catalog ids (empty = all); ``floats`` a tuple of numbers in [lo, hi]; ``text``
+        free text (a display name) of at most :data:`MAX_TEXT_CHARS` printable characters.
     lo, hi : float or None
         Inclusive valid range for numbers.
     choices : tuple of str or None
@@ -82,13 +90,13 @@ SPECS: dict[str, FieldSpec] = {
     "batch_size": _i(1, MAX_BATCH, "sequences", "Batch size", none="auto"),
     "input_len": _i(1, MAX_CONTEXT_TOKENS, "tokens", "Input length"),
     "output_len": _i(1, MAX_CONTEXT_TOKENS, "tokens", "Output length"),
+    "workload": FieldSpec("str", choices=WORKLOAD_CHOICES, label="Workload"),
     # economics (econ.assumptions.Economics)
     "region": FieldSpec("str", catalog="power_prices", none_token="custom", label="Power-price region"),
     "usd_per_kwh": _f(0.0, 10.0, "USD/kWh", "Electricity price"),
     "pue": _f(1.0, 3.0, "ratio", "PUE"),
     "build_usd_per_mw_it": _f(0.0, 1e9, "USD/MW", "Facility build cost"),
-    "basis": FieldSpec("str", choices=("owned", "hyperscaler", "neocloud", "rental-3yr", "on-demand", "rental",
-                                       "custom"), label="Cost basis ($/GPU-hour tier)"),
+    "basis": FieldSpec("str", choices=_BASES, label="Cost basis ($/GPU-hour tier)"),
     "usd_per_gpu_hour": _f(1e-6, 1e4, "USD/h", "Custom $/GPU-hour", none="none"),
     "cost_of_capital_frac": _f(0.0, 1.0, "1/year", "Cost of capital"),
     "accelerator_life_years": _f(0.1, 50.0, "years", "Accelerator life"),
@@ -121,6 +129,8 @@ SPECS: dict[str, FieldSpec] = {
     "tpot_tail_factor": _f(1.0, 10.0, "", "TPOT tail over mean"),
     # hardware comparison
     "min_tokens_per_s_per_user": _f(0.0, 10_000.0, "tokens/s", "Minimum tokens/s per user"),
+    "interactivity_levels": FieldSpec("floats", 0.0, 10_000.0, unit="tokens/s per user",
+                                      label="Interactivity levels"),
     "compare_hardware": FieldSpec("ids", catalog="accelerators", label="Accelerators compared"),
     "compare_precisions": FieldSpec("ids", choices=PRECISIONS, label="Precisions compared"),
     "compare_objective": FieldSpec("str", choices=("output", "blended"), label="Rank by"),
@@ -138,7 +148,40 @@ SPECS: dict[str, FieldSpec] = {
     "checkpoint_write_gb_per_s": _f(0.01, 1e6, "GB/s", "Checkpoint write bandwidth"),
     "training_tokens": _f(1e6, 1e16, "tokens", "Training tokens"),
     "price_usd_per_m_output_tokens": _f(0.0, 1000.0, "USD/M tokens", "Selling price"),
+    # head to head (two set-ups)
+    "h2h_a_model": FieldSpec("str", catalog="models", label="Set-up A: model"),
+    "h2h_a_hardware": FieldSpec("str", catalog="accelerators", label="Set-up A: accelerator"),
+    "h2h_a_precision": FieldSpec("str", choices=PRECISIONS, label="Set-up A: precision"),
+    "h2h_a_basis": FieldSpec("str", choices=_BASES, label="Set-up A: cost tier"),
+    "h2h_b_model": FieldSpec("str", catalog="models", label="Set-up B: model"),
+    "h2h_b_hardware": FieldSpec("str", catalog="accelerators", label="Set-up B: accelerator"),
+    "h2h_b_precision": FieldSpec("str", choices=PRECISIONS, label="Set-up B: precision"),
+    "h2h_b_basis": FieldSpec("str", choices=_BASES, label="Set-up B: cost tier"),
+    # custom accelerator (econ.custom.CustomAccelerator), used as catalog id econ.custom.CUSTOM_ID
+    "custom_accelerator": FieldSpec("bool", label="Custom accelerator in use"),
+    "custom_name": FieldSpec("text", label="Custom accelerator: name"),
+    "custom_bf16_tflop_per_s": _f(0.1, 1e5, "TFLOP/s", "Custom: dense BF16"),
+    "custom_fp8_tflop_per_s": _f(0.1, 1e5, "TFLOP/s", "Custom: dense FP8", none="none"),
+    "custom_fp4_tflop_per_s": _f(0.1, 1e5, "TFLOP/s", "Custom: dense FP4", none="none"),
+    "custom_hbm_gib": _f(1.0, 1e4, "GiB", "Custom: HBM capacity"),
+    "custom_hbm_tb_per_s": _f(0.01, 100.0, "TB/s", "Custom: HBM bandwidth"),
+    "custom_scale_up_domain_size": _i(1, 100_000, "accelerators", "Custom: scale-up domain"),
+    "custom_scale_up_gb_per_s": _f(0.1, 1e5, "GB/s", "Custom: scale-up bandwidth"),
+    "custom_scale_out_gb_per_s": _f(0.1, 1e5, "GB/s", "Custom: scale-out bandwidth"),
+    "custom_capex_usd": _f(1.0, 1e7, "USD", "Custom: all-in capex", none="none"),
+    "custom_usd_per_gpu_hour": _f(0.001, 1e3, "USD/h", "Custom: rental rate", none="none"),
+    "custom_power_w": _f(1.0, 1e5, "W", "Custom: all-in power"),
 }
+
+CUSTOM_FIELDS: dict[str, str] = {
+    "custom_name": "name", "custom_bf16_tflop_per_s": "bf16_tflop_per_s", "custom_fp8_tflop_per_s": "fp8_tflop_per_s",
+    "custom_fp4_tflop_per_s": "fp4_tflop_per_s", "custom_hbm_gib": "hbm_gib", "custom_hbm_tb_per_s": "hbm_tb_per_s",
+    "custom_scale_up_domain_size": "scale_up_domain_size", "custom_scale_up_gb_per_s": "scale_up_gb_per_s",
+    "custom_scale_out_gb_per_s": "scale_out_gb_per_s", "custom_capex_usd": "capex_usd",
+    "custom_usd_per_gpu_hour": "usd_per_gpu_hour", "custom_power_w": "power_w",
+}
+"""Scenario field -> :class:`econ.custom.CustomAccelerator` field."""
+_CA = CustomAccelerator()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,6 +196,8 @@ class Scenario:
     num_gpus, batch_size : int or None
         None = automatic (fewest GPUs that hold the weights; the sweet-spot batch).
     input_len, output_len : int [tokens]
+    workload : {"chat", "reasoning", "summarization", "custom"}
+        The request-shape preset (:mod:`econ.presets`) the lengths come from; "custom" when they match none.
     region : str or None
         ``power_prices.csv`` region id; None = use ``usd_per_kwh``.
     usd_per_kwh ... cache_hit_frac
@@ -160,13 +205,21 @@ class Scenario:
     eta_bw ... scale_out_latency_s, eta_routed_flop_frac, eta_routed_bw_frac, moe_layer_overhead_s
         :class:`econ.assumptions.Assumptions` fields (same names, units and defaults).
     min_tokens_per_s_per_user : float [tokens/s]
-        Interactivity floor (SLO) of the hardware comparison and of the cluster's serving estimate.
+        Interactivity floor (SLO) of the hardware comparison, the optimizer and the cluster's serving
+        estimate (default :data:`econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER`).
+    interactivity_levels : tuple of float [tokens/s per user]
+        Levels of the cost-vs-interactivity tables (default 20, 50, 100).
     compare_hardware, compare_precisions : tuple of str
         Subsets compared; empty = all.
     compare_objective : {"output", "blended"}
         Rank by $/M output tokens or by the blended $/M at ``input_output_mix``.
     cluster_gpus ... price_usd_per_m_output_tokens
         Inputs of :func:`econ.compare.cluster_plan` (cluster page, ``econ cluster``).
+    h2h_a_model ... h2h_b_basis
+        The two set-ups of the head-to-head page (:func:`econ.compare.head_to_head`).
+    custom_accelerator, custom_name ... custom_power_w
+        A user's own accelerator (:class:`econ.custom.CustomAccelerator`), catalog id
+        :data:`econ.custom.CUSTOM_ID` while ``custom_accelerator`` is true.
 
     Notes
     -----
@@ -184,8 +237,9 @@ class Scenario:
     precision: str = "fp8"
     num_gpus: int | None = None
     batch_size: int | None = None
-    input_len: int = 1024
-    output_len: int = 1024
+    input_len: int = WORKLOADS["chat"].input_len
+    output_len: int = WORKLOADS["chat"].output_len
+    workload: str = "chat"
     region: str | None = None
     usd_per_kwh: float = _E.usd_per_kwh
     pue: float = _E.pue
@@ -220,7 +274,8 @@ class Scenario:
     max_batch_per_group: int = _A.max_batch_per_group
     latency_percentile: float = _A.latency_percentile
     tpot_tail_factor: float = _A.tpot_tail_factor
-    min_tokens_per_s_per_user: float = 20.0
+    min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER
+    interactivity_levels: tuple[float, ...] = INTERACTIVITY_LEVELS
     compare_hardware: tuple[str, ...] = ()
     compare_precisions: tuple[str, ...] = ()
     compare_objective: str = "output"
@@ -237,6 +292,27 @@ class Scenario:
     checkpoint_write_gb_per_s: float = 100.0
     training_tokens: float = 15e12
     price_usd_per_m_output_tokens: float = 0.90
+    h2h_a_model: str = "llama-3.3-70b"
+    h2h_a_hardware: str = "h100-sxm"
+    h2h_a_precision: str = "fp8"
+    h2h_a_basis: str = "owned"
+    h2h_b_model: str = "llama-3.3-70b"
+    h2h_b_hardware: str = "b200"
+    h2h_b_precision: str = "fp8"
+    h2h_b_basis: str = "owned"
+    custom_accelerator: bool = False
+    custom_name: str = _CA.name
+    custom_bf16_tflop_per_s: float = _CA.bf16_tflop_per_s
+    custom_fp8_tflop_per_s: float | None = _CA.fp8_tflop_per_s
+    custom_fp4_tflop_per_s: float | None = _CA.fp4_tflop_per_s
+    custom_hbm_gib: float = _CA.hbm_gib
+    custom_hbm_tb_per_s: float = _CA.hbm_tb_per_s
+    custom_scale_up_domain_size: int = _CA.scale_up_domain_size
+    custom_scale_up_gb_per_s: float = _CA.scale_up_gb_per_s
+    custom_scale_out_gb_per_s: float = _CA.scale_out_gb_per_s
+    custom_capex_usd: float | None = _CA.capex_usd
+    custom_usd_per_gpu_hour: float | None = _CA.usd_per_gpu_hour
+    custom_power_w: float = _CA.power_w
 
     # -- conversions to the core's inputs -------------------------------------------------------
     def assumptions(self) -> Assumptions:
@@ -259,6 +335,33 @@ class Scenario:
     def effective_usd_per_kwh(self, catalog=None) -> float:
         """Electricity price in force: the region's when a region is set, else ``usd_per_kwh``. [USD/kWh]"""
         return self.economics(catalog).usd_per_kwh
+
+    def custom_spec(self) -> CustomAccelerator | None:
+        """The custom accelerator (:class:`econ.custom.CustomAccelerator`), or None when not in use."""
+        if not self.custom_accelerator:
+            return None
+        return CustomAccelerator(**{k: getattr(self, f) for f, k in CUSTOM_FIELDS.items()})
+
+    def catalog(self, catalog):
+        """``catalog`` with the custom accelerator appended (id :data:`econ.custom.CUSTOM_ID`) when one is in use.
+
+        Raises
+        ------
+        econ.errors.DataError, InvalidInputError
+            The custom accelerator fails the catalog's validation (see :func:`econ.custom.with_custom_accelerator`).
+        """
+        spec = self.custom_spec()
+        if spec is None or catalog is None:
+            return catalog
+        from econ.custom import with_custom_accelerator
+        return with_custom_accelerator(catalog, spec)
+
+    def with_workload(self, name: str) -> "Scenario":
+        """The scenario with a workload preset's lengths ("custom" keeps the lengths)."""
+        if name in WORKLOADS:
+            w = WORKLOADS[name]
+            return replace(self, workload=name, input_len=w.input_len, output_len=w.output_len)
+        return replace(self, workload="custom")
 
     def cost_kwargs(self) -> dict:
         """Keyword arguments of :func:`econ.sweep.cost_table` / ``batch_curve`` (without catalog)."""
@@ -327,33 +430,84 @@ def from_mapping(data, catalog=None, *, base: Scenario | None = None) -> tuple[S
     default = Scenario()
     values: dict = {}
     warnings: list[str] = []
-    for key, raw in dict(data).items():
+    items = list(dict(data).items())
+    # the custom accelerator's fields first: while it is in use, its id is a valid accelerator id below
+    items.sort(key=lambda kv: not (isinstance(kv[0], str) and kv[0].startswith("custom_")))
+    ext = catalog
+    extended = False
+    for key, raw in items:
         if key not in SPECS:
             key_text = str(key) if isinstance(key, str) else _show(key)
             hint = _field_hint(key_text) if len(key_text) <= 200 else ""
             warnings.append(f"unknown scenario field {_show(key_text)} ignored{hint}")
             continue
-        if isinstance(raw, list) and SPECS[key].kind != "ids":
+        if not extended and not key.startswith("custom_"):
+            ext, custom_warning = _with_custom(replace(base, **values), catalog)
+            extended = True
+            if custom_warning:
+                warnings.append(custom_warning)
+                values["custom_accelerator"] = False
+        if isinstance(raw, list) and SPECS[key].kind not in ("ids", "floats"):
             raw = raw[-1] if raw else None
-        ok, value, problem = _parse(key, SPECS[key], raw, catalog)
+        ok, value, problem = _parse(key, SPECS[key], raw, ext)
         if ok:
             values[key] = value
         else:
-            fallback = _fallback(key, getattr(default, key), catalog)
+            fallback = _fallback(key, getattr(default, key), ext)
             shown = _to_text(SPECS[key], fallback) or "all"
             warnings.append(f"{problem}; using the default {shown!r}")
             values[key] = fallback
+    if not extended:
+        ext, custom_warning = _with_custom(replace(base, **values), catalog)
+        if custom_warning:
+            warnings.append(custom_warning)
+            values["custom_accelerator"] = False
+    values.update(_workload_values(base, values))
     scenario = replace(base, **values)
-    # the base's own ids may be stale against this catalog (e.g. an edited table)
+    # the base's own ids may be stale against this catalog (e.g. an edited table, a custom accelerator turned off)
     fixes = {}
-    for key in ("model", "hardware", "region"):
+    for key in ("model", "hardware", "region", "h2h_a_model", "h2h_a_hardware", "h2h_b_model", "h2h_b_hardware"):
         v = getattr(scenario, key)
-        if key not in values and catalog is not None and v is not None and not _known(key, v, catalog):
-            fixes[key] = _fallback(key, getattr(default, key), catalog)
+        if key not in values and ext is not None and v is not None and not _known(key, v, ext):
+            fixes[key] = _fallback(key, getattr(default, key), ext)
             warnings.append(f"{key}={_show(v)} is not in the catalog; using {fixes[key]!r}")
+    if ext is not None and not scenario.custom_accelerator:  # the custom id without the accelerator: drop it
+        for key in ("hardware", "h2h_a_hardware", "h2h_b_hardware"):
+            if (fixes.get(key) or getattr(scenario, key)) == CUSTOM_ID:
+                fixes[key] = _fallback(key, getattr(default, key), ext)
+                warnings.append(f"{key}={CUSTOM_ID!r} needs custom_accelerator = true; using {fixes[key]!r}")
+        if CUSTOM_ID in scenario.compare_hardware:
+            fixes["compare_hardware"] = tuple(h for h in scenario.compare_hardware if h != CUSTOM_ID)
     if len(warnings) > MAX_WARNINGS:
         warnings = warnings[:MAX_WARNINGS] + [f"(+{len(warnings) - MAX_WARNINGS} more warnings not shown)"]
     return replace(scenario, **fixes), warnings
+
+
+def _with_custom(sc: Scenario, catalog):
+    """(catalog with the scenario's custom accelerator, or the catalog; a warning when the accelerator is invalid)."""
+    if catalog is None or not sc.custom_accelerator:
+        return catalog, ""
+    from econ.errors import EconError
+    try:
+        return sc.catalog(catalog), ""
+    except EconError as exc:
+        text = " ".join(str(exc).split())
+        return catalog, f"custom accelerator not used ({_cut(text)})"
+
+
+def _workload_values(base: Scenario, values: dict) -> dict:
+    """Keep ``workload`` and the lengths consistent: a preset named without lengths sets them; lengths that
+    match no preset (or differ from the named one) make the workload "custom"."""
+    name = values.get("workload", base.workload)
+    given = "input_len" in values or "output_len" in values
+    if "workload" in values and name in WORKLOADS and not given:
+        w = WORKLOADS[name]
+        return {"input_len": w.input_len, "output_len": w.output_len}
+    in_len, out_len = values.get("input_len", base.input_len), values.get("output_len", base.output_len)
+    if name in WORKLOADS and (WORKLOADS[name].input_len, WORKLOADS[name].output_len) == (in_len, out_len):
+        return {}
+    from econ.presets import workload_of
+    return {"workload": workload_of(in_len, out_len)}
 
 
 def from_query_params(params, catalog=None) -> tuple[Scenario, list[str]]:
@@ -543,7 +697,7 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
         if spec.kind == "ids":
             return True, (), ""
         return False, None, f"{key}={_show(raw)} is not valid ({_expect(spec)})"
-    if isinstance(raw, dict) or (isinstance(raw, (list, tuple)) and spec.kind != "ids"):
+    if isinstance(raw, dict) or (isinstance(raw, (list, tuple)) and spec.kind not in ("ids", "floats")):
         return False, None, f"{key}={_show(raw)} is not a single value ({_expect(spec)})"
     if spec.kind == "bool":
         if isinstance(raw, bool):
@@ -573,6 +727,8 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
         return True, x, ""
     if spec.kind == "str":
         v = str(raw).strip()
+        if spec.choices is _BASES and v == "owned-custom":  # the tier's name in the CLI and the issue
+            v = "owned"
         if spec.choices is not None and v not in spec.choices:
             return False, None, f"{key}={_show(v)} is not one of {list(spec.choices)}"
         if spec.catalog and catalog is not None:
@@ -583,6 +739,24 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
                 hint = f"; closest: {', '.join(close)}" if close else ""
                 return False, None, f"unknown {key} id {_show(v)}{hint}"
         return True, v, ""
+    if spec.kind == "text":
+        v = str(raw).strip()
+        if len(v) > MAX_TEXT_CHARS or any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 for c in v):
+            return False, None, f"{key}={_show(v)} is not a name of at most {MAX_TEXT_CHARS} printable characters"
+        return True, v, ""
+    if spec.kind == "floats":
+        items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
+        out = []
+        for i in items:
+            if isinstance(i, str) and not i.strip():
+                continue
+            ok, x, _ = _parse(key, FieldSpec("float", spec.lo, spec.hi, unit=spec.unit), i, catalog)
+            if not ok:
+                return False, None, f"{key} has {_show(i)}, not a number in {_expect(spec)}"
+            out.append(x)
+        if not out or len(out) > MAX_LEVELS:
+            return False, None, f"{key} needs 1 to {MAX_LEVELS} numbers in {_expect(spec)}"
+        return True, tuple(sorted(set(out))), ""
     # ids: comma-separated text or a list
     items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
     if any(not isinstance(i, (str, int, float)) or isinstance(i, bool) for i in items):
@@ -601,7 +775,7 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
 
 
 def _expect(spec: FieldSpec) -> str:
-    if spec.kind in ("int", "float"):
+    if spec.kind in ("int", "float", "floats"):
         unit = f" ({spec.unit})" if spec.unit else ""
         auto = f" or {spec.none_token!r}" if spec.none_token else ""
         return f"[{_num_text(spec.lo)}, {_num_text(spec.hi)}]{unit}{auto}"
@@ -623,7 +797,7 @@ def _to_text(spec: FieldSpec, v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (list, tuple)):
-        return ",".join(v)
+        return ",".join(_to_text(FieldSpec("float"), i) if isinstance(i, float) else str(i) for i in v)
     if isinstance(v, float):
         return repr(v) if v != int(v) or abs(v) >= 1e15 else _num_text(v)
     return str(v)
@@ -635,7 +809,7 @@ def _toml_value(spec: FieldSpec, v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(json.dumps(i) for i in v) + "]"
+        return "[" + ", ".join(repr(float(i)) if isinstance(i, float) else json.dumps(i) for i in v) + "]"
     if isinstance(v, str):
         return json.dumps(v)  # JSON string escapes are valid TOML basic-string escapes
     if isinstance(v, float):

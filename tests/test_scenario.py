@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from econ.assumptions import Assumptions, Economics
 from econ.catalog import load_catalog
 from econ.errors import InvalidInputError
+from econ.presets import workload_of
 from econ.scenario import SCENARIO_FIELDS, SPECS, Scenario, from_mapping, from_query_params, from_toml, load_toml_file
 
 
@@ -65,6 +66,11 @@ def _value(spec):
         base = st.floats(spec.lo, spec.hi, allow_nan=False, allow_infinity=False)
     elif spec.kind == "ids":
         return st.just(())
+    elif spec.kind == "floats":
+        return st.lists(st.floats(spec.lo, spec.hi, allow_nan=False, allow_infinity=False), min_size=1,
+                        max_size=4).map(lambda xs: tuple(sorted(set(xs))))
+    elif spec.kind == "text":
+        return st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=20)
     elif spec.choices:
         base = st.sampled_from(spec.choices)
     else:
@@ -72,7 +78,8 @@ def _value(spec):
     return st.one_of(st.none(), base) if spec.none_token else base
 
 
-_SCENARIOS = st.fixed_dictionaries({k: _value(s) for k, s in SPECS.items() if s.kind != "str" or s.choices})
+_SCENARIOS = st.fixed_dictionaries({k: _value(s) for k, s in SPECS.items() if s.kind != "str" or s.choices}).map(
+    lambda v: {**v, "workload": workload_of(v["input_len"], v["output_len"])})  # the lengths name the workload
 
 
 @settings(max_examples=60)
