@@ -36,6 +36,7 @@ FIELD_FLAGS: dict[str, str] = {
     "mfu_frac": "--mfu", "failure_window_h": "--failure-window-h", "mtbf_h_per_gpu": "--mtbf-h",
     "checkpoint_write_gb_per_s": "--checkpoint-gb-per-s", "training_tokens": "--training-tokens",
     "gpus_per_rack": "--gpus-per-rack", "price_usd_per_m_output_tokens": "--price", "top": "--top",
+    "usd_per_gpu_hour": "--usd-per-gpu-hour", "workload": "--workload", "levels": "--at",
 }
 """Core field name -> the flag that sets it. Used only when the running subcommand has that flag."""
 

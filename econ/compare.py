@@ -412,6 +412,35 @@ def cost_frontier(points: pl.DataFrame, *, by=("hardware",), speed: str = "token
     return pareto_frontier(ok, by=tuple(by), x=speed, y=cost)
 
 
+def batch_at_floor(curve: pl.DataFrame, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
+                   max_ttft_s: float = math.inf, at_most: int | None = None,
+                   speed: str = "served_tokens_per_s_per_user", ttft: str = "served_ttft_s") -> int | None:
+    """The largest batch of a batch curve that meets a speed floor (and a TTFT limit): the "auto" batch under an SLO.
+
+    Parameters
+    ----------
+    curve : pl.DataFrame
+        Rows of one deployment over batch sizes (:func:`econ.sweep.batch_curve`), with ``batch_size``,
+        ``feasible``, ``speed`` and ``ttft``.
+    min_tokens_per_s_per_user : float >= 0
+        The floor, as served (default: the one default floor). [tokens/s]
+    max_ttft_s : float > 0 [s]
+    at_most : int, optional
+        Upper bound on the batch (the sweet spot: beyond it cost per token no longer falls). [sequences]
+    speed, ttft : str
+        Columns read (served figures by default: aggregated serving includes its prefill chunks).
+
+    Returns
+    -------
+    int or None: the largest qualifying ``batch_size`` (within the curve's grid), None when no row qualifies.
+    """
+    ok = curve.filter(pl.col("feasible").fill_null(False) & (pl.col(speed) >= float(min_tokens_per_s_per_user))
+                      & (pl.col(ttft) <= float(max_ttft_s)))
+    if at_most is not None:
+        ok = ok.filter(pl.col("batch_size") <= int(at_most))
+    return None if ok.height == 0 else int(ok["batch_size"].max())
+
+
 # ---------------------------------------------------------------------------------------------
 # Head to head: two set-ups side by side
 # ---------------------------------------------------------------------------------------------
@@ -603,6 +632,6 @@ from econ.cluster import (  # noqa: E402
 
 __all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier", "cluster_plan",
            "value_at_interactivity", "add_efficiency", "interactivity_table", "cost_frontier", "Setup",
-           "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES",
+           "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES", "batch_at_floor",
            "plan_status", "default_gpus_per_rack", "DEFAULT_GPU_COUNTS", "DEFAULT_BATCH_SIZES", "BEST_COLUMNS",
            "FRONTIER_COLUMNS", "PLAN_COLUMNS", "COST_PARTS", "OBJECTIVES"]

@@ -100,7 +100,8 @@ def check_range(flag: str, value, lo: float, hi: float, unit: str = "") -> None:
 KEEP_IN_TABLE = ("batch_size", "feasible", "binding_wall")
 """Columns kept in a multi-row table even when every row has the same value (they explain the rows)."""
 
-KEY_COLUMNS = ("hardware", "model", "quote_id", "id", "region_id", "batch_size", "layout", "num_gpus")
+KEY_COLUMNS = ("setup", "at_tokens_per_s_per_user", "hardware", "model", "quote_id", "id", "region_id", "batch_size",
+               "layout", "num_gpus")
 """Columns that identify a row: repeated at the left of every block when a wide table is split."""
 
 DEFAULT_WIDTH = 120

@@ -10,13 +10,14 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from econ.assumptions import Economics
 from econ.cluster import EFFICIENCY_MODELS, PLAN_COLUMNS, cluster_plan, plan_status
-from econ.commands._common import add_data_dir, catalog_from, check_range, parse_int_list
+from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+                                   add_workload_options, catalog_from, check_range, economics_from, load_scenario,
+                                   parse_int_list, slo_from, workload_from)
 from econ.commands.fleet import show
 from econ.errors import InvalidInputError
 from econ.precision import PRECISIONS
-from econ.sweep import make_economics
+from econ.scenario import Scenario
 
 CORE_COLUMNS = (
     "hardware", "num_gpus", "gpus_per_rack", "capex_total_usd", "capex_accelerators_usd", "capex_facility_usd",
@@ -39,7 +40,7 @@ def register(sub) -> None:
                     "facility MW, annual energy and cost, racks against the ~30 kW air-cooling limit, peak and "
                     "realized FLOP/s (MFU x goodput), cluster MTBF and failure odds. With --model: checkpoint size "
                     "and write time, a 6 x params x tokens training run, and serving tokens/day, revenue and payback.")
-    p.add_argument("--scenario", metavar="FILE", help="TOML scenario file; flags given explicitly override it")
+    add_scenario_option(p)
     p.add_argument("--hardware", help="accelerator id (econ list hardware); needs all_in_capex_usd")
     p.add_argument("--gpus", help="cluster size(s): N or a list 1024,8192,100000 [1024]")
     p.add_argument("--model", help="model id for checkpoint, training and serving columns (econ list models)")
@@ -62,23 +63,10 @@ def register(sub) -> None:
     p.add_argument("--mtbf-h", type=float, help="MTBF per GPU, hours [50000]")
     p.add_argument("--checkpoint-gb-per-s", type=float, help="aggregate checkpoint write bandwidth, GB/s [100]")
     p.add_argument("--training-tokens", type=float, help="tokens of the training run [15e12]")
-    p.add_argument("--min-tokens-per-s-per-user", type=float, help="serving floor, output tokens/s per user [20]")
     p.add_argument("--price", type=float, help="selling price, USD per M output tokens [0.90]")
-    p.add_argument("--input-len", type=int, help="prompt tokens per request (serving) [1024]")
-    p.add_argument("--output-len", type=int, help="generated tokens per request (serving) [1024]")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--region", help="power-price region id (econ list regions)")
-    g.add_argument("--usd-per-kwh", type=float, help="electricity price, USD/kWh")
-    p.add_argument("--facility", help="facility class id (sets PUE and build cost; econ list facilities)")
-    p.add_argument("--pue", type=float, help="power usage effectiveness, in [1, 3]")
-    p.add_argument("--build-usd-per-mw", type=float, help="facility build cost per MW of IT load, USD")
-    b = p.add_mutually_exclusive_group()
-    b.add_argument("--rental", dest="basis", action="store_const", const="rental",
-                   help="price training GPU-hours at the rental rate")
-    b.add_argument("--owned", dest="basis", action="store_const", const="owned", help="owned TCO (default)")
-    p.add_argument("--utilization", type=float, help="share of hours serving paid traffic, (0, 1] [0.7]")
-    p.add_argument("--cost-of-capital", type=float, help="annual rate, e.g. 0.10")
-    p.add_argument("--life-years", type=float, help="accelerator economic life, years")
+    add_workload_options(p)
+    add_slo_options(p, ttft=False)
+    add_economics_options(p, mix=False, build=True)
     p.add_argument("--all-columns", action="store_true", help="every column (default: without --model, the sizing)")
     p.add_argument("--format", default="table", choices=("table", "csv", "json"))
     add_data_dir(p)
@@ -97,19 +85,15 @@ def _overheads(text: str) -> tuple[float, ...]:
 
 
 def run(args) -> int:
-    from econ.scenario import Scenario, load_toml_file
-
     catalog = catalog_from(args)
-    sc = Scenario()
-    if args.scenario:
-        sc, warnings = load_toml_file(args.scenario, catalog)
-        for w in warnings:
-            print(f"econ: warning: --scenario {args.scenario}: {w}", file=sys.stderr)
-    hardware = args.hardware or (sc.hardware if args.scenario else None)
+    sc, catalog = load_scenario(args, catalog)
+    scenario = sc
+    sc = sc or Scenario()
+    hardware = args.hardware or (sc.hardware if scenario is not None else None)
     if hardware is None:
         raise InvalidInputError("--hardware is required (or give --scenario FILE)")
     gpus = parse_int_list("--gpus", args.gpus, 1, 100_000_000) if args.gpus else [sc.cluster_gpus]
-    model = args.model or (sc.model if args.scenario else None)
+    model = args.model or (sc.model if scenario is not None else None)
     check_range("--gpus-per-rack", args.gpus_per_rack, 1, 1024, "accelerators")
     check_range("--mfu", args.mfu, 0.01, 1)
     check_range("--scaling-efficiency", args.scaling_efficiency, 0.01, 1)
@@ -117,26 +101,10 @@ def run(args) -> int:
     check_range("--mtbf-h", args.mtbf_h, 1, 1e7, "h")
     check_range("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 0.01, 1e6, "GB/s")
     check_range("--training-tokens", args.training_tokens, 1e6, 1e16, "tokens")
-    check_range("--min-tokens-per-s-per-user", args.min_tokens_per_s_per_user, 0, 1e4, "tokens/s")
     check_range("--price", args.price, 0, 1000, "USD/M tokens")
-    check_range("--input-len", args.input_len, 1, 1 << 24, "tokens")
-    check_range("--output-len", args.output_len, 1, 1 << 24, "tokens")
-    check_range("--usd-per-kwh", args.usd_per_kwh, 0, 10, "USD/kWh")
-    check_range("--pue", args.pue, 1, 3)
-    check_range("--build-usd-per-mw", args.build_usd_per_mw, 0, 1e9, "USD/MW")
-    check_range("--utilization", args.utilization, 0.01, 1)
-    check_range("--cost-of-capital", args.cost_of_capital, 0, 1)
-    check_range("--life-years", args.life_years, 0.1, 50, "years")
-    base = sc.economics(catalog) if args.scenario else Economics()
-    if args.region or args.usd_per_kwh is not None:
-        base = replace(base, usd_per_kwh=Economics().usd_per_kwh)
-    if args.facility:
-        base = replace(base, pue=Economics().pue, build_usd_per_mw_it=Economics().build_usd_per_mw_it)
-    economics = make_economics(
-        catalog, region=args.region, facility=args.facility, base=base, basis=args.basis,
-        usd_per_kwh=args.usd_per_kwh, pue=args.pue, build_usd_per_mw_it=args.build_usd_per_mw,
-        utilization_frac=args.utilization, cost_of_capital_frac=args.cost_of_capital,
-        accelerator_life_years=args.life_years)
+    input_len, output_len = workload_from(args, scenario)
+    floor, _ = slo_from(args, scenario)
+    economics = economics_from(args, catalog, scenario)
     overheads = _overheads(args.overheads) if args.overheads else (
         (sc.bubble_frac, sc.checkpoint_overhead_frac, sc.failure_recovery_frac, sc.maintenance_frac)
         if args.scenario else None)
@@ -152,10 +120,10 @@ def run(args) -> int:
         mtbf_h_per_gpu=pick(args.mtbf_h, "mtbf_h_per_gpu"),
         checkpoint_write_gb_per_s=pick(args.checkpoint_gb_per_s, "checkpoint_write_gb_per_s"),
         training_tokens=pick(args.training_tokens, "training_tokens"),
-        min_tokens_per_s_per_user=pick(args.min_tokens_per_s_per_user, "min_tokens_per_s_per_user"),
+        min_tokens_per_s_per_user=floor,
         precisions=sc.compare_precisions or None,
         price_usd_per_m_output_tokens=pick(args.price, "price_usd_per_m_output_tokens"),
-        input_len=pick(args.input_len, "input_len"), output_len=pick(args.output_len, "output_len"),
+        input_len=input_len, output_len=output_len,
         assumptions=sc.assumptions(), economics=economics, power_basis=args.power_basis,
         efficiency_model=args.efficiency, scaling_efficiency=args.scaling_efficiency)
     if not args.all_columns:

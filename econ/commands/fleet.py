@@ -17,7 +17,8 @@ import polars as pl
 
 from econ import cluster as cl
 from econ import formatting
-from econ.commands._common import add_data_dir, catalog_from, check_range, parse_int_list, render
+from econ.commands._common import (add_data_dir, add_slo_options, add_workload_options, catalog_from, check_range,
+                                   parse_int_list, render, slo_from, workload_from)
 from econ.errors import InvalidInputError
 from econ.precision import PEAK_COLUMN, PRECISIONS
 from econ.units import FLOP_PER_TFLOP, W_PER_MW
@@ -88,7 +89,8 @@ def register(sub) -> None:
     q.add_argument("--power-basis", default="all-in", help="tdp | all-in | a number of W per GPU [all-in]")
     q.add_argument("--model", help="serve this model: tokens/day through the engine, revenue, payback")
     q.add_argument("--price", type=float, default=0.90, help="selling price, USD per M output tokens [0.90]")
-    q.add_argument("--min-tokens-per-s-per-user", type=float, default=20.0, help="serving floor, tokens/s [20]")
+    add_workload_options(q)
+    add_slo_options(q, ttft=False)
     q.add_argument("--usd-per-kwh", type=float, default=0.066, help="electricity price, USD/kWh [0.066]")
     q.add_argument("--utilization", type=float, default=0.7, help="share of hours serving paid traffic [0.7]")
     q.add_argument("--training-precision", choices=PRECISIONS, default="bf16")
@@ -339,7 +341,9 @@ def _run_size(catalog, args) -> int:
     _positive("--capex-usd", args.capex_usd, 1e15, "USD")
     check_range("--pue", args.pue, 1, 3)
     check_range("--price", args.price, 0, 1e4, "USD/M tokens")
-    check_range("--min-tokens-per-s-per-user", args.min_tokens_per_s_per_user, 0, 1e4, "tokens/s")
+    floor, _ = slo_from(args)
+    check_range("--min-tokens-per-s-per-user", floor, 0, 1e4, "tokens/s")
+    input_len, output_len = workload_from(args)
     check_range("--usd-per-kwh", args.usd_per_kwh, 0, 10, "USD/kWh")
     _frac("--utilization", args.utilization)
     _check_efficiency(args)
@@ -349,8 +353,8 @@ def _run_size(catalog, args) -> int:
         power_of=args.power_of, capex_usd=args.capex_usd, pue=args.pue, power_basis=args.power_basis,
         training_precision=args.training_precision, efficiency_model=args.efficiency, mfu_frac=args.mfu,
         model=args.model, price_usd_per_m_output_tokens=args.price,
-        min_tokens_per_s_per_user=args.min_tokens_per_s_per_user, usd_per_kwh=args.usd_per_kwh,
-        utilization_frac=args.utilization, prices=prices)
+        min_tokens_per_s_per_user=floor, usd_per_kwh=args.usd_per_kwh,
+        utilization_frac=args.utilization, prices=prices, input_len=input_len, output_len=output_len)
     if args.model is None and args.format == "table":
         frame = frame.select([c for c in frame.columns if not c.startswith(("serving_", "revenue", "payback", "model",
                                                                               "usd_per_m_"))])

@@ -13,13 +13,13 @@ from dataclasses import replace
 
 import polars as pl
 
-from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
-from econ.commands._common import add_data_dir, catalog_from, check_range, parse_int_list, render
-from econ.assumptions import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT
+from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTRAL_DEPLOYMENT
+from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+                                   add_workload_options, catalog_from, check_range, economics_from, load_scenario,
+                                   parse_int_list, progress, render, slo_from, workload_from)
 from econ.errors import InvalidInputError
-from econ.optimize import SLO, SearchSpace, frontier, optimize, rejected_summary
+from econ.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary
 from econ.precision import PRECISIONS
-from econ.sweep import MAX_CONTEXT, make_economics
 
 TABLE_COLUMNS = ("hardware", "scale_up_domain_size", "layout", "precision", "batch_size", "total_gpus",
                  "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "ttft_s", "usd_per_m_output_tokens_all_in",
@@ -38,14 +38,12 @@ CONVENTIONS = ("tokens_per_s_per_user, output_tokens_per_s_per_gpu, ttft_s and t
 
 
 def _add_common(p, *, hardware_default) -> None:
-    p.add_argument("--model", required=True, help="model id (econ list models)")
-    p.add_argument("--hardware", default=hardware_default,
-                   help="accelerator id, a comma list, or 'all' (econ list hardware) [%(default)s]")
-    p.add_argument("--input-len", type=int, default=1024, help="prompt tokens per request [1024]")
-    p.add_argument("--output-len", type=int, default=1024, help="generated tokens per request [1024]")
-    p.add_argument("--min-tokens-per-s-per-user", type=float, default=0.0,
-                   help="SLO: minimum output tokens/s of one stream, as served [0]")
-    p.add_argument("--max-ttft-s", type=float, default=math.inf, help="SLO: maximum time to first token, s [inf]")
+    add_scenario_option(p)
+    p.add_argument("--model", help="model id (econ list models); required unless --scenario gives it")
+    p.add_argument("--hardware", default=None,
+                   help=f"accelerator id, a comma list, or 'all' (econ list hardware) [{hardware_default}]")
+    add_workload_options(p)
+    add_slo_options(p)
     p.add_argument("--precision", help=f"comma list of weight precisions to try, of {list(PRECISIONS)} "
                                        "(default: all the hardware supports)")
     p.add_argument("--mode", default="both", choices=("both", "aggregated", "disaggregated"),
@@ -59,16 +57,7 @@ def _add_common(p, *, hardware_default) -> None:
     p.add_argument("--scale-up-domain", help="evaluate with these scale-up domain sizes instead of the catalog's, "
                                              "e.g. 8,72 (the same chip on HGX vs NVL72)")
     p.add_argument("--arrival-rate", type=float, help="size pools and replicas for this request rate, requests/s")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--region", help="power-price region id (econ list regions)")
-    g.add_argument("--usd-per-kwh", type=float, help="electricity price, USD/kWh")
-    p.add_argument("--facility", help="facility class id (sets PUE and build cost)")
-    b = p.add_mutually_exclusive_group()
-    b.add_argument("--rental", dest="basis", action="store_const", const="rental",
-                   help="price GPU-hours at the rental rate (needed for accelerators that are not sold)")
-    b.add_argument("--owned", dest="basis", action="store_const", const="owned", help="price GPU-hours by TCO (default)")
-    p.add_argument("--utilization", type=float, help="share of hours serving paid traffic, (0, 1]")
-    p.add_argument("--cache-hit-rate", type=float, help="share of input tokens served from a prefix cache, [0, 1]")
+    add_economics_options(p)
     p.add_argument("--expert-imbalance", type=float, help="busiest / mean expert-parallel rank load, >= 1 [1.2]")
     p.add_argument("--ideal", action="store_true",
                    help="pure roofline: every efficiency 1, no overheads, no parallel-layout latencies")
@@ -92,19 +81,20 @@ def register(sub) -> None:
 
 
 def _inputs(args):
-    check_range("--input-len", args.input_len, 1, MAX_CONTEXT, "tokens")
-    check_range("--output-len", args.output_len, 1, MAX_CONTEXT, "tokens")
-    check_range("--min-tokens-per-s-per-user", args.min_tokens_per_s_per_user, 0, 1e6, "tokens/s")
-    if not args.max_ttft_s > 0:
-        raise InvalidInputError(f"--max-ttft-s={args.max_ttft_s:g} is outside (0, inf] (s)")
+    """Check the flags; return (catalog, kwargs of econ.optimize.search with ``hardware`` a list or None)."""
+    catalog = catalog_from(args)
+    sc, catalog = load_scenario(args, catalog)
+    if args.model is None:
+        if sc is None:
+            raise InvalidInputError("--model is required (or give --scenario FILE)")
+        args.model = sc.model
+    input_len, output_len = workload_from(args, sc)
+    floor, max_ttft = slo_from(args, sc)
     check_range("--max-gpus", args.max_gpus, 1, 1 << 16, "accelerators")
     check_range("--max-prefill-gpus", args.max_prefill_gpus, 1, 1 << 16, "accelerators")
     for flag in ("gpus", "tp", "dp", "ep", "pp"):
         check_range(f"--{flag}", getattr(args, flag), 1, 1 << 16)
     check_range("--arrival-rate", args.arrival_rate, 1e-9, 1e9, "requests/s")
-    check_range("--usd-per-kwh", args.usd_per_kwh, 0, 10, "USD/kWh")
-    check_range("--utilization", args.utilization, 0.01, 1)
-    check_range("--cache-hit-rate", args.cache_hit_rate, 0, 1)
     check_range("--expert-imbalance", args.expert_imbalance, 1, 64)
     precisions = None
     if args.precision:
@@ -116,25 +106,56 @@ def _inputs(args):
         else None
     if args.gpus is not None and args.gpus > args.max_gpus:
         raise InvalidInputError(f"--gpus={args.gpus} is outside [1, {args.max_gpus}] (raise --max-gpus)")
-    catalog = catalog_from(args)
-    hw = args.hardware.strip()
+    hw = (args.hardware or "all").strip()
     hardware = None if hw == "all" else [h.strip() for h in hw.split(",") if h.strip()]
-    assumptions, deployment = DEFAULT, DEFAULT_DEPLOYMENT
+    base = sc.assumptions() if sc is not None else DEFAULT
+    assumptions, deployment = base, DEFAULT_DEPLOYMENT
     if args.ideal:
-        assumptions, deployment = replace(DEFAULT, **IDEAL_OVERRIDES), NEUTRAL_DEPLOYMENT
+        assumptions, deployment = replace(base, **IDEAL_OVERRIDES), NEUTRAL_DEPLOYMENT
     if args.expert_imbalance is not None:
         deployment = replace(deployment, expert_imbalance_factor=args.expert_imbalance)
-    economics = make_economics(catalog, region=args.region, facility=args.facility, basis=args.basis,
-                               usd_per_kwh=args.usd_per_kwh, utilization_frac=args.utilization,
-                               cache_hit_frac=args.cache_hit_rate)
+    economics = economics_from(args, catalog, sc)
     modes = ("aggregated", "disaggregated") if args.mode == "both" else (args.mode,)
     space = SearchSpace(max_gpus=args.max_gpus, max_prefill_gpus=args.max_prefill_gpus, precisions=precisions,
                         modes=modes, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep, pp=args.pp,
                         scale_up_domain_sizes=domains, arrival_rate_per_s=args.arrival_rate)
-    slo = SLO(min_tokens_per_s_per_user=args.min_tokens_per_s_per_user, max_ttft_s=args.max_ttft_s)
-    kwargs = dict(model=args.model, hardware=hardware, input_len=args.input_len, output_len=args.output_len,
+    slo = SLO(min_tokens_per_s_per_user=floor, max_ttft_s=max_ttft)
+    kwargs = dict(model=args.model, hardware=hardware, input_len=input_len, output_len=output_len,
                   slo=slo, space=space, assumptions=assumptions, economics=economics, deployment=deployment)
     return catalog, kwargs
+
+
+def _each_accelerator(catalog, kwargs, fn, what: str) -> list:
+    """``fn(hardware=[h])`` for every accelerator asked, with a progress bar on stderr when it takes over a second."""
+    from econ.catalog import check_ids
+
+    ids = catalog.accelerators["id"].to_list()
+    hws = kwargs["hardware"] or ids
+    check_ids("hardware", hws, ids)
+    check_ids("model", [kwargs["model"]], catalog.models["id"].to_list())
+    out = []
+    with progress(f"{what} {kwargs['model']}", total=len(hws)) as advance:
+        for h in hws:  # one accelerator at a time, so the bar moves (each search is vectorized inside)
+            out.append(fn(**{**kwargs, "hardware": [h]}))
+            advance()
+    return out
+
+
+def _merge_optimize(results: list[OptimizeResult], top: int) -> OptimizeResult:
+    """One :class:`OptimizeResult` from per-accelerator ones (families never span accelerators)."""
+    ok = [r.top for r in results if r.top.height]
+    ranked = (pl.concat(ok, how="vertical_relaxed").sort(["usd_per_m_output_tokens_all_in", "tokens_per_s_per_user"],
+                                                         descending=[False, True]).head(top)) if ok \
+        else results[0].top
+    fronts = [r.frontier for r in results if r.frontier.height]
+    front = pl.concat(fronts, how="vertical_relaxed") if fronts else results[0].frontier
+    rejected = pl.concat([r.rejected for r in results], how="vertical_relaxed")
+    if ranked.height:
+        return OptimizeResult(best=ranked.row(0, named=True), top=ranked, frontier=front, rejected=rejected,
+                              reason="", slo=results[0].slo)
+    reasons = [r.reason for r in results if r.reason.startswith("nothing meets")] or [r.reason for r in results]
+    return OptimizeResult(best=None, top=ranked, frontier=front, rejected=rejected, reason=reasons[0],
+                          slo=results[0].slo)
 
 
 def _rows(frame: pl.DataFrame, cols) -> list[dict]:
@@ -145,17 +166,25 @@ def _rows(frame: pl.DataFrame, cols) -> list[dict]:
 
 def _header(kwargs) -> dict:
     slo = kwargs["slo"]
+    from econ.presets import workload_of
     return {"model": kwargs["model"], "hardware": kwargs["hardware"] or "all", "input_len": kwargs["input_len"],
-            "output_len": kwargs["output_len"],
+            "output_len": kwargs["output_len"], "workload": workload_of(kwargs["input_len"], kwargs["output_len"]),
             "slo": {"min_tokens_per_s_per_user": slo.min_tokens_per_s_per_user,
                     "max_ttft_s": None if math.isinf(slo.max_ttft_s) else slo.max_ttft_s},
             "conventions": CONVENTIONS}
 
 
+def _slo_text(slo: SLO) -> str:
+    """'>= 25 tokens/s per user, TTFT <= 500 ms' for the headline."""
+    text = f">= {slo.min_tokens_per_s_per_user:g} tokens/s per user"
+    return text + ("" if math.isinf(slo.max_ttft_s) else f", TTFT <= {slo.max_ttft_s * 1e3:g} ms")
+
+
 def run_optimize(args) -> int:
     catalog, kwargs = _inputs(args)
     check_range("--top", args.top, 1, 10_000)
-    res = optimize(catalog, top=args.top, **kwargs)
+    res = _merge_optimize(_each_accelerator(catalog, kwargs, lambda **kw: optimize(catalog, top=args.top, **kw),
+                                            "Searching deployments of"), args.top)
     summary = rejected_summary(res.rejected)
     out = sys.stdout
     if args.format == "json":
@@ -175,7 +204,7 @@ def run_optimize(args) -> int:
     else:
         b = res.best
         out.write(f"Cheapest deployment of {kwargs['model']} ({kwargs['input_len']:,} in / {kwargs['output_len']:,} out "
-                  f"tokens) meeting the SLOs:\n  {b['hardware']} (scale-up domain {b['scale_up_domain_size']}), "
+                  f"tokens) meeting the SLOs ({_slo_text(kwargs['slo'])}):\n  {b['hardware']} (scale-up domain {b['scale_up_domain_size']}), "
                   f"{b['precision']}, {b['layout']}, batch {b['batch_size']:,} per instance, {b['total_gpus']:,} GPUs "
                   f"in the unit\n  {b['tokens_per_s_per_user']:,.1f} tokens/s per user, "
                   f"{b['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU, TTFT {b['ttft_s']:.3f} s, "
@@ -194,7 +223,9 @@ def run_optimize(args) -> int:
 
 def run_frontier(args) -> int:
     catalog, kwargs = _inputs(args)
-    front, rejected = frontier(catalog, **kwargs)
+    parts = _each_accelerator(catalog, kwargs, lambda **kw: frontier(catalog, **kw), "Frontier of")
+    front = pl.concat([f for f, _ in parts], how="vertical_relaxed")
+    rejected = pl.concat([r for _, r in parts], how="vertical_relaxed")
     summary = rejected_summary(rejected)
     out = sys.stdout
     if args.format == "json":
