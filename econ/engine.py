@@ -1213,6 +1213,20 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
     return spec, problem
 
 
+def default_speculation(catalog: Catalog, model: str) -> Speculation | None:
+    """The speculative decoding ``model`` runs by default (as :func:`evaluate` resolves it), None = plain.
+
+    A model with a sourced ``mtp_acceptance`` and an MTP module (models.csv) drafts one token per step
+    with it (DeepSeek-V3/R1: acceptance 0.85, DeepSeek-V3 report); every other model decodes plainly.
+    """
+    arr = catalog_arrays(catalog)
+    i = arr.model_ids.index(model)
+    a = arr.mtp_acceptance[i]
+    if np.isnan(a) or arr.model["mtp_modules"][i] <= 0:
+        return None
+    return Speculation(method_code=1.0, draft_tokens=1.0, acceptance=float(a))
+
+
 def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
     """Strict mode: raise for the first row of the block that cannot be evaluated, naming field, value, range."""
     n, off = ctx.n, sl.start
@@ -1333,7 +1347,7 @@ def _layout_column(out: dict) -> pl.Series:
                                             "decode_instances")))
 
 
-__all__ = ["evaluate", "run", "run_physics", "run_costs", "run_status", "sweet_spot", "catalog_arrays",
+__all__ = ["evaluate", "default_speculation", "resolve_formats", "tier_rate", "run", "run_physics", "run_costs", "run_status", "sweet_spot", "catalog_arrays",
            "CatalogArrays", "EngineInputs", "Workload", "Serving", "CostInputs", "Physics", "Costs",
            "RESULT_COLUMNS", "REASONS", "MODES", "BASES", "ECONOMIC_COLUMNS", "MAX_BATCH", "MAX_CONTEXT",
            "MAX_PARALLEL"]

@@ -40,10 +40,10 @@ from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Deploymen
 from econ.catalog import Catalog, check_ids
 from econ.deployment import layout_labels
 from econ.engine import (BASES, MAX_CONTEXT, MODES, REASONS, CostInputs, EngineInputs, Serving, Workload,
-                         catalog_arrays, run, run_status, tier_rate)
+                         catalog_arrays, default_speculation, resolve_formats, run, run_status, tier_rate)
 from econ.errors import InvalidInputError
-from econ.inputs import Efficiency, Formats, Layout
-from econ.performance import WALLS, attention_peak_flop_per_s
+from econ.inputs import Efficiency, Layout
+from econ.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
 
 POINT_COLUMNS: tuple[str, ...] = (
@@ -112,6 +112,9 @@ class SearchSpace:
         KV-cache precision (default: precision.DEFAULT_KV_PRECISION of the weight precision).
     arrival_rate_per_s : float, optional
         Size the pools (and replicas) for this request rate instead of running at capacity. [requests/s]
+    speculative : bool, optional
+        Speculative decoding: None = the model's default (:func:`econ.engine.default_speculation`: MTP for
+        DeepSeek-V3/R1), False = plain decoding.
     """
 
     max_gpus: int = 256
@@ -128,6 +131,7 @@ class SearchSpace:
     batch_steps_per_octave: int = 2
     kv_precision: str | None = None
     arrival_rate_per_s: float | None = None
+    speculative: bool | None = None
 
     def __post_init__(self):
         require_in_range("max_gpus", self.max_gpus, 1, 1 << 16, "accelerators")
@@ -294,15 +298,20 @@ def _facts(catalog: Catalog, model: str, hardware: str):
     return arr.models(arr.model_ids.index(model)), arr.accelerators(arr.hardware_ids.index(hardware))
 
 
-def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_ctx, weight_b, kv_b, peak,
-            layout: Layout, prefill: Layout, disaggregated: float, arrival, cache_hit_frac, a, da) -> EngineInputs:
-    """The engine's typed inputs for ``len(batch)`` candidate rows of one model on one accelerator."""
+def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_ctx, precision, kv_precision,
+            layout: Layout, prefill: Layout, disaggregated: float, arrival, cache_hit_frac, a, da,
+            speculative: bool | None = None) -> EngineInputs:
+    """The engine's typed inputs for ``len(batch)`` candidate rows of one model on one accelerator.
+
+    ``precision`` / ``kv_precision``: int arrays of codes into precision.PRECISIONS / KV_BYTES_PER_ELEMENT;
+    weight formats as the engine resolves them (:func:`econ.engine.resolve_formats`: release-pinned formats,
+    e.g. gpt-oss's MXFP4 experts, else the precision's own)."""
     n = len(batch)
     model, hw = _facts(catalog, model_id, hw_id)
-    formats = Formats(weight_bytes_per_param=weight_b, kv_bytes_per_element=kv_b,
-                      embedding_bytes_per_param=np.full(n, a.embedding_bytes_per_param), peak_flop_per_s=peak,
-                      attention_peak_flop_per_s=attention_peak_flop_per_s(peak, kv_b, hw.bf16_peak_flop_per_s,
-                                                                          hw.fp8_peak_flop_per_s))
+    arr = catalog_arrays(catalog)
+    i = arr.model_ids.index(model_id)
+    formats = resolve_formats(hw, precision, kv_precision, arr.pinned_weight_format[i], arr.pinned_expert_format[i],
+                              embedding_bytes_per_param=a.embedding_bytes_per_param)[0]
     full = np.full
     workload = Workload(batch_size=batch, input_len=full(n, float(input_len)), output_len=full(n, float(output_len)),
                         decode_context_tokens=full(n, input_len + output_len / 2.0),
@@ -312,7 +321,8 @@ def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_
     serving = Serving(disaggregated=full(n, disaggregated), prefill=prefill, prefill_instances=full(n, np.nan),
                       decode_instances=full(n, np.nan))
     return EngineInputs(model=model, hardware=hw, layout=layout, formats=formats,
-                        eff=Efficiency.from_assumptions(a, da), workload=workload, serving=serving)
+                        eff=Efficiency.from_assumptions(a, da), workload=workload, serving=serving,
+                        spec=None if speculative is False else default_speculation(catalog, model_id))
 
 
 def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = 1024,
@@ -426,10 +436,9 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
     fam = {k: np.tile(v, npr) for k, v in lay.items()}
     fam_code = np.repeat(np.arange(len(ok_prec)), nl)  # index into ok_prec
     fam_prec = np.array(ok_prec, dtype=object)[fam_code]
-    weight_b = np.array([prec.WEIGHT_BYTES_PER_PARAM[p] for p in ok_prec])[fam_code]
-    kv_table = {pr: prec.KV_BYTES_PER_ELEMENT[space.kv_precision or prec.DEFAULT_KV_PRECISION[pr]] for pr in ok_prec}
-    kv_b = np.array([kv_table[p] for p in ok_prec])[fam_code]
-    peak_by_code = np.array([float(h[prec.PEAK_COLUMN[p]]) for p in ok_prec])
+    kv_names = tuple(prec.KV_BYTES_PER_ELEMENT)
+    prec_by_code = np.array([prec.PRECISIONS.index(p) for p in ok_prec])
+    kv_by_code = np.array([kv_names.index(space.kv_precision or prec.DEFAULT_KV_PRECISION[p]) for p in ok_prec])
     nf = len(fam_prec)
     cap_ctx = float(input_len + output_len)
     fam_layout = Layout(tp=fam["tp"], dp=fam["dp"], ep=fam["ep"], pp=fam["pp"], scale_up_domain_size=np.full(nf, domain))
@@ -437,8 +446,9 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
 
     def inputs(rows, batch, layout, prefill, mode):
         return _inputs(catalog, model, hw, batch=batch, input_len=input_len, output_len=output_len,
-                       capacity_ctx=cap_ctx, weight_b=weight_b[rows], kv_b=kv_b[rows],
-                       peak=peak_by_code[fam_code[rows]], layout=layout, prefill=prefill,
+                       capacity_ctx=cap_ctx, precision=prec_by_code[fam_code[rows]],
+                       kv_precision=kv_by_code[fam_code[rows]], layout=layout, prefill=prefill,
+                       speculative=space.speculative,
                        disaggregated=1.0 if mode == "disaggregated" else 0.0, arrival=space.arrival_rate_per_s,
                        cache_hit_frac=cache_hit, a=a, da=da)
 
@@ -463,7 +473,7 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
     if len(keep) == 0:
         return _empty_points(), rejected
     fam = {k: v[keep] for k, v in fam.items()}
-    fam_prec, fam_code, weight_b, kv_b, max_b = fam_prec[keep], fam_code[keep], weight_b[keep], kv_b[keep], max_b[keep]
+    fam_prec, fam_code, max_b = fam_prec[keep], fam_code[keep], max_b[keep]
     fam_label = labels.to_numpy()[keep]
 
     # rows = family x batch (per attention group)
@@ -574,8 +584,8 @@ def _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a,
         # a prefill instance holds the prompts' KV only (capacity context = input_len), no prefix-cache hits
         inp = _inputs(catalog, m["id"], h["id"], batch=lay["dp"].astype(float), input_len=input_len,
                       output_len=output_len, capacity_ctx=input_len,
-                      weight_b=np.full(n, prec.WEIGHT_BYTES_PER_PARAM[pr]),
-                      kv_b=np.full(n, prec.KV_BYTES_PER_ELEMENT[kvp]), peak=np.full(n, float(h[prec.PEAK_COLUMN[pr]])),
+                      precision=np.full(n, prec.PRECISIONS.index(pr)),
+                      kv_precision=np.full(n, tuple(prec.KV_BYTES_PER_ELEMENT).index(kvp)),
                       layout=layout, prefill=layout, disaggregated=0.0, arrival=None, cache_hit_frac=0.0, a=a, da=da)
         phys = run(inp, CostInputs.from_economics(economics, n), a, da)[0]
         fits = phys.max_batch_size >= lay["dp"]

@@ -258,6 +258,7 @@ def _points(cases: pl.DataFrame, catalog: Catalog, batch) -> pl.DataFrame:
         "batch_size": pl.Series(np.asarray(batch, dtype=np.int64)), "input_len": cases["input_len"],
         "output_len": cases["output_len"],
         "basis": pl.Series(np.where(capex.is_null().to_numpy(), "rental", "owned")),
+        "spec_method": "none",  # the cases were measured without speculative decoding (MTP off)
     })
 
 

@@ -375,7 +375,8 @@ def test_moe_decode_step_known_answer_by_hand():
                           attention_flop_per_context_token_prefill=0.0, sliding_window_tokens=0.0,
                           kv_elements_per_token_per_layer=1.0, kv_shard_heads=8.0, num_attention_heads=32.0,
                           num_kv_heads=8.0, max_context_tokens=1e6,
-                          log_expert_miss=log_expert_miss(1.0, 1.0) if moe else 0.0)
+                          log_expert_miss=log_expert_miss(1.0, 1.0) if moe else 0.0, mtp_module_params=0.0,
+                          mtp_module_active_params=0.0, draft_head_params=0.0, mtp_modules=0.0)
 
     hw = HardwareFacts(hbm_capacity_bytes=80e9, hbm_bandwidth_bytes_per_s=8e12, scale_up_bandwidth_bytes_per_s=450e9,
                        scale_out_bandwidth_bytes_per_s=50e9, scale_up_domain_size=8.0, bf16_peak_flop_per_s=1e15,
