@@ -43,6 +43,7 @@ from econ.memory import kv_replication, max_batch_size, weight_bytes_resident
 from econ.performance import (WALLS, Collectives, DecodeStep, PrefillStep, attention_peak_flop_per_s, collectives,
                               crossover_batch, decode_step, prefill_step)
 from econ.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
+from econ.serving import waiting_time_quantile_s
 from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
 from econ.validate import require_in_range, require_integer
 
@@ -101,7 +102,8 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "served_output_tokens_per_s_per_gpu", "served_requests_per_s", "pool_utilization_frac",
     "usd_per_m_output_tokens_all_in",
     "weight_format", "expert_weight_format", "spec_method", "spec_draft_tokens", "spec_acceptance",
-    "accepted_tokens_per_step", "step_s", "redundant_experts",
+    "accepted_tokens_per_step", "step_s", "redundant_experts", "ttft_percentile_s", "tpot_percentile_s",
+    "prefill_utilization_frac", "latency_percentile",
 )
 """Columns of :func:`evaluate` (plus ``sweet_spot_batch`` when asked). Decode-phase figures are per
 accelerator of the decode instance; prefill-phase figures per accelerator of the prefill instance;
@@ -114,7 +116,7 @@ _INT_COLUMNS = {"spec_draft_tokens", "redundant_experts",
 _TEXT_COLUMNS = {"weight_format", "expert_weight_format", "spec_method",
                  "model", "hardware", "precision", "kv_precision", "binding_wall", "infeasible_reason", "basis",
                  "layout"}
-_UNGATED = {"spec_acceptance",
+_UNGATED = {"spec_acceptance", "latency_percentile",
             "weight_bytes", "kv_bytes_per_sequence", "input_output_mix", "cache_hit_frac", "expert_imbalance_factor",
             "kv_transfer_bytes", "feasible", "disaggregated"} | _INT_COLUMNS | _TEXT_COLUMNS
 _LAYOUT_GATED = {"max_batch_size", "hbm_used_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu"}
@@ -240,6 +242,10 @@ class Physics:
     kv_transfer_bytes, kv_transfer_s, kv_link_frac : one prompt's KV cache between the pools
     prefill_instances, decode_instances, total_gpus : the serving unit
     served_requests_per_s, pool_utilization_frac, served_output_tokens_per_s_per_gpu : the unit's output
+    ttft_percentile_s : [s] TTFT at ``Assumptions.latency_percentile`` under Poisson arrivals at the served
+        rate: the lone prompt's prefill + KV transfer + the prefill queue's wait (:mod:`econ.serving`)
+    tpot_percentile_s : [s] served TPOT x ``tpot_tail_factor``
+    prefill_utilization_frac : [-] busy share of the prefill servers (their queue's rho)
     """
 
     decode: DecodeStep
@@ -267,6 +273,9 @@ class Physics:
     served_requests_per_s: np.ndarray
     pool_utilization_frac: np.ndarray
     served_output_tokens_per_s_per_gpu: np.ndarray
+    ttft_percentile_s: np.ndarray
+    tpot_percentile_s: np.ndarray
+    prefill_utilization_frac: np.ndarray
 
 
 @dataclass(slots=True)
@@ -422,7 +431,14 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
                                      latency_s=da.kv_transfer_latency_s) + inp.eff.kernel_launch_latency_s)
     kv_frac = dis * served * kv_prompt / np.maximum(x_inst * pn * link * da.kv_transfer_eta, 1e-30)
     held = np.minimum(batch, max_b)
+    # Poisson arrivals queue for a prefill server: each aggregated replica serves its own share; the x
+    # instances of a disaggregated prefill pool share the unit's stream (econ.serving, M/M/c)
+    servers = np.maximum(dis * x_inst + (1.0 - dis), 1.0)
+    lam_q = np.where(dis > 0, served, served / np.maximum(y_inst, 1.0))
+    wait = waiting_time_quantile_s(lam_q, rate_p, servers, a.latency_percentile / 100.0)
     return Physics(
+        ttft_percentile_s=ttft + kv_t + wait, tpot_percentile_s=served_tpot * a.tpot_tail_factor,
+        prefill_utilization_frac=np.minimum(lam_q / (servers * rate_p), 1.0),
         decode=d, prefill=p, ttft_s=ttft, prefill_layout=pl_, weight_bytes=w_res,
         weight_bytes_per_gpu=(nr_res / tp + routed_res / lay.stage_gpus) / pp, kv_bytes_per_sequence=kv_cap,
         kv_replication=repl, max_batch_size=max_b, prefill_max_batch_size=p_max_b,
@@ -1142,6 +1158,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "weight_format": wcode, "expert_weight_format": ecode, "spec_method": spec.method_code,
         "spec_draft_tokens": spec.draft_tokens, "spec_acceptance": spec.acceptance,
         "accepted_tokens_per_step": d.accepted_tokens_per_step, "step_s": d.step_s, "redundant_experts": red,
+        "ttft_percentile_s": phys.ttft_percentile_s, "tpot_percentile_s": phys.tpot_percentile_s,
+        "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
     }
     infeasible = ~feasible
     for c, target in out.items():
