@@ -47,6 +47,7 @@ TXT_OPT = Col(pl.String, required=False)
 ACCELERATOR_SCHEMA: dict[str, Col] = {
     "id": TXT, "display_name": TXT, "vendor": TXT,
     "year": _num(2015, 2035, dtype=pl.Int64),
+    "generation": TXT_OPT,
     "bf16_dense_tflop_per_s": _num(0, 1e5, lo_inclusive=False, unit="TFLOP/s"),
     "fp8_dense_tflop_per_s": _num(0, 1e5, lo_inclusive=False, required=False, unit="TFLOP/s"),
     "fp4_dense_tflop_per_s": _num(0, 1e5, lo_inclusive=False, required=False, unit="TFLOP/s"),
@@ -162,8 +163,63 @@ TABLES: dict[str, tuple[str, dict[str, Col], str]] = {
     "facilities": ("facilities.csv", FACILITY_SCHEMA, "id"),
 }
 
+GENERATIONS: tuple[str, ...] = ("ampere", "hopper", "blackwell", "ada", "cdna3", "cdna4", "tpu", "gaudi", "trainium",
+                                "other")
+"""Accelerator generations (accelerators.csv ``generation``): the key of the calibration profiles."""
+
 _ENUMS = {("models", "attention_type"): {"mha", "gqa", "mla"}, ("facilities", "cooling"): {"air", "liquid"},
-          ("accelerators", "capex_basis"): CAPEX_BASES, ("accelerators", "rental_tier"): RENTAL_TIERS}
+          ("accelerators", "capex_basis"): CAPEX_BASES, ("accelerators", "rental_tier"): RENTAL_TIERS,
+          ("accelerators", "generation"): set(GENERATIONS)}
+
+PROFILE_PARAMETERS: tuple[str, ...] = (
+    "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "layer_overhead_s", "eta_routed_flop_frac",
+    "moe_layer_overhead_s", "moe_tile_rows", "overlap_frac", "tpot_tail_factor",
+)
+"""The efficiency fields (econ.assumptions.Assumptions) a calibration profile sets per (generation, precision)."""
+
+CALIBRATION_SCHEMA: dict[str, Col] = {
+    "profile": TXT, "generation": TXT, "precision": TXT,
+    "eta_bw": _num(1e-3, 1.0), "eta_bw_se": _num(0, 10, required=False),
+    "eta_flop": _num(1e-3, 1.0), "eta_flop_se": _num(0, 10, required=False),
+    "eta_prefill": _num(1e-3, 1.0), "eta_prefill_se": _num(0, 10, required=False),
+    "overhead_s": _num(0, 1.0, unit="s"), "overhead_s_se": _num(0, 10, required=False),
+    "layer_overhead_s": _num(0, 1e-3, unit="s"), "layer_overhead_s_se": _num(0, 10, required=False),
+    "eta_routed_flop_frac": _num(1e-2, 1.0), "eta_routed_flop_frac_se": _num(0, 10, required=False),
+    "moe_layer_overhead_s": _num(0, 1e-2, unit="s"), "moe_layer_overhead_s_se": _num(0, 10, required=False),
+    "moe_tile_rows": _num(1, 512, unit="rows"), "moe_tile_rows_se": _num(0, 1000, required=False),
+    "overlap_frac": _num(0, 1.0), "overlap_frac_se": _num(0, 10, required=False),
+    "tpot_tail_factor": _num(1, 10), "tpot_tail_factor_se": _num(0, 10, required=False),
+    "log_ratio_p10": _num(-5, 5, unit="ln(measured/predicted)"),
+    "log_ratio_p90": _num(-5, 5, unit="ln(measured/predicted)"),
+    "cv_median_abs_error_frac": _num(0, 100, required=False), "cv_p90_abs_error_frac": _num(0, 100, required=False),
+    "n_cases": _num(0, 1e6, **{"dtype": pl.Int64}), "n_groups": _num(0, 1e6, **{"dtype": pl.Int64}),
+    "fallback_from": TXT_OPT, "fit_date": TXT,
+    "source": TXT, "as_of": TXT, "notes": TXT_OPT,
+}
+"""``data/calibration.csv``: one efficiency profile per (accelerator generation, matmul precision), written by
+``econ calibrate`` (data/README.md). ``profile`` = "<generation>-<precision>"; ``log_ratio_p10/p90`` are
+quantiles of ln(measured / predicted) of the held-out cases (grouped cross-validation): the band every answer
+carries; ``fallback_from`` names the profile copied when this one has too few cases."""
+
+
+def load_calibration(data_dir: str | Path | None = None) -> pl.DataFrame:
+    """Read and validate ``calibration.csv`` (the efficiency profiles) from ``data_dir`` or the shipped data.
+
+    Raises
+    ------
+    DataError
+        Malformed rows (every bad cell named), an unknown generation or precision, a profile id that is not
+        "<generation>-<precision>", or a duplicate profile.
+    """
+    base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+    path = base / "calibration.csv" if (base / "calibration.csv").is_file() else DEFAULT_DATA_DIR / "calibration.csv"
+    table = read_table(path, CALIBRATION_SCHEMA, "profile")
+    bad = table.filter(~pl.col("generation").is_in(list(GENERATIONS)) | ~pl.col("precision").is_in(["bf16", "fp8", "fp4"])
+                       | (pl.col("profile") != pl.col("generation") + "-" + pl.col("precision")))
+    if bad.height:
+        raise DataError(f"calibration.csv, row {bad['profile'][0]}: profile must be <generation>-<precision> with "
+                        f"generation in {list(GENERATIONS)} and precision in ['bf16', 'fp8', 'fp4']")
+    return table
 
 
 def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name: str) -> pl.DataFrame:
@@ -340,6 +396,8 @@ class Catalog:
     data_dir: Path = field(default=DEFAULT_DATA_DIR)
     buildout_capex: pl.DataFrame | None = None
     """Build-out unit prices (``data/buildout_capex.csv``); None = read the shipped file when needed."""
+    calibration: pl.DataFrame | None = None
+    """Efficiency profiles per (generation, precision) (``data/calibration.csv``, :func:`load_calibration`)."""
 
     def accelerator(self, hw_id: str) -> dict:
         """One accelerator row as a dict; raises UnknownIdError listing the closest ids."""
@@ -415,6 +473,7 @@ def load_catalog(data_dir: str | Path | None = None) -> Catalog:
         facilities=tables["facilities"],
         data_dir=base,
         buildout_capex=load_buildout_capex(base),
+        calibration=load_calibration(base),
     )
 
 
