@@ -77,7 +77,7 @@ def test_price_at_10x_floor_is_rich_and_at_half_is_below_floor(catalog):
         assert r["floor_usd_per_m_blended_tokens"] == pytest.approx(probe["floor_usd_per_m_blended_tokens"], rel=1e-12)
         for side in ("input", "output", "blended"):
             assert r[f"margin_{side}_frac"] == pytest.approx(1 - 1 / k, rel=1e-12)
-    assert rich["reason"].startswith("rich: the blended price") and "Floor: " in rich["reason"]
+    assert rich["reason"].startswith("rich: the blended price") and "Floor on the cheapest of the accelerators" in rich["reason"]
     assert below["reason"].startswith("below-floor: the blended price") and "-100%" in below["reason"]
 
 
@@ -98,7 +98,7 @@ def test_blended_price_and_margins_exact(catalog, cache_hit, cached_price, blend
 
 @pytest.mark.parametrize("margin, verdict", [
     (-0.5, "below-floor"), (-1e-9, "below-floor"), (0.0, "thin"), (0.1999, "thin"), (0.2, "plausible"),
-    (0.8, "plausible"), (0.8001, "rich"), (0.999, "rich"), (None, "below-floor"),
+    (0.8, "plausible"), (0.8001, "rich"), (0.999, "rich"), (None, "not-gpu-comparable"),
 ])
 def test_verdict_thresholds(margin, verdict):
     out = pl.DataFrame({"m": [margin]}, schema={"m": pl.Float64}).select(verdict_expr(pl.col("m")))
@@ -159,10 +159,14 @@ def test_breakeven_rental_rate_reproduces_the_price(catalog):
                economics=Economics(basis="rental")).summary.row(0, named=True)
     hw = r["floor_hardware"]
     rate = catalog.accelerator(hw)["rental_usd_per_hour"]
-    assert r["breakeven_usd_per_gpu_hour"] == pytest.approx(2.0 * rate, rel=1e-12)
+    # per utilized GPU-hour: the rate / utilization, doubled; per hour of existence at 70%: twice the rate
+    assert r["breakeven_usd_per_gpu_hour"] == pytest.approx(2.0 * rate / 0.7, rel=1e-12)
+    assert r["breakeven_rate_usd_per_gpu_hour"] == pytest.approx(2.0 * rate, rel=1e-12)
+    assert r["floor_usd_per_gpu_hour"] == pytest.approx(rate / 0.7, rel=1e-12)
+    assert (r["cost_basis"], r["utilization_frac"]) == ("rental", 0.7)
     assert r["breakeven_utilization_frac"] == pytest.approx(0.7 / 2.0, rel=1e-12)  # rent / (2 x rent / 0.7)
     acc = catalog.accelerators.with_columns(
-        pl.when(pl.col("id") == hw).then(pl.lit(r["breakeven_usd_per_gpu_hour"])).otherwise(pl.col("rental_usd_per_hour"))
+        pl.when(pl.col("id") == hw).then(pl.lit(r["breakeven_rate_usd_per_gpu_hour"])).otherwise(pl.col("rental_usd_per_hour"))
         .alias("rental_usd_per_hour"))
     cat2 = replace(catalog, accelerators=acc)
     again = _check(cat2, [_q(p_in=price, p_out=price)], hardware=[hw],
@@ -209,16 +213,19 @@ def test_stated_fp8_is_compared_with_an_fp8_floor(catalog):
 
 def test_native_precision_of_gpt_oss_is_fp4(catalog, shipped):
     g = shipped.summary.filter(pl.col("model") == "gpt-oss-120b")
-    assert set(g["reference_precision"]) == {"fp4"}
-    assert set(g["reference_precision_source"]) == {"native"}
+    assert set(g["reference_precision"]) == {"fp4"} and set(g["weight_format"]) == {"mxfp4"}
+    assert set(g["reference_precision_source"]) == {"gpt-oss-release"}
+    # the release's own formats: bf16 attention and rest, MXFP4 experts, whatever the matmul precision
+    has = g.drop_nulls("floor_hardware")
+    assert set(has["floor_weight_format"]) == {"bf16"} and set(has["floor_expert_weight_format"]) == {"mxfp4"}
 
 
-def test_unreachable_speed_is_below_floor_with_the_fastest_deployment(catalog):
+def test_unreachable_speed_is_not_gpu_comparable_with_the_fastest_deployment(catalog):
     r = _check(catalog, [_q(model="llama-3.1-8b", output_tokens_per_s_per_user=5000.0)], hardware=HW).summary.row(0, named=True)
-    assert r["verdict"] == "below-floor"
+    assert r["verdict"] == "not-gpu-comparable"
     assert r["floor_usd_per_m_blended_tokens"] is None and r["margin_blended_frac"] is None
     assert r["num_hardware_meeting_floor"] == 0
-    assert re.search(r"at 5000 tokens/s per user, the quote's published speed.*fastest modeled is [\d.]+ tokens/s",
+    assert re.search(r"at 5000 tokens/s per user, the quote.s published speed.*fastest modeled there is [\d.]+ tokens/s",
                      r["reason"])
 
 
@@ -226,7 +233,7 @@ def test_per_hardware_band(catalog, shipped):
     s, h = shipped.summary, shipped.per_hardware
     n_hw = catalog.accelerators.height
     assert h.height == s.height * n_hw
-    band = h.filter(pl.col("meets_floor")).group_by("quote_id").agg(
+    band = h.filter(pl.col("meets_floor") & pl.col("in_scope")).group_by("quote_id").agg(
         pl.col("usd_per_m_blended_tokens").min().alias("lo"), pl.col("usd_per_m_blended_tokens").max().alias("hi"),
         pl.len().alias("n"))
     j = s.join(band, on="quote_id", how="inner")
@@ -404,8 +411,9 @@ def test_cli_prints_a_verdict_and_reason_for_every_shipped_quote(capsys):
     reasons = out.split("\nreasons:\n", 1)[1]
     ids = pl.read_csv(DEFAULT_DATA_DIR / "quotes.csv", infer_schema=False)["quote_id"].to_list()
     for qid in ids:
-        assert re.search(rf"^{re.escape(qid)}: (below-floor|thin|plausible|rich): \S", reasons, re.M), qid
-    assert len(re.findall(r"^\S+: (below-floor|thin|plausible|rich): ", reasons, re.M)) == len(ids)
+        assert re.search(rf"^{re.escape(qid)}: (below-floor|thin|plausible|rich|not-gpu-comparable): \S", reasons,
+                         re.M), qid
+    assert len(re.findall(r"^\S+: (below-floor|thin|plausible|rich|not-gpu-comparable): ", reasons, re.M)) == len(ids)
     assert "verdicts: " in out and "deployments evaluated" in out
 
 
@@ -480,14 +488,19 @@ def test_page_upload_is_validated_whole(catalog):
     assert q is None and err is None
 
 
+def _verdict_metrics(at) -> dict:
+    from dashboards.pages.quote_checker import VERDICT_LABELS
+    labels = {VERDICT_LABELS[v]: v for v in VERDICTS}
+    return {labels[m.label]: int(m.value.replace(",", "")) for m in at.metric if m.label in labels}
+
+
 def test_page_shows_econ_verdicts_chart_and_filters(catalog, shipped):
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(PAGE, default_timeout=120)
+    at = AppTest.from_file(PAGE, default_timeout=180)
     at.run()
     assert not at.exception
     counts = dict(shipped.summary["verdict"].value_counts().iter_rows())
-    shown = {m.label.lower(): int(m.value.replace(",", "")) for m in at.metric}
-    assert shown == {v: counts.get(v, 0) for v in VERDICTS}
+    assert _verdict_metrics(at) == {v: counts.get(v, 0) for v in VERDICTS}
     spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     marks = [layer["mark"]["type"] for layer in spec["layer"]]
     assert marks == ["bar", "tick", "point"]
@@ -499,14 +512,13 @@ def test_page_shows_econ_verdicts_chart_and_filters(catalog, shipped):
     at.multiselect(key="qc.models").set_value(["kimi-k2"]).run()
     assert not at.exception
     kimi = shipped.summary.filter(pl.col("model") == "kimi-k2")
-    assert sum(int(m.value) for m in at.metric) == kimi.height
+    assert sum(_verdict_metrics(at).values()) == kimi.height
     assert at.dataframe[0].value.shape[0] == kimi.height
     at.number_input(key="qc.speed").set_value(60.0).run()
     assert not at.exception
     r60 = check_quotes(load_quotes(catalog).filter(pl.col("model") == "kimi-k2"), catalog,
                        min_tokens_per_s_per_user=60.0).summary
-    shown = {m.label.lower(): int(m.value) for m in at.metric}
-    assert shown == {v: r60.filter(pl.col("verdict") == v).height for v in VERDICTS}
+    assert _verdict_metrics(at) == {v: r60.filter(pl.col("verdict") == v).height for v in VERDICTS}
 
 
 def test_model_that_fits_nowhere_still_gets_a_reason(catalog):
@@ -514,6 +526,6 @@ def test_model_that_fits_nowhere_still_gets_a_reason(catalog):
     tiny = replace(catalog, accelerators=catalog.accelerators.with_columns(pl.lit(1e6).alias("hbm_capacity_bytes")))
     check = _check(tiny, [_q(model="llama-3.1-405b")], hardware=["h100-sxm"])
     r = check.summary.row(0, named=True)
-    assert r["verdict"] == "below-floor" and r["floor_usd_per_m_blended_tokens"] is None
-    assert r["reason"].startswith("below-floor: no catalog accelerator holds llama-3.1-405b with bf16 weights")
+    assert r["verdict"] == "not-gpu-comparable" and r["floor_usd_per_m_blended_tokens"] is None
+    assert r["reason"].startswith("not-gpu-comparable: no catalog accelerator holds llama-3.1-405b with bf16 weights")
     assert check.per_hardware["note"][0].startswith("the weights do not fit")

@@ -1,16 +1,20 @@
-"""Quote checker: provider list prices against the modeled cost floor of every catalog accelerator.
+"""Quote checker: provider list prices against the modeled cost floor at each quote's own service level.
 
-Inputs: the shared sidebar (power, finance, utilization, token mix, cost basis, output length), the
-speed floor for quotes that publish none, and an optional upload of the analyst's own quotes (CSV or
-XLSX, the columns of ``data/quotes.csv``). One econ call (:func:`econ.quotes.check_quotes` over the
-catalog quotes and the upload), then the verdict counts, the chart of each quoted price against the
-band of modeled floors (cheapest to dearest accelerator), the table with its reasons and downloads,
-and the detail of one quote across accelerators.
+Inputs: the shared sidebar (power, finance, utilization, token mix, output length), the page's cost tier
+(hyperscaler / neocloud / owned-custom / rental-3yr / on-demand TCO tiers or a typed $/GPU-hour; default: the
+sidebar's), the accelerator generations floors of quotes without their own hardware come from, the speed floor for
+quotes that publish none, and an optional upload of the analyst's own quotes (CSV or XLSX, the columns of
+``data/quotes.csv``). One econ call (:func:`econ.quotes.check_quotes` over the catalog quotes and the upload),
+then the verdict counts, the chart of each quoted price against the band of modeled floors, the table with tier,
+band and reasons and downloads, and the detail of one quote across accelerators. Two forms: one typed price
+(:func:`econ.quotes.single_quote`), and a provider's P&L beside econ's modeled floor for the same traffic
+(:mod:`econ.provider_economics`, defaults: DeepSeek's day-6 disclosure).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -26,8 +30,9 @@ from dashboards.charts import Col  # noqa: E402
 from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.quotes import (  # noqa: E402
-    DEFAULT_MIN_TOKENS_PER_S_PER_USER, MAX_QUOTE_ROWS, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, VERDICTS, QuoteCheck,
-    check_quotes, load_quotes, read_quotes,
+    DEFAULT_MIN_TOKENS_PER_S_PER_USER, MAX_QUOTE_ROWS, NOT_COMPARABLE, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, VERDICTS,
+    WEIGHT_FORMATS, QuoteCheck, check_quotes, cost_basis_label, generations, load_provider_systems, load_quotes,
+    read_quotes, single_quote,
 )
 from econ.scenario import Scenario  # noqa: E402
 
@@ -39,12 +44,31 @@ UPLOAD_PREFIX = "upload-"
 # Uploaded quote ids get this prefix, so they never collide with the catalog's.
 
 VERDICT_COLOURS = {"below-floor": charts.OKABE_ITO[5], "thin": charts.OKABE_ITO[1], "plausible": charts.OKABE_ITO[0],
-                   "rich": charts.OKABE_ITO[2]}
-# Okabe-Ito colours per verdict (vermillion, orange, blue, green).
+                   "rich": charts.OKABE_ITO[2], NOT_COMPARABLE: "#999999"}
+# Okabe-Ito colours per verdict (vermillion, orange, blue, green) and grey for quotes without a GPU floor.
+
+VERDICT_LABELS = {"below-floor": "Below floor", "thin": "Thin", "plausible": "Plausible", "rich": "Rich",
+                  NOT_COMPARABLE: "Not GPU-comparable"}
+VERDICT_HELP = {"below-floor": "No accelerator in scope serves the model at this price and speed",
+                "thin": "Gross margin under 20%", "plausible": "Gross margin 20% to 80%",
+                "rich": "Gross margin over 80%",
+                NOT_COMPARABLE: "Non-GPU hardware without a cost basis (Groq, Cerebras, SambaNova), or a speed no "
+                                "accelerator in scope reaches: no GPU floor to compare with"}
+
+TIER_LABELS = {
+    "scenario": "As in the sidebar", "hyperscaler": "Hyperscaler cost of owning (SemiAnalysis)",
+    "neocloud": "Neocloud cost of owning (SemiAnalysis)", "owned-custom": "Owned: econ's capex chain",
+    "rental-3yr": "3-year rental (SemiAnalysis)", "on-demand": "On-demand rental", "custom": "A $/GPU-hour I type",
+}
+"""The page's cost-tier choices (``--tco`` tiers and ``--usd-per-gpu-hour``) and their labels."""
 
 
 def _usd_m(t: str) -> Col:
     return Col(t, "$,.3f", "$%.3f")
+
+
+def _usd_h(t: str) -> Col:
+    return Col(t, "$,.2f", "$%.2f")
 
 
 def _pct(t: str) -> Col:
@@ -57,18 +81,47 @@ QUOTE_COLUMNS: dict[str, Col] = {  # this page's titles where charts.COLUMNS' ge
     "usd_per_m_input_tokens": _usd_m("Floor cost, input ($ per M tokens)"),
     "usd_per_m_output_tokens": _usd_m("Floor cost, output ($ per M tokens)"),
     "usd_per_m_blended_tokens": _usd_m("Floor cost, blended ($ per M tokens)"),
+    "usd_per_gpu_hour": _usd_h("Cost per utilized GPU-hour ($)"),
+    "hardware": Col("Accelerator"), "generation": Col("Generation"), "in_scope": Col("In the quote's scope"),
+    "layout": Col("Layout"), "quote_hardware": Col("Provider's hardware"), "weight_format": Col("Weight format"),
+    "cost_basis": Col("Cost tier"), "utilization_frac": _pct("Utilization (%)"),
+    "floor_usd_per_gpu_hour": _usd_h("Floor cost per utilized GPU-hour ($)"),
+    "floor_usd_per_m_blended_tokens_low": _usd_m("Floor band, low ($ per M blended tokens)"),
+    "floor_usd_per_m_blended_tokens_high": _usd_m("Floor band, high ($ per M blended tokens)"),
+    "margin_blended_frac_low": _pct("Margin at the band's high floor (%)"),
+    "margin_blended_frac_high": _pct("Margin at the band's low floor (%)"),
+    "band_straddles_price": Col("Band straddles the price"),
+    "floor_scope": Col("Floor taken from"), "floor_generation": Col("Floor generation"),
+    "floor_layout": Col("Floor layout"), "floor_weight_format": Col("Floor weight format"),
+    "floor_spec_method": Col("Speculative decoding"),
+    "breakeven_usd_per_gpu_hour": _usd_h("Break-even per utilized GPU-hour ($)"),
+    "breakeven_rate_usd_per_gpu_hour": _usd_h("Break-even GPU-hour rate at this utilization ($)"),
+    "clearing_generations": Col("Generations where it clears the floor"),
+    "cheapest_clearing_hardware": Col("Cheapest accelerator-hour that clears"),
+    "cheapest_clearing_generation": Col("Its generation"),
+    "cheapest_clearing_usd_per_gpu_hour": _usd_h("Its cost per utilized GPU-hour ($)"),
+    "cheapest_clearing_usd_per_m_blended_tokens": _usd_m("Its floor ($ per M blended tokens)"),
 }
 _COLS = {**charts.COLUMNS, **QUOTE_COLUMNS}
 # Titles, formats and scales of this page's columns: the shared map (charts.COLUMNS) and its overrides.
 
 TABLE_COLUMNS = ["quote_set", "quote_id", "provider", "model", "verdict", "price_usd_per_m_blended_tokens",
-                 "floor_usd_per_m_blended_tokens", "margin_blended_frac", "margin_input_frac", "margin_output_frac",
-                 "floor_hardware", "floor_precision", "floor_num_gpus", "floor_batch_size", "floor_binding_wall",
-                 "floor_batch_limit", "speed_floor_tokens_per_s_per_user", "breakeven_usd_per_gpu_hour",
-                 "breakeven_utilization_frac", "breakeven_batch_size", "reason"]
-DETAIL_COLUMNS = ["hardware", "meets_floor", "usd_per_m_blended_tokens", "margin_blended_frac",
-                  "usd_per_m_input_tokens", "usd_per_m_output_tokens", "precision", "num_gpus", "tp", "pp",
-                  "batch_size", "tokens_per_s_per_user", "binding_wall", "fastest_tokens_per_s_per_user", "note"]
+                 "floor_usd_per_m_blended_tokens", "margin_blended_frac", "floor_usd_per_m_blended_tokens_low",
+                 "floor_usd_per_m_blended_tokens_high", "band_straddles_price", "cost_basis", "floor_usd_per_gpu_hour",
+                 "utilization_frac", "floor_scope", "floor_hardware", "floor_layout", "floor_precision",
+                 "floor_weight_format", "floor_batch_size", "floor_binding_wall", "floor_batch_limit",
+                 "speed_floor_tokens_per_s_per_user", "margin_input_frac", "margin_output_frac",
+                 "breakeven_usd_per_gpu_hour", "breakeven_rate_usd_per_gpu_hour", "breakeven_utilization_frac",
+                 "breakeven_batch_size", "clearing_generations", "cheapest_clearing_hardware", "reason"]
+DETAIL_COLUMNS = ["hardware", "generation", "in_scope", "meets_floor", "usd_per_m_blended_tokens",
+                  "margin_blended_frac", "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
+                  "precision", "layout", "num_gpus", "batch_size", "tokens_per_s_per_user", "binding_wall",
+                  "fastest_tokens_per_s_per_user", "note"]
+SINGLE_COLUMNS = ["verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens", "margin_blended_frac",
+                  "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "cost_basis",
+                  "floor_usd_per_gpu_hour", "utilization_frac", "floor_scope", "floor_layout",
+                  "breakeven_usd_per_gpu_hour", "breakeven_utilization_frac", "breakeven_batch_size",
+                  "cheapest_clearing_hardware"]
 
 
 def _title(c: str) -> str:
@@ -92,14 +145,14 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
     summary : pl.DataFrame
         :attr:`econ.quotes.QuoteCheck.summary` rows to draw (one per quote), with ``quote_set``.
     per_hardware : pl.DataFrame
-        :attr:`econ.quotes.QuoteCheck.per_hardware` rows of the same quotes: one tick per accelerator
-        that meets the speed floor.
+        :attr:`econ.quotes.QuoteCheck.per_hardware` rows of the same quotes: one tick per accelerator in the
+        quote's scope that meets the speed floor.
 
     Returns
     -------
-    alt.LayerChart: a grey bar from the cheapest to the dearest accelerator's floor, grey ticks for each
-    accelerator, the price diamond; x is $ per M blended tokens on a log axis, y the quote (sorted by
-    model, then price). Quotes no accelerator can serve at their speed have a diamond and no band.
+    alt.LayerChart: a grey bar from the cheapest to the dearest in-scope accelerator's floor, grey ticks for each
+    accelerator, the price diamond; x is $ per M blended tokens on a log axis, y the quote (sorted by model, then
+    price). Quotes without a GPU floor in scope have a diamond and no band.
     """
     s = summary.sort("model", "price_usd_per_m_blended_tokens")
     order = s["quote_id"].to_list()
@@ -116,26 +169,37 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
         x2="band_max_usd_per_m_blended_tokens:Q", y=y, tooltip=_tooltip(band_cols))
     tick_cols = ["quote_id", "hardware", "usd_per_m_blended_tokens", "precision", "num_gpus", "batch_size",
                  "tokens_per_s_per_user", "binding_wall"]
-    ticks_df = per_hardware.filter(pl.col("meets_floor") & pl.col("quote_id").is_in(order)).select(tick_cols)
+    ticks_df = per_hardware.filter(pl.col("meets_floor") & pl.col("in_scope")
+                                   & pl.col("quote_id").is_in(order)).select(tick_cols)
     ticks = alt.Chart(ticks_df.to_pandas()).mark_tick(color="#555555", thickness=1.5, size=12).encode(
         x=alt.X("usd_per_m_blended_tokens:Q", scale=alt.Scale(type="log"), axis=None), y=y,
         tooltip=_tooltip(tick_cols))
     price_cols = ["quote_id", "quote_set", "provider", "model", "verdict", "price_usd_per_m_blended_tokens",
                   "floor_usd_per_m_blended_tokens", "margin_blended_frac", "floor_hardware",
-                  "speed_floor_tokens_per_s_per_user"]
+                  "speed_floor_tokens_per_s_per_user", "cost_basis"]
     shown = [v for v in VERDICTS if v in set(s["verdict"])]
     price = alt.Chart(s.select(price_cols).to_pandas()).mark_point(shape="diamond", filled=True, size=110,
                                                                     opacity=1.0).encode(
         x=x, y=y,
         color=alt.Color("verdict:N", title=_title("verdict"),
                         scale=alt.Scale(domain=shown, range=[VERDICT_COLOURS[v] for v in shown]),
-                        legend=alt.Legend(orient="top")),
+                        legend=alt.Legend(orient="top", columns=3)),
         tooltip=_tooltip(price_cols))
     return alt.layer(band, ticks, price).properties(
         width=width, height=max(160, 20 * len(order)),
         title=charts.chart_title("Quoted blended price vs the band of modeled floors",
-                                 "Grey: cheapest to dearest accelerator's floor; diamond: the quote"),
+                                 "Grey: cheapest to dearest in-scope accelerator's floor; diamond: the quote"),
     ).resolve_axis(x="independent")  # one shared log scale, its axis at the top (band) and bottom (price)
+
+
+def page_economics(sc: Scenario, cat, tier: str, rate: float | None):
+    """The scenario's economics with the page's cost tier (``scenario`` keeps the sidebar's)."""
+    e = sc.economics(cat)
+    if tier == "scenario":
+        return e
+    if tier == "custom":
+        return replace(e, basis="custom", usd_per_gpu_hour=float(rate))
+    return replace(e, basis=tier, usd_per_gpu_hour=None)
 
 
 def quotes_to_check(catalog, *, include_catalog: bool, upload: bytes | None,
@@ -163,15 +227,48 @@ def quotes_to_check(catalog, *, include_catalog: bool, upload: bytes | None,
 @st.cache_data(show_spinner="Searching every accelerator for each quote's floor ...", max_entries=16,
                ttl=3600)
 def run_check(token: str, sc: Scenario, include_catalog: bool, upload: bytes | None, upload_name: str | None,
-              speed: float, _catalog=None) -> tuple[QuoteCheck | None, pl.DataFrame | None, str | None]:
+              speed: float, tier: str = "scenario", rate: float | None = None, gens: tuple = (),
+              _catalog=None) -> tuple[QuoteCheck | None, pl.DataFrame | None, str | None]:
     """One econ call for the page: the quote check and the quote sets. Cached per catalog + inputs."""
     cat = _catalog if _catalog is not None else state.catalog()
     quotes, error = quotes_to_check(cat, include_catalog=include_catalog, upload=upload, upload_name=upload_name)
     if quotes is None:
         return None, None, error
-    result = check_quotes(quotes.drop("quote_set"), cat, sc.assumptions(), sc.economics(cat),
-                          min_tokens_per_s_per_user=speed, output_len=sc.output_len)
+    result = check_quotes(quotes.drop("quote_set"), cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
+                          min_tokens_per_s_per_user=speed, output_len=sc.output_len, generation=list(gens) or None)
     return result, quotes.select("quote_id", "quote_set"), error
+
+
+@st.cache_data(show_spinner="Finding the floor of this price ...", max_entries=32, ttl=3600)
+def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tuple, speed_default: float,
+              quote: tuple, _catalog=None) -> QuoteCheck:
+    """:func:`econ.quotes.check_quotes` of one typed quote (``quote``: model, provider, input, cached, output
+    price, speed, hardware, weight format)."""
+    cat = _catalog if _catalog is not None else state.catalog()
+    model, provider, p_in, p_c, p_out, speed, hw, wf = quote
+    q = single_quote(cat, model=model, usd_per_m_input_tokens=p_in, usd_per_m_output_tokens=p_out,
+                     usd_per_m_cached_input_tokens=p_c, output_tokens_per_s_per_user=speed, hardware=hw,
+                     weight_format=wf, provider=provider or "quote", quote_id=f"{provider or 'quote'}-{model}")
+    return check_quotes(q, cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
+                        min_tokens_per_s_per_user=speed_default, output_len=sc.output_len,
+                        generation=list(gens) or None)
+
+
+@st.cache_data(show_spinner="Pricing the traffic with econ's floor ...", max_entries=16, ttl=3600)
+def provider_pnl_page(token: str, sc: Scenario, inputs: tuple, model: str, hardware: str, speed: float,
+                      weight_format: str | None, _catalog=None) -> tuple[dict, dict]:
+    """(the provider's P&L, econ's modeled floor P&L) for the form's figures (:mod:`econ.provider_economics`)."""
+    from econ.provider_economics import modeled_floor_pnl, provider_pnl
+
+    cat = _catalog if _catalog is not None else state.catalog()
+    kw = dict(inputs)
+    reported = {k: float(v) for k, v in provider_pnl(**kw).items()}
+    traffic = {k: v for k, v in kw.items() if k != "gpu_hours_per_day"}
+    modeled = modeled_floor_pnl(cat, model=model, hardware=hardware, min_tokens_per_s_per_user=speed,
+                                weight_format=weight_format, assumptions=sc.assumptions(), economics=sc.economics(cat),
+                                output_len=sc.output_len, **traffic)
+    modeled.pop("check", None)
+    return reported, modeled
 
 
 def _column_config(frame: pl.DataFrame) -> dict:
@@ -195,12 +292,28 @@ def _display(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(exprs) if exprs else frame
 
 
-def _assumption_rows(cat, sc: Scenario, result: QuoteCheck) -> pl.DataFrame:
+def _assumption_rows(cat, sc: Scenario, result: QuoteCheck, economics) -> pl.DataFrame:
     """Every input behind the check, for the XLSX download: efficiencies, economics, floor hardware, settings."""
     from econ import export
     hw = result.summary["floor_hardware"].drop_nulls().unique().sort().to_list()
-    return export.cost_assumptions_frame(cat, sc.assumptions(), sc.economics(cat), hardware=hw,
+    return export.cost_assumptions_frame(cat, sc.assumptions(), economics, hardware=hw,
                                          extra=result.settings_rows())
+
+
+def _rate_text(result: QuoteCheck) -> str:
+    s = result.settings
+    rate = f" at ${s['usd_per_gpu_hour']:,.2f} per GPU-hour" if s.get("usd_per_gpu_hour") is not None else ""
+    return f"cost tier {s['cost_basis']}{rate}, {s['utilization_frac']:.0%} utilization"
+
+
+def _money(v, digits: int = 0) -> str:
+    from econ.formatting import MISSING
+    return MISSING if v is None else f"${v:,.{digits}f}"
+
+
+def _frac(v) -> str:
+    from econ.formatting import MISSING
+    return MISSING if v is None else f"{v:.1%}"
 
 
 def render() -> None:
@@ -209,14 +322,6 @@ def render() -> None:
     cat_in_use = state.catalog_in_use()
     cat = cat_in_use.catalog
     st.title("Quote checker")
-    econ_ = sc.economics(cat)
-    st.caption(
-        f"Each quote against the cheapest catalog deployment that serves its model at its published speed (else the "
-        f"floor below): {'owned (TCO)' if sc.basis == 'owned' else 'rented'} accelerators at "
-        f"${sc.effective_usd_per_kwh(cat):.4f}/kWh, {sc.utilization_frac:.0%} utilization, blended at "
-        f"{sc.input_output_mix:g}:1 input:output with a {sc.cache_hit_frac:.0%} prefix-cache hit rate, requests of "
-        f"{max(1, round(sc.input_output_mix * sc.output_len)):,} input + {sc.output_len:,} output tokens (input = "
-        f"mix x output). Verdicts on the blended gross margin: below-floor < 0 <= thin < 20% <= plausible <= 80% < rich.")
     c1, c2, c3 = st.columns([2, 1, 1])
     upload = c1.file_uploader(
         "Your quotes (CSV or XLSX)", type=["csv", "xlsx"], key="qc.upload",
@@ -230,10 +335,36 @@ def render() -> None:
         value=DEFAULT_MIN_TOKENS_PER_S_PER_USER, step=5.0, key="qc.speed",
         help="Used for quotes that publish no speed; a quote's own speed always wins. Default 25: MLPerf "
              "Inference v5.0 Llama-2-70B Interactive, TPOT <= 40 ms.")
+    t1, t2, t3 = st.columns([2, 1, 2])
+    tier = t1.selectbox("Cost tier of a GPU-hour", list(TIER_LABELS), format_func=TIER_LABELS.get, key="qc.tier",
+                        help="Each tier is sourced per accelerator (data/README.md, accelerators.csv): SemiAnalysis "
+                             "InferenceX cost of owning as a hyperscaler or a neocloud, its 3-year rental price, "
+                             "on-demand rental, or econ's own capex + facility + power + opex chain. Every $/GPU-hour "
+                             "shown is per utilized GPU-hour (the tier's rate / utilization).")
+    rate = None
+    if tier == "custom":
+        rate = t2.number_input("$ per GPU-hour", min_value=0.01, max_value=1000.0, value=2.0, step=0.25,
+                               key="qc.rate", help="Per GPU-hour of the fleet's existence (like a lease rate)")
+    gen_options = generations(cat)
+    gens = t3.multiselect("Generations for quotes without their hardware", gen_options, key="qc.gens",
+                          placeholder="Every generation",
+                          help="A quote that names its accelerator (DeepSeek on H800) is priced on it; the others "
+                               "on the cheapest accelerator of these generations.")
+    econ_ = page_economics(sc, cat, tier, rate)
+    st.caption(
+        f"Each quote against the cheapest deployment that serves its model at its own published speed (else the "
+        f"floor above), in its own weight format, on its own accelerator when it names one: "
+        f"{cost_basis_label(econ_.basis)} cost tier"
+        f"{f' at ${rate:,.2f} per GPU-hour' if rate is not None else ''}, {econ_.utilization_frac:.0%} utilization, "
+        f"${sc.effective_usd_per_kwh(cat):.4f}/kWh, blended at {sc.input_output_mix:g}:1 input:output with a "
+        f"{sc.cache_hit_frac:.0%} prefix-cache hit rate, requests of "
+        f"{max(1, round(sc.input_output_mix * sc.output_len)):,} input + {sc.output_len:,} output tokens. Verdicts "
+        f"on the blended gross margin: below-floor < 0 <= thin < 20% <= plausible <= 80% < rich; not-gpu-comparable "
+        f"when there is no GPU floor to compare with.")
     data = upload.getvalue() if upload is not None else None
     try:
         result, sets, error = run_check(cat_in_use.token, sc, include, data, upload.name if upload else None,
-                                        float(speed), _catalog=cat)
+                                        float(speed), tier, rate, tuple(gens), _catalog=cat)
     except EconError as exc:
         st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
@@ -242,7 +373,19 @@ def render() -> None:
         st.code(error, language=None)
     if result is None:
         st.info("No quotes to check: include the catalog's quotes or upload your own.", icon=":material/info:")
-        return
+    else:
+        _results(cat, cat_in_use, sc, result, sets, econ_, dict(include=include, data=data, speed=speed, tier=tier,
+                                                               rate=rate, gens=tuple(gens)))
+    st.divider()
+    _single_form(cat, cat_in_use, sc, tier, rate, tuple(gens), float(speed))
+    st.divider()
+    _pnl_form(cat, cat_in_use, sc)
+    sources.show(cat, sc.assumptions(), econ_, key="qc.sources",
+                 hardware=result.summary["floor_hardware"].drop_nulls().unique().sort().to_list() if result else None,
+                 region=sc.region)
+
+
+def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict) -> None:
     summary = result.summary.join(sets, on="quote_id", how="left").select(["quote_set", *result.summary.columns])
     per_hw = result.per_hardware
 
@@ -250,7 +393,8 @@ def render() -> None:
     models = f1.multiselect("Models", sorted(summary["model"].unique()), key="qc.models", placeholder="All models")
     providers = f2.multiselect("Providers", sorted(summary["provider"].unique()), key="qc.providers",
                                placeholder="All providers")
-    verdicts = f3.multiselect("Verdicts", list(VERDICTS), key="qc.verdicts", placeholder="All verdicts")
+    verdicts = f3.multiselect("Verdicts", list(VERDICTS), key="qc.verdicts", placeholder="All verdicts",
+                              format_func=VERDICT_LABELS.get)
     view = summary
     if models:
         view = view.filter(pl.col("model").is_in(models))
@@ -264,22 +408,23 @@ def render() -> None:
     counts = dict(view["verdict"].value_counts().iter_rows())
     m = st.columns(len(VERDICTS))
     for col, v in zip(m, VERDICTS):
-        col.metric(v.capitalize(), f"{counts.get(v, 0):,}",
-                   help={"below-floor": "No catalog accelerator serves the model at this price and speed",
-                         "thin": "Gross margin under 20%", "plausible": "Gross margin 20% to 80%",
-                         "rich": "Gross margin over 80%"}[v])
+        col.metric(VERDICT_LABELS[v], f"{counts.get(v, 0):,}", help=VERDICT_HELP[v])
     view_hw = per_hw.filter(pl.col("quote_id").is_in(view["quote_id"].implode()))
     chart.show(quote_band_chart, view, view_hw, key="qc.chart",  # built once per check and filter
-               cache_key=(cat_in_use.token, sc, include, data, speed, tuple(models), tuple(providers), tuple(verdicts)))
-    st.caption("Grey bar: modeled floor from the cheapest to the dearest accelerator that meets the quote's speed; "
-               "grey ticks: each such accelerator; diamond: the quoted blended price. A diamond without a bar: no "
-               "catalog accelerator reaches the quote's speed.")
+               cache_key=(cat_in_use.token, sc, *inputs.values(), tuple(models), tuple(providers), tuple(verdicts)))
+    st.caption("Grey bar: modeled floor from the cheapest to the dearest accelerator in the quote's scope that meets "
+               "its speed; grey ticks: each such accelerator; diamond: the quoted blended price. A diamond without a "
+               "bar: no accelerator in scope reaches the quote's speed, or the quote runs on non-GPU hardware.")
 
     st.subheader("Verdicts and reasons")
-    st.dataframe(_display(view.select(TABLE_COLUMNS)), column_config=_column_config(view.select(TABLE_COLUMNS)),
-                 hide_index=True, key="qc.table", placeholder=table.PLACEHOLDER)
-    meta = {"scenario": sc.to_query_params(), "speed_floor_default": speed, **cat.as_of_dates()}
-    assumptions = _assumption_rows(cat, sc, result)
+    st.caption(f"Every floor at {_rate_text(result)}; $/GPU-hour per utilized GPU-hour. The floor band columns are the "
+               f"engine's calibration band when it reports one ({result.settings['calibration_band']}).")
+    shown = view.select(TABLE_COLUMNS)
+    st.dataframe(_display(shown), column_config=_column_config(shown), hide_index=True, key="qc.table",
+                 placeholder=table.PLACEHOLDER)
+    meta = {"scenario": sc.to_query_params(), "speed_floor_default": inputs["speed"], "cost_tier": inputs["tier"],
+            **cat.as_of_dates()}
+    assumptions = _assumption_rows(cat, sc, result, econ_)
     st.caption("Downloads: every column of the check for the quotes shown (stored units in the headers), with the "
                "assumptions and sources in the workbook; provider names and notes are neutralized against "
                "spreadsheet formulas.")
@@ -288,14 +433,169 @@ def render() -> None:
     st.subheader("One quote across accelerators")
     pick = st.selectbox("Quote", view["quote_id"].to_list(), key="qc.pick")
     row = view.filter(pl.col("quote_id") == pick).row(0, named=True)
-    st.markdown(f"**{row['verdict']}** — {safe_text.md(row['reason'].split(': ', 1)[1])}")  # $ is not LaTeX
+    st.markdown(f"**{VERDICT_LABELS[row['verdict']]}** — "
+                f"{safe_text.md(row['reason'].split(': ', 1)[1])}")  # $ is not LaTeX
     detail = per_hw.filter(pl.col("quote_id") == pick).select(DETAIL_COLUMNS)
     st.dataframe(_display(detail), column_config=_column_config(detail), hide_index=True, key="qc.detail",
                  placeholder=table.PLACEHOLDER)
     table.downloads(view_hw, key="qc.dl_hw", name="quote-floors-by-accelerator", assumptions=assumptions,
                     metadata=meta)
-    sources.show(cat, sc.assumptions(), econ_, key="qc.sources",
-                 hardware=view["floor_hardware"].drop_nulls().unique().sort().to_list(), region=sc.region)
+
+
+def _hardware_options(cat) -> dict[str, str]:
+    """'' (unknown) + catalog accelerators + provider systems -> display names."""
+    out = {"": "Unknown (cheapest of the generations picked)"}
+    out.update(dict(cat.accelerators.select("id", "display_name").rows()))
+    systems = load_provider_systems(cat)
+    out.update({i: f"{n} (no GPU cost basis)" for i, n in systems.select("id", "display_name").rows()})
+    return out
+
+
+def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
+    st.subheader("Check one price")
+    st.caption(f"A price you type, checked like a quote of the table (same cost tier, generations and speed floor). "
+               f"Empty speed: the speed floor above ({speed_default:g} tokens/s per user).")
+    models = dict(cat.models.select("id", "display_name").rows())
+    hw_names = _hardware_options(cat)
+    with st.form("qc.single"):
+        a, b, c = st.columns(3)
+        model = a.selectbox("Model", list(models), format_func=models.get, key="qc.s.model",
+                            index=list(models).index("llama-3.3-70b") if "llama-3.3-70b" in models else 0)
+        provider = b.text_input("Provider (a label)", value="my-quote", max_chars=40, key="qc.s.provider")
+        hardware = c.selectbox("Provider's hardware", list(hw_names), format_func=hw_names.get, key="qc.s.hw")
+        d, e, f = st.columns(3)
+        p_in = d.number_input("Input price ($ per M tokens)", min_value=0.0001, max_value=10_000.0, value=0.59,
+                              step=0.01, format="%.4f", key="qc.s.in")
+        p_out = e.number_input("Output price ($ per M tokens)", min_value=0.0001, max_value=10_000.0, value=0.79,
+                               step=0.01, format="%.4f", key="qc.s.out")
+        p_c = f.number_input("Cached input price ($ per M tokens, optional)", min_value=0.0, max_value=10_000.0,
+                             value=None, step=0.01, format="%.4f", key="qc.s.cached",
+                             help="Empty: cache hits are billed at the input price")
+        g, h = st.columns(2)
+        s = g.number_input("Output speed (tokens/s per user, optional)", min_value=0.1, max_value=100_000.0,
+                           value=None, step=5.0, key="qc.s.speed")
+        wf_opts = ["", *WEIGHT_FORMATS]
+        wf = h.selectbox("Weight format served", wf_opts, key="qc.s.wf",
+                         format_func=lambda x: x or "By the rule ('Turbo'/'fp8' name, else the checkpoint's)")
+        submitted = st.form_submit_button("Check this price")
+    if not submitted and "qc.s.last" not in st.session_state:
+        return
+    quote = (model, provider.strip() or "quote", float(p_in), None if p_c is None else float(p_c), float(p_out),
+             None if s is None else float(s), hardware or None, wf or None)
+    if submitted:
+        st.session_state["qc.s.last"] = quote
+    quote = st.session_state["qc.s.last"]
+    try:
+        res = check_one(cat_in_use.token, sc, tier, rate, gens, speed_default, quote, _catalog=cat)
+    except EconError as exc:
+        st.error(safe_text.md(f"{exc}"), icon=":material/error:")
+        return
+    r = res.summary.row(0, named=True)
+    k = st.columns(4)
+    k[0].metric("Verdict", VERDICT_LABELS[r["verdict"]], help=VERDICT_HELP[r["verdict"]])
+    k[1].metric("Blended price", _money(r["price_usd_per_m_blended_tokens"], 3) + "/M")
+    k[2].metric("Modeled floor", _money(r["floor_usd_per_m_blended_tokens"], 3) + "/M"
+                if r["floor_usd_per_m_blended_tokens"] is not None else "none in scope")
+    k[3].metric("Gross margin", _frac(r["margin_blended_frac"]))
+    st.markdown(safe_text.md(r["reason"]))
+    shown = res.summary.select(SINGLE_COLUMNS)
+    st.dataframe(_display(shown), column_config=_column_config(shown), hide_index=True, key="qc.s.table",
+                 placeholder=table.PLACEHOLDER)
+
+
+def _pnl_defaults(cat) -> dict:
+    from econ.provider_economics import load_disclosure
+    d = load_disclosure(data_dir=cat.data_dir)
+    return {"gpus": d.inputs["gpu_hours_per_day"] / 24.0, **d.inputs, "model": d.model, "hardware": d.hardware,
+            "speed": d.output_tokens_per_s_per_user, "weight_format": d.weight_format, "source": d.source,
+            "as_of": d.as_of, "reported": d.reported}
+
+
+def _pnl_form(cat, cat_in_use, sc) -> None:
+    st.subheader("Provider P&L")
+    try:
+        dflt = _pnl_defaults(cat)
+    except EconError as exc:
+        st.error(safe_text.md(f"{exc}"), icon=":material/error:")
+        return
+    st.caption(f"A provider's day: GPUs and their $/GPU-hour, tokens served, cache hits and prices, against econ's "
+               f"cheapest deployment for the same traffic on the same accelerator at the same $/GPU-hour and speed "
+               f"per user. Defaults: DeepSeek's own figures (V3/R1 inference, {dflt['as_of']}, "
+               f"open-infra-index day 6: $87,072 per day, $562,027 theoretical revenue, 545% cost-profit margin).")
+    models = dict(cat.models.select("id", "display_name").rows())
+    gpus_names = dict(cat.accelerators.select("id", "display_name").rows())
+    with st.form("qc.pnl"):
+        a, b, c = st.columns(3)
+        gpus = a.number_input("GPUs serving (average)", min_value=1.0, max_value=1e7, value=float(dflt["gpus"]),
+                              step=8.0, key="qc.p.gpus")
+        rate = b.number_input("$ per GPU-hour", min_value=0.01, max_value=1000.0,
+                              value=float(dflt["usd_per_gpu_hour"]), step=0.1, key="qc.p.rate")
+        speed = c.number_input("Output speed (tokens/s per user)", min_value=0.1, max_value=100_000.0,
+                               value=float(dflt["speed"]), step=1.0, key="qc.p.speed")
+        d, e, f = st.columns(3)
+        t_in = d.number_input("Input tokens per day (billions)", min_value=0.0, max_value=1e7,
+                              value=dflt["input_tokens_per_day"] / 1e9, step=1.0, key="qc.p.in")
+        t_c = e.number_input("of which cache hits (billions)", min_value=0.0, max_value=1e7,
+                             value=dflt["cached_input_tokens_per_day"] / 1e9, step=1.0, key="qc.p.cached")
+        t_out = f.number_input("Output tokens per day (billions)", min_value=0.0, max_value=1e7,
+                               value=dflt["output_tokens_per_day"] / 1e9, step=1.0, key="qc.p.out")
+        g, h, i = st.columns(3)
+        p_in = g.number_input("Input price ($ per M, cache miss)", min_value=0.0, max_value=10_000.0,
+                              value=float(dflt["usd_per_m_input_tokens"]), step=0.01, format="%.4f", key="qc.p.pin")
+        p_c = h.number_input("Cached input price ($ per M)", min_value=0.0, max_value=10_000.0,
+                             value=float(dflt["usd_per_m_cached_input_tokens"]), step=0.01, format="%.4f",
+                             key="qc.p.pc")
+        p_out = i.number_input("Output price ($ per M)", min_value=0.0, max_value=10_000.0,
+                               value=float(dflt["usd_per_m_output_tokens"]), step=0.01, format="%.4f", key="qc.p.pout")
+        j, k = st.columns(2)
+        model = j.selectbox("Model served", list(models), format_func=models.get, key="qc.p.model",
+                            index=list(models).index(dflt["model"]) if dflt["model"] in models else 0)
+        hardware = k.selectbox("Accelerator", list(gpus_names), format_func=gpus_names.get, key="qc.p.hw",
+                               index=list(gpus_names).index(dflt["hardware"]) if dflt["hardware"] in gpus_names else 0)
+        st.form_submit_button("Compute the P&L")
+    inputs = (("gpu_hours_per_day", float(gpus) * 24.0), ("usd_per_gpu_hour", float(rate)),
+              ("input_tokens_per_day", float(t_in) * 1e9), ("cached_input_tokens_per_day", float(t_c) * 1e9),
+              ("output_tokens_per_day", float(t_out) * 1e9), ("usd_per_m_input_tokens", float(p_in)),
+              ("usd_per_m_cached_input_tokens", float(p_c)), ("usd_per_m_output_tokens", float(p_out)))
+    wf = dflt["weight_format"] if model == dflt["model"] else None
+    try:
+        reported, modeled = provider_pnl_page(cat_in_use.token, sc, inputs, model, hardware, float(speed), wf,
+                                              _catalog=cat)
+    except EconError as exc:
+        st.error(safe_text.md(f"{exc}"), icon=":material/error:")
+        return
+    k = st.columns(4)
+    k[0].metric("Cost per M tokens", _money(reported["usd_per_m_tokens"], 3),
+                help="Cost per day over input + output tokens")
+    k[1].metric("Revenue per day", _money(reported["revenue_usd_per_day"]))
+    k[2].metric("Gross margin", _frac(reported["gross_margin_frac"]),
+                delta=None if modeled["gross_margin_frac"] is None else
+                f"modeled floor {modeled['gross_margin_frac']:.1%}", delta_color="off")
+    k[3].metric("Cost-profit ratio", f"{reported['cost_profit_margin_frac']:.0%}",
+                help="(revenue - cost) / cost, DeepSeek's 'cost profit margin'")
+    rows = [("GPU-hours per day", "gpu_hours_per_day", "n"), ("Cost per day", "cost_usd_per_day", "$"),
+            ("Cost per M tokens (input + output)", "usd_per_m_tokens", "$3"),
+            ("Revenue per day", "revenue_usd_per_day", "$"), ("Gross profit per day", "profit_usd_per_day", "$"),
+            ("Gross margin", "gross_margin_frac", "%"), ("Cost-profit ratio", "cost_profit_margin_frac", "%")]
+
+    def fmt(v, kind):
+        from econ.formatting import MISSING
+        if v is None:
+            return MISSING
+        return (f"{v:,.0f}" if kind == "n" else _money(v) if kind == "$" else _money(v, 3) if kind == "$3"
+                else f"{v:.1%}")
+
+    frame = pl.DataFrame({"Metric": [r[0] for r in rows],
+                          "Provider": [fmt(reported.get(r[1]), r[2]) for r in rows],
+                          "econ's modeled floor": [fmt(modeled.get(r[1]), r[2]) for r in rows]})
+    st.dataframe(frame, hide_index=True, key="qc.p.table", placeholder=table.PLACEHOLDER)
+    if modeled.get("gpus") is not None:
+        st.caption(f"Modeled floor: {modeled['floor_num_gpus']} x {safe_text.md(gpus_names[hardware])} per instance "
+                   f"({modeled['floor_layout']}, batch {modeled['floor_batch_size']:,}, "
+                   f"{modeled['floor_tokens_per_s_per_user']:.1f} tokens/s per user), {modeled['gpus']:,.0f} GPUs busy "
+                   f"on average; verdict on the blended price: {VERDICT_LABELS[modeled['verdict']].lower()}.")
+    with st.expander("Why (the floor's reason)"):
+        st.markdown(safe_text.md(modeled["reason"]))
 
 
 if __name__ == "__main__":
