@@ -15,6 +15,14 @@ import polars as pl
 from econ.errors import InvalidInputError
 
 
+PROFILE_PARAMETERS: tuple[str, ...] = (
+    "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "layer_overhead_s", "eta_routed_flop_frac",
+    "moe_layer_overhead_s", "moe_tile_rows", "overlap_frac", "tpot_tail_factor",
+)
+"""The efficiency fields of :class:`Assumptions` a calibration profile (data/calibration.csv) sets per
+(accelerator generation, matmul precision)."""
+
+
 def _check(obj, ranges: dict[str, tuple[float, float]]) -> None:
     for name, (lo, hi) in ranges.items():
         v = getattr(obj, name)
@@ -81,6 +89,14 @@ class Assumptions:
     tpot_tail_factor : float >= 1
         Ratio of the percentile TPOT to the mean TPOT of a request under continuous batching (steps that
         carry prefill chunks, scheduling jitter). [-]
+    calibrated : frozenset of str (subset of :data:`PROFILE_PARAMETERS`) or None
+        The efficiency fields taken, row by row, from the calibration profile of the row's accelerator
+        generation and matmul precision (data/calibration.csv, written by ``econ calibrate``) instead of the
+        scalar value here. None (default) = every profile field still at its default value, so
+        ``Assumptions(eta_bw=0.7)`` and ``replace(a, eta_bw=0.7)`` use 0.7 and calibrate the rest;
+        :meth:`with_overrides` also pins a value equal to the default; ``IDEAL`` has none. A (generation,
+        precision) with no profile falls back to the scalar value. :attr:`calibrated_fields` is the
+        resolved set.
 
     Notes
     -----
@@ -108,8 +124,15 @@ class Assumptions:
     max_batch_per_group: int = 4096
     latency_percentile: float = 99.0
     tpot_tail_factor: float = 1.0
+    calibrated: frozenset | None = None
 
     def __post_init__(self):
+        if self.calibrated is not None and not isinstance(self.calibrated, frozenset):
+            object.__setattr__(self, "calibrated", frozenset(self.calibrated))
+        extra = sorted((self.calibrated or frozenset()) - set(PROFILE_PARAMETERS))
+        if extra:
+            raise InvalidInputError(f"calibrated={extra[0]!r} is not a calibrated efficiency (valid: "
+                                    f"{', '.join(PROFILE_PARAMETERS)})")
         _check(self, {
             "eta_bw": (1e-3, 1.0), "eta_flop": (1e-3, 1.0), "eta_prefill": (1e-3, 1.0),
             "overlap_frac": (0.0, 1.0), "overhead_s": (0.0, 1.0), "usable_hbm_frac": (0.05, 1.0),
@@ -124,8 +147,44 @@ class Assumptions:
         if not isinstance(p, (int, float)) or isinstance(p, bool) or not (0.0 < p < 100.0):
             raise InvalidInputError(f"latency_percentile={p!r} is outside (0, 100) (%)")
 
+    def with_overrides(self, **values) -> "Assumptions":
+        """A copy with ``values`` set and those fields no longer taken from the calibration profile.
+
+        Unlike :func:`dataclasses.replace`, a value equal to the field's default is pinned too (with
+        ``replace`` a field at its default stays calibrated while ``calibrated`` is None), and an explicit
+        ``calibrated`` set loses the fields set here.
+
+        Raises
+        ------
+        InvalidInputError
+            An unknown field or a value outside its range.
+        """
+        names = {f.name for f in fields(self)} - {"calibrated"}
+        bad = sorted(set(values) - names)
+        if bad:
+            raise InvalidInputError(f"{bad[0]} is not an assumption (valid: {', '.join(sorted(names))})")
+        return replace(self, calibrated=self.calibrated_fields - set(values), **values)
+
+    @property
+    def calibrated_fields(self) -> frozenset:
+        """The profile parameters taken from the calibration profiles (``calibrated`` resolved)."""
+        if self.calibrated is not None:
+            return self.calibrated
+        return frozenset(p for p in PROFILE_PARAMETERS if getattr(self, p) == _DEFAULT_VALUES[p])
+
+    @property
+    def assumed(self) -> tuple[str, ...]:
+        """The profile parameters taken from this object's scalar values (not calibrated), in order."""
+        cal = self.calibrated_fields
+        return tuple(p for p in PROFILE_PARAMETERS if p not in cal)
+
+
+_DEFAULT_VALUES = {f.name: f.default for f in fields(Assumptions)}
 
 ASSUMPTION_SOURCES: dict[str, str] = {
+    "calibrated": "Every efficiency comes from the profile of the row's accelerator generation and matmul "
+                  "precision (data/calibration.csv: econ calibrate, grouped cross-validation on "
+                  "data/measurements.csv); a value the user sets replaces the profile's",
     "layer_overhead_s": "0 until calibrated per hardware generation (econ calibrate); measured kernel floors are "
                         "3-14 us per GEMM, 10-20 us per attention call, ~4 us per custom all-reduce, i.e. ~30-40 "
                         "us per layer in isolation (NVIDIA AIConfigurator 0.12 kernel tables, data/kernels/)",
@@ -190,7 +249,7 @@ ASSUMPTION_SOURCES: dict[str, str] = {
 
 IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1.0, overhead_s=0.0,
                        eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
-                       layer_overhead_s=0.0, moe_tile_rows=1.0, tpot_tail_factor=1.0)
+                       layer_overhead_s=0.0, moe_tile_rows=1.0, tpot_tail_factor=1.0, calibrated=frozenset())
 
 DEFAULT = Assumptions()
 IDEAL = replace(DEFAULT, **IDEAL_OVERRIDES)
@@ -298,8 +357,10 @@ def assumptions_frame(assumptions: Assumptions, economics: Economics) -> pl.Data
     for group, obj, src in (("performance", assumptions, ASSUMPTION_SOURCES),
                             ("economics", economics, ECONOMICS_SOURCES)):
         for f in fields(obj):
-            rows.append({"group": group, "name": f.name, "value": str(getattr(obj, f.name)),
-                         "source": src.get(f.name, "")})
+            value = getattr(obj, f.name)
+            if f.name == "calibrated":
+                value = ", ".join(p for p in PROFILE_PARAMETERS if p in obj.calibrated_fields) or "none"
+            rows.append({"group": group, "name": f.name, "value": str(value), "source": src.get(f.name, "")})
     return pl.DataFrame(rows)
 
 

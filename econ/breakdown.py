@@ -121,7 +121,6 @@ def step_breakdown(rows: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     """
     if rows.height == 0:
         raise InvalidInputError("rows has no rows (nothing to break down)")
-    from dataclasses import fields, replace
 
     from econ.engine import RESULT_COLUMNS
 
@@ -140,10 +139,8 @@ def step_breakdown(rows: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         r = bad.row(0, named=True)
         raise InvalidInputError(f"row {r['i']} ({rows['model'][r['i']]} on {rows['hardware'][r['i']]}) cannot "
                                 f"run: {r['infeasible_reason']}")
-    names = {f.name for f in fields(assumptions)}
-    no_fixed = replace(assumptions, **{k: 0.0 for k in ("overhead_s", "layer_overhead_s", "moe_layer_overhead_s")
-                                       if k in names})
-    pure = replace(no_fixed, overlap_frac=1.0)
+    no_fixed = assumptions.with_overrides(overhead_s=0.0, layer_overhead_s=0.0, moe_layer_overhead_s=0.0)
+    pure = no_fixed.with_overrides(overlap_frac=1.0)
 
     def step_of(a):
         return evaluate(pts, catalog, a, economics, deployment, columns=(step_col,))[step_col].to_numpy()

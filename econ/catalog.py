@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from econ import rules, units
+from econ.assumptions import PROFILE_PARAMETERS  # noqa: F401  (re-exported: the fields a calibration profile sets)
 from econ.errors import DataError, UnknownIdError
 from econ.uploads import drop_blank_rows, read_table_file
 
@@ -171,11 +172,6 @@ _ENUMS = {("models", "attention_type"): {"mha", "gqa", "mla"}, ("facilities", "c
           ("accelerators", "capex_basis"): CAPEX_BASES, ("accelerators", "rental_tier"): RENTAL_TIERS,
           ("accelerators", "generation"): set(GENERATIONS)}
 
-PROFILE_PARAMETERS: tuple[str, ...] = (
-    "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "layer_overhead_s", "eta_routed_flop_frac",
-    "moe_layer_overhead_s", "moe_tile_rows", "overlap_frac", "tpot_tail_factor",
-)
-"""The efficiency fields (econ.assumptions.Assumptions) a calibration profile sets per (generation, precision)."""
 
 CALIBRATION_SCHEMA: dict[str, Col] = {
     "profile": TXT, "generation": TXT, "precision": TXT,

@@ -26,15 +26,16 @@ Polars is used only at the edges: to read the input columns and to build the res
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import polars as pl
 
 from econ import precision as prec
 from econ.architecture import kv_bytes_per_sequence
-from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
-from econ.catalog import Catalog, check_ids
+from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, Assumptions, DeploymentAssumptions,
+                              Economics)
+from econ.catalog import GENERATIONS, Catalog, check_ids
 from econ.communication import indicator, kv_transfer_time_s
 from econ.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism, size_pools
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
@@ -104,16 +105,28 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "weight_format", "expert_weight_format", "spec_method", "spec_draft_tokens", "spec_acceptance",
     "accepted_tokens_per_step", "step_s", "redundant_experts", "ttft_percentile_s", "tpot_percentile_s",
     "prefill_utilization_frac", "latency_percentile",
+    "efficiency_profile", "tokens_per_s_per_user_low", "tokens_per_s_per_user_high", "output_tokens_per_s_per_gpu_low",
+    "output_tokens_per_s_per_gpu_high", "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high",
+    "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_blended_tokens_low",
+    "usd_per_m_blended_tokens_high",
 )
 """Columns of :func:`evaluate` (plus ``sweet_spot_batch`` when asked). Decode-phase figures are per
 accelerator of the decode instance; prefill-phase figures per accelerator of the prefill instance;
-``served_*`` figures cover the whole serving unit (both pools), see :mod:`econ.deployment`."""
+``served_*`` figures cover the whole serving unit (both pools), see :mod:`econ.deployment`.
+``efficiency_profile`` names the calibration profile whose efficiencies the row used ("assumed" = the
+scalar assumptions); the ``*_low`` / ``*_high`` columns are the row's band: the figure times the 10th and
+90th percentile of measured / predicted on held-out cases of that profile (costs inverted), null where the
+row has no calibrated profile."""
+
+_BAND_OF_RATE = ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu")
+_BAND_OF_COST = ("usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens")
+_BAND_COLUMNS = frozenset(f"{c}_{e}" for c in _BAND_OF_RATE + _BAND_OF_COST for e in ("low", "high"))
 
 _INT_COLUMNS = {"spec_draft_tokens", "redundant_experts",
                 "num_gpus", "tp", "pp", "batch_size", "context_tokens", "input_len", "output_len", "max_batch_size",
                 "ep", "dp", "expert_tp", "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep",
                 "prefill_pp", "prefill_num_gpus", "prefill_instances", "decode_instances", "total_gpus"}
-_TEXT_COLUMNS = {"weight_format", "expert_weight_format", "spec_method",
+_TEXT_COLUMNS = {"weight_format", "expert_weight_format", "spec_method", "efficiency_profile",
                  "model", "hardware", "precision", "kv_precision", "binding_wall", "infeasible_reason", "basis",
                  "layout"}
 _UNGATED = {"spec_acceptance", "latency_percentile",
@@ -244,7 +257,7 @@ class Physics:
     served_requests_per_s, pool_utilization_frac, served_output_tokens_per_s_per_gpu : the unit's output
     ttft_percentile_s : [s] TTFT at ``Assumptions.latency_percentile`` under Poisson arrivals at the served
         rate: the lone prompt's prefill + KV transfer + the prefill queue's wait (:mod:`econ.serving`)
-    tpot_percentile_s : [s] served TPOT x ``tpot_tail_factor``
+    tpot_percentile_s : [s] served TPOT x ``eff.tpot_tail_factor``
     prefill_utilization_frac : [-] busy share of the prefill servers (their queue's rho)
     """
 
@@ -437,7 +450,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     lam_q = np.where(dis > 0, served, served / np.maximum(y_inst, 1.0))
     wait = waiting_time_quantile_s(lam_q, rate_p, servers, a.latency_percentile / 100.0)
     return Physics(
-        ttft_percentile_s=ttft + kv_t + wait, tpot_percentile_s=served_tpot * a.tpot_tail_factor,
+        ttft_percentile_s=ttft + kv_t + wait, tpot_percentile_s=served_tpot * inp.eff.tpot_tail_factor,
         prefill_utilization_frac=np.minimum(lam_q / (servers * rate_p), 1.0),
         decode=d, prefill=p, ttft_s=ttft, prefill_layout=pl_, weight_bytes=w_res,
         weight_bytes_per_gpu=(nr_res / tp + routed_res / lay.stage_gpus) / pp, kv_bytes_per_sequence=kv_cap,
@@ -602,6 +615,11 @@ class CatalogArrays:
         non-routed / routed-expert weight format its release pins (-1 = follow the matmul precision;
         :data:`econ.precision.CHECKPOINT_FORMATS`)
     mtp_acceptance : float array per model, the sourced MTP acceptance (NaN = speculative decoding off by default)
+    generation_code : int array per accelerator, index into :data:`econ.catalog.GENERATIONS` (-1 = none)
+    profile : dict parameter -> float array [generation, precision] of the calibration profiles
+        (data/calibration.csv; NaN = no profile: the scalar assumption applies); keys
+        :data:`~econ.assumptions.PROFILE_PARAMETERS` plus ``log_ratio_p10`` / ``log_ratio_p90`` (the band)
+    profile_ids : tuple of str per [generation, precision] (flattened row-major; "" = none)
     """
 
     model_ids: tuple[str, ...]
@@ -611,6 +629,9 @@ class CatalogArrays:
     pinned_weight_format: np.ndarray
     pinned_expert_format: np.ndarray
     mtp_acceptance: np.ndarray
+    generation_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    profile: dict = field(default_factory=dict)
+    profile_ids: tuple = ()
 
     def models(self, codes) -> ModelFacts:
         return ModelFacts(**{k: v[codes] for k, v in self.model.items()})
@@ -695,9 +716,89 @@ def catalog_arrays(catalog: Catalog) -> CatalogArrays:
                                            for d in mods["native_weight_dtype"].to_list()]),
             pinned_expert_format=np.array([_format_code(prec.CHECKPOINT_FORMATS.get(d, (None, None))[1])
                                            for d in mods["native_weight_dtype"].to_list()]),
-            mtp_acceptance=mods["mtp_acceptance"].cast(pl.Float64).to_numpy())
+            mtp_acceptance=mods["mtp_acceptance"].cast(pl.Float64).to_numpy(),
+            **_profile_arrays(catalog))
         object.__setattr__(catalog, "_engine_arrays", got)  # a cache, not a field: the catalog stays frozen
     return got
+
+
+_BAND = ("log_ratio_p10", "log_ratio_p90")
+
+
+def _profile_arrays(catalog: Catalog) -> dict:
+    """The calibration profiles as [generation, precision] arrays, and each accelerator's generation code."""
+    accs = catalog.accelerators
+    gens = accs["generation"].to_list() if "generation" in accs.columns else [None] * accs.height
+    gen_code = np.array([GENERATIONS.index(g) if g in GENERATIONS else -1 for g in gens], dtype=np.int64)
+    shape = (len(GENERATIONS), len(prec.PRECISIONS))
+    profile = {k: np.full(shape, np.nan) for k in PROFILE_PARAMETERS + _BAND}
+    ids = [""] * (shape[0] * shape[1])
+    table = catalog.calibration
+    if table is not None and table.height:
+        for row in table.iter_rows(named=True):
+            g, p = GENERATIONS.index(row["generation"]), prec.PRECISIONS.index(row["precision"])
+            ids[g * shape[1] + p] = row["profile"]
+            for k in profile:
+                if row.get(k) is not None:
+                    profile[k][g, p] = float(row[k])
+    return dict(generation_code=gen_code, profile=profile, profile_ids=tuple(ids))
+
+
+def efficiency(arr: CatalogArrays, assumptions: Assumptions, deployment: DeploymentAssumptions, hardware_code,
+               precision_code) -> Efficiency:
+    """The efficiencies of each row: the calibration profile of its accelerator generation and matmul precision
+    for the fields in ``assumptions.calibrated_fields``, the scalar assumption for the rest (and where no profile exists).
+
+    Parameters
+    ----------
+    arr : CatalogArrays
+    assumptions, deployment : the scalar values (``assumptions.calibrated_fields`` = the fields the profiles set)
+    hardware_code, precision_code : int arrays (or scalars), indices into ``arr.hardware_ids`` and
+        :data:`econ.precision.PRECISIONS`
+
+    Returns
+    -------
+    Efficiency with array fields for the calibrated parameters (broadcast over the rows), scalars otherwise.
+    Source of the profiles: data/calibration.csv (``econ calibrate``; data/README.md).
+    """
+    eff = Efficiency.from_assumptions(assumptions, deployment)
+    cal = assumptions.calibrated_fields
+    if not cal or not arr.profile:
+        return eff
+    g = arr.generation_code[hardware_code] if arr.generation_code.size else np.full(np.shape(hardware_code), -1)
+    ok = g >= 0
+    gi, pi = np.where(ok, g, 0), np.asarray(precision_code)
+    for name in sorted(cal):
+        v = np.where(ok, arr.profile[name][gi, pi], np.nan)
+        if np.isnan(v).all():
+            continue
+        setattr(eff, name, np.where(np.isnan(v), getattr(eff, name), v))
+    return eff
+
+
+def profile_band(arr: CatalogArrays, assumptions: Assumptions, hardware_code, precision_code):
+    """ln(measured / predicted) at the 10th and 90th percentile of each row's profile (held-out cases).
+
+    Returns (p10, p90) float arrays; NaN where the row has no profile or nothing is calibrated (the band is
+    the calibrated model's error, not that of a user's own efficiencies). Multiply a throughput by
+    ``exp(p10)`` and ``exp(p90)`` for its band; divide a cost by them (the band of a cost is inverted).
+    """
+    shape = np.shape(hardware_code)
+    if not assumptions.calibrated_fields or not arr.profile or not arr.generation_code.size:
+        return np.full(shape, np.nan), np.full(shape, np.nan)
+    g = arr.generation_code[hardware_code]
+    ok = g >= 0
+    gi, pi = np.where(ok, g, 0), np.asarray(precision_code)
+    return tuple(np.where(ok, arr.profile[k][gi, pi], np.nan) for k in _BAND)
+
+
+def profile_names(arr: CatalogArrays, assumptions: Assumptions, hardware_code, precision_code) -> list[str]:
+    """The calibration profile id of each row ("" = none or nothing calibrated). List of str."""
+    if not assumptions.calibrated_fields or not arr.profile_ids:
+        return [""] * len(np.atleast_1d(hardware_code))
+    g = arr.generation_code[np.atleast_1d(hardware_code)]
+    p = np.broadcast_to(np.asarray(precision_code), g.shape)
+    return [arr.profile_ids[gg * len(prec.PRECISIONS) + pp] if gg >= 0 else "" for gg, pp in zip(g.tolist(), p.tolist())]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -853,7 +954,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     key = ((model_code * len(arr.hardware_ids) + hw_code) * len(prec.PRECISIONS) + prec_code) \
         * len(prec.KV_BYTES_PER_ELEMENT) + kv_code
     ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n)
-    coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method")
+    coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
+             "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else
                np.empty(n, dtype=bool) if c in ("feasible", "disaggregated") else np.empty(n, dtype=float))
            for c in want if c not in ("model", "hardware", "precision", "kv_precision", "basis", "layout")}
@@ -874,7 +976,7 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     else:
         for start in starts:
             work(start)
-    return _result_frame(points, out, want, prec_code, kv_code, basis_code, need_layout)
+    return _result_frame(points, out, want, prec_code, kv_code, basis_code, need_layout, arr)
 
 
 @dataclass(frozen=True)
@@ -1115,7 +1217,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                         arrival_rate_per_s=raw["arrival_rate_per_s"])
     serving = Serving(disaggregated=dis, prefill=p_lay, prefill_instances=raw["prefill_instances"],
                       decode_instances=raw["decode_instances"])
-    inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=Efficiency.from_assumptions(a, da),
+    pc = raw["precision_code"]
+    inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
                        workload=workload, serving=serving, comm=comm, spec=spec)
     phys = run_physics(inp, a, da)
     costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"], **econ_rows))
@@ -1161,6 +1264,17 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "ttft_percentile_s": phys.ttft_percentile_s, "tpot_percentile_s": phys.tpot_percentile_s,
         "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
     }
+    if any(c in out for c in _BAND_COLUMNS):
+        lo, hi = profile_band(ctx.arrays, a, hc, pc)
+        for c in _BAND_OF_RATE:
+            values[f"{c}_low"], values[f"{c}_high"] = values[c] * np.exp(lo), values[c] * np.exp(hi)
+        for c in _BAND_OF_COST:
+            values[f"{c}_low"], values[f"{c}_high"] = values[c] / np.exp(hi), values[c] / np.exp(lo)
+    if "efficiency_profile" in out:
+        g = ctx.arrays.generation_code[hc] if ctx.arrays.generation_code.size else np.full(nb, -1)
+        known = np.array([bool(x) for x in ctx.arrays.profile_ids] + [False])
+        code = np.where(g >= 0, g * len(prec.PRECISIONS) + pc, -1)
+        values["efficiency_profile"] = np.where(known[code] & bool(a.calibrated_fields), code, -1)
     infeasible = ~feasible
     for c, target in out.items():
         t = target[sl]
@@ -1171,6 +1285,9 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
             np.copyto(t, np.nan, where=~np.isfinite(t))
             continue
         mask = infeasible if c not in _UNGATED and c not in _LAYOUT_GATED else layout_bad
+        if c in _BAND_COLUMNS:  # NaN = the row has no calibration profile: null, by design
+            np.copyto(t, np.nan, where=mask)
+            continue
         if not np.isfinite(np.sum(t, where=~mask)):  # no NaN or inf reaches a table: a bug, not a null
             i = int(np.flatnonzero(~np.isfinite(t) & ~mask)[0])
             r = sl.start + i
@@ -1314,13 +1431,14 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
                                 f"rate: {', '.join(have) or 'none'}){_row_note(r, n)}")
 
 
-def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_layout) -> pl.DataFrame:
+def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_layout, arrays) -> pl.DataFrame:
     """Assemble the result frame from the block outputs: labels from codes, whole numbers as Int64, NaN -> null.
 
     Every NaN in ``out`` was put there for an infeasible row (or a layout-less one); non-finite physics
     was refused block by block (:func:`_evaluate_block`), so NaN -> null loses nothing.
     """
     cols = []
+    profile_labels = tuple(arrays.profile_ids) + ("assumed",)  # code -1 = the last label
     for c in want:
         if c in ("model", "hardware"):
             cols.append(points[c].cast(pl.String))
@@ -1338,6 +1456,8 @@ def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_
             cols.append(_labels(c, out[c], FORMATS))
         elif c == "spec_method":
             cols.append(_labels(c, out[c], SPEC_METHODS))
+        elif c == "efficiency_profile":
+            cols.append(_labels(c, np.where(out[c] < 0, len(profile_labels) - 1, out[c]), profile_labels))
         elif c == "layout":
             cols.append(_layout_column(out))
         elif c == "max_batch_size":
@@ -1365,7 +1485,7 @@ def _layout_column(out: dict) -> pl.Series:
                                             "decode_instances")))
 
 
-__all__ = ["evaluate", "default_speculation", "resolve_formats", "tier_rate", "run", "run_physics", "run_costs", "run_status", "sweet_spot", "catalog_arrays",
+__all__ = ["evaluate", "efficiency", "profile_band", "profile_names", "default_speculation", "resolve_formats", "tier_rate", "run", "run_physics", "run_costs", "run_status", "sweet_spot", "catalog_arrays",
            "CatalogArrays", "EngineInputs", "Workload", "Serving", "CostInputs", "Physics", "Costs",
            "RESULT_COLUMNS", "REASONS", "MODES", "BASES", "ECONOMIC_COLUMNS", "MAX_BATCH", "MAX_CONTEXT",
            "MAX_PARALLEL"]

@@ -232,13 +232,15 @@ class Efficiency:
     kernel_launch_latency_s: np.ndarray | float
     layer_overhead_s: np.ndarray | float = 0.0
     moe_tile_rows: np.ndarray | float = 1.0
+    tpot_tail_factor: np.ndarray | float = 1.0
 
     @classmethod
     def from_assumptions(cls, assumptions, deployment) -> "Efficiency":
         """Scalar efficiencies from an :class:`~econ.assumptions.Assumptions` and a
         :class:`~econ.assumptions.DeploymentAssumptions`."""
         names = {f.name for f in fields(cls)}
-        src = {f.name: getattr(assumptions, f.name) for f in fields(assumptions) if f.name in names}
+        src = {f.name: getattr(assumptions, f.name) for f in fields(assumptions)
+               if f.name in names and f.name != "calibrated"}
         src.update({f.name: getattr(deployment, f.name) for f in fields(deployment) if f.name in names})
         return cls(**{k: float(v) for k, v in src.items()})
 

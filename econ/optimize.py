@@ -40,9 +40,9 @@ from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Deploymen
 from econ.catalog import Catalog, check_ids
 from econ.deployment import layout_labels
 from econ.engine import (BASES, MAX_CONTEXT, MODES, REASONS, CostInputs, EngineInputs, Serving, Workload,
-                         catalog_arrays, default_speculation, resolve_formats, run, run_status, tier_rate)
+                         catalog_arrays, default_speculation, efficiency, resolve_formats, run, run_status, tier_rate)
 from econ.errors import InvalidInputError
-from econ.inputs import Efficiency, Layout
+from econ.inputs import Layout
 from econ.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
 
@@ -321,7 +321,8 @@ def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_
     serving = Serving(disaggregated=full(n, disaggregated), prefill=prefill, prefill_instances=full(n, np.nan),
                       decode_instances=full(n, np.nan))
     return EngineInputs(model=model, hardware=hw, layout=layout, formats=formats,
-                        eff=Efficiency.from_assumptions(a, da), workload=workload, serving=serving,
+                        eff=efficiency(arr, a, da, np.full(n, arr.hardware_ids.index(hw_id)), precision),
+                        workload=workload, serving=serving,
                         spec=None if speculative is False else default_speculation(catalog, model_id))
 
 

@@ -316,8 +316,13 @@ class Scenario:
 
     # -- conversions to the core's inputs -------------------------------------------------------
     def assumptions(self) -> Assumptions:
-        """The efficiency factors as :class:`econ.assumptions.Assumptions`."""
-        names = {f.name for f in fields(Assumptions)}
+        """The efficiency factors as :class:`econ.assumptions.Assumptions`.
+
+        An efficiency left at its default comes from the calibration profile of each row's accelerator
+        generation and precision (data/calibration.csv); one the scenario changes replaces the profile's
+        (:attr:`econ.assumptions.Assumptions.calibrated`).
+        """
+        names = {f.name for f in fields(Assumptions)} - {"calibrated"}
         return Assumptions(**{n: getattr(self, n) for n in names})
 
     def economics(self, catalog=None) -> Economics:

@@ -34,7 +34,7 @@ def test_defaults_are_the_cores_defaults():
         "llama-3.3-70b", "h100-sxm", "fp8", 1024, 1024)
 
 
-@pytest.mark.parametrize("name", [f.name for f in fields(Assumptions)])
+@pytest.mark.parametrize("name", [f.name for f in fields(Assumptions) if f.name != "calibrated"])
 def test_scenario_ranges_are_accepted_by_assumptions(name):
     spec = SPECS[name]
     if spec.kind == "bool":
