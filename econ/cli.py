@@ -37,6 +37,11 @@ FIELD_FLAGS: dict[str, str] = {
     "checkpoint_write_gb_per_s": "--checkpoint-gb-per-s", "training_tokens": "--training-tokens",
     "gpus_per_rack": "--gpus-per-rack", "price_usd_per_m_output_tokens": "--price", "top": "--top",
     "usd_per_gpu_hour": "--usd-per-gpu-hour", "workload": "--workload", "levels": "--at",
+    "usd_per_m_input_tokens": "--input-price", "usd_per_m_output_tokens": "--output-price",
+    "usd_per_m_cached_input_tokens": "--cached-input-price", "output_tokens_per_s_per_user": "--speed",
+    "weight_format": "--weight-format", "generation": "--generation", "disclosure": "--disclosure",
+    "gpu_hours_per_day": "--gpu-hours-per-day", "input_tokens_per_day": "--input-tokens-per-day",
+    "cached_input_tokens_per_day": "--cached-input-tokens-per-day", "output_tokens_per_day": "--output-tokens-per-day",
 }
 """Core field name -> the flag that sets it. Used only when the running subcommand has that flag."""
 

@@ -255,7 +255,8 @@ def load_disclosure(disclosure: str = DEEPSEEK_DAY6, data_dir=None) -> Disclosur
 
 MODELED_FIELDS: tuple[str, ...] = (
     "cost_usd_per_day", "usd_per_m_tokens", "gpu_hours_per_day", "gpus", "revenue_usd_per_day",
-    "profit_usd_per_day", "gross_margin_frac", "cost_profit_margin_frac", "verdict", "floor_layout",
+    "profit_usd_per_day", "gross_margin_frac", "cost_profit_margin_frac", "cost_usd_per_day_low",
+    "cost_usd_per_day_high", "gross_margin_frac_low", "gross_margin_frac_high", "verdict", "floor_layout",
     "floor_num_gpus", "floor_batch_size", "floor_tokens_per_s_per_user", "floor_precision",
     "floor_spec_method", "floor_usd_per_gpu_hour", "floor_usd_per_m_input_tokens", "floor_usd_per_m_output_tokens",
     "reason",
@@ -290,7 +291,9 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
     dict of :data:`MODELED_FIELDS`: the floor's daily cost (uncached input x floor input cost + output x floor
     output cost; cache hits are free, as the engine prices them), cost per million tokens, GPU-hours and GPUs
     it implies (cost / the floor's $ per utilized GPU-hour; / 24 / utilization), the same revenue as
-    :func:`provider_pnl`, the margins on it, and the quote checker's verdict, floor deployment and reason.
+    :func:`provider_pnl`, the margins on it, the cost and margin at the ends of the engine's calibration band
+    (``*_low`` / ``*_high``; None when the engine gives no band), and the quote checker's verdict, floor
+    deployment and reason (plus ``check``, the whole :class:`econ.quotes.QuoteCheck`).
 
     Raises
     ------
@@ -326,6 +329,7 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
     r = check.summary.row(0, named=True)
     revenue = float(pnl["revenue_usd_per_day"])
     c_in, c_out = r["floor_usd_per_m_input_tokens"], r["floor_usd_per_m_output_tokens"]
+    lo = hi = m_lo = m_hi = None
     if c_in is None or c_out is None:
         cost = gh = gpus = margin = ratio = None
         per_m = None
@@ -336,9 +340,16 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
         gpus = gh / HOURS_PER_DAY / float(utilization_frac)
         margin = (revenue - cost) / revenue if revenue > 0 else None
         ratio = (revenue - cost) / cost
+        b_lo, b_hi = r["floor_usd_per_m_blended_tokens_low"], r["floor_usd_per_m_blended_tokens_high"]
+        if b_lo is not None and b_hi is not None:  # the engine's calibration band of the floor (blended x tokens)
+            lo, hi = b_lo * (t_in + t_out) / TOKENS_PER_M, b_hi * (t_in + t_out) / TOKENS_PER_M
+            if revenue > 0:
+                m_lo, m_hi = (revenue - hi) / revenue, (revenue - lo) / revenue
     return {"cost_usd_per_day": cost, "usd_per_m_tokens": per_m, "gpu_hours_per_day": gh, "gpus": gpus,
             "revenue_usd_per_day": revenue, "profit_usd_per_day": None if cost is None else revenue - cost,
-            "gross_margin_frac": margin, "cost_profit_margin_frac": ratio, "verdict": r["verdict"],
+            "gross_margin_frac": margin, "cost_profit_margin_frac": ratio, "cost_usd_per_day_low": lo,
+            "cost_usd_per_day_high": hi, "gross_margin_frac_low": m_lo, "gross_margin_frac_high": m_hi,
+            "verdict": r["verdict"],
             **{k: r[k] for k in MODELED_FIELDS if k.startswith("floor_")}, "reason": r["reason"],
             "check": check}
 

@@ -144,18 +144,17 @@ GENERATION_RULES: tuple[tuple[str, str], ...] = (
     (r"^l40", "ada"),
     (r"^mi3[02]", "cdna3"),
     (r"^mi35", "cdna4"),
-    (r"^tpu-v5", "tpu-v5"),
-    (r"^tpu-v6", "tpu-v6"),
-    (r"^tpu7", "tpu7"),
+    (r"^tpu", "tpu"),
     (r"^gaudi", "gaudi"),
     (r"^trainium", "trainium"),
 )
-"""Accelerator id prefix -> generation (first match wins): the one mapping behind ``--generation``.
+"""Accelerator id prefix -> generation (first match wins), for rows whose ``accelerators.csv`` ``generation`` is
+empty or absent (a user's own table): the fallback behind ``--generation``.
 
+The catalog's ``generation`` column (the calibration key) is used first; these rules give the same names:
 NVIDIA by architecture (A100 Ampere; H100/H800/H200/H20 Hopper; B200/B300/GB200/GB300 Blackwell; L40S Ada),
-AMD by CDNA generation (MI300X/MI325X CDNA 3, MI355X CDNA 4), Google TPUs by version, Intel Gaudi, AWS
-Trainium; the same names as ``measurements.csv`` ``hardware_generation``. An id no rule matches (a user's
-own row) gets ``<vendor>-<year>`` from ``accelerators.csv``."""
+AMD by CDNA generation (MI300X/MI325X CDNA 3, MI355X CDNA 4), Google TPUs, Intel Gaudi, AWS Trainium, as
+``measurements.csv`` ``hardware_generation``. An id no rule matches gets ``<vendor>-<year>``."""
 
 TIERS: tuple[str, ...] = ("hyperscaler", "neocloud", "owned-custom", "rental-3yr", "on-demand")
 """Cost tiers of ``--tco`` (each sourced per accelerator: :data:`econ.engine.BASIS_SOURCES`); ``owned-custom``
@@ -312,7 +311,7 @@ SETTING_SOURCES: dict[str, str] = {
 # --------------------------------------------------------------------------------------------- hardware
 
 def accelerator_generations(catalog: Catalog) -> pl.DataFrame:
-    """Generation of every catalog accelerator by :data:`GENERATION_RULES`.
+    """Generation of every catalog accelerator: ``accelerators.csv`` ``generation``, else :data:`GENERATION_RULES`.
 
     Returns
     -------
@@ -325,7 +324,9 @@ def accelerator_generations(catalog: Catalog) -> pl.DataFrame:
         expr = pl.when(hw.str.contains(pattern)).then(pl.lit(gen)).otherwise(expr)
     fallback = pl.format("{}-{}", pl.col("vendor").str.to_lowercase().str.replace_all(r"[^a-z0-9]+", "-"),
                          pl.col("year").cast(pl.String))
-    return acc.select(pl.col("id").alias("hardware"), pl.coalesce(expr, fallback).alias("generation"))
+    stated = (pl.col("generation").cast(pl.String).str.strip_chars().str.to_lowercase().replace("", None)
+              if "generation" in acc.columns else pl.lit(None, pl.String))
+    return acc.select(pl.col("id").alias("hardware"), pl.coalesce(stated, expr, fallback).alias("generation"))
 
 
 def generations(catalog: Catalog) -> list[str]:

@@ -529,3 +529,313 @@ def test_model_that_fits_nowhere_still_gets_a_reason(catalog):
     assert r["verdict"] == "not-gpu-comparable" and r["floor_usd_per_m_blended_tokens"] is None
     assert r["reason"].startswith("not-gpu-comparable: no catalog accelerator holds llama-3.1-405b with bf16 weights")
     assert check.per_hardware["note"][0].startswith("the weights do not fit")
+
+
+# ------------------------------------------------------------------------------------------ issue 10: tiers, scope,
+# speed, formats, bands, reverse engineering, single quotes
+
+def test_hyperscaler_tier_h100_at_full_utilization_is_the_sourced_1_30(catalog):
+    """SemiAnalysis InferenceX owning cost as a hyperscaler, H100: $1.30 per GPU-hour at 100% utilization
+    (accelerators.csv tco_hyperscaler_usd_per_hour); per utilized GPU-hour it scales with 1/utilization."""
+    row = _q(model="llama-3.1-8b", hardware="h100-sxm")
+    full = _check(catalog, [row], economics=Economics(basis="hyperscaler", utilization_frac=1.0)).summary.row(0, named=True)
+    assert full["floor_hardware"] == "h100-sxm" and full["floor_scope"] == "its own hardware, h100-sxm"
+    assert full["floor_usd_per_gpu_hour"] == pytest.approx(1.30, rel=1e-12)
+    assert (full["cost_basis"], full["utilization_frac"]) == ("hyperscaler", 1.0)
+    assert "Cost tier hyperscaler: $1.30 per utilized GPU-hour at 100% utilization" in full["reason"]
+    half = _check(catalog, [row], economics=Economics(basis="hyperscaler", utilization_frac=0.5)).summary.row(0, named=True)
+    assert half["floor_usd_per_gpu_hour"] == pytest.approx(2.60, rel=1e-12)
+
+
+@pytest.mark.parametrize("basis, label", [("owned", "owned-custom"), ("owned-custom", "owned-custom"),
+                                          ("hyperscaler", "hyperscaler"), ("neocloud", "neocloud"),
+                                          ("rental-3yr", "rental-3yr"), ("on-demand", "on-demand"),
+                                          ("rental", "rental")])
+def test_every_tier_is_named_in_every_answer(catalog, basis, label):
+    check = _check(catalog, [_q(model="llama-3.1-8b")], hardware=HW, economics=Economics(basis=basis))
+    r = check.summary.row(0, named=True)
+    assert r["cost_basis"] == label and check.settings["cost_basis"] == label
+    assert r["floor_usd_per_gpu_hour"] > 0 and f"Cost tier {label}: $" in r["reason"]
+    assert "per utilized GPU-hour" in r["reason"]
+
+
+def test_custom_rate_is_the_floor_rate_per_utilized_hour(catalog):
+    e = Economics(basis="custom", usd_per_gpu_hour=2.0, utilization_frac=0.8)
+    check = _check(catalog, [_q(model="llama-3.1-8b")], hardware=HW, economics=e)
+    r = check.summary.row(0, named=True)
+    assert r["cost_basis"] == "custom" and r["floor_usd_per_gpu_hour"] == pytest.approx(2.0 / 0.8, rel=1e-12)
+    assert check.settings["usd_per_gpu_hour"] == 2.0
+    # every accelerator has the typed rate, so the cheapest clearing accelerator-hour is that rate too
+    if r["cheapest_clearing_usd_per_gpu_hour"] is not None:
+        assert r["cheapest_clearing_usd_per_gpu_hour"] == pytest.approx(2.5, rel=1e-12)
+
+
+def test_quote_on_hardware_without_a_tier_rate_is_priced_on_its_generation(catalog):
+    """SemiAnalysis publishes no hyperscaler rate for H800: the DeepSeek quote's floor comes from Hopper."""
+    r = _check(catalog, [_q(model="deepseek-v3", hardware="h800-sxm", p_in=0.27, p_out=1.1,
+                            output_tokens_per_s_per_user=20.0)],
+               economics=Economics(basis="hyperscaler")).summary.row(0, named=True)
+    assert r["floor_scope"] == "its generation, hopper (h800-sxm has no hyperscaler rate)"
+    assert r["floor_generation"] == "hopper" and r["floor_hardware"] in ("h100-sxm", "h200-sxm")
+
+
+def test_own_gpu_pins_the_floor(catalog, shipped):
+    ds = shipped.summary.filter(pl.col("provider") == "deepseek")
+    assert ds.height == 2
+    assert set(ds["floor_hardware"]) == {"h800-sxm"} and set(ds["floor_scope"]) == {"its own hardware, h800-sxm"}
+    assert (ds["speed_floor_source"] == "quote").all() and (ds["floor_tokens_per_s_per_user"] >= 20).all()
+    h = shipped.per_hardware.filter(pl.col("quote_id").is_in(ds["quote_id"].implode()) & pl.col("in_scope"))
+    assert set(h["hardware"]) == {"h800-sxm"}
+
+
+def test_generation_picks_the_floor_of_quotes_without_hardware(catalog):
+    hopper = _check(catalog, [_q()], generation=["hopper"]).summary.row(0, named=True)
+    both = _check(catalog, [_q()], generation=["hopper", "blackwell"]).summary.row(0, named=True)
+    hw_gen = dict(catalog.accelerators.select("id", "generation").rows())
+    assert hopper["floor_generation"] == "hopper" and hw_gen[hopper["floor_hardware"]] == "hopper"
+    assert hopper["floor_scope"] == "the cheapest hopper accelerator"
+    assert both["floor_usd_per_m_blended_tokens"] <= hopper["floor_usd_per_m_blended_tokens"] * (1 + 1e-12)
+    per = _check(catalog, [_q()], generation="ampere").per_hardware
+    assert set(per.filter(pl.col("in_scope"))["hardware"]) == {"a100-80gb-sxm"}
+
+
+def test_unknown_generation_names_the_valid_ones(catalog):
+    with pytest.raises(InvalidInputError, match=r"generation='hoper' is not one of \[.*'hopper'"):
+        _check(catalog, [_q()], generation=["hoper"])
+
+
+@pytest.mark.parametrize("basis", ["owned", "hyperscaler", "rental", "custom"])
+def test_groq_and_cerebras_at_800_plus_are_never_below_floor(catalog, basis):
+    """Known answer (issue 10): no GPU floor prices an LPU or a wafer; such quotes are not-gpu-comparable."""
+    e = Economics(basis=basis, usd_per_gpu_hour=2.0 if basis == "custom" else None)
+    quotes = load_quotes(catalog).filter(pl.col("provider").is_in(["groq", "cerebras"])
+                                         & (pl.col("output_tokens_per_s_per_user") >= 800))
+    assert quotes.height >= 5
+    s = check_quotes(quotes, catalog, economics=e).summary
+    assert (s["verdict"] == "not-gpu-comparable").all()
+    assert s["reason"].str.contains("hardware without a catalog cost basis").all()
+    # even a near-free price on Groq hardware at a modest speed is not below any GPU floor
+    cheap = _check(catalog, [_q(model="llama-3.3-70b", p_in=1e-4, p_out=1e-4, hardware="groq-lpu",
+                                output_tokens_per_s_per_user=900.0)], economics=e).summary.row(0, named=True)
+    assert cheap["verdict"] == "not-gpu-comparable" and "Groq LPU" in cheap["reason"]
+
+
+def test_gpu_quote_at_a_speed_no_gpu_reaches_is_not_gpu_comparable(catalog):
+    r = _check(catalog, [_q(model="llama-3.3-70b", output_tokens_per_s_per_user=2000.0)]).summary.row(0, named=True)
+    assert r["verdict"] == "not-gpu-comparable" and r["floor_usd_per_m_blended_tokens"] is None
+    assert "no accelerator in scope (the cheapest catalog accelerator) serves llama-3.3-70b at 2000" in r["reason"]
+
+
+def test_turbo_llama_quotes_are_evaluated_at_fp8(catalog, shipped):
+    """Known answer (issue 10): DeepInfra and Together 'Turbo' Llama endpoints are priced with fp8 weights."""
+    s = shipped.summary.join(load_quotes(catalog).select("quote_id", "provider_model_name"), on="quote_id")
+    turbo = s.filter(pl.col("provider").is_in(["deepinfra", "together"]) & pl.col("model").str.starts_with("llama")
+                     & pl.col("provider_model_name").str.contains("(?i)turbo"))
+    assert turbo.height >= 5
+    assert (turbo["weight_format"] == "fp8").all() and (turbo["reference_precision"] == "fp8").all()
+    assert (turbo["floor_weight_format"] == "fp8").all()
+    assert turbo["reason"].str.contains("a 'Turbo' endpoint, FP8 by the weight-format rule").all()
+    # the rule, applied to a row whose weight_format is empty
+    typed = _check(catalog, [_q(model="llama-3.3-70b", provider_model_name="meta-llama/Llama-3.3-70B-Instruct-Turbo")],
+                   hardware=HW).summary.row(0, named=True)
+    assert (typed["weight_format"], typed["floor_weight_format"]) == ("fp8", "fp8")
+    plain = _check(catalog, [_q(model="llama-3.3-70b", provider_model_name="Llama-3.3-70B-Instruct")],
+                   hardware=HW).summary.row(0, named=True)
+    assert plain["floor_weight_format"] == "bf16"
+    assert typed["floor_usd_per_m_blended_tokens"] < plain["floor_usd_per_m_blended_tokens"]
+
+
+def test_fp8_weights_on_hardware_without_fp8_run_dequantized_at_bf16(catalog):
+    r = _check(catalog, [_q(model="llama-3.1-70b", weight_format="fp8")], hardware=["a100-80gb-sxm"]).summary
+    r = r.row(0, named=True)
+    assert (r["floor_precision"], r["floor_weight_format"]) == ("bf16", "fp8")  # W8A16: fp8 bytes, bf16 matmuls
+
+
+def test_deepseek_floor_uses_mtp_and_wide_expert_parallel_layouts(catalog):
+    pts = floor_points(["deepseek-v3"], catalog, hardware=["h800-sxm"])
+    wide = pts.filter(pl.col("num_gpus") > 8).select("num_gpus", "tp", "dp", "ep", "pp").unique()
+    for n in (32, 64, 128, 256):  # attention-DP + EP across nodes, as DeepSeek's EP32 prefill / EP144 decode
+        assert wide.filter((pl.col("num_gpus") == n) & (pl.col("dp") == n) & (pl.col("ep") == n)
+                           & (pl.col("tp") == 1) & (pl.col("pp") == 1)).height == 1, n
+    r = _check(catalog, [_q(model="deepseek-v3", hardware="h800-sxm", output_tokens_per_s_per_user=20.0)])
+    assert r.summary["floor_spec_method"][0] == "mtp"  # the model's default: DeepSeek-V3 ships an MTP module
+
+
+def test_deepseek_own_price_on_its_own_fleet_is_plausible_or_rich(catalog, shipped):
+    """DeepSeek day 6 (issue 10): H800 at $2/GPU-hour, 56.3% cache hits, mix 608:168, >= 20 tokens/s per user,
+    R1 prices: the floor's gross margin is within 70-90% (DeepSeek's own: 84.5%)."""
+    e = Economics(basis="custom", usd_per_gpu_hour=2.0, utilization_frac=1.0, input_output_mix=608 / 168,
+                  cache_hit_frac=342 / 608)
+    q = load_quotes(catalog).filter(pl.col("quote_id") == "deepseek-deepseek-r1")
+    r = check_quotes(q, catalog, economics=e).summary.row(0, named=True)
+    assert 0.70 <= r["margin_blended_frac"] <= 0.90 and r["verdict"] in ("plausible", "rich")
+    assert r["floor_hardware"] == "h800-sxm"
+
+
+def _with_band(monkeypatch, lo=0.8, hi=1.25):
+    """The engine with a calibration band (low = lo x cost, high = hi x cost), as the lead's engine will return."""
+    import econ.quotes as quotes
+
+    real = quotes.evaluate
+
+    def banded(points, *a, **kw):
+        res = real(points, *a, **kw)
+        if "usd_per_m_blended_tokens" not in res.columns:
+            return res
+        c = pl.col("usd_per_m_blended_tokens")
+        return res.with_columns((c * lo).alias("usd_per_m_blended_tokens_low"),
+                                (c * hi).alias("usd_per_m_blended_tokens_high"))
+
+    monkeypatch.setattr(quotes, "evaluate", banded)
+
+
+def test_band_is_null_without_the_engine_band(catalog, monkeypatch):
+    import econ.quotes as quotes
+
+    real = quotes.evaluate
+    monkeypatch.setattr(quotes, "evaluate", lambda *a, **kw: real(*a, **kw).drop(
+        "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", strict=False))
+    r = _check(catalog, [_q()], hardware=HW)
+    row = r.summary.row(0, named=True)
+    assert row["floor_usd_per_m_blended_tokens_low"] is None and row["band_straddles_price"] is None
+    assert "Calibration band" not in row["reason"] and r.settings["calibration_band"].startswith("none")
+
+
+def test_band_from_the_engine_says_when_it_straddles_the_price(catalog, monkeypatch):
+    probe = _check(catalog, [_q()], hardware=HW).summary.row(0, named=True)
+    f = probe["floor_usd_per_m_blended_tokens"]
+    _with_band(monkeypatch)
+    rows = [_q("inside", p_in=1.1 * f, p_out=1.1 * f), _q("above", p_in=2.0 * f, p_out=2.0 * f),
+            _q("below", p_in=0.5 * f, p_out=0.5 * f)]
+    s = _check(catalog, rows, hardware=HW).summary
+    inside, above, below = (s.row(i, named=True) for i in range(3))
+    for r in (inside, above, below):
+        assert r["floor_usd_per_m_blended_tokens_low"] == pytest.approx(0.8 * f, rel=1e-12)
+        assert r["floor_usd_per_m_blended_tokens_high"] == pytest.approx(1.25 * f, rel=1e-12)
+        assert r["margin_blended_frac_low"] <= r["margin_blended_frac"] <= r["margin_blended_frac_high"]
+    assert (inside["band_straddles_price"], above["band_straddles_price"], below["band_straddles_price"]) == \
+        (True, False, False)
+    assert "the band straddles the price" in inside["reason"]
+    assert "the price is above the whole band" in above["reason"]
+    assert "the price is below the whole band" in below["reason"]
+
+
+def test_reverse_engineering_clearing_generations(catalog):
+    probe = _check(catalog, [_q()]).summary.row(0, named=True)
+    f = probe["floor_usd_per_m_blended_tokens"]
+    check = _check(catalog, [_q("rich", p_in=3 * f, p_out=3 * f), _q("free", p_in=0.2 * f, p_out=0.2 * f)])
+    rich, free = check.summary.row(0, named=True), check.summary.row(1, named=True)
+    gens = rich["clearing_generations"].split(", ")
+    assert rich["floor_generation"] == gens[0]  # the cheapest floor first
+    per = check.per_hardware.filter((pl.col("quote_id") == "rich") & pl.col("meets_floor")
+                                    & (pl.col("usd_per_m_blended_tokens") <= pl.col("price_usd_per_m_blended_tokens")))
+    assert set(per["generation"]) == set(gens)
+    assert rich["cheapest_clearing_usd_per_gpu_hour"] == pytest.approx(per["usd_per_gpu_hour"].min(), rel=1e-12)
+    assert rich["cheapest_clearing_hardware"] in per["hardware"].to_list()
+    assert free["clearing_generations"] is None and free["cheapest_clearing_hardware"] is None
+    assert "It clears the floor at its speed on no accelerator searched" in free["reason"]
+    assert rich["breakeven_batch_size"] is not None and rich["breakeven_utilization_frac"] is not None
+
+
+# ------------------------------------------------------------------------------------------ issue 10: bad input
+
+def test_unknown_provider_hardware_lists_catalog_and_systems(catalog):
+    with pytest.raises(DataError, match=r"row\(s\) q1, column hardware: unknown hardware id 'groq'; closest: groq-lpu"):
+        validate_quotes(_raw([_q(hardware="groq")]), catalog)
+
+
+def test_cached_price_above_the_uncached_one_is_refused(catalog):
+    with pytest.raises(DataError, match=r"row q1, column usd_per_m_cached_input_tokens: 0\.6 is above the uncached "
+                                        r"usd_per_m_input_tokens 0\.5"):
+        validate_quotes(_raw([_q(p_in=0.5, usd_per_m_cached_input_tokens=0.6)]), catalog)
+
+
+@pytest.mark.parametrize("col, value, match", [
+    ("usd_per_m_input_tokens", "nan", r"column usd_per_m_input_tokens: nan is not finite"),
+    ("usd_per_m_output_tokens", "-2", r"column usd_per_m_output_tokens: -2 is outside \(0, 10000\]"),
+    ("output_tokens_per_s_per_user", "0", r"column output_tokens_per_s_per_user: 0 is outside \(0, 100000\]"),
+    ("output_tokens_per_s_per_user", "-5", r"column output_tokens_per_s_per_user: -5 is outside \(0, 100000\]"),
+])
+def test_bad_cells_of_a_quotes_file(catalog, col, value, match):
+    raw = _raw([_q()]).with_columns(pl.lit(value).alias(col))
+    with pytest.raises(DataError, match=match):
+        validate_quotes(raw, catalog)
+
+
+def test_stated_quantization_that_contradicts_the_weight_format(catalog):
+    with pytest.raises(DataError, match=r"column weight_format: 'bf16' contradicts the stated quantization 'fp8'"):
+        validate_quotes(_raw([_q(quantization="fp8", weight_format="bf16")]), catalog)
+
+
+def test_missing_optional_columns_get_the_rule(catalog):
+    raw = _raw([_q(provider_model_name="Qwen2.5-72B-Instruct-Turbo", model="qwen2.5-72b")]).select(
+        "provider", "model", "provider_model_name", "usd_per_m_input_tokens", "usd_per_m_output_tokens")
+    q = validate_quotes(raw, catalog)
+    assert (q["weight_format"][0], q["weight_format_basis"][0], q["hardware"][0]) == ("fp8", "slug-turbo", None)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(usd_per_m_input_tokens=-1.0), r"usd_per_m_input_tokens=-1 is outside \(0, 10000\]"),
+    (dict(usd_per_m_output_tokens=float("nan")), r"usd_per_m_output_tokens=nan is not a finite number"),
+    (dict(usd_per_m_cached_input_tokens=0.9), r"usd_per_m_cached_input_tokens=0\.9 is above usd_per_m_input_tokens=0\.5"),
+    (dict(output_tokens_per_s_per_user=0.0), r"output_tokens_per_s_per_user=0 is outside \(0, 100000\]"),
+    (dict(hardware="h100"), r"hardware='h100' is not a catalog accelerator or a provider system; closest: h100-sxm"),
+    (dict(weight_format="fp6"), r"weight_format='fp6' is not one of"),
+    (dict(model="llama-3-70b"), r"unknown model id 'llama-3-70b'"),
+])
+def test_single_quote_errors_name_field_and_value(catalog, kw, match):
+    from econ.errors import EconError
+    from econ.quotes import single_quote
+    args = dict(model="llama-3.3-70b", usd_per_m_input_tokens=0.5, usd_per_m_output_tokens=1.0) | kw
+    with pytest.raises(EconError, match=match):
+        single_quote(catalog, **args)
+
+
+@pytest.mark.parametrize("argv, match", [
+    pytest.param(["--input-price", "-1", "--output-price", "1"], r"--input-price=-1 is outside \(0, 10000\]", id="neg"),
+    pytest.param(["--input-price", "nan", "--output-price", "1"], r"--input-price=nan is not a finite number", id="nan"),
+    pytest.param(["--input-price", "0.5", "--output-price", "1", "--cached-input-price", "0.6"],
+                 r"--cached-input-price=0\.6 is above --input-price=0\.5", id="cached-above"),
+    pytest.param(["--input-price", "0.5", "--output-price", "1", "--speed", "0"], r"--speed=0 is outside \(0, 100000\]",
+                 id="speed-0"),
+    pytest.param(["--input-price", "0.5", "--output-price", "1", "--hardware", "lpu"],
+                 r"--hardware='lpu' is not a catalog accelerator or a provider system", id="bad-hardware"),
+    pytest.param(["--input-price", "0.5", "--output-price", "1", "--tco", "hyperscalar"],
+                 r"argument --tco: invalid choice: 'hyperscalar'.*\ndid you mean 'hyperscaler'", id="bad-tier"),
+    pytest.param(["--input-price", "0.5", "--output-price", "1", "--tco", "neocloud", "--usd-per-gpu-hour", "2"],
+                 r"argument --usd-per-gpu-hour: not allowed with argument --tco", id="tier-and-rate"),
+    pytest.param(["--input-price", "0.5", "--output-price", "1", "--usd-per-gpu-hour", "-2"],
+                 r"--usd-per-gpu-hour=-2 is outside", id="bad-rate"),
+    pytest.param(["--input-price", "0.5", "--output-price", "1", "--generation", "hoper"],
+                 r"--generation='hoper' is not one of", id="bad-generation"),
+    pytest.param(["--output-price", "1"], r"one typed quote needs --input-price", id="missing-price"),
+    pytest.param(["--input-price", "0.5", "--output-price", "1", "--file", "x.csv"], r"--file checks a quotes file",
+                 id="file-and-price"),
+])
+def test_cli_single_quote_errors_speak_flags(capsys, argv, match):
+    try:
+        code = main(["quotes", "check", "--model", "llama-3.3-70b", *argv])
+    except SystemExit as exc:  # argparse's own usage errors (choices, exclusive flags)
+        code = exc.code
+    assert code == 2
+    assert re.search(match, capsys.readouterr().err, re.S)
+
+
+def test_cli_single_quote_shows_tier_rate_and_reason(capsys):
+    assert main(["quotes", "check", "--model", "llama-3.3-70b", "--input-price", "0.59", "--output-price", "0.79",
+                 "--hardware", "h100-sxm", "--tco", "hyperscaler", "--utilization", "1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^cost_basis\s+hyperscaler$", out, re.M) and re.search(r"^floor_usd_per_gpu_hour\s+\$1\.30$", out, re.M)
+    assert "settings: cost tier hyperscaler" in out and "\nreasons:\nquote-llama-3.3-70b: " in out
+    assert main(["quotes", "check", "--model", "llama-3.3-70b", "--input-price", "0.59", "--output-price", "0.79",
+                 "--speed", "560", "--hardware", "groq-lpu", "--provider", "groq", "--format", "json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["verdict"] == "not-gpu-comparable" and rec["quote_id"] == "groq-llama-3.3-70b"
+
+
+def test_cli_file_check_with_a_tier_and_generation(capsys):
+    assert main(["quotes", "check", "--tco", "neocloud", "--generation", "hopper,blackwell", "--provider", "together",
+                 "--format", "csv"]) == 0
+    csv = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert set(csv["cost_basis"]) == {"neocloud"}
+    assert set(csv["floor_generation"].drop_nulls()) <= {"hopper", "blackwell"}

@@ -98,8 +98,8 @@ def _register_check(qsub) -> None:
                                       "accelerator id, or groq-lpu, cerebras-wse-3, sambanova-sn40l)")
     c.add_argument("--generation", metavar="GEN",
                    help="floors of quotes without their own hardware come from these accelerator generations "
-                        "(comma-separated: hopper, blackwell, ampere, ada, cdna3, cdna4, tpu-v5, tpu-v6, tpu7, "
-                        "gaudi, trainium) [every generation]")
+                        "(comma-separated: accelerators.csv generation, e.g. hopper, blackwell, ampere, ada, cdna3, "
+                        "cdna4, tpu, gaudi, trainium) [every generation]")
     c.add_argument("--model", help="with a file: check only quotes of these model ids (comma-separated); with one "
                                    "typed quote: its model id")
     c.add_argument("--provider", help="with a file: check only quotes of these providers (comma-separated); with one "
@@ -401,10 +401,15 @@ def run_pnl(args) -> int:
             buf.write(f"{r['metric']:<{w}}  {_pnl_cell(r['field'], r['provider']):>14}  "
                       f"{_pnl_cell(r['field'], r['modeled_floor']):>14}\n")
         if modeled.get("gpus") is not None:
-            buf.write(f"\nmodeled floor: {modeled['floor_num_gpus']} x {ctx['hardware']} per instance "
-                      f"({modeled['floor_layout']}, batch {modeled['floor_batch_size']}, "
-                      f"{modeled['floor_tokens_per_s_per_user']:.1f} tokens/s per user), {modeled['gpus']:,.0f} GPUs "
-                      f"busy on average; verdict on the blended price: {modeled['verdict']}\n")
+            buf.write("\n" + textwrap.fill(
+                f"modeled floor: {modeled['floor_num_gpus']} x {ctx['hardware']} per instance "
+                f"({modeled['floor_layout']}, batch {modeled['floor_batch_size']}, "
+                f"{modeled['floor_tokens_per_s_per_user']:.1f} tokens/s per user), {modeled['gpus']:,.0f} GPUs "
+                f"busy on average; verdict on the blended price: {modeled['verdict']}", width=120) + "\n")
+        if modeled.get("cost_usd_per_day_low") is not None:
+            buf.write(f"calibration band of the modeled floor: cost ${modeled['cost_usd_per_day_low']:,.0f} to "
+                      f"${modeled['cost_usd_per_day_high']:,.0f} per day, gross margin "
+                      f"{modeled['gross_margin_frac_low']:.1%} to {modeled['gross_margin_frac_high']:.1%}\n")
         if d is not None and d.reported:
             rep = d.reported
             parts = [f"cost ${rep['cost_usd_per_day']:,.0f}/day" if "cost_usd_per_day" in rep else None,
