@@ -188,6 +188,39 @@ COLUMNS: dict[str, Col] = {
     "meets_floor": Col("Meets the speed floor"),
     "fastest_tokens_per_s_per_user": Col("Fastest output tokens/s per user", ",.0f", "%.0f"),
     "note": Col("Why no floor"),
+    # cost vs interactivity, head to head, measurements (issue 11)
+    "at_tokens_per_s_per_user": Col("At least (output tokens/s per user)", ",.0f", "%.0f"),
+    "reached": Col("Reached"),
+    "output_tokens_per_usd": Col("Output tokens per $1", ",.0f", "%.0f"),
+    "output_tokens_per_s_per_mw": Col("Output tokens/s per MW provisioned", ",.0f", "%.0f"),
+    "provisioned_power_w_per_gpu": Col("Provisioned power per GPU, all-in x PUE (W)", ",.0f", "%.0f"),
+    "setup": Col("Set-up"), "setup_label": Col("Set-up"),
+    "cost_ratio_b_to_a": Col("Cost, B / A", ",.2f", "%.2fx"),
+    "throughput_ratio_b_to_a": Col("Output tokens/s per GPU, B / A", ",.2f", "%.2fx"),
+    "usd_per_m_output_tokens_all_in_a": Col("A: cost, all-in ($ per M output tokens)", "$,.3f", "$%.3f"),
+    "usd_per_m_output_tokens_all_in_b": Col("B: cost, all-in ($ per M output tokens)", "$,.3f", "$%.3f"),
+    "output_tokens_per_s_per_gpu_a": Col("A: output tokens/s per GPU", ",.0f", "%.0f"),
+    "output_tokens_per_s_per_gpu_b": Col("B: output tokens/s per GPU", ",.0f", "%.0f"),
+    "tokens_per_s_per_user_a": Col("A: output tokens/s per user", ",.1f", "%.1f"),
+    "tokens_per_s_per_user_b": Col("B: output tokens/s per user", ",.1f", "%.1f"),
+    "component": Col("Part of the step"), "title": Col("Part of the step"),
+    "time_s": Col("Time per output token (ms)", ",.2f", "%.2f", 1e3),
+    "share_frac": Col("Share of the step (%)", ".0%", "%.0f%%", 100.0),
+    "weights_s": Col("Weights, HBM reads (ms)", ",.2f", "%.2f", 1e3),
+    "kv_cache_s": Col("KV cache, HBM reads (ms)", ",.2f", "%.2f", 1e3),
+    "gemm_s": Col("GEMMs (ms)", ",.2f", "%.2f", 1e3), "attention_s": Col("Attention (ms)", ",.2f", "%.2f", 1e3),
+    "communication_s": Col("Communication, exposed (ms)", ",.2f", "%.2f", 1e3),
+    "overhead_s": Col("Fixed overhead (ms)", ",.2f", "%.2f", 1e3),
+    "prefill_chunks_s": Col("Prefill chunks (ms)", ",.2f", "%.2f", 1e3),
+    "other_s": Col("Other (ms)", ",.2f", "%.2f", 1e3),
+    "served_tpot_s": Col("Time per output token, served (ms)", ",.2f", "%.2f", 1e3),
+    "binding_side": Col("Roofline side that binds"), "hidden_s": Col("Other side, hidden under it (ms)", ",.2f",
+                                                                     "%.2f", 1e3),
+    "source_label": Col("Measured by"), "measurement_basis": Col("How the pair was measured"),
+    "scenario": Col("Benchmark scenario"), "concurrency": Col("Concurrency (requests)", ",.0f", "%.0f"),
+    "speculative_decoding": Col("Speculative decoding"), "length_match": Col("Request lengths"),
+    "case_id": Col("Measurement"), "kind": Col("Points"), "level_label": Col("Interactivity level"),
+    "series_label": Col("Series"),
     # assumptions
     "group": Col("Group"), "name": Col("Assumption"), "value": Col("Value"), "source": Col("Source"),
     "as_of": Col("As of"), "notes": Col("Notes"), "table": Col("Table"), "id": Col("Id"),
@@ -432,23 +465,46 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
 
 
 def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float | None = None,
-                   width: int = 640, height: int = 360) -> alt.LayerChart:
+                   measured: pl.DataFrame | None = None, width: int = 640, height: int = 360) -> alt.LayerChart:
     """Output tokens/s per GPU against tokens/s per user, one line per accelerator (InferenceMAX style).
 
     At most :data:`MAX_SERIES` accelerators are drawn (one Okabe-Ito colour each): the ones the caller
-    passed, else the :func:`top_series` by cost at the floor, never the first ones alphabetically.
+    passed, else the :func:`top_series` by cost at the floor, never the first ones alphabetically. A
+    shaded band when the frame carries ``output_tokens_per_s_per_gpu_low`` / ``_high``; public
+    measurements (:func:`econ.measured.measured_points`) as triangles with their source on hover.
     """
     cols = ["display_name", "hardware", "precision", "num_gpus", "batch_size", "tokens_per_s_per_user",
             "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens", "binding_wall"]
     hw = top_series(frontier, "hardware", min_tokens_per_s_per_user=min_tokens_per_s_per_user or 0.0)
-    data = frontier.filter(pl.col("hardware").is_in(hw)).select(cols).to_pandas()
-    colour = alt.Color("hardware:N", title=title("hardware"), sort=hw,
-                       scale=alt.Scale(domain=hw, range=list(OKABE_ITO[:len(hw)])),
+    sel = frontier.filter(pl.col("hardware").is_in(hw))
+    data = sel.select(cols).to_pandas()
+    scale = alt.Scale(domain=hw, range=list(OKABE_ITO[:len(hw)]))
+    colour = alt.Color("hardware:N", title=title("hardware"), sort=hw, scale=scale,
                        legend=alt.Legend(orient="right", labelLimit=200))
     lines = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=30), interpolate="linear").encode(
         x=_x("tokens_per_s_per_user", log=True), y=_y("output_tokens_per_s_per_gpu", log=True), color=colour,
         order="tokens_per_s_per_user:Q", tooltip=tooltip(cols))
     layers = [lines]
+    band = band_columns(sel, "output_tokens_per_s_per_gpu")
+    if band:
+        layers.insert(0, alt.Chart(sel.select("hardware", "tokens_per_s_per_user", *band).to_pandas()).mark_area(
+            opacity=0.18).encode(x=_x("tokens_per_s_per_user", log=True),
+                                 y=alt.Y(f"{band[0]}:Q", scale=alt.Scale(type="log"),
+                                         title=title("output_tokens_per_s_per_gpu")),
+                                 y2=f"{band[1]}:Q", color=colour,
+                                 order="tokens_per_s_per_user:Q"))
+    if measured is not None and measured.height:
+        m = measured.filter(pl.col("hardware").is_in(hw))
+        if m.height:
+            mcols = [c for c in MEASURED_TOOLTIP if c in m.columns]
+            md = m.select(mcols).with_columns(kind=pl.lit("Measured (public benchmark)")).to_pandas()
+            layers.append(alt.Chart(md).mark_point(shape="triangle-up", filled=True, size=90, opacity=0.9,
+                                                   stroke="#000000", strokeWidth=0.6).encode(
+                x="tokens_per_s_per_user:Q", y="output_tokens_per_s_per_gpu:Q",
+                color=colour,
+                shape=alt.Shape("kind:N", title=title("kind"), scale=alt.Scale(range=["triangle-up"]),
+                                legend=alt.Legend(orient="bottom", labelLimit=0)),
+                tooltip=tooltip(mcols)))
     if min_tokens_per_s_per_user:
         floor = pl.DataFrame({"tokens_per_s_per_user": [float(min_tokens_per_s_per_user)],
                               "label": [f"Floor: {min_tokens_per_s_per_user:g} tokens/s per user"]}).to_pandas()
@@ -519,3 +575,180 @@ def capex_power_chart(row: dict, *, width: int = 330, height: int = 140) -> alt.
         tooltip=[alt.Tooltip("part:N", title="Part"), alt.Tooltip("mw:Q", title="Power (MW)", format=",.2f")],
     ).properties(width=width, height=height // 2, title=chart_title("Facility power"))
     return alt.hconcat(left, right).resolve_scale(color="independent")
+
+
+# ---------------------------------------------------------------------------------------------
+# Cost versus interactivity (issue 11): frontiers, levels, measured points, uncertainty bands
+# ---------------------------------------------------------------------------------------------
+
+def band_columns(frame: pl.DataFrame | None, column: str) -> tuple[str, str] | None:
+    """``(column_low, column_high)`` when the frame carries an uncertainty band for ``column``, else None."""
+    if frame is None:
+        return None
+    lo, hi = f"{column}_low", f"{column}_high"
+    return (lo, hi) if lo in frame.columns and hi in frame.columns else None
+
+
+MEASURED_TOOLTIP = ("hardware", "source_label", "scenario", "precision", "num_gpus", "concurrency", "input_len",
+                    "output_len", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "measurement_basis",
+                    "speculative_decoding", "as_of", "case_id")
+
+
+def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_tokens", series: str = "hardware",
+                        order: list | None = None, levels=(), picks: pl.DataFrame | None = None,
+                        measured: pl.DataFrame | None = None, min_tokens_per_s_per_user: float | None = None,
+                        log_y: bool = True, width: int = 640, height: int = 360,
+                        title_text: str = "Cost versus interactivity",
+                        subtitle: str | None = "Pareto frontier per accelerator") -> alt.LayerChart:
+    """A y metric (cost by default) against output tokens/s per user, one line per series (InferenceX style).
+
+    Parameters
+    ----------
+    frontier : pl.DataFrame
+        Frontier points with ``tokens_per_s_per_user``, ``y`` and ``series``. When it carries
+        ``{y}_low`` / ``{y}_high`` (the engine's uncertainty band) a shaded band is drawn under each line;
+        without them, none.
+    series : str
+        The column naming a line (``hardware``, ``series``, ``setup_label``).
+    order : list, optional
+        Series to draw, best first (default :func:`top_series` by cost at the floor; at most
+        :data:`MAX_SERIES`).
+    levels : sequence of float
+        Interactivity levels: a dashed rule each.
+    picks : pl.DataFrame, optional
+        The point read at each level (:func:`econ.compare.value_at_interactivity` rows with ``series``,
+        ``at_tokens_per_s_per_user``, ``tokens_per_s_per_user`` and ``y``): hollow rings.
+    measured : pl.DataFrame, optional
+        Public measurements (:func:`econ.measured.measured_points`, priced with :func:`econ.measured.with_cost`
+        when ``y`` is a cost) with ``series``: triangles, the source on hover.
+    min_tokens_per_s_per_user : float, optional
+        A speed floor: a dashed rule labelled "Floor".
+    """
+    names = order if order is not None else top_series(
+        frontier, series, min_tokens_per_s_per_user=min_tokens_per_s_per_user or 0.0,
+        cost=y if y.startswith("usd_per_m") else None)
+    names = [n for n in names if n in set(frontier[series].to_list())][:MAX_SERIES]
+    data = frontier.filter(pl.col(series).is_in(names))
+    colour = alt.Color(f"{series}:N", title=title(series), sort=names,
+                       scale=alt.Scale(domain=names, range=list(OKABE_ITO[:len(names)])),
+                       legend=alt.Legend(orient="bottom", columns=1 if max((len(str(n)) for n in names), default=0)
+                                         > 28 else 2, labelLimit=0, symbolType="stroke"))
+    x = _x("tokens_per_s_per_user", log=True)
+    band = band_columns(data, y)
+    tip = [c for c in (series, "layout", "precision", "num_gpus", "total_gpus", "batch_size", "tokens_per_s_per_user",
+                       "output_tokens_per_s_per_gpu", y, "usd_per_m_input_tokens", "usd_per_m_blended_tokens",
+                       "ttft_s", "binding_wall", *(band or ())) if c in data.columns]
+    tip = list(dict.fromkeys(tip))
+    domain = cost_axis_domain(data, y, picks) if log_y and y.startswith("usd_per_m") else None
+    yscale = alt.Scale(type="log", domain=domain) if domain else (alt.Scale(type="log") if log_y else alt.Undefined)
+
+    def yq(col):  # every layer on the one y scale (a layer without it would widen the range again)
+        return alt.Y(f"{col}:Q", scale=yscale, title=title(y))
+
+    layers = []
+    if band:
+        layers.append(alt.Chart(data.select(series, "tokens_per_s_per_user", *band).to_pandas()).mark_area(
+            opacity=0.18, interpolate="linear", clip=True).encode(
+            x=x, y=yq(band[0]),
+            y2=f"{band[1]}:Q", color=colour,
+            order="tokens_per_s_per_user:Q"))
+    y_enc = _y(y, log=log_y)
+    if domain:
+        y_enc = alt.Y(y, type="quantitative", title=title(y), scale=alt.Scale(type="log", domain=domain),
+                      axis=alt.Axis(format=_fmt(y).replace(".3f", ".3~f"), labelOverlap=True, titleLimit=260))
+    layers.append(alt.Chart(data.select(tip).to_pandas()).mark_line(point=alt.OverlayMarkDef(size=26),
+                                                                     clip=True).encode(
+        x=x, y=y_enc, color=colour, order="tokens_per_s_per_user:Q", tooltip=tooltip(tip)))
+    for lv in levels:
+        rule = pl.DataFrame({"tokens_per_s_per_user": [float(lv)], "level_label": [f"{lv:g} tok/s"]}).to_pandas()
+        layers.append(alt.Chart(rule).mark_rule(strokeDash=[4, 4], color="#777777").encode(
+            x="tokens_per_s_per_user:Q", tooltip=[alt.Tooltip("level_label:N", title=title("level_label"))]))
+        layers.append(alt.Chart(rule).mark_text(align="left", dx=3, baseline="top", color="#555555", fontSize=10)
+                      .encode(x="tokens_per_s_per_user:Q", y=alt.value(2), text="level_label:N"))
+    if min_tokens_per_s_per_user:
+        floor = pl.DataFrame({"tokens_per_s_per_user": [float(min_tokens_per_s_per_user)],
+                              "level_label": [f"Floor {min_tokens_per_s_per_user:g}"]}).to_pandas()
+        layers.append(alt.Chart(floor).mark_rule(strokeDash=[1, 3], strokeWidth=2, color="#000000").encode(
+            x="tokens_per_s_per_user:Q", tooltip=[alt.Tooltip("level_label:N", title="Speed floor")]))
+    if picks is not None and picks.height:
+        p = picks.filter(pl.col(series).is_in(names) & pl.col(y).is_not_null())
+        ptip = [c for c in (series, "at_tokens_per_s_per_user", "tokens_per_s_per_user", y, "output_tokens_per_s_per_gpu",
+                            "output_tokens_per_usd", "output_tokens_per_s_per_mw", "layout", "precision", "batch_size")
+                if c in p.columns]
+        if p.height:
+            layers.append(alt.Chart(p.select(list(dict.fromkeys(ptip))).to_pandas()).mark_point(
+                size=150, filled=False, strokeWidth=2.5, clip=True).encode(
+                x="tokens_per_s_per_user:Q", y=yq(y), color=colour,
+                tooltip=tooltip(list(dict.fromkeys(ptip)))))
+    if measured is not None and measured.height and y in measured.columns:
+        m = measured.filter(pl.col(series).is_in(names) & pl.col(y).is_not_null())
+        if m.height:
+            mcols = list(dict.fromkeys([series, *[c for c in MEASURED_TOOLTIP if c in m.columns], y]))
+            md = m.select(mcols).with_columns(kind=pl.lit("Measured (public benchmark)"))
+            layers.append(alt.Chart(md.to_pandas()).mark_point(shape="triangle-up", filled=True, size=90, clip=True,
+                                                               opacity=0.9, stroke="#000000", strokeWidth=0.6).encode(
+                x="tokens_per_s_per_user:Q", y=yq(y),
+                color=colour,
+                shape=alt.Shape("kind:N", title=title("kind"), scale=alt.Scale(range=["triangle-up"]),
+                                legend=alt.Legend(orient="bottom", labelLimit=0)),
+                tooltip=tooltip(mcols)))
+    return alt.layer(*layers).resolve_scale(color="shared").properties(
+        width="container", height=height, title=chart_title(title_text, subtitle),
+        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
+def cost_axis_domain(frontier: pl.DataFrame, y: str, picks: pl.DataFrame | None = None) -> list[float] | None:
+    """A log-axis range for a cost frontier that keeps the informative part in view.
+
+    Frontiers run up steeply near their fastest deployments (batch 1 on many GPUs costs 100x the
+    floor); drawn whole, the cheap part is a flat line at the bottom. The range runs from 0.8x the
+    cheapest point to the larger of 4x the dearest point read at a level and 12x the cheapest point;
+    lines leave the top of the chart (clipped) rather than squash it.
+    """
+    if frontier.height == 0 or y not in frontier.columns:
+        return None
+    lo = frontier[y].min()
+    if lo is None or not lo > 0:
+        return None
+    top = 12.0 * lo
+    if picks is not None and y in picks.columns and picks[y].drop_nulls().len():
+        top = max(top, 4.0 * float(picks[y].max()))
+    hi = float(frontier[y].max())
+    return [0.8 * float(lo), min(hi * 1.05, top)] if hi > 0 else None
+
+
+def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label", width: int = 640) -> alt.Chart:
+    """Stacked horizontal bars: where each deployment's decode step goes (:func:`econ.breakdown.step_breakdown`).
+
+    Parameters
+    ----------
+    long : pl.DataFrame
+        Long rows with ``label`` (one bar each, in order of appearance), ``component``, ``title``,
+        ``time_s`` and ``share_frac``; zero parts are not drawn (no legend entry without a bar).
+    """
+    from econ.breakdown import COMPONENT_TITLES, COMPONENTS
+
+    colours = {"weights": OKABE_ITO[0], "kv_cache": OKABE_ITO[4], "gemm": OKABE_ITO[5], "attention": OKABE_ITO[1],
+               "communication": OKABE_ITO[3], "overhead": "#999999", "prefill_chunks": OKABE_ITO[2],
+               "other": OKABE_ITO[7]}
+    data = _scaled(long.filter(pl.col("time_s") > 0), ["time_s"])
+    present = [c for c in COMPONENTS if c in set(data["component"].to_list())]
+    titles = [COMPONENT_TITLES[c] for c in present]
+    bars = data[label].unique(maintain_order=True).to_list()
+    order = {c: i for i, c in enumerate(COMPONENTS)}
+    data = data.with_columns(_order=pl.col("component").replace_strict(order, return_dtype=pl.Int64))
+    cols = [label, "title", "time_s", "share_frac", "_order"]
+    return alt.Chart(data.select(cols).to_pandas()).mark_bar(height={"band": 0.7}).encode(
+        y=alt.Y(f"{label}:N", sort=bars, title=None, axis=alt.Axis(labelLimit=0)),
+        x=alt.X("sum(time_s):Q", title=title("time_s"), axis=alt.Axis(format=",.1f", labelOverlap=True)),
+        color=alt.Color("title:N", title=title("title"), sort=titles,
+                        scale=alt.Scale(domain=titles, range=[colours[c] for c in present]),
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0)),
+        order=alt.Order("_order:Q"),
+        tooltip=[alt.Tooltip(f"{label}:N", title="Deployment"), alt.Tooltip("title:N", title=title("title")),
+                 alt.Tooltip("time_s:Q", title=title("time_s"), format=",.3f"),
+                 alt.Tooltip("share_frac:Q", title=title("share_frac"), format=".0%")],
+    ).properties(width="container", height=alt.Step(34),
+                 autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
+                 title=chart_title("Time per output token, by part of the step",
+                                   "Binding roofline side, exposed communication, overheads, prefill chunks"))

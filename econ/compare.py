@@ -441,6 +441,51 @@ def batch_at_floor(curve: pl.DataFrame, *, min_tokens_per_s_per_user: float = DE
     return None if ok.height == 0 else int(ok["batch_size"].max())
 
 
+AUTO_LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
+
+
+def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
+                   max_ttft_s: float = math.inf, curve: pl.DataFrame | None = None,
+                   **cost_kwargs) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The "auto" batch of ``econ cost`` and the Cost explorer: the sweet spot, unless it misses the speed floor.
+
+    Parameters
+    ----------
+    catalog : Catalog
+    min_tokens_per_s_per_user, max_ttft_s : the SLO (served figures) [tokens/s], [s]
+    curve : pl.DataFrame, optional
+        The deployment's batch curve (:func:`econ.sweep.batch_curve` on the chosen layout) when the caller
+        has it; computed (4 batches per octave) only when the sweet spot misses the SLO.
+    cost_kwargs : the keyword arguments of :func:`econ.sweep.cost_table` (``model``, ``hardware``, ...;
+        without ``batch_sizes``).
+
+    Returns
+    -------
+    (row, curve): a one-row :func:`econ.sweep.cost_table` frame, and the curve when one was used (else
+    ``curve`` as given). The row is at the sweet spot (:func:`econ.sweep.cost_table`'s auto batch) when
+    that meets the SLO, else at the largest batch of the curve that does (:func:`batch_at_floor`); when
+    none does, at the sweet spot (its ``served_tokens_per_s_per_user`` tells by how much it misses).
+
+    Raises
+    ------
+    As :func:`econ.sweep.cost_table`.
+    """
+    from econ.sweep import batch_curve, cost_table
+
+    row = cost_table(catalog, **cost_kwargs)
+    r = row.row(0, named=True)
+    speed = r.get("served_tokens_per_s_per_user", r.get("tokens_per_s_per_user"))
+    ttft = r.get("served_ttft_s", r.get("ttft_s"))
+    if not r["feasible"] or (speed is not None and speed >= min_tokens_per_s_per_user
+                             and ttft is not None and ttft <= max_ttft_s):
+        return row, curve
+    if curve is None:
+        curve = batch_curve(catalog, **{**cost_kwargs, **{k: r[k] for k in AUTO_LAYOUT_KEYS}})
+    b = batch_at_floor(curve, min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
+                       at_most=r["batch_size"])
+    return (row if b is None else curve.filter(pl.col("batch_size") == b).head(1)), curve
+
+
 # ---------------------------------------------------------------------------------------------
 # Head to head: two set-ups side by side
 # ---------------------------------------------------------------------------------------------
@@ -633,5 +678,6 @@ from econ.cluster import (  # noqa: E402
 __all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier", "cluster_plan",
            "value_at_interactivity", "add_efficiency", "interactivity_table", "cost_frontier", "Setup",
            "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES", "batch_at_floor",
+           "auto_batch_row",
            "plan_status", "default_gpus_per_rack", "DEFAULT_GPU_COUNTS", "DEFAULT_BATCH_SIZES", "BEST_COLUMNS",
            "FRONTIER_COLUMNS", "PLAN_COLUMNS", "COST_PARTS", "OBJECTIVES"]

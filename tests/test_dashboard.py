@@ -22,7 +22,8 @@ from dashboards.components import fmt  # noqa: E402
 from dashboards.components.safe_text import unescape  # noqa: E402
 from dashboards.components.state import CATALOG_KEY, LOCAL_KEY, PAGE_KEY, SCENARIO_KEY  # noqa: E402
 from econ.catalog import load_catalog  # noqa: E402
-from econ.compare import cluster_plan, hardware_comparison  # noqa: E402
+from econ.compare import auto_batch_row, cluster_plan, hardware_comparison  # noqa: E402
+from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 from econ.sweep import cost_table  # noqa: E402
 
@@ -126,10 +127,17 @@ def test_navigation_discovers_every_page_file():
 # cost explorer
 # ---------------------------------------------------------------------------------------------
 
+def kpi_row(sc: Scenario, catalog) -> dict:
+    """The row the Cost explorer's KPIs show: the scenario's batch, else econ cost's auto rule (sweet spot, or the
+    largest batch meeting the speed floor: econ.compare.auto_batch_row)."""
+    kw = dict(**sc.cost_kwargs(), assumptions=sc.assumptions(), economics=sc.economics(catalog))
+    if sc.batch_size is not None:
+        return cost_table(catalog, batch_sizes=[sc.batch_size], **kw).row(0, named=True)
+    return auto_batch_row(catalog, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, **kw)[0].row(0, named=True)
+
+
 def expected_cost_metrics(sc: Scenario, catalog) -> dict[str, str]:
-    batches = None if sc.batch_size is None else [sc.batch_size]
-    row = cost_table(catalog, batch_sizes=batches, **sc.cost_kwargs(), assumptions=sc.assumptions(),
-                     economics=sc.economics(catalog)).row(0, named=True)
+    row = kpi_row(sc, catalog)
     return {
         "$ per M input tokens": fmt.usd_per_m(row["usd_per_m_input_tokens"]),
         "$ per M output tokens": fmt.usd_per_m(row["usd_per_m_output_tokens"]),
@@ -174,7 +182,11 @@ COST_STEPS = [  # (widget kind, key, value, scenario field, expected field value
     ("selectbox", "sc.num_gpus", "4", "num_gpus", 4),
     ("checkbox", "sc.batch_size.auto", False, "batch_size", 64),
     ("number_input", "sc.batch_size", 32, "batch_size", 32),
-    ("radio", "sc.basis", "rental", "basis", "rental"),
+    ("selectbox", "sc.basis", "rental", "basis", "rental"),
+    ("selectbox", "sc.basis", "neocloud", "basis", "neocloud"),
+    ("selectbox", "sc.basis", "custom", "basis", "custom"),
+    ("number_input", "sc.usd_per_gpu_hour", 1.75, "usd_per_gpu_hour", 1.75),
+    ("selectbox", "sc.workload", "reasoning", "output_len", 8192),
 ]
 
 
@@ -305,11 +317,11 @@ def test_hardware_comparison_metrics_and_chart_follow_econ(catalog):
         want = expected_comparison(scenario(at), catalog)
         order = want.pop("_order")
         assert {k: metrics(at)[k] for k in want} == want
-        bars = specs(at)[0]
+        bars = next(s for s in specs(at) if s.get("encoding", {}).get("color", {}).get("field") == "cost_part")
         assert bars["encoding"]["y"]["sort"] == order  # ranked, cheapest first
         assert bars["encoding"]["x"]["title"].startswith("Cost ($ per M")
-        assert bars["encoding"]["color"]["field"] == "cost_part"
-        frontier = specs(at)[1]
+        frontier = next(s for s in specs(at) if "layer" in s and any(
+            layer.get("encoding", {}).get("y", {}).get("field") == "output_tokens_per_s_per_gpu" for layer in s["layer"]))
         enc = frontier["layer"][0]["encoding"]
         assert (enc["x"]["field"], enc["y"]["field"]) == ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu")
         assert len(enc["color"]["scale"]["range"]) <= 8  # one Okabe-Ito colour per line
@@ -470,7 +482,7 @@ def test_a_page_widget_changes_only_its_page():
     run(at.switch_page("dashboards/pages/hardware_comparison.py"))
     at.slider(key="sc.min_tokens_per_s_per_user").set_value(260.0)
     run(at)
-    assert at.session_state[SCENARIO_KEY].min_tokens_per_s_per_user == 20.0  # the base scenario is untouched
+    assert at.session_state[SCENARIO_KEY].min_tokens_per_s_per_user == DEFAULT_MIN_TOKENS_PER_S_PER_USER  # untouched
     assert scenario(at).min_tokens_per_s_per_user == 260.0
     assert at.query_params.get("min_tokens_per_s_per_user") in (["260"], "260")
     run(at.switch_page("dashboards/pages/cluster.py"))
@@ -526,8 +538,7 @@ def test_cost_ranking_legend_has_no_entry_without_bars(catalog):
 def test_cost_explorer_marks_the_kpi_point_off_the_grid(catalog):
     at = run(page("cost_explorer"))
     spec = specs(at)[0]
-    row = cost_table(catalog, **scenario(at).cost_kwargs(), assumptions=scenario(at).assumptions(),
-                     economics=scenario(at).economics(catalog)).row(0, named=True)
+    row = kpi_row(scenario(at), catalog)
     data = datasets(at)
     marked = [d for d in data.values() if d.height == 1 and "batch_size" in d.columns]
     assert marked and marked[0]["batch_size"][0] == row["batch_size"]

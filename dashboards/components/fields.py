@@ -143,3 +143,17 @@ def optional_number(field: str, *, auto_label: str, container=None, label: str |
     new = int(v) if spec.kind == "int" else round(float(v) / scale, 12)
     state.update(**{field: new})
     return new
+
+
+def text(field: str, *, container=None, label: str | None = None, help: str | None = None) -> str:
+    """A text input for a free-text scenario field (a name): at most econ.scenario.MAX_TEXT_CHARS characters."""
+    from econ.scenario import MAX_TEXT_CHARS, from_mapping
+
+    c = container or st
+    key = state.seed(field, str(getattr(state.scenario(), field)))
+    v = c.text_input(label or SPECS[field].label, key=key, max_chars=MAX_TEXT_CHARS, help=help or SPECS[field].label)
+    ok, warnings = from_mapping({field: v})
+    if warnings:  # control characters: keep the last valid name
+        return getattr(state.scenario(), field)
+    state.update(**{field: getattr(ok, field)})
+    return getattr(ok, field)

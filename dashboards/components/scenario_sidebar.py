@@ -10,11 +10,85 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards.components import fields, safe_text, state
+from econ.custom import CUSTOM_ID
+from econ.engine import BASIS_SOURCES
 from econ.precision import PRECISIONS
+from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of
 from econ.scenario import Scenario, from_mapping, from_toml
 
 PRECISION_TITLES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4 (NVFP4)"}
 LOADED_KEY = "_econ_loaded_file"
+
+BASIS_TITLES = {"owned": "Owned (custom TCO)", "hyperscaler": "Hyperscaler TCO", "neocloud": "Neocloud TCO",
+                "rental-3yr": "3-year rental", "on-demand": "On-demand rental", "rental": "Rental (catalog rate)",
+                "custom": "Custom $/GPU-hour"}
+"""Human names of the cost tiers (econ.engine.BASES)."""
+DEFAULT_CUSTOM_RATE = 2.0
+"""$/GPU-hour a custom tier starts from (an H100-class 2025 market rate; the user types their own)."""
+
+WORKLOAD_TITLES = {**{k: w.label for k, w in WORKLOADS.items()}, CUSTOM: "Custom lengths"}
+
+
+def _apply_workload(key: str) -> None:
+    """The user picked a workload: set both lengths to the preset's (callback, before the widgets are drawn)."""
+    choice = st.session_state.get(key)
+    new = state.scenario().with_workload(choice)
+    state.update(workload=new.workload, input_len=new.input_len, output_len=new.output_len)
+    for f in ("input_len", "output_len"):  # the length widgets show the preset's lengths
+        st.session_state[state.widget_key(f)] = getattr(new, f)
+
+
+def workload_select(container) -> str:
+    """The workload preset (chat / reasoning / summarization / custom): picking a preset sets both lengths;
+    typing a length that matches no preset makes it "custom"."""
+    sc = state.scenario()
+    key = state.seed("workload", sc.workload)
+    if st.session_state.get(key) != sc.workload:  # the lengths decide what the selector shows
+        st.session_state[key] = sc.workload
+    container.selectbox("Workload", list(WORKLOAD_TITLES), key=key, on_change=_apply_workload, args=(key,),
+                        format_func=lambda w: WORKLOAD_TITLES.get(w, w),
+                        help="Request shape: " + " ".join(w.description for w in WORKLOADS.values())
+                             + f" Source: {WORKLOAD_SOURCE}.")
+    return sc.workload
+
+
+def custom_accelerator_form(container) -> None:
+    """Enter your own accelerator (FLOP/s, HBM, links, price, power): validated like a catalog row, then selectable."""
+    before = state.scenario().custom_accelerator
+    with container.expander("Custom accelerator", expanded=before):
+        on = fields.toggle("custom_accelerator", label="Use my own accelerator",
+                           help="Adds a row to the accelerator table for this scenario (saved in the link and the "
+                                "scenario file), validated with the catalog's rules")
+        if on != before:
+            st.rerun()  # the accelerator lists above are drawn from the catalog: redraw them with (or without) it
+        if not on:
+            return
+        fields.text("custom_name", label="Name")
+        c1, c2 = st.columns(2)
+        fields.number("custom_bf16_tflop_per_s", container=c1, label="BF16 dense (TFLOP/s)", fmt="%.0f", step=50.0)
+        fields.optional_number("custom_fp8_tflop_per_s", auto_label="No FP8", container=c2,
+                               label="FP8 dense (TFLOP/s)", fmt="%.0f", default_value=2000.0)
+        fields.optional_number("custom_fp4_tflop_per_s", auto_label="No FP4", container=c1,
+                               label="FP4 dense (TFLOP/s)", fmt="%.0f", default_value=4000.0)
+        fields.number("custom_hbm_gib", container=c2, label="HBM (GiB)", fmt="%.0f", step=8.0)
+        fields.number("custom_hbm_tb_per_s", container=c1, label="HBM bandwidth (TB/s)", fmt="%.2f", step=0.1)
+        fields.number("custom_scale_up_domain_size", container=c2, label="Scale-up domain (GPUs)", step=1)
+        fields.number("custom_scale_up_gb_per_s", container=c1, label="Scale-up (GB/s per GPU)", fmt="%.0f",
+                      step=50.0)
+        fields.number("custom_scale_out_gb_per_s", container=c2, label="Scale-out (GB/s per GPU)", fmt="%.0f",
+                      step=25.0)
+        fields.optional_number("custom_capex_usd", auto_label="No capex (rented only)", container=c1,
+                               label="All-in capex ($ per GPU)", fmt="%.0f", default_value=50_000.0)
+        fields.optional_number("custom_usd_per_gpu_hour", auto_label="No rental rate", container=c2,
+                               label="Rental ($ per GPU-hour)", fmt="%.2f", default_value=2.5)
+        fields.number("custom_power_w", container=c1, label="All-in power (W per GPU)", fmt="%.0f", step=50.0)
+        state.catalog_in_use()  # validates the row
+        problem = state.custom_error()
+        if problem:
+            st.error("Custom accelerator not used: " + safe_text.md(" ".join(problem.split())),
+                     icon=":material/error:")
+        else:
+            st.caption("Validated like a catalog row; pick it as the accelerator above, or compare it on any page.")
 
 
 def current(key: str = "sidebar") -> Scenario:
@@ -36,13 +110,13 @@ def _load_file(key: str) -> None:
     upload = st.session_state.get(key)
     if upload is None:
         return
-    sc, warnings = from_toml(upload.getvalue(), state.catalog())
+    sc, warnings = from_toml(upload.getvalue(), state.base_catalog_in_use().catalog)
     state.set_scenario(sc, [f"{upload.name}: {w}" for w in warnings])
     st.session_state[LOADED_KEY] = upload.name
 
 
 def _reset() -> None:
-    sc, warnings = from_mapping({}, state.catalog())
+    sc, warnings = from_mapping({}, state.base_catalog_in_use().catalog)
     state.set_scenario(sc, warnings)
 
 
@@ -70,11 +144,15 @@ def show(key: str = "sidebar") -> Scenario:
     fields.select("precision", list(PRECISIONS), container=sb, label="Weight precision", horizontal_radio=True,
                   format_func=lambda p: PRECISION_TITLES[p],
                   help="Weights and matmuls; the KV cache is FP8 with FP8/FP4 weights, BF16 with BF16")
+    workload_select(sb)
     c1, c2 = sb.columns(2)
     fields.number("input_len", container=c1, label="Input (tokens)", step=256,
-                  help="Prompt tokens per request (prefill)")
+                  help="Prompt tokens per request (prefill), ISL")
     fields.number("output_len", container=c2, label="Output (tokens)", step=256,
-                  help="Generated tokens per request (decode); KV cache is sized for input + output")
+                  help="Generated tokens per request (decode), OSL; KV cache is sized for input + output")
+    now = state.scenario()
+    if now.workload != workload_of(now.input_len, now.output_len):  # lengths typed: the preset follows them
+        state.update(workload=workload_of(now.input_len, now.output_len))
     region_ids = ["custom"] + [r[0] for r in regions]
     region = fields.select("region", region_ids, container=sb, label="Power price",
                            format_func=lambda r: "Custom $/kWh" if r == "custom" else region_name.get(r, r),
@@ -85,9 +163,16 @@ def show(key: str = "sidebar") -> Scenario:
     if region is not None:
         sb.caption(f"In force: ${state.scenario().effective_usd_per_kwh(cat):.4f}/kWh from {region_name[region]}")
     fields.number("pue", container=sb, label="PUE (facility / IT energy)", fmt="%.2f", step=0.02)
-    fields.select("basis", ["owned", "rental"], container=sb, label="Cost basis", horizontal_radio=True,
-                  format_func=lambda b: "Owned (TCO)" if b == "owned" else "Rented (market rate)",
-                  help="Owned: capex annuity + facility + opex + power. Rented: accelerators.csv rental rate.")
+    basis = fields.select("basis", list(BASIS_TITLES), container=sb, label="Cost tier ($ per GPU-hour)",
+                          format_func=lambda b: BASIS_TITLES.get(b, b),
+                          help="Where a GPU-hour's price comes from: " + "; ".join(
+                              f"{BASIS_TITLES[b]}: {BASIS_SOURCES[b]}" for b in BASIS_TITLES if b in BASIS_SOURCES))
+    if basis == "custom":
+        if state.scenario().usd_per_gpu_hour is None:
+            state.update(usd_per_gpu_hour=DEFAULT_CUSTOM_RATE)
+        fields.number("usd_per_gpu_hour", container=sb, label="Custom rate ($ per GPU-hour)", fmt="%.2f", step=0.1,
+                      help="Per hour of the fleet's existence, like a rental rate; divided by utilization")
+    custom_accelerator_form(sb)
     with sb.expander("Finance, utilization and token mix", expanded=False):
         fields.number("cost_of_capital_frac", label="Cost of capital (% per year)", scale=100.0, unit="%",
                       fmt="%.1f", step=0.5)

@@ -42,11 +42,11 @@ PAGE_KEY = "_econ_page"
 OWNER_KEY = "_econ_widget_owner"
 
 SIDEBAR_FIELDS: frozenset[str] = frozenset({
-    "model", "hardware", "precision", "input_len", "output_len", "region", "usd_per_kwh", "pue", "basis",
-    "cost_of_capital_frac", "accelerator_life_years", "facility_life_years", "build_usd_per_mw_it",
-    "opex_frac_of_capex_per_year", "utilization_frac", "input_output_mix", "cache_hit_frac",
+    "model", "hardware", "precision", "input_len", "output_len", "workload", "region", "usd_per_kwh", "pue", "basis",
+    "usd_per_gpu_hour", "cost_of_capital_frac", "accelerator_life_years", "facility_life_years",
+    "build_usd_per_mw_it", "opex_frac_of_capex_per_year", "utilization_frac", "input_output_mix", "cache_hit_frac",
     "cached_input_cost_frac",
-})
+} | {f for f in SCENARIO_FIELDS if f.startswith("custom_")})
 """Scenario fields drawn by the shared sidebar (``scenario_sidebar.show``)."""
 
 SHARED_FIELDS: frozenset[str] = (SIDEBAR_FIELDS | {f for f in SCENARIO_FIELDS if f in Assumptions.__dataclass_fields__}
@@ -75,13 +75,49 @@ def _default_catalog(path: str | None) -> Catalog:
     return load_catalog(path)
 
 
-def catalog_in_use() -> CatalogInUse:
-    """The session's catalog: the user's validated edits if any, else the shipped/default one."""
+def base_catalog_in_use() -> CatalogInUse:
+    """The session's tables: the user's validated edits if any, else the shipped/default ones (no custom row)."""
     override = st.session_state.get(CATALOG_KEY)
     if override is not None:
         return override
     path = data_dir()
     return CatalogInUse(_default_catalog(path), f"default:{path or ''}", False)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=3600)
+def _with_custom(token: str, spec, _base: Catalog) -> Catalog:
+    from econ.custom import with_custom_accelerator
+    return with_custom_accelerator(_base, spec)
+
+
+CUSTOM_ERROR_KEY = "_econ_custom_error"
+
+
+def catalog_in_use() -> CatalogInUse:
+    """The session's catalog: :func:`base_catalog_in_use` plus the scenario's custom accelerator when one is in use.
+
+    The custom row goes through the catalog's validation (:func:`econ.custom.with_custom_accelerator`); a
+    row that fails it is left out and the reason kept for the sidebar (``custom_error()``).
+    """
+    base = base_catalog_in_use()
+    spec = base_scenario().custom_spec() if SCENARIO_KEY in st.session_state else None
+    if spec is None:
+        st.session_state.pop(CUSTOM_ERROR_KEY, None)
+        return base
+    from econ.errors import EconError
+    try:
+        cat = _with_custom(base.token, spec, _base=base.catalog)
+    except EconError as exc:
+        st.session_state[CUSTOM_ERROR_KEY] = str(exc)
+        return base
+    st.session_state.pop(CUSTOM_ERROR_KEY, None)
+    digest = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
+    return CatalogInUse(cat, f"{base.token}+custom:{digest}", base.edited)
+
+
+def custom_error() -> str | None:
+    """Why the scenario's custom accelerator is not in the catalog (validation message), or None."""
+    return st.session_state.get(CUSTOM_ERROR_KEY)
 
 
 def catalog() -> Catalog:
@@ -108,7 +144,7 @@ def build_catalog(tables: dict[str, pl.DataFrame], base: Catalog | None = None) 
     econ.errors.DataError
         Naming file, row id and column of every problem (nothing is applied).
     """
-    base = base or catalog()
+    base = base or base_catalog_in_use().catalog
     with tempfile.TemporaryDirectory(prefix="econ-edit-") as tmp:
         digest = hashlib.sha256()
         for name in TABLES:
@@ -128,7 +164,7 @@ def apply_catalog(new: CatalogInUse | None) -> None:
         st.session_state.pop(CATALOG_KEY, None)
     else:
         st.session_state[CATALOG_KEY] = new
-    sc, warnings = from_mapping({}, catalog(), base=base_scenario())
+    sc, warnings = from_mapping({}, base_catalog_in_use().catalog, base=base_scenario())
     set_scenario(sc, warnings)
 
 
@@ -162,7 +198,8 @@ def is_shared(field: str) -> bool:
 def base_scenario() -> Scenario:
     """The scenario every page starts from (defaults, the link or the loaded file), before page overrides."""
     if SCENARIO_KEY not in st.session_state:
-        sc, warnings = from_mapping({k: st.query_params.get_all(k) for k in st.query_params}, catalog())
+        sc, warnings = from_mapping({k: st.query_params.get_all(k) for k in st.query_params},
+                                    base_catalog_in_use().catalog)
         st.session_state[SCENARIO_KEY] = sc
         st.session_state[WARNINGS_KEY] = warnings
     return st.session_state[SCENARIO_KEY]
@@ -253,7 +290,7 @@ def cache_token(cat_in_use: CatalogInUse | None = None) -> str:
     return (cat_in_use or catalog_in_use()).token
 
 
-__all__ = ["CatalogInUse", "catalog", "catalog_in_use", "build_catalog", "apply_catalog", "raw_table", "scenario",
+__all__ = ["CatalogInUse", "catalog", "catalog_in_use", "base_catalog_in_use", "custom_error", "build_catalog", "apply_catalog", "raw_table", "scenario",
            "base_scenario", "page_overrides", "set_page", "page_id", "is_shared", "set_scenario", "update",
            "pop_warnings", "sync_url", "widget_key", "seed", "cache_token", "data_dir", "SCENARIO_FIELDS",
            "SHARED_FIELDS", "SIDEBAR_FIELDS", "APP_FLAG"]

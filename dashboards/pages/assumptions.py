@@ -34,7 +34,8 @@ ORDER = 90
 TABLE_TITLES = {"accelerators": "Accelerators", "models": "Models", "power_prices": "Power prices (regions)",
                 "facilities": "Facilities"}
 UPLOADABLE = ("accelerators", "models")
-EFFICIENCY_FIELDS = tuple(f.name for f in dc_fields(Assumptions) if f.name != "stream_input_embedding")
+EFFICIENCY_FIELDS = tuple(f.name for f in dc_fields(Assumptions) if f.name in SPECS and SPECS[f.name].kind != "bool")
+"""Editable efficiency factors: the Assumptions fields a scenario holds as numbers (not the calibration set)."""
 
 
 def _version(name: str) -> int:

@@ -10,6 +10,7 @@ The page gathers inputs and shows results; every number is formatted by ``econ.f
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import fields, fmt, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ import cluster as cl  # noqa: E402
 from econ.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
 from econ.errors import EconError  # noqa: E402
@@ -91,15 +92,22 @@ def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height
     """
     view = frame.select(columns) if columns else frame
     shown = view.rename({k: v for k, v in DISPLAY_NAMES.items() if k in view.columns})
-    labels = {"num_gpus": "Cluster GPUs", "per_gpu_power_w": "Power per GPU", "power_basis": "Power basis"}
-    text = pl.DataFrame({labels.get(c, charts.title(c)): [fmt.cell(c, v) for v in shown[c].to_list()]
-                         for c in shown.columns})
+    text = _text_cells(tuple(shown.columns), tuple(shown.rows()))
     if static:
         st.table(text.to_pandas().set_index(text.columns[0]))
     else:
         st.dataframe(text, hide_index=True, height=height, key=f"{key}.table")
     if download:
         table.downloads(view, key=key, name=name)
+
+
+@functools.lru_cache(maxsize=64)
+def _text_cells(columns: tuple, rows: tuple) -> pl.DataFrame:
+    """Each cell formatted by its column's unit (``econ.formatting.cell``), memoized per content (a rerun that
+    does not change the numbers does not format them again)."""
+    labels = {"num_gpus": "Cluster GPUs", "per_gpu_power_w": "Power per GPU", "power_basis": "Power basis"}
+    return pl.DataFrame({labels.get(c, charts.title(c)): [fmt.cell(c, r[i]) for r in rows]
+                         for i, c in enumerate(columns)})
 
 
 def inputs() -> tuple[object, str, float | None]:
@@ -246,7 +254,10 @@ def efficiency_panel(frame: pl.DataFrame, row: dict) -> None:
                 f"{row['efficiency_chain']}; realized {fmt.flops(row['realized_flop_per_s'])} of "
                 f"{fmt.flops(row['peak_flop_per_s'])} peak.")
     scale = frame.sort("num_gpus").unique("num_gpus", maintain_order=True)
-    st.altair_chart(charts.mfu_scale_chart(scale, num_gpus=int(row["num_gpus"])), key="cl.scale")
+    cols = ["num_gpus", "mfu_frac", "realized_frac_of_peak", "realized_flop_per_s", "peak_flop_per_s",
+            "cluster_mtbf_h", "prob_failure_in_window_frac"]
+    chart.show(charts.mfu_scale_chart, scale, num_gpus=int(row["num_gpus"]), key="cl.scale",
+               cache_key=(tuple(scale.select(cols).rows()), int(row["num_gpus"])))  # built once per content
     st.caption("Seed 000: MFU falls 2 points per doubling from 62% at one GPU (illustrative). Seed 001: MFU x scaling "
                "efficiency (held at 35% beyond 8,192 GPUs, where Table 5 ends) x goodput.")
 
@@ -377,7 +388,7 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
                             e.usd_per_kwh, e.utilization_frac, dataclasses.astuple(prices), _prices=prices,
                             _catalog=cat)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     r = frame.row(0, named=True)
     c = _grid(6)
@@ -423,7 +434,7 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
             scaling_efficiency=scaling, goodput=mode, params_for_checkpoint=m["total_params"],
             checkpoint_write_bytes_per_s=sc.checkpoint_write_gb_per_s * 1e9, mtbf_h_per_gpu=sc.mtbf_h_per_gpu)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     r = run.row(0, named=True)
     c = _grid(5)
@@ -452,21 +463,22 @@ def render() -> None:
     cat_in_use = state.catalog_in_use()
     cat = cat_in_use.catalog
     st.title("Cluster and fleet planner")
-    st.caption(f"{cat.accelerator(sc.hardware)['display_name']} (accelerator from the sidebar); model "
-               f"{cat.model(sc.model)['display_name']} for checkpoints, training and serving.")
+    st.caption(f"{safe_text.md(cat.accelerator(sc.hardware)['display_name'])} (accelerator from the sidebar); model "
+               f"{safe_text.md(cat.model(sc.model)['display_name'])} for checkpoints, training and serving.")
     power_basis, efficiency_model, scaling = inputs()
     sc = state.scenario()
     try:
         frame = plan(cat_in_use.token, sc, power_basis, efficiency_model, scaling, _catalog=cat)
     except EconError as exc:
-        st.error(f"{type(exc).__name__}: {exc}", icon=":material/error:")
+        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
     row = frame.row(0, named=True)
     note = plan_status(row)
     if note:
         st.info(note[:1].upper() + note[1:] + ".", icon=":material/info:")
     kpis(row, sc)
-    st.altair_chart(charts.capex_power_chart(row), key="cl.capex")
+    chart.show(charts.capex_power_chart, row, key="cl.capex", cache_key=tuple(
+        row[c] for c in ("capex_accelerators_usd", "capex_facility_usd", "it_power_mw", "facility_power_mw")))
     tabs = st.tabs(["Efficiency at scale", "Power basis", "Fleet calculators", "Build-out capex",
                     "What a budget buys", "Training run", "Tables"])
     with tabs[0]:

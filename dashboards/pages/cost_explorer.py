@@ -20,6 +20,7 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from econ.compare import auto_batch_row  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 from econ.sweep import batch_curve, cost_table  # noqa: E402
@@ -36,12 +37,22 @@ CURVE_COLUMNS = ["batch_size", "binding_wall", "tokens_per_s_per_user", "output_
 
 @st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
 def explore(token: str, sc: Scenario, _catalog=None) -> tuple[dict, pl.DataFrame]:
-    """The KPI row (at the scenario's batch, or the sweet spot) and the batch curve. Cached per catalog + scenario."""
+    """The KPI row and the batch curve, cached per catalog + scenario.
+
+    The KPI row is at the scenario's batch, else ("auto") at the sweet spot, or, when the sweet spot is
+    slower than the scenario's speed floor, at the largest batch of the curve that meets it
+    (:func:`econ.compare.auto_batch_row`, the rule of ``econ cost --batch auto``). The curve is evaluated
+    on the KPI row's layout.
+    """
     cat = _catalog if _catalog is not None else state.catalog()
     kw = dict(sc.cost_kwargs(), assumptions=sc.assumptions(), economics=sc.economics(cat))
-    batches = None if sc.batch_size is None else [sc.batch_size]
-    row = cost_table(cat, batch_sizes=batches, **kw).row(0, named=True)
-    curve = batch_curve(cat, **kw)
+    if sc.batch_size is not None:
+        row = cost_table(cat, batch_sizes=[sc.batch_size], **kw).row(0, named=True)
+        return row, batch_curve(cat, **{**kw, **{k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}})
+    first, curve = auto_batch_row(cat, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, **kw)
+    row = first.row(0, named=True)
+    if curve is None:
+        curve = batch_curve(cat, **{**kw, **{k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}})
     return row, curve
 
 
@@ -89,7 +100,10 @@ def render() -> None:
                   help="Accelerators per model replica; tensor parallel inside the scale-up domain, pipeline across")
     with c2:
         fields.optional_number("batch_size", auto_label="Auto batch (sweet spot)", label="Batch (sequences)",
-                               default_value=64, help="Auto: min(KV-cache wall, memory/compute crossover)")
+                               default_value=64,
+                               help="Auto: min(KV-cache wall, memory/compute crossover), or the largest batch that "
+                                    f"still gives every user the speed floor ({state.scenario().min_tokens_per_s_per_user:g}"
+                                    " output tokens/s, the default of every page and command)")
     sc = state.scenario()
     try:
         row, curve = explore(cat_in_use.token, sc, _catalog=cat)

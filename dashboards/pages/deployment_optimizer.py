@@ -24,7 +24,8 @@ import streamlit as st  # noqa: E402
 from dashboards import charts  # noqa: E402
 from dashboards.components import fields as scenario_fields  # noqa: E402
 from dashboards.components import safe_text  # noqa: E402
-from dashboards.components import fmt, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import chart, fmt, interactivity, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components.scenario_sidebar import BASIS_TITLES as TIER_TITLES  # noqa: E402
 from econ.assumptions import DEFAULT_DEPLOYMENT, DeploymentAssumptions, deployment_assumptions_frame  # noqa: E402
 from econ.deployment import instance_layout, traffic_summary  # noqa: E402
 from econ.errors import EconError  # noqa: E402
@@ -261,22 +262,29 @@ def render() -> None:
         st.caption(f"Deployment: **{best['layout']}** ({best['precision'].upper()}), {best['total_gpus']:,} GPUs in the "
                    f"unit; binding wall **{best['binding_wall']}**.")
     front = res.frontier
-    if front.height:
-        st.subheader("Frontier per accelerator")
-        shown = series_label(front)["series"].unique(maintain_order=True).to_list()
-        if len(shown) > charts.MAX_SERIES:
-            st.caption(f"{len(shown)} series; the {charts.MAX_SERIES} cheapest at the SLO are drawn (pick accelerators "
-                       "above).")
-        st.altair_chart(frontier_chart(front, best, y="output_tokens_per_s_per_gpu", log_y=True,
-                                       min_speed=slo.min_tokens_per_s_per_user), key="do.front.tput")
-        st.altair_chart(frontier_chart(front, best, y="usd_per_m_output_tokens_all_in", log_y=True,
-                                       min_speed=slo.min_tokens_per_s_per_user), key="do.front.cost")
-        st.caption("Each point is a deployment no other beats on both tokens/s per user and cost; moving right buys "
-                   "speed per user with GPU throughput. The diamond is the chosen deployment; the dashed line the SLO.")
     assumptions = pl.concat([sources.show(cat, a, e, key="do.sources", model=sc.model,
                                           hardware=hardware or list(names), region=sc.region),
                              deployment_assumptions_frame(deployment)], how="vertical")
     meta = {"scenario": sc.to_query_params(), **cat.as_of_dates()}
+    ckey = (cat_in_use.token, sc, tuple(hardware), slo, space, deployment)
+    if front.height:
+        labelled = series_label(front)
+        st.subheader("Cost versus interactivity")
+        st.caption(f"Cost tier: {safe_text.md(TIER_TITLES.get(sc.basis, sc.basis))} (sidebar); costs all-in: every "
+                   "GPU a request uses (prefill pool included) per output token.")
+        interactivity.section(labelled, sc=sc, cat_in_use=cat_in_use, economics=e,
+                              cost="usd_per_m_output_tokens_all_in", series="series", key="do.ix",
+                              by=("hardware", "scale_up_domain_size"), name=f"optimizer-interactivity-{sc.model}",
+                              min_speed=slo.min_tokens_per_s_per_user, assumptions=assumptions, metadata=meta)
+        st.subheader("Throughput frontier per accelerator")
+        shown = labelled["series"].unique(maintain_order=True).to_list()
+        if len(shown) > charts.MAX_SERIES:
+            st.caption(f"{len(shown)} series; the {charts.MAX_SERIES} cheapest at the SLO are drawn (pick accelerators "
+                       "above).")
+        chart.show(frontier_chart, front, best, y="output_tokens_per_s_per_gpu", log_y=True,
+                   min_speed=slo.min_tokens_per_s_per_user, key="do.front.tput", cache_key=ckey)
+        st.caption("Each point is a deployment no other beats on both tokens/s per user and cost; moving right buys "
+                   "speed per user with GPU throughput. The diamond is the chosen deployment; the dashed line the SLO.")
     if res.top.height:
         st.subheader("Layout of a deployment")
         options = list(range(res.top.height))
@@ -318,9 +326,12 @@ def _draw(row: dict, model: dict) -> None:
             continue
         cells = instance_layout(**{k: int(v) for k, v in lay.items()}, num_layers=int(model["num_layers"]),
                                 num_experts=int(model["num_experts"]), scale_up_domain_size=dom)
-        chart = layout_chart(cells, title=f"{name} x{count}: {n} GPUs (TP{lay['tp']} x DP{lay['dp']} x "
-                             f"PP{lay['pp']}, EP{lay['ep']})", domain=dom)
-        st.altair_chart(chart, key=f"do.layout.{name}", width="content", height=int(chart.height) + 100)
+        built = chart.spec(layout_chart, cells, title=f"{name} x{count}: {n} GPUs (TP{lay['tp']} x DP{lay['dp']} x "
+                           f"PP{lay['pp']}, EP{lay['ep']})", domain=dom,
+                           cache_key=(name, tuple(sorted(lay.items())), count, dom, int(model["num_layers"]),
+                                      int(model["num_experts"])))
+        st.vega_lite_chart(spec=built, key=f"do.layout.{name}", width="content",
+                           height=int(built.get("height", 300)) + 100)
     st.caption("Cells are GPUs (colour = pipeline stage; label = routed experts held, or attention group / TP rank "
                "for dense models); black boxes are scale-up domains. Hover a cell for its layers and ranks.")
     traffic = traffic_summary(tp=int(row["tp"]), dp=int(row["dp"]), ep=int(row["ep"]), pp=int(row["pp"]),

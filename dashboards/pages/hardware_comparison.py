@@ -1,8 +1,12 @@
-"""Hardware comparison: every accelerator's cheapest deployment of the chosen model at a tokens/s-per-user floor.
+"""Hardware comparison: cost versus interactivity per accelerator, and the cheapest deployment at a floor.
 
 One econ call (:func:`econ.compare.hardware_comparison`: accelerator x precision x GPU count x batch,
-one vectorized evaluation), then the ranked $/M bar chart split into capex, facility, opex and power,
-the throughput-interactivity frontier, and the tables with downloads.
+one vectorized evaluation). The headline reads each accelerator's cost frontier
+(:func:`econ.compare.cost_frontier`) at chosen interactivity levels (20 / 50 / 100 output tokens/s per
+user): $/M output, input and blended tokens, output tokens/s per GPU, tokens per $1 and per provisioned
+MW (:func:`econ.compare.interactivity_table`), with the public measurements on the chart. Then the
+ranked $/M bar chart at the floor split into capex, facility, opex and power, the
+throughput-interactivity frontier, and the tables with downloads.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
-from econ.compare import Comparison, hardware_comparison  # noqa: E402
+from dashboards.components import (chart, fields, fmt, interactivity, safe_text, scenario_sidebar, sources,  # noqa: E402
+                                   state, table)
+from econ.compare import Comparison, cost_frontier, hardware_comparison  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.precision import PRECISIONS  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
+
+from dashboards.components.scenario_sidebar import BASIS_TITLES as TIER_TITLES  # noqa: E402
 
 TITLE = "Hardware comparison"
 ICON = ":material/leaderboard:"
@@ -35,14 +42,17 @@ BEST_SHOWN = ["rank", "hardware", "precision", "num_gpus", "batch_size", "bindin
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
-def compare(token: str, sc: Scenario, _catalog=None) -> Comparison:
-    """:func:`econ.compare.hardware_comparison` for the scenario, cached per catalog + scenario."""
+def compare(token: str, sc: Scenario, _catalog=None) -> tuple[Comparison, pl.DataFrame]:
+    """:func:`econ.compare.hardware_comparison` for the scenario and its cost frontier, cached per catalog + scenario."""
     cat = _catalog if _catalog is not None else state.catalog()
-    return hardware_comparison(cat, model=sc.model, hardware=sc.compare_hardware or None,
-                               precisions=sc.compare_precisions or None,
-                               min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, objective=sc.compare_objective,
-                               input_len=sc.input_len, output_len=sc.output_len, assumptions=sc.assumptions(),
-                               economics=sc.economics(cat))
+    result = hardware_comparison(cat, model=sc.model, hardware=sc.compare_hardware or None,
+                                 precisions=sc.compare_precisions or None,
+                                 min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user,
+                                 objective=sc.compare_objective, input_len=sc.input_len, output_len=sc.output_len,
+                                 assumptions=sc.assumptions(), economics=sc.economics(cat))
+    front = cost_frontier(result.points).join(
+        cat.accelerators.select(pl.col("id").alias("hardware"), "display_name"), on="hardware", how="left")
+    return result, front
 
 
 def render() -> None:
@@ -73,7 +83,7 @@ def render() -> None:
                       help="Minimize the cost of output tokens, or the blended input+output price")
     sc = state.scenario()
     try:
-        result = compare(cat_in_use.token, sc, _catalog=cat)
+        result, front = compare(cat_in_use.token, sc, _catalog=cat)
     except EconError as exc:
         st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
@@ -89,6 +99,18 @@ def render() -> None:
                     help=f"{top['precision'].upper()}, {top['num_gpus']} GPUs per replica, batch {top['batch_size']:,}")
         c[2].metric("Its output tokens/s per user", fmt.rate(top["tokens_per_s_per_user"]))
     c[3].metric("Accelerators meeting the floor", f"{ranked.height} of {best.height}")
+    assumptions = sources.show(cat, sc.assumptions(), sc.economics(cat), key="hc.sources", model=sc.model,
+                               hardware=best["hardware"].to_list(), region=sc.region)
+    meta = {"scenario": sc.to_query_params()}
+    st.subheader("Cost versus interactivity")
+    st.caption(f"Cost tier: {safe_text.md(TIER_TITLES.get(sc.basis, sc.basis))} (sidebar). Each accelerator's "
+               "cheapest deployment at or above each interactivity level, read off its cost frontier.")
+    if front.height:
+        interactivity.section(front, sc=sc, cat_in_use=cat_in_use, economics=sc.economics(cat),
+                              cost="usd_per_m_output_tokens", series="hardware", key="hc.ix",
+                              name=f"cost-vs-interactivity-{sc.model}", min_speed=sc.min_tokens_per_s_per_user,
+                              assumptions=assumptions, metadata=meta)
+    st.subheader(f"Cheapest at the floor: {sc.min_tokens_per_s_per_user:g} output tokens/s per user")
     if ranked.height == 0:
         st.warning("No accelerator reaches the floor with this model; lower the minimum tokens/s per user.",
                    icon=":material/warning:")
@@ -98,9 +120,6 @@ def render() -> None:
         st.caption("Each bar is the accelerator's cheapest deployment meeting the floor, split by what the GPU-hour "
                    "pays for (owned: capex annuity, facility annuity, opex, power; rented: the market rate).")
     st.subheader("Best deployment per accelerator")
-    assumptions = sources.show(cat, sc.assumptions(), sc.economics(cat), key="hc.sources", model=sc.model,
-                               hardware=best["hardware"].to_list(), region=sc.region)
-    meta = {"scenario": sc.to_query_params()}
     table.show(best, key="hc.best", name=f"hardware-comparison-{sc.model}", columns=BEST_SHOWN,
                assumptions=assumptions, metadata=meta, catalog=cat, download_frame=best)
     st.subheader("Throughput versus interactivity")
@@ -117,8 +136,14 @@ def render() -> None:
         shown = frontier.filter(pl.col("hardware").is_in(chosen)).sort(
             pl.col("hardware").replace_strict({h: i for i, h in enumerate(chosen)}, default=99),
             "tokens_per_s_per_user")
+        measured = None
+        if st.session_state.get("hc.ix.measured", True):
+            measured = interactivity.measured_for(sc.model, chosen, sc, front, near=st.session_state.get(
+                "hc.ix.near", True), cost="usd_per_m_output_tokens", data_dir=state.data_dir())
         chart.show(charts.frontier_chart, shown, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user,
-                   key="hc.frontier", cache_key=(cat_in_use.token, sc, tuple(chosen)))
+                   measured=measured, key="hc.frontier",
+                   cache_key=(cat_in_use.token, sc, tuple(chosen), measured is not None,
+                              st.session_state.get("hc.ix.near", True)))
         st.caption("Each point is a Pareto-optimal deployment (precision, GPUs, batch): moving right buys speed per "
                    "user with throughput per GPU. Points right of the dashed floor qualify.")
     table.show(frontier, key="hc.frontier_table", name=f"frontier-{sc.model}", assumptions=assumptions, metadata=meta,

@@ -14,7 +14,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
 from econ.engine import MAX_PARALLEL
 from econ.errors import EconError, InvalidInputError
 from econ.precision import PRECISIONS
-from econ.sweep import MAX_BATCH, MAX_CONTEXT, batch_curve, cost_table
+from econ.sweep import MAX_BATCH, MAX_CONTEXT, cost_table
 
 __all__ = ["register", "run", "compute", "add_cost_arguments", "parse_mix", "SUMMARY_COLUMNS", "COST_DEFAULTS"]
 
@@ -133,14 +133,14 @@ def compute(args):
 
     With ``--batch auto`` each accelerator's row is at the sweet spot (:func:`econ.sweep.cost_table`),
     or, when the sweet spot is slower than the speed floor (or later than the TTFT limit), at the
-    largest batch of its batch curve that meets them (:func:`econ.compare.batch_at_floor`); explicit
+    largest batch of its batch curve that meets them (:func:`econ.compare.auto_batch_row`); explicit
     batches are reported as asked, with ``meets_slo``.
 
     Returns
     -------
     (frame, catalog, assumptions, economics): the cost rows (one block per accelerator) and their inputs.
     """
-    from econ.compare import batch_at_floor
+    from econ.compare import auto_batch_row
 
     catalog = catalog_from(args)
     sc, catalog = apply_scenario(args, catalog)
@@ -164,20 +164,16 @@ def compute(args):
     frames, first_error = [], None
     for hw in hardware:  # a handful of accelerators: one cost table each
         try:
-            frame = cost_table(catalog, hardware=hw, batch_sizes=batches, **kw)
             if batches is None:
+                frame, _ = auto_batch_row(catalog, hardware=hw, min_tokens_per_s_per_user=floor, max_ttft_s=max_ttft,
+                                          **kw)
                 r = frame.row(0, named=True)
-                if not _meets(r, floor, max_ttft):
-                    layout = {k: r[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}
-                    curve = batch_curve(catalog, points_per_octave=8, hardware=hw, **{**kw, **layout})
-                    b = batch_at_floor(curve, min_tokens_per_s_per_user=floor, max_ttft_s=max_ttft,
-                                       at_most=r["batch_size"])
-                    if b is None:
-                        print(f"econ cost: note: {hw}: no batch of {r['layout']} reaches {floor:g} tokens/s per user"
-                              + ("" if max_ttft == float("inf") else f" within a {max_ttft * 1e3:g} ms TTFT")
-                              + "; showing the sweet spot", file=sys.stderr)
-                    else:
-                        frame = cost_table(catalog, hardware=hw, batch_sizes=[b], **{**kw, **layout})
+                if r["feasible"] and not _meets(r, floor, max_ttft):
+                    print(f"econ cost: note: {hw}: no batch of {r['layout']} reaches {floor:g} tokens/s per user"
+                          + ("" if max_ttft == float("inf") else f" within a {max_ttft * 1e3:g} ms TTFT")
+                          + "; showing the sweet spot", file=sys.stderr)
+            else:
+                frame = cost_table(catalog, hardware=hw, batch_sizes=batches, **kw)
         except EconError as exc:
             if len(hardware) == 1:
                 raise
