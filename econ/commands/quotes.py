@@ -19,7 +19,7 @@ import textwrap
 import polars as pl
 
 from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, catalog_from,
-                                   check_range, economics_from, load_scenario, render)
+                                   check_range, economics_from, load_scenario, render, terminal_width)
 from econ.errors import InvalidInputError
 from econ.safe_write import check_target, write_bytes
 from econ.sweep import MAX_CONTEXT
@@ -234,9 +234,11 @@ def _print(result, fmt: str, out, single: bool = False) -> None:
         render(result.summary.select(TABLE_COLUMNS), "table", vertical_if_single=False, out=out)
         counts = result.summary["verdict"].value_counts(sort=True)
         out.write("\nverdicts: " + ", ".join(f"{v} {n}" for v, n in counts.iter_rows()) + "\n")
-    out.write("\n" + textwrap.fill(settings_line(result.settings), width=120) + "\n\nreasons:\n")
+    width = min(120, terminal_width(out))
+    out.write("\n" + textwrap.fill(settings_line(result.settings), width=width) + "\n\nreasons:\n")
     for quote_id, reason in result.summary.select("quote_id", "reason").iter_rows():
-        out.write(textwrap.fill(f"{quote_id}: {reason}", width=120, subsequent_indent="    ") + "\n")
+        out.write(textwrap.fill(f"{quote_id}: {reason}", width=width, subsequent_indent="    ",
+                                break_on_hyphens=False) + "\n")
 
 
 def _write(data: bytes, output: str | None, force: bool = False) -> None:
@@ -388,13 +390,16 @@ def run_pnl(args) -> int:
         json.dump(rec, buf, indent=2, default=str)
         buf.write("\n")
     else:
+        width = min(120, terminal_width(sys.stdout if not args.output else None))
         d = ctx["disclosure"]
         if d is not None:
-            buf.write(f"{d.provider} {d.id} ({d.source.split(' (')[0]}, {d.as_of})\n")
-        buf.write(f"traffic: {reported['input_tokens_per_day']:,.4g} input tokens/day "
-                  f"({reported['cache_hit_frac']:.2%} cache hits), {reported['output_tokens_per_day']:,.4g} output "
-                  f"tokens/day; {ctx['model']} on {ctx['hardware']} at ${reported['usd_per_gpu_hour']:g} per GPU-hour, "
-                  f">= {ctx['speed']:g} tokens/s per user\n\n")
+            buf.write(textwrap.fill(f"{d.provider} {d.id} ({d.source.split(' (')[0]}, {d.as_of})", width=width,
+                                    break_long_words=False, break_on_hyphens=False) + "\n")
+        buf.write(textwrap.fill(
+            f"traffic: {reported['input_tokens_per_day']:,.4g} input tokens/day ({reported['cache_hit_frac']:.2%} "
+            f"cache hits), {reported['output_tokens_per_day']:,.4g} output tokens/day; {ctx['model']} on "
+            f"{ctx['hardware']} at ${reported['usd_per_gpu_hour']:g} per GPU-hour, >= {ctx['speed']:g} tokens/s per "
+            f"user", width=width) + "\n\n")
         w = max(len(label) for _, label in PNL_ROWS)
         buf.write(f"{'':<{w}}  {'provider':>14}  {'modeled floor':>14}\n")
         for r in frame.iter_rows(named=True):
@@ -405,11 +410,12 @@ def run_pnl(args) -> int:
                 f"modeled floor: {modeled['floor_num_gpus']} x {ctx['hardware']} per instance "
                 f"({modeled['floor_layout']}, batch {modeled['floor_batch_size']}, "
                 f"{modeled['floor_tokens_per_s_per_user']:.1f} tokens/s per user), {modeled['gpus']:,.0f} GPUs "
-                f"busy on average; verdict on the blended price: {modeled['verdict']}", width=120) + "\n")
+                f"busy on average; verdict on the blended price: {modeled['verdict']}", width=width) + "\n")
         if modeled.get("cost_usd_per_day_low") is not None:
-            buf.write(f"calibration band of the modeled floor: cost ${modeled['cost_usd_per_day_low']:,.0f} to "
-                      f"${modeled['cost_usd_per_day_high']:,.0f} per day, gross margin "
-                      f"{modeled['gross_margin_frac_low']:.1%} to {modeled['gross_margin_frac_high']:.1%}\n")
+            buf.write(textwrap.fill(
+                f"calibration band of the modeled floor: cost ${modeled['cost_usd_per_day_low']:,.0f} to "
+                f"${modeled['cost_usd_per_day_high']:,.0f} per day, gross margin "
+                f"{modeled['gross_margin_frac_low']:.1%} to {modeled['gross_margin_frac_high']:.1%}", width=width) + "\n")
         if d is not None and d.reported:
             rep = d.reported
             parts = [f"cost ${rep['cost_usd_per_day']:,.0f}/day" if "cost_usd_per_day" in rep else None,
@@ -417,8 +423,9 @@ def run_pnl(args) -> int:
                      else None,
                      f"cost-profit margin {rep['cost_profit_margin_frac']:.0%}" if "cost_profit_margin_frac" in rep
                      else None]
-            buf.write("as disclosed: " + ", ".join(p for p in parts if p) + "\n")
-        buf.write("\n" + textwrap.fill(f"reason: {modeled['reason']}", width=120, subsequent_indent="    ") + "\n")
+            buf.write(textwrap.fill("as disclosed: " + ", ".join(p for p in parts if p), width=width) + "\n")
+        buf.write("\n" + textwrap.fill(f"reason: {modeled['reason']}", width=width, subsequent_indent="    ",
+                                break_on_hyphens=False) + "\n")
     data = buf.getvalue()
     if args.output:
         write_bytes(data.encode("utf-8"), args.output, force=args.force, force_hint="--force")
