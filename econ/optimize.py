@@ -115,6 +115,13 @@ class SearchSpace:
     speculative : bool, optional
         Speculative decoding: None = the model's default (:func:`econ.engine.default_speculation`: MTP for
         DeepSeek-V3/R1), False = plain decoding.
+    max_points : int
+        Budget of deployments (rows) one search may evaluate; a larger search is refused before any
+        physics runs, naming the knobs that shrink it (:func:`search_size`). The default keeps a search
+        under ~2 GB of memory: the points frame holds ~0.5 kB per row and the engine works in blocks of
+        :data:`BLOCK_ROWS` (benchmarks/bench_optimize.py). [rows]
+
+    Repeated values in ``precisions``, ``modes`` and ``scale_up_domain_sizes`` are dropped (first kept).
     """
 
     max_gpus: int = 256
@@ -132,8 +139,14 @@ class SearchSpace:
     kv_precision: str | None = None
     arrival_rate_per_s: float | None = None
     speculative: bool | None = None
+    max_points: int = 2_000_000
 
     def __post_init__(self):
+        for name in ("precisions", "modes", "scale_up_domain_sizes"):
+            v = getattr(self, name)
+            if v is not None:
+                object.__setattr__(self, name, tuple(dict.fromkeys(v)))  # duplicates: the same answer, once
+        require_in_range("max_points", self.max_points, 1, 50_000_000, "rows")
         require_in_range("max_gpus", self.max_gpus, 1, 1 << 16, "accelerators")
         require_in_range("max_prefill_gpus", self.max_prefill_gpus, 1, 1 << 16, "accelerators")
         for name in ("num_gpus", "tp", "dp", "ep", "pp"):
@@ -326,21 +339,107 @@ def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_
                         spec=None if speculative is False else default_speculation(catalog, model_id))
 
 
+BLOCK_ROWS = 1 << 16
+"""Deployments evaluated per engine call inside a search: memory of the physics stays flat in the search size."""
+
+
+def _prepare(catalog: Catalog, model: str, hardware, input_len: int, output_len: int):
+    """Validate ids and lengths; (model row, accelerator ids without repeats)."""
+    check_ids("model", [model], catalog.models["id"].to_list())
+    hw_ids = catalog.accelerators["id"].to_list()
+    if hardware is None or hardware == "all" or hardware == ["all"]:
+        hws = hw_ids
+    else:
+        hws = list(dict.fromkeys([hardware] if isinstance(hardware, str) else list(hardware)))
+        check_ids("hardware", hws, hw_ids)
+    require_in_range("input_len", input_len, 1, MAX_CONTEXT, "tokens")
+    require_in_range("output_len", output_len, 1, MAX_CONTEXT, "tokens")
+    m = catalog.model(model)
+    if input_len + output_len > m["max_context_tokens"]:
+        raise InvalidInputError(f"input_len + output_len = {input_len + output_len:,} is outside [2, "
+                                f"{m['max_context_tokens']:,}] (tokens; the context of {model})")
+    return m, hws
+
+
+def _plans(catalog, m, hws, input_len, output_len, slo, space, a, economics, da):
+    """Phase 1 of a search: per accelerator and domain size, the families that fit and their batch rows."""
+    plans, rejected = [], []
+    for hw in hws:  # one pass per accelerator (<= ~20); every family of it is one vectorized capacity pass
+        h = catalog.accelerator(hw)
+        for domain in (space.scale_up_domain_sizes or (h["scale_up_domain_size"],)):
+            plan, rej = _plan_one(catalog, m, h, float(domain), input_len, output_len, slo, space, a, economics,
+                                  deployment=da)
+            rejected.extend(rej)
+            if plan is not None:
+                plans.append(plan)
+    return plans, rejected
+
+
+def search_size(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = 1024,
+                output_len: int = 1024, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
+                assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
+                deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT) -> dict:
+    """How many deployments :func:`search` would evaluate, without evaluating them.
+
+    Runs only the first phase (the layout grid and one capacity pass per family, a few thousand rows),
+    so a front end can show the size, refuse, or drive a progress bar before the search.
+
+    Returns
+    -------
+    dict: ``rows`` (int, deployments to evaluate), ``budget`` (``space.max_points``), ``accelerators``,
+    ``domains`` (accelerator x domain-size passes), ``families`` (layout x precision x mode families that
+    fit), ``message`` ("" within the budget, else what to lower).
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError : as :func:`search`.
+    """
+    m, hws = _prepare(catalog, model, hardware, input_len, output_len)
+    plans, _ = _plans(catalog, m, hws, input_len, output_len, slo, space, assumptions, economics, deployment)
+    return _size(plans, hws, space)
+
+
+def _size(plans, hws, space: SearchSpace) -> dict:
+    rows = int(sum(p["rows"] for p in plans))
+    fams = int(sum(p["families"] for p in plans))
+    out = dict(rows=rows, budget=space.max_points, accelerators=len(hws), domains=len(plans), families=fams,
+               message="")
+    if rows > space.max_points:
+        knobs = [f"max_gpus (now {space.max_gpus:,})"]
+        if any(getattr(space, k) is None for k in ("tp", "dp", "ep", "pp")):
+            knobs.append("pin tp/dp/ep/pp")
+        if len(hws) > 1 or len(space.scale_up_domain_sizes or ()) > 1:
+            knobs.append("fewer accelerators or scale-up domain sizes")
+        if space.precisions is None or len(space.precisions) > 1:
+            knobs.append("one precision")
+        if len(space.modes) > 1:
+            knobs.append("one serving mode")
+        if space.batch_steps_per_octave > 1:
+            knobs.append("batch_steps_per_octave=1")
+        out["message"] = (f"this search would evaluate {rows:,} deployments ({len(hws)} accelerator(s), {len(plans)} "
+                          f"accelerator x scale-up domain pass(es), {fams:,} layout x precision x mode families x "
+                          f"their batch sizes), above the budget of {space.max_points:,} (max_points); lower "
+                          + ", ".join(knobs))
+    return out
+
+
 def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = 1024,
            output_len: int = 1024, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
            assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
-           deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT) -> SearchResult:
+           deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, progress=None) -> SearchResult:
     """Evaluate every valid deployment of ``model`` on ``hardware`` (None or "all" = the whole catalog).
 
     Parameters
     ----------
     catalog : Catalog
     model : str
-    hardware : str, list of str, or None
+    hardware : str, list of str, or None (repeated ids are evaluated once)
     input_len, output_len : int [tokens]
     slo : SLO
-    space : SearchSpace
+    space : SearchSpace (``space.max_points`` bounds the work)
     assumptions, economics, deployment : the model's assumptions.
+    progress : callable(done_rows, total_rows), optional
+        Called after every block of :data:`BLOCK_ROWS` deployments (a front end's progress bar).
 
     Returns
     -------
@@ -349,30 +448,27 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
     Raises
     ------
     UnknownIdError, InvalidInputError
-        Unknown ids, lengths outside [1, 16,777,216] tokens, a length beyond the model's context.
+        Unknown ids, lengths outside [1, 16,777,216] tokens, a length beyond the model's context, or a
+        search larger than ``space.max_points`` deployments (the message names what to lower; nothing
+        is evaluated). Two phases: the size is known exactly (:func:`search_size`) before the physics runs.
     """
-    check_ids("model", [model], catalog.models["id"].to_list())
-    hw_ids = catalog.accelerators["id"].to_list()
-    if hardware is None or hardware == "all" or hardware == ["all"]:
-        hws = hw_ids
-    else:
-        hws = [hardware] if isinstance(hardware, str) else list(hardware)
-        check_ids("hardware", hws, hw_ids)
-    require_in_range("input_len", input_len, 1, MAX_CONTEXT, "tokens")
-    require_in_range("output_len", output_len, 1, MAX_CONTEXT, "tokens")
-    m = catalog.model(model)
-    if input_len + output_len > m["max_context_tokens"]:
-        raise InvalidInputError(f"input_len + output_len = {input_len + output_len:,} is outside [2, "
-                                f"{m['max_context_tokens']:,}] (tokens; the context of {model})")
-    owned = economics.basis == "owned"
-    points, rejected = [], []
-    for hw in hws:  # one pass per accelerator (<= ~20); every deployment of it is one vectorized evaluation
-        h = catalog.accelerator(hw)
-        for domain in (space.scale_up_domain_sizes or (h["scale_up_domain_size"],)):
-            pts, rej = _search_one(catalog, m, h, float(domain), input_len, output_len, slo, space, assumptions,
-                                   economics, deployment)
-            points.append(pts)
-            rejected.extend(rej)
+    m, hws = _prepare(catalog, model, hardware, input_len, output_len)
+    plans, rejected = _plans(catalog, m, hws, input_len, output_len, slo, space, assumptions, economics, deployment)
+    size = _size(plans, hws, space)
+    if size["message"]:
+        raise InvalidInputError(size["message"])
+    done = [0]
+
+    def advance(rows):
+        done[0] += rows
+        if progress is not None:
+            progress(done[0], size["rows"])
+
+    points = []
+    for plan in plans:
+        pts, rej = _run_plan(plan, advance)
+        points.append(pts)
+        rejected.extend(rej)
     pts = pl.concat([p for p in points if p.height], how="vertical") if any(p.height for p in points) \
         else _empty_points()
     rej = pl.concat(rejected, how="vertical") if rejected else pl.DataFrame(
@@ -398,8 +494,12 @@ def _rejections(model, hw, dom, mode, precision, layout, reason, detail="") -> p
                                             if c != "scale_up_domain_size")).select(REJECTED_COLUMNS)
 
 
-def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, economics, da):
-    """All deployments of one model on one accelerator and domain size: (points frame, rejected frames)."""
+def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, economics, *, deployment):
+    """Phase 1 for one accelerator and domain size: (plan dict or None, rejected frames).
+
+    The plan holds the families that fit (one capacity pass), their batch rows and the prefill choice;
+    ``plan["rows"]`` is the exact number of deployments :func:`_run_plan` evaluates."""
+    da = deployment
     hw, model = h["id"], m["id"]
     owned = economics.basis == "owned"
     dom = int(domain)
@@ -420,17 +520,17 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
     if price_missing:
         rej("any", "any", "any", REASONS[3] if owned else REASONS[4],
             f"{hw} has no " + ("all_in_capex_usd" if owned else f"{economics.basis} rate"))
-        return _empty_points(), rejected
+        return None, rejected
     if not ok_prec:
         if space.precisions is None:
             rej("any", "any", "any", "precision not supported by hardware", f"none of {precisions} on {hw}")
-        return _empty_points(), rejected
+        return None, rejected
 
     lay, lay_rej = _layout_grid(m, domain, space, da, max_gpus=space.max_gpus)
     if lay_rej.height:
         rej("any", "any", layout_labels(*(lay_rej[c].to_numpy() for c in ("tp", "dp", "ep", "pp"))), lay_rej["reason"])
     if len(lay["tp"]) == 0:
-        return _empty_points(), rejected
+        return None, rejected
 
     # families = layout x precision
     nl, npr = len(lay["tp"]), len(ok_prec)
@@ -472,7 +572,7 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
             detail.to_series())
     keep = np.flatnonzero(fits)
     if len(keep) == 0:
-        return _empty_points(), rejected
+        return None, rejected
     fam = {k: v[keep] for k, v in fam.items()}
     fam_prec, fam_code, max_b = fam_prec[keep], fam_code[keep], max_b[keep]
     fam_label = labels.to_numpy()[keep]
@@ -485,7 +585,6 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
     _, first = np.unique(key, return_index=True)  # the max may equal a grid value
     fi, per_group = fi[first], per_group[first]
 
-    frames = []
     p_choice = {}
     if "disaggregated" in space.modes:
         p_choice = _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a, economics, da,
@@ -494,24 +593,48 @@ def _search_one(catalog, m, h, domain, input_len, output_len, slo, space, a, eco
             rej("disaggregated", pr, "any", "prefill instance does not fit in HBM",
                 f"no prefill instance of <= {space.max_prefill_gpus} accelerators holds {model} {pr} with a "
                 f"{input_len:,}-token prompt (raise max_prefill_gpus)")
-    for mode in space.modes:  # <= 2 modes
-        sel = np.isin(fam_prec[fi], list(p_choice)) if mode == "disaggregated" else np.ones(len(fi), bool)
-        f = fi[sel]
-        nrow = len(f)
-        if nrow == 0:
-            continue
-        lay = fam_layout.take(f)
-        if mode == "disaggregated":
-            p_lay = Layout(*(np.array([p_choice.get(pr, {}).get(k, np.nan) for pr in ok_prec])[fam_code[f]]
-                             for k in ("tp", "dp", "ep", "pp")), scale_up_domain_size=lay.scale_up_domain_size)
-        else:
-            p_lay = lay
-        inp = inputs(f, per_group[sel] * fam["dp"][f], lay, p_lay, mode)
-        phys, costs = run(inp, CostInputs.from_economics(economics, nrow), a, da)
-        none = np.zeros(nrow, bool)
-        feasible, code, wall = run_status(phys, inp, unsupported=none, price_missing=none, owned=np.full(nrow, owned))
-        frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code, wall, slo,
-                                    fam_label[f] if mode == "aggregated" else None))
+    sels = {mode: (np.isin(fam_prec[fi], list(p_choice)) if mode == "disaggregated" else np.ones(len(fi), bool))
+            for mode in space.modes}
+    plan = dict(model=model, hw=hw, dom=dom, owned=owned, fam=fam, fam_prec=fam_prec, fam_code=fam_code,
+                fam_label=fam_label, fam_layout=fam_layout, fi=fi, per_group=per_group, p_choice=p_choice,
+                ok_prec=ok_prec, sels=sels, inputs=inputs, slo=slo, a=a, da=da, economics=economics,
+                rows=int(sum(int(v.sum()) for v in sels.values())),
+                families=int(sum(len(np.unique(fi[v])) for v in sels.values())))
+    return plan, rejected
+
+
+def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
+    """Phase 2: evaluate a plan's deployments in blocks of :data:`BLOCK_ROWS`; (points, rejected frames)."""
+    model, hw, dom, owned, slo = plan["model"], plan["hw"], plan["dom"], plan["owned"], plan["slo"]
+    fam, fam_prec, fam_code, fam_label = plan["fam"], plan["fam_prec"], plan["fam_code"], plan["fam_label"]
+    fam_layout, fi, per_group, p_choice = plan["fam_layout"], plan["fi"], plan["per_group"], plan["p_choice"]
+    ok_prec, inputs, a, da, economics = plan["ok_prec"], plan["inputs"], plan["a"], plan["da"], plan["economics"]
+    rejected: list[pl.DataFrame] = []
+
+    def rej(mode, precision, layout, reason, detail=""):
+        rejected.append(_rejections(model, hw, dom, mode, precision, layout, reason, detail))
+
+    frames = []
+    for mode, sel in plan["sels"].items():  # <= 2 modes
+        rows = np.flatnonzero(sel)
+        for start in range(0, len(rows), BLOCK_ROWS):  # memory flat in the number of deployments
+            r = rows[start:start + BLOCK_ROWS]
+            f = fi[r]
+            nrow = len(f)
+            lay = fam_layout.take(f)
+            if mode == "disaggregated":
+                p_lay = Layout(*(np.array([p_choice.get(pr, {}).get(k, np.nan) for pr in ok_prec])[fam_code[f]]
+                                 for k in ("tp", "dp", "ep", "pp")), scale_up_domain_size=lay.scale_up_domain_size)
+            else:
+                p_lay = lay
+            inp = inputs(f, per_group[r] * fam["dp"][f], lay, p_lay, mode)
+            phys, costs = run(inp, CostInputs.from_economics(economics, nrow), a, da)
+            none = np.zeros(nrow, bool)
+            feasible, code, wall = run_status(phys, inp, unsupported=none, price_missing=none,
+                                              owned=np.full(nrow, owned))
+            frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code, wall,
+                                        slo, fam_label[f] if mode == "aggregated" else None))
+            advance(nrow)
     pts = pl.concat(frames, how="vertical") if frames else _empty_points()
     if pts.height == 0:
         return _empty_points(), rejected
@@ -762,5 +885,5 @@ def rejected_summary(rejected: pl.DataFrame) -> pl.DataFrame:
                  .alias("example"), pl.col("detail").first()))
 
 
-__all__ = ["SLO", "SearchSpace", "SearchResult", "OptimizeResult", "search", "optimize", "frontier",
+__all__ = ["SLO", "SearchSpace", "SearchResult", "OptimizeResult", "search", "search_size", "BLOCK_ROWS", "optimize", "frontier",
            "pareto_frontier", "rejected_summary", "POINT_COLUMNS", "REJECTED_COLUMNS", "frontier_from"]
