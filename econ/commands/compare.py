@@ -41,7 +41,8 @@ def register(sub) -> None:
                     "frontiers at the --at interactivity levels: all-in $/M output tokens, output tokens/s per GPU, "
                     "the ratio B/A, tokens per $1 and per provisioned MW, and where the decode step's time goes.",
         epilog="example: econ compare deepseek-v3:h200-sxm:fp8 deepseek-v3:b200:fp4 --workload reasoning")
-    p.add_argument("setups", nargs="*", metavar="SETUP", help="set-up A, then set-up B (or --a / --b)")
+    p.add_argument("setups", nargs="*", default=(), metavar="SETUP",
+                   help="set-up A, then set-up B (or --a / --b)")
     p.add_argument("--a", metavar="SETUP", help="set-up A, e.g. deepseek-v3:h200-sxm:fp8:neocloud")
     p.add_argument("--b", metavar="SETUP", help="set-up B, e.g. deepseek-v3:b200:fp4:neocloud")
     p.add_argument("--at", metavar="LEVELS",
@@ -67,9 +68,11 @@ def _levels(text: str | None, scenario) -> list[float]:
         try:
             v = float(part) if len(part) <= 40 else math.nan
         except ValueError:
-            v = math.nan
+            raise InvalidInputError(f"--at={show_value(part)} is not a number (tokens/s per user, e.g. 20,50,100)") \
+                from None
         if not (math.isfinite(v) and 0 < v <= 1e5):
-            raise InvalidInputError(f"--at={show_value(part)} is outside (0, 100000] (tokens/s per user)")
+            raise InvalidInputError(f"--at={show_value(v) if math.isfinite(v) else show_value(part)} is outside "
+                                    "(0, 100000] (tokens/s per user)")
         out.append(v)
     if not out or len(out) > 8:
         raise InvalidInputError("--at takes 1 to 8 levels (tokens/s per user), e.g. 20,50,100")
@@ -80,7 +83,7 @@ def _setups(args, scenario):
     from econ.compare import Setup, parse_setup
 
     a, b = args.a, args.b
-    rest = list(args.setups)
+    rest = list(args.setups or [])
     if len(rest) > 2:
         raise InvalidInputError(f"econ compare takes two set-ups; got {len(rest)} ({' '.join(rest)[:80]})")
     if a is None and rest:
