@@ -632,6 +632,8 @@ class CatalogArrays:
     generation_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     profile: dict = field(default_factory=dict)
     profile_ids: tuple = ()
+    filled_profiles: dict = field(default_factory=dict)
+    """Cache of :func:`efficiency`: per calibrated assumptions, each parameter as [accelerator, precision]."""
 
     def models(self, codes) -> ModelFacts:
         return ModelFacts(**{k: v[codes] for k, v in self.model.items()})
@@ -763,16 +765,22 @@ def efficiency(arr: CatalogArrays, assumptions: Assumptions, deployment: Deploym
     """
     eff = Efficiency.from_assumptions(assumptions, deployment)
     cal = assumptions.calibrated_fields
-    if not cal or not arr.profile:
+    if not cal or not arr.profile or not arr.generation_code.size:
         return eff
-    g = arr.generation_code[hardware_code] if arr.generation_code.size else np.full(np.shape(hardware_code), -1)
-    ok = g >= 0
-    gi, pi = np.where(ok, g, 0), np.asarray(precision_code)
-    for name in sorted(cal):
-        v = np.where(ok, arr.profile[name][gi, pi], np.nan)
-        if np.isnan(v).all():
-            continue
-        setattr(eff, name, np.where(np.isnan(v), getattr(eff, name), v))
+    key = (cal, tuple(getattr(assumptions, k) for k in sorted(cal)))
+    filled = arr.filled_profiles.get(key)
+    if filled is None:  # per accelerator x precision, NaN (no profile) replaced by the scalar: once per assumptions
+        g = arr.generation_code
+        ok = (g >= 0)[:, None]
+        filled = {}
+        for name in sorted(cal):
+            table = arr.profile[name][np.where(g >= 0, g, 0)]
+            table = np.where(ok & ~np.isnan(table), table, getattr(assumptions, name))
+            if not np.all(table == getattr(assumptions, name)):
+                filled[name] = table
+        arr.filled_profiles[key] = filled
+    for name, table in filled.items():
+        setattr(eff, name, table[hardware_code, precision_code])
     return eff
 
 
