@@ -85,9 +85,12 @@ QUOTE_COLUMNS: dict[str, Col] = {  # this page's titles where charts.COLUMNS' ge
     "hardware": Col("Accelerator"), "generation": Col("Generation"), "in_scope": Col("In the quote's scope"),
     "layout": Col("Layout"), "quote_hardware": Col("Provider's hardware"), "weight_format": Col("Weight format"),
     "cost_basis": Col("Cost tier"), "utilization_frac": _pct("Utilization (%)"),
-    "floor_usd_per_gpu_hour": _usd_h("Floor cost per utilized GPU-hour ($)"),
-    "floor_usd_per_m_blended_tokens_low": _usd_m("Floor band, low ($ per M blended tokens)"),
-    "floor_usd_per_m_blended_tokens_high": _usd_m("Floor band, high ($ per M blended tokens)"),
+    "floor_usd_per_gpu_hour": _usd_h("Floor $/GPU-hour (utilized)"),
+    "price_usd_per_m_blended_tokens": _usd_m("Price ($/M blended)"),
+    "floor_usd_per_m_blended_tokens": _usd_m("Floor ($/M blended)"),
+    "margin_blended_frac": _pct("Margin, blended (%)"),
+    "floor_usd_per_m_blended_tokens_low": _usd_m("Floor band low ($/M)"),
+    "floor_usd_per_m_blended_tokens_high": _usd_m("Floor band high ($/M)"),
     "margin_blended_frac_low": _pct("Margin at the band's high floor (%)"),
     "margin_blended_frac_high": _pct("Margin at the band's low floor (%)"),
     "band_straddles_price": Col("Band straddles the price"),
@@ -105,14 +108,14 @@ QUOTE_COLUMNS: dict[str, Col] = {  # this page's titles where charts.COLUMNS' ge
 _COLS = {**charts.COLUMNS, **QUOTE_COLUMNS}
 # Titles, formats and scales of this page's columns: the shared map (charts.COLUMNS) and its overrides.
 
-TABLE_COLUMNS = ["quote_set", "quote_id", "provider", "model", "verdict", "price_usd_per_m_blended_tokens",
-                 "floor_usd_per_m_blended_tokens", "margin_blended_frac", "floor_usd_per_m_blended_tokens_low",
-                 "floor_usd_per_m_blended_tokens_high", "band_straddles_price", "cost_basis", "floor_usd_per_gpu_hour",
-                 "utilization_frac", "floor_scope", "floor_hardware", "floor_layout", "floor_precision",
+TABLE_COLUMNS = ["quote_id", "verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens",
+                 "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "margin_blended_frac",
+                 "band_straddles_price", "cost_basis", "floor_usd_per_gpu_hour", "utilization_frac", "reason",
+                 "provider", "model", "quote_set", "floor_scope", "floor_hardware", "floor_layout", "floor_precision",
                  "floor_weight_format", "floor_batch_size", "floor_binding_wall", "floor_batch_limit",
                  "speed_floor_tokens_per_s_per_user", "margin_input_frac", "margin_output_frac",
                  "breakeven_usd_per_gpu_hour", "breakeven_rate_usd_per_gpu_hour", "breakeven_utilization_frac",
-                 "breakeven_batch_size", "clearing_generations", "cheapest_clearing_hardware", "reason"]
+                 "breakeven_batch_size", "clearing_generations", "cheapest_clearing_hardware"]
 DETAIL_COLUMNS = ["hardware", "generation", "in_scope", "meets_floor", "usd_per_m_blended_tokens",
                   "margin_blended_frac", "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
                   "precision", "layout", "num_gpus", "batch_size", "tokens_per_s_per_user", "binding_wall",
@@ -156,7 +159,7 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
     """
     s = summary.sort("model", "price_usd_per_m_blended_tokens")
     order = s["quote_id"].to_list()
-    x_title = "$ per M blended tokens (log scale)"
+    x_title = "$/M blended tokens (log)"
     x = alt.X("price_usd_per_m_blended_tokens:Q", title=x_title, scale=alt.Scale(type="log"),
               axis=alt.Axis(format="$,.3~f", labelOverlap=True))
     y = alt.Y("quote_id:N", sort=order, title=None, axis=alt.Axis(labelLimit=260, labelOverlap=False))
@@ -183,7 +186,7 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
         x=x, y=y,
         color=alt.Color("verdict:N", title=_title("verdict"),
                         scale=alt.Scale(domain=shown, range=[VERDICT_COLOURS[v] for v in shown]),
-                        legend=alt.Legend(orient="top", columns=3)),
+                        legend=alt.Legend(orient="top", columns=2, labelLimit=160)),
         tooltip=_tooltip(price_cols))
     return alt.layer(band, ticks, price).properties(
         width=width, height=max(160, 20 * len(order)),
@@ -417,8 +420,9 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
                "bar: no accelerator in scope reaches the quote's speed, or the quote runs on non-GPU hardware.")
 
     st.subheader("Verdicts and reasons")
-    st.caption(f"Every floor at {_rate_text(result)}; $/GPU-hour per utilized GPU-hour. The floor band columns are the "
-               f"engine's calibration band when it reports one ({result.settings['calibration_band']}).")
+    band = ("the engine's calibration band (10th to 90th percentile of its held-out errors)"
+            if not str(result.settings["calibration_band"]).startswith("none") else "empty: the engine reports no band")
+    st.caption(f"Every floor at {_rate_text(result)}; $/GPU-hour per utilized GPU-hour. Floor band columns: {band}.")
     shown = view.select(TABLE_COLUMNS)
     st.dataframe(_display(shown), column_config=_column_config(shown), hide_index=True, key="qc.table",
                  placeholder=table.PLACEHOLDER)
@@ -444,7 +448,7 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
 
 def _hardware_options(cat) -> dict[str, str]:
     """'' (unknown) + catalog accelerators + provider systems -> display names."""
-    out = {"": "Unknown (cheapest of the generations picked)"}
+    out = {"": "Unknown"}
     out.update(dict(cat.accelerators.select("id", "display_name").rows()))
     systems = load_provider_systems(cat)
     out.update({i: f"{n} (no GPU cost basis)" for i, n in systems.select("id", "display_name").rows()})
@@ -462,7 +466,10 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
         model = a.selectbox("Model", list(models), format_func=models.get, key="qc.s.model",
                             index=list(models).index("llama-3.3-70b") if "llama-3.3-70b" in models else 0)
         provider = b.text_input("Provider (a label)", value="my-quote", max_chars=40, key="qc.s.provider")
-        hardware = c.selectbox("Provider's hardware", list(hw_names), format_func=hw_names.get, key="qc.s.hw")
+        hardware = c.selectbox("Provider's hardware", list(hw_names), format_func=hw_names.get, key="qc.s.hw",
+                               help="Unknown: the cheapest accelerator of the generations picked above; a Groq, "
+                                    "Cerebras or SambaNova system: not GPU-comparable (a GPU floor is shown for "
+                                    "reference)")
         d, e, f = st.columns(3)
         p_in = d.number_input("Input price ($ per M tokens)", min_value=0.0001, max_value=10_000.0, value=0.59,
                               step=0.01, format="%.4f", key="qc.s.in")
@@ -497,7 +504,7 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
     k[2].metric("Modeled floor", _money(r["floor_usd_per_m_blended_tokens"], 3) + "/M"
                 if r["floor_usd_per_m_blended_tokens"] is not None else "none in scope")
     k[3].metric("Gross margin", _frac(r["margin_blended_frac"]))
-    st.markdown(safe_text.md(r["reason"]))
+    st.markdown(safe_text.md(r["reason"].split(": ", 1)[1]))
     shown = res.summary.select(SINGLE_COLUMNS)
     st.dataframe(_display(shown), column_config=_column_config(shown), hide_index=True, key="qc.s.table",
                  placeholder=table.PLACEHOLDER)
@@ -565,14 +572,15 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
         st.error(safe_text.md(f"{exc}"), icon=":material/error:")
         return
     k = st.columns(4)
-    k[0].metric("Cost per M tokens", _money(reported["usd_per_m_tokens"], 3),
+    k[0].metric("Provider's cost per M tokens", _money(reported["usd_per_m_tokens"], 3),
                 help="Cost per day over input + output tokens")
-    k[1].metric("Revenue per day", _money(reported["revenue_usd_per_day"]))
-    k[2].metric("Gross margin", _frac(reported["gross_margin_frac"]),
-                delta=None if modeled["gross_margin_frac"] is None else
-                f"modeled floor {modeled['gross_margin_frac']:.1%}", delta_color="off")
-    k[3].metric("Cost-profit ratio", f"{reported['cost_profit_margin_frac']:.0%}",
-                help="(revenue - cost) / cost, DeepSeek's 'cost profit margin'")
+    k[1].metric("Floor's cost per M tokens", _money(modeled["usd_per_m_tokens"], 3),
+                help="econ's cheapest deployment for the same traffic, same accelerator, $/GPU-hour and speed")
+    k[2].metric("Provider's gross margin", _frac(reported["gross_margin_frac"]),
+                help=f"Revenue {_money(reported['revenue_usd_per_day'])} per day; cost-profit ratio "
+                     f"{reported['cost_profit_margin_frac']:.1%} ((revenue - cost) / cost)")
+    k[3].metric("Floor's gross margin", _frac(modeled["gross_margin_frac"]),
+                help="The same revenue over the modeled floor's cost")
     rows = [("GPU-hours per day", "gpu_hours_per_day", "n"), ("Cost per day", "cost_usd_per_day", "$"),
             ("Cost per M tokens (input + output)", "usd_per_m_tokens", "$3"),
             ("Revenue per day", "revenue_usd_per_day", "$"), ("Gross profit per day", "profit_usd_per_day", "$"),
@@ -590,10 +598,15 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
                           "econ's modeled floor": [fmt(modeled.get(r[1]), r[2]) for r in rows]})
     st.dataframe(frame, hide_index=True, key="qc.p.table", placeholder=table.PLACEHOLDER)
     if modeled.get("gpus") is not None:
-        st.caption(f"Modeled floor: {modeled['floor_num_gpus']} x {safe_text.md(gpus_names[hardware])} per instance "
-                   f"({modeled['floor_layout']}, batch {modeled['floor_batch_size']:,}, "
-                   f"{modeled['floor_tokens_per_s_per_user']:.1f} tokens/s per user), {modeled['gpus']:,.0f} GPUs busy "
-                   f"on average; verdict on the blended price: {VERDICT_LABELS[modeled['verdict']].lower()}.")
+        band = ("" if modeled.get("cost_usd_per_day_low") is None else
+                f" Calibration band of the floor: {_money(modeled['cost_usd_per_day_low'])} to "
+                f"{_money(modeled['cost_usd_per_day_high'])} per day, gross margin "
+                f"{_frac(modeled['gross_margin_frac_low'])} to {_frac(modeled['gross_margin_frac_high'])}.")
+        st.caption(safe_text.md(
+            f"Modeled floor: {modeled['floor_num_gpus']} x {gpus_names[hardware]} per instance "
+            f"({modeled['floor_layout']}, batch {modeled['floor_batch_size']:,}, "
+            f"{modeled['floor_tokens_per_s_per_user']:.1f} tokens/s per user), {modeled['gpus']:,.0f} GPUs busy "
+            f"on average; verdict on the blended price: {VERDICT_LABELS[modeled['verdict']].lower()}.{band}"))
     with st.expander("Why (the floor's reason)"):
         st.markdown(safe_text.md(modeled["reason"]))
 
