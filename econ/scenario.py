@@ -751,6 +751,7 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
         return True, v, ""
     if spec.kind == "floats":
         items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
+        items = [part for i in items for part in (i.split(",") if isinstance(i, str) else [i])]
         out = []
         for i in items:
             if isinstance(i, str) and not i.strip():
@@ -762,10 +763,11 @@ def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
         if not out or len(out) > MAX_LEVELS:
             return False, None, f"{key} needs 1 to {MAX_LEVELS} numbers in {_expect(spec)}"
         return True, tuple(sorted(set(out))), ""
-    # ids: comma-separated text or a list
+    # ids: comma-separated text or a list (a URL's repeated key gives a list of comma-separated texts)
     items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
     if any(not isinstance(i, (str, int, float)) or isinstance(i, bool) for i in items):
         return False, None, f"{key} must be a list of ids (text), not {_show(raw)}"
+    items = [part for i in items for part in (i.split(",") if isinstance(i, str) else [i])]
     items = [str(i).strip() for i in items if str(i).strip()]
     allowed = spec.choices
     if spec.catalog and catalog is not None:

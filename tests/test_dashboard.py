@@ -580,3 +580,123 @@ def test_cost_explorer_workbook_has_the_curve_and_its_sources(catalog):
     assert results.height == curve.height
     assert results["usd_per_m_output_tokens"].to_list() == pytest.approx(
         curve["usd_per_m_output_tokens"].to_list(), rel=1e-9, nan_ok=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 11: cost versus interactivity, head to head, presets, custom accelerator, measured points
+# ---------------------------------------------------------------------------------------------
+
+def _chart_with_title(at, text: str) -> tuple[int, dict]:
+    for i, s in enumerate(specs(at)):
+        title = s.get("title", {})
+        title = title.get("text") if isinstance(title, dict) else title
+        if isinstance(title, list):
+            title = " ".join(title)
+        if title and text in title:
+            return i, s
+    raise AssertionError(f"no chart titled {text!r}: {[s.get('title') for s in specs(at)]}")
+
+
+def test_hardware_comparison_headline_reads_the_frontier_at_the_levels(catalog):
+    from econ.compare import cost_frontier, interactivity_table
+    at = run(page("hardware_comparison", compare_hardware="h100-sxm,b200,h200-sxm", compare_precisions="fp8"))
+    sc = scenario(at)
+    i, spec = _chart_with_title(at, "Cost versus interactivity")
+    data = datasets(at, i)
+    cmp = hardware_comparison(catalog, model=sc.model, hardware=sc.compare_hardware, precisions=sc.compare_precisions,
+                              min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, input_len=sc.input_len,
+                              output_len=sc.output_len, assumptions=sc.assumptions(), economics=sc.economics(catalog))
+    want = interactivity_table(cost_frontier(cmp.points), catalog, sc.economics(catalog), sc.interactivity_levels)
+    rings = next(d for d in data.values() if "at_tokens_per_s_per_user" in d.columns)
+    got = rings.sort("hardware", "at_tokens_per_s_per_user")["usd_per_m_output_tokens"].to_list()
+    assert got == pytest.approx(want.filter(pl.col("reached")).sort("hardware", "at_tokens_per_s_per_user")[
+        "usd_per_m_output_tokens"].to_list())
+    rules = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "rule"]
+    assert len(rules) >= len(sc.interactivity_levels)  # a dashed rule per level (+ the floor)
+    measured = [d for d in data.values() if "source_label" in d.columns]
+    assert measured and "SemiAnalysis InferenceX" in measured[0]["source_label"].to_list()  # B200 Llama 70B 1k/1k
+    # a new set of levels reads the table again
+    at.text_input(key="sc.interactivity_levels").set_value("30, 60")
+    run(at)
+    assert scenario(at).interactivity_levels == (30.0, 60.0)
+    assert "interactivity_levels" not in at.session_state[SCENARIO_KEY].to_query_params()  # page-local
+
+
+def test_bad_levels_warn_and_keep_the_last_good_ones():
+    at = run(page("hardware_comparison"))
+    at.text_input(key="sc.interactivity_levels").set_value("20, fast")
+    run(at)
+    assert scenario(at).interactivity_levels == (20.0, 50.0, 100.0)
+    assert any("Levels:" in w.value for w in at.warning)
+
+
+def test_head_to_head_page_follows_econ(catalog):
+    from econ.compare import Setup, head_to_head
+    at = run(page("head_to_head", h2h_a_model="llama-3.1-8b", h2h_b_model="llama-3.1-8b", h2h_b_hardware="h200-sxm"))
+    sc = scenario(at)
+    h = head_to_head(catalog, Setup("llama-3.1-8b", "h100-sxm", "fp8", "owned"),
+                     Setup("llama-3.1-8b", "h200-sxm", "fp8", "owned"), levels=sc.interactivity_levels,
+                     input_len=sc.input_len, output_len=sc.output_len, assumptions=sc.assumptions(),
+                     economics=sc.economics(catalog))
+    shown = metrics(at)
+    for r in h.ratio.iter_rows(named=True):
+        label = f"At {r['at_tokens_per_s_per_user']:g} tok/s per user: B costs"
+        assert shown[label] == f"{r['cost_ratio_b_to_a']:,.2f}x A"
+    _, frontier = _chart_with_title(at, "Cost versus interactivity, A and B")
+    line = next(layer for layer in frontier["layer"] if layer.get("mark", {}).get("type") == "line")
+    assert line["encoding"]["color"]["field"] == "setup_label"
+    assert [d.startswith(("A: ", "B: ")) for d in line["encoding"]["color"]["scale"]["domain"]] == [True, True]
+    i, bars = _chart_with_title(at, "Time per output token")
+    parts = next(iter(datasets(at, i).values()))
+    assert parts["time_s"].min() > 0  # no empty segment, so no legend entry without a bar
+    # set-up B's tier is page-local and moves the ratio
+    at.selectbox(key="sc.h2h_b_basis").set_value("rental")
+    run(at)
+    assert scenario(at).h2h_b_basis == "rental" and at.session_state[SCENARIO_KEY].h2h_b_basis == "owned"
+    assert metrics(at) != shown
+
+
+def test_head_to_head_setup_that_cannot_serve_is_a_message():
+    at = run(page("head_to_head", h2h_b_precision="fp4", h2h_b_hardware="h100-sxm"))
+    assert any("set-up B" in unescape(e.value) and "cannot serve" in unescape(e.value) for e in at.error)
+
+
+def test_workload_preset_switch_sets_both_lengths_everywhere():
+    at = run(AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=TIMEOUT))
+    at.selectbox(key="sc.workload").set_value("summarization")
+    run(at)
+    assert (scenario(at).input_len, scenario(at).output_len, scenario(at).workload) == (8192, 1024, "summarization")
+    assert at.number_input(key="sc.input_len").value == 8192
+    run(at.switch_page("dashboards/pages/hardware_comparison.py"))
+    assert (scenario(at).input_len, scenario(at).workload) == (8192, "summarization")  # a sidebar field: shared
+    at.number_input(key="sc.output_len").set_value(2000)
+    run(at)
+    assert scenario(at).workload == "custom" and at.selectbox(key="sc.workload").value == "custom"
+
+
+def test_custom_accelerator_from_the_sidebar_is_used_like_a_catalog_row(catalog):
+    from econ.custom import CUSTOM_ID
+    at = run(page("cost_explorer"))
+    at.checkbox(key="sc.custom_accelerator").check()
+    run(at)
+    assert CUSTOM_ID in at.selectbox(key="sc.hardware").options or any(
+        "Custom accelerator" in o for o in at.selectbox(key="sc.hardware").options)
+    at.text_input(key="sc.custom_name").set_value("My X1")
+    at.number_input(key="sc.custom_hbm_tb_per_s").set_value(8.0)
+    run(at)
+    at.selectbox(key="sc.hardware").set_value(CUSTOM_ID)
+    run(at)
+    sc = scenario(at)
+    assert sc.hardware == CUSTOM_ID and sc.custom_name == "My X1" and sc.custom_hbm_tb_per_s == 8.0
+    want = expected_cost_metrics(sc, sc.catalog(catalog))
+    assert {k: metrics(at)[k] for k in want} == want
+    assert "custom_hbm_tb_per_s" in at.query_params  # saved in the link (and the TOML)
+    again = run(page("cost_explorer", **at.query_params))
+    assert metrics(again) == metrics(at)
+
+
+def test_invalid_custom_accelerator_is_an_error_not_a_traceback():
+    at = run(page("cost_explorer", custom_accelerator="true"))
+    at.checkbox(key="sc.custom_capex_usd.auto").check()  # no capex and no rental rate: no price at all
+    run(at)
+    assert any("Custom accelerator not used" in e.value for e in at.error)

@@ -43,8 +43,11 @@ def workload_select(container) -> str:
     typing a length that matches no preset makes it "custom"."""
     sc = state.scenario()
     key = state.seed("workload", sc.workload)
-    if st.session_state.get(key) != sc.workload:  # the lengths decide what the selector shows
-        st.session_state[key] = sc.workload
+    # the lengths decide what the selector shows, including lengths typed this run (drawn below it)
+    typed = tuple(st.session_state.get(state.widget_key(f), getattr(sc, f)) for f in ("input_len", "output_len"))
+    shown = sc.workload if typed == (sc.input_len, sc.output_len) else workload_of(*typed)
+    if st.session_state.get(key) != shown:
+        st.session_state[key] = shown
     container.selectbox("Workload", list(WORKLOAD_TITLES), key=key, on_change=_apply_workload, args=(key,),
                         format_func=lambda w: WORKLOAD_TITLES.get(w, w),
                         help="Request shape: " + " ".join(w.description for w in WORKLOADS.values())

@@ -100,7 +100,7 @@ def catalog_in_use() -> CatalogInUse:
     row that fails it is left out and the reason kept for the sidebar (``custom_error()``).
     """
     base = base_catalog_in_use()
-    spec = base_scenario().custom_spec() if SCENARIO_KEY in st.session_state else None
+    spec = base_scenario().custom_spec()  # the first run reads it from the URL (parsed with the base tables)
     if spec is None:
         st.session_state.pop(CUSTOM_ERROR_KEY, None)
         return base
