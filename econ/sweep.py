@@ -201,23 +201,82 @@ def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision:
                                    assumptions=assumptions, deployment=deployment).select(_LAYOUT_KEYS)
 
 
+AUTO_BATCH_STEPS_PER_OCTAVE = 4
+"""Batch sizes per doubling tried below the sweet spot when the auto batch must meet a speed floor."""
+
+
+def _auto_batches(catalog: Catalog, pts: pl.DataFrame, assumptions, economics, deployment,
+                  min_tokens_per_s_per_user: float | None, max_ttft_s: float | None):
+    """The auto batch of each candidate row of ``pts`` (its batch column is ignored), two or three engine calls.
+
+    The sweet spot, min(KV-capacity max batch, decode memory/compute crossover), rounded down to a multiple
+    of dp (at least dp). With a speed floor or a TTFT limit: the largest batch up to that sweet spot (from a
+    grid of :data:`AUTO_BATCH_STEPS_PER_OCTAVE` per doubling, plus the sweet spot itself) whose served
+    tokens/s per user and served TTFT meet them; a candidate no batch of which meets them keeps its sweet
+    spot and ``meets`` False.
+
+    Returns
+    -------
+    (batch int array [sequences], meets bool array, feasible bool array), one per row of ``pts``.
+    """
+    if min_tokens_per_s_per_user is not None:
+        require_in_range("min_tokens_per_s_per_user", min_tokens_per_s_per_user, 0.0, 1e6, "tokens/s")
+    if max_ttft_s is not None:
+        require_in_range("max_ttft_s", max_ttft_s, 0.0, 1e6, "s", lo_inclusive=False)
+    probe = evaluate(pts.with_columns(batch_size=pl.col("dp")), catalog, assumptions, economics, deployment,
+                     strict=False, sweet_spot=True, columns=("max_batch_size", "sweet_spot_batch", "feasible", "dp"))
+    cap = probe["max_batch_size"].fill_null(0).to_numpy().astype(float)
+    sweet = probe["sweet_spot_batch"].fill_null(np.inf).to_numpy()
+    dps = probe["dp"].to_numpy().astype(float)
+    top = np.maximum(dps, np.floor(np.minimum(cap, sweet) / dps) * dps)
+    feasible = probe["feasible"].to_numpy() & (cap >= dps)
+    n = len(top)
+    if min_tokens_per_s_per_user is None and max_ttft_s is None:
+        return top.astype(np.int64), np.ones(n, dtype=bool), feasible
+    floor = 0.0 if min_tokens_per_s_per_user is None else float(min_tokens_per_s_per_user)
+    ttft_max = math.inf if max_ttft_s is None else float(max_ttft_s)
+    octaves = np.log2(np.maximum(top / dps, 1.0))
+    steps = int(np.ceil(octaves.max() * AUTO_BATCH_STEPS_PER_OCTAVE)) + 1
+    mult = np.round(2.0 ** (np.arange(steps) / AUTO_BATCH_STEPS_PER_OCTAVE))
+    grid = np.minimum(dps[:, None] * np.unique(mult)[None, :], top[:, None])
+    grid = np.concatenate([grid, top[:, None]], axis=1)
+    row, col = np.nonzero(np.ones_like(grid, dtype=bool))
+    rows = pts[row].with_columns(batch_size=pl.Series(grid[row, col].astype(np.int64)))
+    res = evaluate(rows, catalog, assumptions, economics, deployment, strict=False,
+                   columns=("feasible", "served_tokens_per_s_per_user", "served_ttft_s"))
+    ok = (res["feasible"].to_numpy()
+          & (res["served_tokens_per_s_per_user"].fill_null(0.0).to_numpy() >= floor)
+          & (res["served_ttft_s"].fill_null(math.inf).to_numpy() <= ttft_max))
+    best = np.where(ok.reshape(grid.shape), grid, -1.0).max(axis=1)
+    meets = best > 0
+    return np.where(meets, best, top).astype(np.int64), meets, feasible
+
+
 def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",
                   num_gpus: int | None = None, tp: int | None = None, dp: int | None = None, ep: int | None = None,
                   pp: int | None = None, mode: str = "aggregated", input_len: int = 1024, output_len: int = 1024,
                   context_tokens: int | None = None, scale_up_domain_size: int | None = None,
                   assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
-                  deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT) -> dict | None:
+                  deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
+                  min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None) -> dict | None:
     """The layout ``econ cost`` uses: the cheapest $/M output tokens of :func:`layout_candidates`.
 
-    Each candidate is priced at its own sweet-spot batch, min(KV-capacity max batch, decode
-    memory/compute crossover), by two vectorized engine calls (no loop over candidates). Layouts within
-    :data:`LAYOUT_COST_TOLERANCE_FRAC` of the cheapest count as a tie, won by the fastest per user (TP4
-    rather than TP2 x PP2 at the same cost: pipeline stages add capacity, not bandwidth, so they halve the
-    speed per user for the same cost per token).
+    Each candidate is priced at its own auto batch (:func:`_auto_batches`): the sweet spot, min(KV-capacity
+    max batch, decode memory/compute crossover), or with a speed floor / TTFT limit the largest batch up to
+    it that meets them, by a few vectorized engine calls (no loop over candidates). Candidates that meet the
+    SLO rank before those that cannot. Layouts within :data:`LAYOUT_COST_TOLERANCE_FRAC` of the cheapest
+    count as a tie, won by the fastest per user (TP4 rather than TP2 x PP2 at the same cost: pipeline
+    stages add capacity, not bandwidth, so they halve the speed per user for the same cost per token).
+
+    Parameters
+    ----------
+    as :func:`cost_table`; ``min_tokens_per_s_per_user`` [tokens/s] and ``max_ttft_s`` [s] (served
+    figures), None = no SLO (each candidate at its sweet spot).
 
     Returns
     -------
-    dict of num_gpus, tp, dp, ep, pp (ints), or None if no candidate holds the weights.
+    dict of num_gpus, tp, dp, ep, pp, batch_size (its auto batch) and meets_slo, or None if no candidate
+    holds the weights.
 
     Raises
     ------
@@ -234,21 +293,19 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
                 scale_up_domain_size=scale_up_domain_size)
     pts = cands.with_columns(**{k: pl.lit(v) for k, v in base.items()}, batch_size=pl.col("dp"))
     pts = pts.with_columns(pl.col("context_tokens").cast(pl.Int64), pl.col("scale_up_domain_size").cast(pl.Int64))
-    probe = evaluate(pts, catalog, assumptions, economics, deployment, strict=False, sweet_spot=True,
-                     columns=("max_batch_size", "sweet_spot_batch", "feasible", "dp"))
-    cap = probe["max_batch_size"].fill_null(0).to_numpy().astype(float)
-    sweet = probe["sweet_spot_batch"].fill_null(np.inf).to_numpy()
-    dps = probe["dp"].to_numpy().astype(float)
-    batch = np.maximum(dps, np.floor(np.minimum(cap, sweet) / dps) * dps).astype(np.int64)
+    batch, meets, _ = _auto_batches(catalog, pts, assumptions, economics, deployment, min_tokens_per_s_per_user,
+                                    max_ttft_s)
     res = evaluate(pts.with_columns(batch_size=pl.Series(batch)), catalog, assumptions, economics, deployment,
-                   strict=False, columns=("feasible", "usd_per_m_output_tokens", "tokens_per_s_per_user"))
-    ok = res.with_row_index("i").filter(pl.col("feasible"))
+                   strict=False, columns=("feasible", "usd_per_m_output_tokens", "served_tokens_per_s_per_user"))
+    ok = res.with_row_index("i").with_columns(meets=pl.Series(meets)).filter(pl.col("feasible"))
     if ok.height == 0:
         return None
+    if ok["meets"].any():
+        ok = ok.filter(pl.col("meets"))
     cheapest = ok["usd_per_m_output_tokens"].min()
     near = ok.filter(pl.col("usd_per_m_output_tokens") <= cheapest * (1.0 + LAYOUT_COST_TOLERANCE_FRAC))
-    i = int(near.sort(["tokens_per_s_per_user", "i"], descending=[True, False])["i"][0])
-    return {k: int(cands[k][i]) for k in _LAYOUT_KEYS}
+    i = int(near.sort(["served_tokens_per_s_per_user", "i"], descending=[True, False])["i"][0])
+    return {**{k: int(cands[k][i]) for k in _LAYOUT_KEYS}, "batch_size": int(batch[i]), "meets_slo": bool(meets[i])}
 
 
 def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",
@@ -257,6 +314,7 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
                input_len: int = 1024, output_len: int = 1024, context_tokens: int | None = None,
                scale_up_domain_size: int | None = None, assumptions: Assumptions = DEFAULT,
                economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
+               min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,
                ) -> pl.DataFrame:
     """Cost rows for one model on one accelerator: the ``econ cost`` and Cost-explorer entry point.
 
@@ -268,7 +326,12 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
         tensor x pipeline for every model, attention-DP + EP for MoE/MLA models where it wins).
     mode : "aggregated" or "disaggregated" (prefill on its own pool, same instance layout, xPyD sized)
     batch_sizes : list of int, optional
-        None = "auto": the sweet spot, min(KV-capacity max batch, memory/compute crossover), at least dp.
+        None = "auto": the sweet spot, min(KV-capacity max batch, memory/compute crossover), at least dp;
+        with ``min_tokens_per_s_per_user`` / ``max_ttft_s`` the largest batch up to it that meets them
+        (served figures), and the layout chosen at that batch (:func:`choose_layout`).
+    min_tokens_per_s_per_user : float, optional [tokens/s]; max_ttft_s : float, optional [s]
+        The SLO of the auto batch (None = none). A deployment no batch of which meets it stays at its sweet
+        spot (its served tokens/s per user say by how much it misses).
     input_len, output_len, context_tokens : [tokens], see :func:`econ.engine.evaluate`
     scale_up_domain_size : int, optional, override of the accelerator's domain
     assumptions, economics, deployment : the model's assumptions
@@ -294,8 +357,9 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     layout = given
     if any(v is None for v in (tp, pp)) or (dp is None and ep is None and (catalog.model(model)["num_experts"] or 0) > 0):
         chosen = choose_layout(catalog, **{k: v for k, v in base.items() if k != "disaggregated"}, **given, mode=mode,
-                               assumptions=assumptions, economics=economics, deployment=deployment)
-        layout = chosen or {k: int(first[k][0]) for k in _LAYOUT_KEYS}
+                               assumptions=assumptions, economics=economics, deployment=deployment,
+                               min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s)
+        layout = {k: chosen[k] for k in _LAYOUT_KEYS} if chosen else {k: int(first[k][0]) for k in _LAYOUT_KEYS}
     probe = evaluate(_points(base, layout, [layout.get("dp") or 1]), catalog, assumptions, economics, deployment,
                      sweet_spot=True)
     r = probe.row(0, named=True)
@@ -309,9 +373,14 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
             f"({r['num_gpus']} x {hw['hbm_capacity_gib']:g} GiB x {assumptions.usable_hbm_frac:g}); "
             f"use more GPUs (--gpus) or a smaller precision")
     if batch_sizes is None:
-        sweet = r["sweet_spot_batch"]
-        top = r["max_batch_size"] if sweet is None else min(r["max_batch_size"], sweet)
-        batch_sizes = [int(max(r["dp"], top // r["dp"] * r["dp"]))]
+        if min_tokens_per_s_per_user is None and max_ttft_s is None:
+            sweet = r["sweet_spot_batch"]
+            top = r["max_batch_size"] if sweet is None else min(r["max_batch_size"], sweet)
+            batch_sizes = [int(max(r["dp"], top // r["dp"] * r["dp"]))]
+        else:
+            batch_sizes = [int(_auto_batches(catalog, _points(base, {k: r[k] for k in _LAYOUT_KEYS}, [r["dp"]]),
+                                             assumptions, economics, deployment, min_tokens_per_s_per_user,
+                                             max_ttft_s)[0][0])]
     return evaluate(_points(base, {k: r[k] for k in _LAYOUT_KEYS}, batch_sizes), catalog, assumptions, economics,
                     deployment, sweet_spot=True)
 
