@@ -17,7 +17,6 @@ All functions are pure and broadcast over numpy arrays.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaincc, gammaln
 
 MAX_UTILIZATION_FRAC = 1.0 - 1e-6
 """A queue at or above this utilization is treated as at this utilization (the wait is then very long
@@ -45,6 +44,8 @@ def erlang_c(servers, offered_load):
     c = np.asarray(servers, dtype=float)
     a = np.minimum(np.asarray(offered_load, dtype=float), c * MAX_UTILIZATION_FRAC)
     a = np.maximum(a, 1e-300)
+    from scipy.special import gammaincc, gammaln  # lazy: scipy costs ~0.2 s at import, only queues need it
+
     log_t = c * np.log(a) - gammaln(c + 1.0) + np.log(c / (c - a))
     log_s = a + np.log(np.maximum(gammaincc(c, a), 1e-300))
     return 1.0 / (1.0 + np.exp(log_s - log_t))
