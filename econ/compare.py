@@ -472,7 +472,8 @@ def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAU
     """
     from econ.sweep import batch_curve, cost_table
 
-    row = cost_table(catalog, **cost_kwargs)
+    row = cost_table(catalog, **cost_kwargs, min_tokens_per_s_per_user=min_tokens_per_s_per_user,
+                     max_ttft_s=None if math.isinf(max_ttft_s) else max_ttft_s)  # layout and batch chosen together
     r = row.row(0, named=True)
     speed = r.get("served_tokens_per_s_per_user", r.get("tokens_per_s_per_user"))
     ttft = r.get("served_ttft_s", r.get("ttft_s"))

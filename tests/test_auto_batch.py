@@ -48,3 +48,18 @@ def test_an_unreachable_floor_keeps_the_sweet_spot_and_says_so(catalog):
     assert chosen is not None and not chosen["meets_slo"]
     with pytest.raises(InvalidInputError, match="min_tokens_per_s_per_user=-1"):
         cost_table(catalog, **KW, min_tokens_per_s_per_user=-1.0)
+
+
+def test_deepseek_v3_on_8_h200_takes_attention_dp_with_no_layout_flags(capsys):
+    """Issue 8 known answer: `econ cost` with no layout flags picks attention-DP for DeepSeek-V3 FP8 on 8 x
+    H200; the MLA latent is not replicated per rank, so the max batch is at least the old TP8 answer (724)."""
+    import json
+
+    from econ.cli import main
+    assert main(["cost", "--model", "deepseek-v3", "--hardware", "h200-sxm", "--precision", "fp8",
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    row = data[0] if isinstance(data, list) else data
+    assert row["layout"].startswith("ADP8")
+    assert row["dp"] == 8 and row["tp"] == 1
+    assert row["max_batch_size"] >= 724
