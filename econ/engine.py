@@ -342,7 +342,8 @@ def _head_bytes(inp: EngineInputs):
 
 
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
-                deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *, sweet_spot: bool = False) -> Physics:
+                deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *, sweet_spot: bool = False,
+                decode_only: bool = False) -> Physics:
     """Decode, prefill, capacity and serving of every row of a block (already validated arrays).
 
     Parameters
@@ -353,6 +354,9 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     deployment : DeploymentAssumptions (KV transfer, pool sizing)
     sweet_spot : bool, also solve the decode memory/compute crossover batch (60 extra decode passes);
         returned as the attribute ``sweet_spot_batch`` of the decode step's owner dict (see :func:`sweet_spot`)
+    decode_only : bool, skip the prefill steps, the prefill queue and the KV transfer (the caller asks for
+        decode and decode-cost figures only, every row aggregated with no arrival rate): the prefill-side
+        fields come back NaN, ``served_*`` equal the decode step's (no interleaved prompts counted)
 
     Returns
     -------
@@ -384,6 +388,9 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     comm = collectives(hw, lay, inp.eff) if inp.comm is None else inp.comm  # alpha-beta coefficients
     d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm)
     max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
+
+    if decode_only:
+        return _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch)
 
     # prefill: on the instance itself (aggregated) or on the prefill pool's instance (disaggregated)
     dis = sv.disaggregated
@@ -462,6 +469,28 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         kv_link_frac=kv_frac, prefill_instances=x_inst, decode_instances=y_inst, total_gpus=total,
         served_requests_per_s=served, pool_utilization_frac=util,
         served_output_tokens_per_s_per_gpu=served * s_out / total)
+
+
+def _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch) -> Physics:
+    """:class:`Physics` without the prefill side (see ``decode_only`` of :func:`run_physics`)."""
+    n, tp, dp, pp = lay.num_gpus, lay.tp, lay.dp, lay.pp
+    shape = np.shape(d.tpot_s)
+    nan, one, zero = np.full(shape, np.nan), np.ones(shape), np.zeros(shape)
+    held = np.minimum(batch, max_b)
+    rate = batch / (d.tpot_s * inp.workload.output_len)
+    p = PrefillStep(time_s=nan, prefill_flop=nan, t_mem_s=nan, t_flop_s=nan, t_comm_s=nan,
+                    input_tokens_per_s_per_gpu=nan)
+    return Physics(
+        decode=d, prefill=p, ttft_s=nan, prefill_layout=lay, weight_bytes=w_res,
+        weight_bytes_per_gpu=(nr_res / tp + routed_res / lay.stage_gpus) / pp, kv_bytes_per_sequence=kv_cap,
+        kv_replication=repl, max_batch_size=max_b, prefill_max_batch_size=max_b,
+        kv_bytes_per_gpu=held / dp * kv_cap * repl / (tp * pp),
+        hbm_used_frac=(replica_w + held * kv_cap * repl) / (n * inp.hardware.hbm_capacity_bytes),
+        prefill_stall_s=nan, served_tpot_s=d.tpot_s, served_ttft_s=nan, served_tokens_per_s_per_user=1.0 / d.tpot_s,
+        kv_transfer_bytes=zero, kv_transfer_s=zero, kv_link_frac=zero, prefill_instances=zero, decode_instances=one,
+        total_gpus=n * one, served_requests_per_s=rate, pool_utilization_frac=one,
+        served_output_tokens_per_s_per_gpu=nan, ttft_percentile_s=nan, tpot_percentile_s=nan,
+        prefill_utilization_frac=nan)
 
 
 def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
@@ -961,7 +990,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     static = _static_table(catalog, arr, assumptions, deployment)
     key = ((model_code * len(arr.hardware_ids) + hw_code) * len(prec.PRECISIONS) + prec_code) \
         * len(prec.KV_BYTES_PER_ELEMENT) + kv_code
-    ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n)
+    ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n,
+                   decode_only=not (set(want) & _PREFILL_COLUMNS))
     coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
              "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else
@@ -997,6 +1027,18 @@ class _Context:
     deployment: DeploymentAssumptions
     strict: bool
     n: int
+    decode_only: bool = False
+
+
+_PREFILL_COLUMNS = frozenset({
+    "ttft_s", "input_tokens_per_s_per_gpu", "usd_per_m_input_tokens", "usd_per_m_blended_tokens",
+    "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_num_gpus", "prefill_instances",
+    "decode_instances", "total_gpus", "kv_transfer_bytes", "kv_transfer_s", "kv_link_frac", "prefill_stall_s",
+    "served_tpot_s", "served_ttft_s", "served_tokens_per_s_per_user", "served_output_tokens_per_s_per_gpu",
+    "served_requests_per_s", "pool_utilization_frac", "usd_per_m_output_tokens_all_in", "ttft_percentile_s",
+    "tpot_percentile_s", "prefill_utilization_frac", "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high",
+    "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "layout", "disaggregated"})
+"""Result columns that need the prefill side of the physics; a request without any of them skips it."""
 
 
 _INPUT_DEFAULTS = {
@@ -1228,7 +1270,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     pc = raw["precision_code"]
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
                        workload=workload, serving=serving, comm=comm, spec=spec)
-    phys = run_physics(inp, a, da)
+    phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
+                       and bool(np.isnan(raw["arrival_rate_per_s"]).all()))
     costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"], **econ_rows))
     feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
                                       layout_bad=layout_bad, context_over=context_over, too_wide=too_wide,

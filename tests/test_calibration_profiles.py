@@ -140,3 +140,16 @@ def test_rows_of_many_generations_in_one_call_each_take_their_own_profile(catalo
     np.testing.assert_allclose(together, alone, rtol=1e-12)
     assert evaluate(pts, fast)["efficiency_profile"].to_list() == ["hopper-fp8", "blackwell-fp8", "hopper-fp8",
                                                                    "cdna3-fp8"]
+
+
+def test_decode_only_columns_skip_prefill_but_not_the_answer(catalog):
+    """A request for decode and decode-cost columns only skips the prefill side (speed); same numbers."""
+    cols = ("feasible", "binding_wall", "max_batch_size", "tpot_s", "tokens_per_s_per_user",
+            "output_tokens_per_s_per_gpu", "usd_per_gpu_hour", "usd_per_m_output_tokens",
+            "usd_per_m_output_tokens_low", "efficiency_profile", "sweet_spot_batch")
+    pts = pl.DataFrame({"model": ["llama-3.1-70b", "deepseek-v3", "gpt-oss-120b", "llama-3.1-8b"],
+                        "hardware": ["h100-sxm", "h200-sxm", "b200", "mi300x"], "precision": ["fp8", "fp8", "fp4", "bf16"],
+                        "batch_size": [64, 4096, 256, 100_000]})
+    fast = evaluate(pts, catalog, strict=False, columns=cols)
+    full = evaluate(pts, catalog, strict=False, sweet_spot=True).select(cols)
+    assert fast.equals(full)
