@@ -176,7 +176,7 @@ def test_page_renders_without_errors(server, browser, spec, width):
     page.close()
 
 
-@pytest.mark.parametrize("path", ["hardware-comparison", "cluster", "quote-checker"])
+@pytest.mark.parametrize("path", ["hardware-comparison", "head-to-head", "cluster", "quote-checker"])
 def test_deep_link_on_a_fresh_server_opens_the_page_without_a_pop_up(browser, path):
     """The first visit of a fresh server is a deep link: the page opens, no "Page not found" (issue 11).
 
@@ -218,6 +218,40 @@ def test_a_page_widget_does_not_change_other_pages(server, browser):
     assert "min_tokens_per_s_per_user" not in page.url
     assert "Serving at" in page.locator('[data-testid="stMain"]').inner_text()
     assert "30 output tokens/s" not in page.locator('[data-testid="stMain"]').inner_text()
+    page.close()
+
+
+def test_workload_preset_switch_sets_the_lengths_and_follows_to_other_pages(server, browser):
+    """Picking "Reasoning" in the sidebar sets 1,024 in / 8,192 out, writes it to the link, and every page uses it."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.goto(f"{server}/", wait_until="domcontentloaded")
+    wait_for_app(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_role("combobox", name="Workload").click()
+    page.get_by_role("option", name="Reasoning (1k in / 8k out)").click()
+    wait_for_app(page)
+    assert "workload=reasoning" in page.url and "output_len=8192" in page.url
+    assert sidebar.get_by_role("spinbutton", name="Output (tokens)").input_value() == "8192"
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Head to head").first.click()
+    wait_for_app(page)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert "1,024 input / 8,192 output tokens" in main
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
+
+
+def test_head_to_head_deep_link_with_setups(server, browser):
+    """A link to the head-to-head page with both set-ups opens them: metrics per level, both frontiers drawn."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.goto(f"{server}/head-to-head?h2h_a_model=llama-3.1-8b&h2h_b_model=llama-3.1-8b&h2h_b_hardware=h200-sxm"
+              f"&interactivity_levels=20,100", wait_until="domcontentloaded")
+    wait_for_app(page)
+    assert PAGE_NOT_FOUND not in page.content()
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    assert "At 20 tok/s per user: B costs" in text and "At 100 tok/s per user" in text
+    assert "None" not in text.split()
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 2
+    assert not cut_metrics(page)
     page.close()
 
 
