@@ -665,10 +665,25 @@ class CatalogArrays:
     """Cache of :func:`efficiency`: per calibrated assumptions, each parameter as [accelerator, precision]."""
 
     def models(self, codes) -> ModelFacts:
-        return ModelFacts(**{k: v[codes] for k, v in self.model.items()})
+        """The facts of models ``codes`` (int array: one gather of the stacked table; scalar: scalars)."""
+        return ModelFacts(**_take_rows(self.model, codes))
 
     def accelerators(self, codes) -> HardwareFacts:
-        return HardwareFacts(**{k: v[codes] for k, v in self.hardware.items()})
+        """The facts of accelerators ``codes`` (as :meth:`models`)."""
+        return HardwareFacts(**_take_rows(self.hardware, codes))
+
+
+def _take_rows(table: dict, codes) -> dict:
+    """``{field: column[codes]}`` by one fancy index of the stacked columns (a field per row of a matrix)."""
+    if np.ndim(codes) == 0:
+        return {k: v[codes] for k, v in table.items() if k != "__stacked__"}
+    stacked = table.get("__stacked__")
+    if stacked is None:
+        names = [k for k in table if k != "__stacked__"]
+        stacked = (names, np.stack([table[k] for k in names]))
+        table["__stacked__"] = stacked
+    names, matrix = stacked
+    return dict(zip(names, matrix[:, codes]))
 
 
 FORMATS: tuple[str, ...] = tuple(prec.WEIGHT_FORMATS)
@@ -1120,12 +1135,55 @@ class _Static:
     auto_collectives: Collectives
 
 
+_STACKS: dict = {}
+"""id(bundle) -> (bundle, leaf paths, stacked matrix) for :func:`_gather` (static tables only: a few entries)."""
+
+
 def _gather(bundle, index):
-    """A dataclass of arrays (nested bundles included) restricted to ``index``; scalars stay scalars."""
+    """A dataclass of arrays (nested bundles included) restricted to ``index``; scalars stay scalars.
+
+    The array leaves are stacked once per bundle into one matrix, so a gather is one fancy index."""
+    got = _STACKS.get(id(bundle))
+    if got is None or got[0] is not bundle:
+        leaves = []
+
+        def walk(b, path):
+            for f in fields(b):
+                v = getattr(b, f.name)
+                if hasattr(v, "__dataclass_fields__"):
+                    walk(v, path + (f.name,))
+                elif isinstance(v, np.ndarray) and v.ndim:
+                    leaves.append((path + (f.name,), v))
+
+        walk(bundle, ())
+        lengths = {v.shape for _, v in leaves}
+        matrix = np.stack([v.astype(float) for _, v in leaves]) if len(lengths) == 1 else None
+        got = (bundle, [p for p, _ in leaves], matrix, [v.dtype for _, v in leaves])
+        if len(_STACKS) > 64:
+            _STACKS.clear()
+        _STACKS[id(bundle)] = got
+    _, paths, matrix, dtypes = got
+    if matrix is None:
+        return _gather_slow(bundle, index)
+    rows = matrix[:, index]
+    values = {p: (r if dt == np.float64 else r.astype(dt)) for p, r, dt in zip(paths, rows, dtypes)}
+
+    def build(b, path):
+        out = {}
+        for f in fields(b):
+            v = getattr(b, f.name)
+            key = path + (f.name,)
+            out[f.name] = build(v, key) if hasattr(v, "__dataclass_fields__") else values.get(key, v)
+        return type(b)(**out)
+
+    return build(bundle, ())
+
+
+def _gather_slow(bundle, index):
     out = {}
     for f in fields(bundle):
         v = getattr(bundle, f.name)
-        out[f.name] = (_gather(v, index) if hasattr(v, "__dataclass_fields__") else
+        out[f.name] = (_gather_slow(v, index) if hasattr(v, "__dataclass_fields__") else
                        v[index] if isinstance(v, np.ndarray) and v.ndim else v)
     return type(bundle)(**out)
 
