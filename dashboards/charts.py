@@ -361,22 +361,21 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
     """
     cols = ["batch_size", "usd_per_m_output_tokens", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user",
             "tpot_s", "binding_wall"]
-    data = _scaled(curve.filter(pl.col("feasible")).select(cols), cols).to_pandas()
+    data = _scaled(curve.filter(pl.col("feasible")).select(cols), cols)
     hi = max(max_batch, sweet_spot or 1.0) * 1.3
     domain = [1, max(hi, 2)]
     rules = [{"batch_size": float(max_batch), "label": f"KV-cache wall at {max_batch:,}"}]
     if sweet_spot is not None and sweet_spot <= domain[1]:
         rules.append({"batch_size": float(sweet_spot),
                       "label": f"Memory/compute crossover at {sweet_spot:,.0f}"})
-    rules_df = pl.DataFrame(rules).to_pandas()
+    rules_df = pl.DataFrame(rules)
     if selected_row is not None and selected_row.get("feasible", True) and all(
             selected_row.get(c) is not None for c in cols):
         sel = _scaled(pl.DataFrame([{c: selected_row[c] for c in cols}], schema=curve.select(cols).schema), cols)
-        sel = sel.to_pandas()
     elif selected_batch is not None:
-        sel = data[data["batch_size"] == selected_batch]
+        sel = data.filter(pl.col("batch_size") == selected_batch)
     else:
-        sel = data.iloc[:0]
+        sel = data.head(0)
     if len(sel):  # the axis reaches the marked point
         domain = [min(domain[0], float(sel["batch_size"].min())), max(domain[1], float(sel["batch_size"].max()) * 1.3)]
     rule_colour = alt.Color("label:N", title="Batch-size walls (sequences)", sort=[r["label"] for r in rules],
@@ -449,7 +448,7 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
     present = set(long["cost_part"].to_list())
     drawn = [p for p in parts if COST_PART_TITLES[p] in present]  # no legend entry without a bar
     shown = [COST_PART_TITLES[p] for p in drawn]
-    return alt.Chart(long.to_pandas()).mark_bar(height={"band": 0.8}).encode(
+    return alt.Chart(long).mark_bar(height={"band": 0.8}).encode(
         y=alt.Y("hardware:N", sort=order, title=title("hardware"), axis=alt.Axis(labelLimit=0)),
         x=alt.X("sum(usd_per_m_tokens):Q", title=objective_title,
                 axis=alt.Axis(format="$,.3~f", titleLimit=0, labelOverlap=True)),
@@ -477,7 +476,7 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
             "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens", "binding_wall"]
     hw = top_series(frontier, "hardware", min_tokens_per_s_per_user=min_tokens_per_s_per_user or 0.0)
     sel = frontier.filter(pl.col("hardware").is_in(hw))
-    data = sel.select(cols).to_pandas()
+    data = sel.select(cols)
     scale = alt.Scale(domain=hw, range=list(OKABE_ITO[:len(hw)]))
     colour = alt.Color("hardware:N", title=title("hardware"), sort=hw, scale=scale,
                        legend=alt.Legend(orient="right", labelLimit=200))
@@ -487,7 +486,7 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
     layers = [lines]
     band = band_columns(sel, "output_tokens_per_s_per_gpu")
     if band:
-        layers.insert(0, alt.Chart(sel.select("hardware", "tokens_per_s_per_user", *band).to_pandas()).mark_area(
+        layers.insert(0, alt.Chart(sel.select("hardware", "tokens_per_s_per_user", *band)).mark_area(
             opacity=0.18).encode(x=_x("tokens_per_s_per_user", log=True),
                                  y=alt.Y(f"{band[0]}:Q", scale=alt.Scale(type="log"),
                                          title=title("output_tokens_per_s_per_gpu")),
@@ -497,7 +496,7 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
         m = measured.filter(pl.col("hardware").is_in(hw))
         if m.height:
             mcols = [c for c in MEASURED_TOOLTIP if c in m.columns]
-            md = m.select(mcols).with_columns(kind=pl.lit("Measured (public benchmark)")).to_pandas()
+            md = m.select(mcols).with_columns(kind=pl.lit("Measured (public benchmark)"))
             layers.append(alt.Chart(md).mark_point(shape="triangle-up", filled=True, size=90, opacity=0.9,
                                                    stroke="#000000", strokeWidth=0.6).encode(
                 x="tokens_per_s_per_user:Q", y="output_tokens_per_s_per_gpu:Q",
@@ -507,7 +506,7 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
                 tooltip=tooltip(mcols)))
     if min_tokens_per_s_per_user:
         floor = pl.DataFrame({"tokens_per_s_per_user": [float(min_tokens_per_s_per_user)],
-                              "label": [f"Floor: {min_tokens_per_s_per_user:g} tokens/s per user"]}).to_pandas()
+                              "label": [f"Floor: {min_tokens_per_s_per_user:g} tokens/s per user"]})
         layers.append(alt.Chart(floor).mark_rule(strokeDash=[6, 4], color="#555555").encode(
             x="tokens_per_s_per_user:Q", tooltip=[alt.Tooltip("label:N", title="Marker")]))
         layers.append(alt.Chart(floor).mark_text(align="left", dx=4, baseline="top", color="#555555").encode(
@@ -524,12 +523,12 @@ def mfu_scale_chart(scale: pl.DataFrame, *, num_gpus: int, width: int = 330, hei
     """MFU and realized compute against cluster size (log axis), the chosen size marked."""
     cols = ["num_gpus", "mfu_frac", "realized_frac_of_peak", "realized_flop_per_s", "peak_flop_per_s",
             "cluster_mtbf_h", "prob_failure_in_window_frac"]
-    data = _scaled(scale.select(cols), ["realized_flop_per_s", "peak_flop_per_s"]).to_pandas()
+    data = _scaled(scale.select(cols), ["realized_flop_per_s", "peak_flop_per_s"])
     long = (scale.select("num_gpus", "mfu_frac", "realized_frac_of_peak")
             .unpivot(index="num_gpus", variable_name="series", value_name="fraction")
             .with_columns(pl.col("series").replace({"mfu_frac": "MFU", "realized_frac_of_peak":
-                                                    "Realized share of peak (MFU x goodput)"})).to_pandas())
-    chosen = data[data["num_gpus"] == num_gpus]
+                                                    "Realized share of peak (MFU x goodput)"})))
+    chosen = data.filter(pl.col("num_gpus") == num_gpus)
     x = alt.X("num_gpus:Q", title="Cluster size (GPUs)", scale=alt.Scale(type="log"), axis=alt.Axis(format=",~s"))
     left = alt.layer(
         alt.Chart(long).mark_line(point=True).encode(
@@ -553,9 +552,9 @@ def mfu_scale_chart(scale: pl.DataFrame, *, num_gpus: int, width: int = 330, hei
 def capex_power_chart(row: dict, *, width: int = 330, height: int = 140) -> alt.HConcatChart:
     """Capex split ($M) and power (MW) of one cluster as two horizontal bars."""
     capex = pl.DataFrame({"part": ["Accelerators, servers, network", "Facility"], "order": [0, 1],
-                          "usd_m": [row["capex_accelerators_usd"] / 1e6, row["capex_facility_usd"] / 1e6]}).to_pandas()
+                          "usd_m": [row["capex_accelerators_usd"] / 1e6, row["capex_facility_usd"] / 1e6]})
     power = pl.DataFrame({"part": ["IT load", "Cooling and losses (PUE)"], "order": [0, 1],
-                          "mw": [row["it_power_mw"], row["facility_power_mw"] - row["it_power_mw"]]}).to_pandas()
+                          "mw": [row["it_power_mw"], row["facility_power_mw"] - row["it_power_mw"]]})
     left = alt.Chart(capex).mark_bar().encode(
         x=alt.X("sum(usd_m):Q", title="Capex ($M)", axis=alt.Axis(format="$,.0f")),
         color=alt.Color("part:N", title="Capex part", sort=["Accelerators, servers, network", "Facility"],
@@ -594,13 +593,30 @@ MEASURED_TOOLTIP = ("hardware", "source_label", "scenario", "precision", "num_gp
                     "speculative_decoding", "as_of", "case_id")
 
 
+def _vl_field(frame: pl.DataFrame, column: str, **extra) -> dict:
+    """A Vega-Lite field definition with the column's human title and format (quantitative or nominal)."""
+    numeric = column in frame.columns and frame.schema[column].is_numeric()
+    out = {"field": column, "type": "quantitative" if numeric else "nominal", "title": title(column)}
+    if numeric and _fmt(column):
+        out["format"] = _fmt(column)
+    out.update(extra)
+    return out
+
+
+def _vl_tooltip(frame: pl.DataFrame, columns) -> list[dict]:
+    return [_vl_field(frame, c) for c in dict.fromkeys(columns) if c in frame.columns]
+
+
 def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_tokens", series: str = "hardware",
                         order: list | None = None, levels=(), picks: pl.DataFrame | None = None,
                         measured: pl.DataFrame | None = None, min_tokens_per_s_per_user: float | None = None,
-                        log_y: bool = True, width: int = 640, height: int = 360,
-                        title_text: str = "Cost versus interactivity",
-                        subtitle: str | None = "Pareto frontier per accelerator") -> alt.LayerChart:
+                        log_y: bool = True, height: int = 360, title_text: str = "Cost versus interactivity",
+                        subtitle: str | None = "Pareto frontier per accelerator") -> dict:
     """A y metric (cost by default) against output tokens/s per user, one line per series (InferenceX style).
+
+    Returns the Vega-Lite spec as a dict (built directly, with the data as named Polars datasets that
+    Streamlit sends as Arrow): a chart of several hundred points and six layers builds in a few
+    milliseconds instead of Altair's ~100 ms, which keeps a rerun of the page under its budget.
 
     Parameters
     ----------
@@ -614,7 +630,7 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
         Series to draw, best first (default :func:`top_series` by cost at the floor; at most
         :data:`MAX_SERIES`).
     levels : sequence of float
-        Interactivity levels: a dashed rule each.
+        Interactivity levels: a dashed rule each, labelled.
     picks : pl.DataFrame, optional
         The point read at each level (:func:`econ.compare.value_at_interactivity` rows with ``series``,
         ``at_tokens_per_s_per_user``, ``tokens_per_s_per_user`` and ``y``): hollow rings.
@@ -622,79 +638,99 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
         Public measurements (:func:`econ.measured.measured_points`, priced with :func:`econ.measured.with_cost`
         when ``y`` is a cost) with ``series``: triangles, the source on hover.
     min_tokens_per_s_per_user : float, optional
-        A speed floor: a dashed rule labelled "Floor".
+        A speed floor: a dotted rule.
     """
     names = order if order is not None else top_series(
         frontier, series, min_tokens_per_s_per_user=min_tokens_per_s_per_user or 0.0,
         cost=y if y.startswith("usd_per_m") else None)
-    names = [n for n in names if n in set(frontier[series].to_list())][:MAX_SERIES]
+    present = set(frontier[series].to_list()) if series in frontier.columns else set()
+    names = [n for n in names if n in present][:MAX_SERIES]
     data = frontier.filter(pl.col(series).is_in(names))
-    colour = alt.Color(f"{series}:N", title=title(series), sort=names,
-                       scale=alt.Scale(domain=names, range=list(OKABE_ITO[:len(names)])),
-                       legend=alt.Legend(orient="bottom", columns=1 if max((len(str(n)) for n in names), default=0)
-                                         > 28 else 2, labelLimit=0, symbolType="stroke"))
-    x = _x("tokens_per_s_per_user", log=True)
+    colour = {"field": series, "type": "nominal", "title": title(series), "sort": names,
+              "scale": {"domain": names, "range": list(OKABE_ITO[:len(names)])},
+              "legend": {"orient": "bottom", "columns": 1 if max((len(str(n)) for n in names), default=0) > 28 else 2,
+                         "labelLimit": 0, "symbolType": "stroke"}}
+    domain = cost_axis_domain(data, y, picks) if log_y and y.startswith("usd_per_m") else None
+    yscale = {"type": "log", **({"domain": domain} if domain else {})} if log_y else {}
+    yfmt = _fmt(y).replace(".3f", ".3~f").replace(".2f", ".2~f").replace(",.0f", ",~r")
+    x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": title("tokens_per_s_per_user"),
+         "scale": {"type": "log"}, "axis": {"format": ",~r", "labelOverlap": True}}
+
+    def yq(col, axis=True):
+        enc = {"field": col, "type": "quantitative", "title": title(y), "scale": yscale}
+        if axis:
+            enc["axis"] = {"format": yfmt, "labelOverlap": True, "titleLimit": 260}
+        return enc
+
     band = band_columns(data, y)
     tip = [c for c in (series, "layout", "precision", "num_gpus", "total_gpus", "batch_size", "tokens_per_s_per_user",
                        "output_tokens_per_s_per_gpu", y, "usd_per_m_input_tokens", "usd_per_m_blended_tokens",
                        "ttft_s", "binding_wall", *(band or ())) if c in data.columns]
     tip = list(dict.fromkeys(tip))
-    domain = cost_axis_domain(data, y, picks) if log_y and y.startswith("usd_per_m") else None
-    yscale = alt.Scale(type="log", domain=domain) if domain else (alt.Scale(type="log") if log_y else alt.Undefined)
-
-    def yq(col):  # every layer on the one y scale (a layer without it would widen the range again)
-        return alt.Y(f"{col}:Q", scale=yscale, title=title(y))
-
+    datasets = {"frontier": data.select(tip).sort(series, "tokens_per_s_per_user")}
     layers = []
     if band:
-        layers.append(alt.Chart(data.select(series, "tokens_per_s_per_user", *band).to_pandas()).mark_area(
-            opacity=0.18, interpolate="linear", clip=True).encode(
-            x=x, y=yq(band[0]),
-            y2=f"{band[1]}:Q", color=colour,
-            order="tokens_per_s_per_user:Q"))
-    y_enc = _y(y, log=log_y)
-    if domain:
-        y_enc = alt.Y(y, type="quantitative", title=title(y), scale=alt.Scale(type="log", domain=domain),
-                      axis=alt.Axis(format=_fmt(y).replace(".3f", ".3~f"), labelOverlap=True, titleLimit=260))
-    layers.append(alt.Chart(data.select(tip).to_pandas()).mark_line(point=alt.OverlayMarkDef(size=26),
-                                                                     clip=True).encode(
-        x=x, y=y_enc, color=colour, order="tokens_per_s_per_user:Q", tooltip=tooltip(tip)))
-    for lv in levels:
-        rule = pl.DataFrame({"tokens_per_s_per_user": [float(lv)], "level_label": [f"{lv:g} tok/s"]}).to_pandas()
-        layers.append(alt.Chart(rule).mark_rule(strokeDash=[4, 4], color="#777777").encode(
-            x="tokens_per_s_per_user:Q", tooltip=[alt.Tooltip("level_label:N", title=title("level_label"))]))
-        layers.append(alt.Chart(rule).mark_text(align="left", dx=3, baseline="top", color="#555555", fontSize=10)
-                      .encode(x="tokens_per_s_per_user:Q", y=alt.value(2), text="level_label:N"))
+        datasets["band"] = data.select(series, "tokens_per_s_per_user", *band)
+        layers.append({"data": {"name": "band"}, "mark": {"type": "area", "opacity": 0.18, "clip": True},
+                       "encoding": {"x": x, "y": yq(band[0]), "y2": {"field": band[1]}, "color": colour,
+                                    "order": {"field": "tokens_per_s_per_user", "type": "quantitative"}}})
+    layers.append({"data": {"name": "frontier"},
+                   "mark": {"type": "line", "clip": True, "point": {"size": 26}},
+                   "encoding": {"x": x, "y": yq(y), "color": colour,
+                                "order": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                "tooltip": _vl_tooltip(data, tip)}})
+    if levels:
+        datasets["levels"] = pl.DataFrame({"tokens_per_s_per_user": [float(v) for v in levels],
+                                           "level_label": [f"{float(v):g} tok/s" for v in levels]})
+        layers.append({"data": {"name": "levels"}, "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#777777"},
+                       "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                    "tooltip": [{"field": "level_label", "type": "nominal",
+                                                 "title": title("level_label")}]}})
+        layers.append({"data": {"name": "levels"},
+                       "mark": {"type": "text", "align": "left", "dx": 3, "baseline": "top", "color": "#555555",
+                                "fontSize": 10},
+                       "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                    "y": {"value": 2}, "text": {"field": "level_label", "type": "nominal"}}})
     if min_tokens_per_s_per_user:
-        floor = pl.DataFrame({"tokens_per_s_per_user": [float(min_tokens_per_s_per_user)],
-                              "level_label": [f"Floor {min_tokens_per_s_per_user:g}"]}).to_pandas()
-        layers.append(alt.Chart(floor).mark_rule(strokeDash=[1, 3], strokeWidth=2, color="#000000").encode(
-            x="tokens_per_s_per_user:Q", tooltip=[alt.Tooltip("level_label:N", title="Speed floor")]))
-    if picks is not None and picks.height:
+        datasets["floor"] = pl.DataFrame({"tokens_per_s_per_user": [float(min_tokens_per_s_per_user)],
+                                          "level_label": [f"Floor {min_tokens_per_s_per_user:g}"]})
+        layers.append({"data": {"name": "floor"},
+                       "mark": {"type": "rule", "strokeDash": [1, 3], "strokeWidth": 2, "color": "#000000"},
+                       "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                    "tooltip": [{"field": "level_label", "type": "nominal", "title": "Speed floor"}]}})
+    if picks is not None and picks.height and series in picks.columns and y in picks.columns:
         p = picks.filter(pl.col(series).is_in(names) & pl.col(y).is_not_null())
         ptip = [c for c in (series, "at_tokens_per_s_per_user", "tokens_per_s_per_user", y, "output_tokens_per_s_per_gpu",
                             "output_tokens_per_usd", "output_tokens_per_s_per_mw", "layout", "precision", "batch_size")
                 if c in p.columns]
         if p.height:
-            layers.append(alt.Chart(p.select(list(dict.fromkeys(ptip))).to_pandas()).mark_point(
-                size=150, filled=False, strokeWidth=2.5, clip=True).encode(
-                x="tokens_per_s_per_user:Q", y=yq(y), color=colour,
-                tooltip=tooltip(list(dict.fromkeys(ptip)))))
-    if measured is not None and measured.height and y in measured.columns:
+            datasets["picks"] = p.select(list(dict.fromkeys(ptip)))
+            layers.append({"data": {"name": "picks"},
+                           "mark": {"type": "point", "size": 150, "filled": False, "strokeWidth": 2.5, "clip": True},
+                           "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                        "y": yq(y, axis=False), "color": colour, "tooltip": _vl_tooltip(p, ptip)}})
+    if measured is not None and measured.height and y in measured.columns and series in measured.columns:
         m = measured.filter(pl.col(series).is_in(names) & pl.col(y).is_not_null())
         if m.height:
             mcols = list(dict.fromkeys([series, *[c for c in MEASURED_TOOLTIP if c in m.columns], y]))
-            md = m.select(mcols).with_columns(kind=pl.lit("Measured (public benchmark)"))
-            layers.append(alt.Chart(md.to_pandas()).mark_point(shape="triangle-up", filled=True, size=90, clip=True,
-                                                               opacity=0.9, stroke="#000000", strokeWidth=0.6).encode(
-                x="tokens_per_s_per_user:Q", y=yq(y),
-                color=colour,
-                shape=alt.Shape("kind:N", title=title("kind"), scale=alt.Scale(range=["triangle-up"]),
-                                legend=alt.Legend(orient="bottom", labelLimit=0)),
-                tooltip=tooltip(mcols)))
-    return alt.layer(*layers).resolve_scale(color="shared").properties(
-        width="container", height=height, title=chart_title(title_text, subtitle),
-        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+            datasets["measured"] = m.select(mcols).with_columns(kind=pl.lit("Measured (public benchmark)"))
+            layers.append({"data": {"name": "measured"},
+                           "mark": {"type": "point", "shape": "triangle-up", "filled": True, "size": 90, "clip": True,
+                                    "opacity": 0.9, "stroke": "#000000", "strokeWidth": 0.6},
+                           "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                        "y": yq(y, axis=False), "color": colour,
+                                        "shape": {"field": "kind", "type": "nominal", "title": title("kind"),
+                                                  "scale": {"range": ["triangle-up"]},
+                                                  "legend": {"orient": "bottom", "labelLimit": 0}},
+                                        "tooltip": _vl_tooltip(m, mcols)}})
+    import textwrap
+    lines = textwrap.wrap(title_text, TITLE_CHARS) or [title_text]
+    head = {"text": lines if len(lines) > 1 else title_text, "anchor": "start"}
+    if subtitle:
+        head["subtitle"] = textwrap.wrap(subtitle, TITLE_CHARS + 10)
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "datasets": datasets, "layer": layers,
+            "resolve": {"scale": {"color": "shared"}}, "width": "container", "height": height, "title": head,
+            "autosize": {"type": "fit-x", "contains": "padding"}}
 
 
 def cost_axis_domain(frontier: pl.DataFrame, y: str, picks: pl.DataFrame | None = None) -> list[float] | None:
@@ -717,7 +753,7 @@ def cost_axis_domain(frontier: pl.DataFrame, y: str, picks: pl.DataFrame | None 
     return [0.8 * float(lo), min(hi * 1.05, top)] if hi > 0 else None
 
 
-def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label", width: int = 640) -> alt.Chart:
+def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label") -> dict:
     """Stacked horizontal bars: where each deployment's decode step goes (:func:`econ.breakdown.step_breakdown`).
 
     Parameters
@@ -725,7 +761,11 @@ def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label", width: int 
     long : pl.DataFrame
         Long rows with ``label`` (one bar each, in order of appearance), ``component``, ``title``,
         ``time_s`` and ``share_frac``; zero parts are not drawn (no legend entry without a bar).
+
+    Returns the Vega-Lite spec as a dict (data as a named Polars dataset, see :func:`cost_frontier_chart`).
     """
+    import textwrap
+
     from econ.breakdown import COMPONENT_TITLES, COMPONENTS
 
     colours = {"weights": OKABE_ITO[0], "kv_cache": OKABE_ITO[4], "gemm": OKABE_ITO[5], "attention": OKABE_ITO[1],
@@ -736,19 +776,25 @@ def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label", width: int 
     titles = [COMPONENT_TITLES[c] for c in present]
     bars = data[label].unique(maintain_order=True).to_list()
     order = {c: i for i, c in enumerate(COMPONENTS)}
-    data = data.with_columns(_order=pl.col("component").replace_strict(order, return_dtype=pl.Int64))
-    cols = [label, "title", "time_s", "share_frac", "_order"]
-    return alt.Chart(data.select(cols).to_pandas()).mark_bar(height={"band": 0.7}).encode(
-        y=alt.Y(f"{label}:N", sort=bars, title=None, axis=alt.Axis(labelLimit=0)),
-        x=alt.X("sum(time_s):Q", title=title("time_s"), axis=alt.Axis(format=",.1f", labelOverlap=True)),
-        color=alt.Color("title:N", title=title("title"), sort=titles,
-                        scale=alt.Scale(domain=titles, range=[colours[c] for c in present]),
-                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=0)),
-        order=alt.Order("_order:Q"),
-        tooltip=[alt.Tooltip(f"{label}:N", title="Deployment"), alt.Tooltip("title:N", title=title("title")),
-                 alt.Tooltip("time_s:Q", title=title("time_s"), format=",.3f"),
-                 alt.Tooltip("share_frac:Q", title=title("share_frac"), format=".0%")],
-    ).properties(width="container", height=alt.Step(34),
-                 autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
-                 title=chart_title("Time per output token, by part of the step",
-                                   "Binding roofline side, exposed communication, overheads, prefill chunks"))
+    data = data.with_columns(_order=pl.col("component").replace_strict(order, return_dtype=pl.Int64)).select(
+        label, "title", "time_s", "share_frac", "_order")
+    head = "Time per output token, by part of the step"
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json", "datasets": {"parts": data},
+        "data": {"name": "parts"}, "mark": {"type": "bar", "height": {"band": 0.7}},
+        "encoding": {
+            "y": {"field": label, "type": "nominal", "sort": bars, "title": None, "axis": {"labelLimit": 0}},
+            "x": {"aggregate": "sum", "field": "time_s", "type": "quantitative", "title": title("time_s"),
+                  "axis": {"format": ",.1f", "labelOverlap": True}},
+            "color": {"field": "title", "type": "nominal", "title": title("title"), "sort": titles,
+                      "scale": {"domain": titles, "range": [colours[c] for c in present]},
+                      "legend": {"orient": "bottom", "columns": 2, "labelLimit": 0}},
+            "order": {"field": "_order", "type": "quantitative"},
+            "tooltip": [{"field": label, "type": "nominal", "title": "Deployment"},
+                        {"field": "title", "type": "nominal", "title": title("title")},
+                        {"field": "time_s", "type": "quantitative", "title": title("time_s"), "format": ",.3f"},
+                        {"field": "share_frac", "type": "quantitative", "title": title("share_frac"), "format": ".0%"}]},
+        "width": "container", "height": {"step": 34}, "autosize": {"type": "fit-x", "contains": "padding"},
+        "title": {"text": textwrap.wrap(head, TITLE_CHARS), "anchor": "start",
+                  "subtitle": textwrap.wrap("Binding roofline side, exposed communication, overheads, prefill chunks",
+                                            TITLE_CHARS + 10)}}

@@ -28,18 +28,23 @@ _lock = threading.Lock()
 def spec(build, *args, cache_key=None, **kwargs) -> dict:
     """The Vega-Lite dict of ``build(*args, **kwargs)``; memoized on ``(build, cache_key)`` when a key is given."""
     if cache_key is None:
-        return build(*args, **kwargs).to_dict(validate=False)
+        return _as_dict(build(*args, **kwargs))
     key = (getattr(build, "__module__", ""), getattr(build, "__qualname__", repr(build)), cache_key)
     with _lock:
         if key in _specs:
             _specs.move_to_end(key)
             return _specs[key]
-    made = build(*args, **kwargs).to_dict(validate=False)
+    made = _as_dict(build(*args, **kwargs))
     with _lock:
         _specs[key] = made
         while len(_specs) > MAX_SPECS:
             _specs.popitem(last=False)
     return made
+
+
+def _as_dict(chart) -> dict:
+    """A chart's Vega-Lite dict: an Altair chart converted without re-validation, or a spec built as a dict."""
+    return chart if isinstance(chart, dict) else chart.to_dict(validate=False)
 
 
 def show(build, *args, key: str, cache_key=None, container=None, **kwargs) -> None:

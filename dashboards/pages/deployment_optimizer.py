@@ -101,19 +101,19 @@ def frontier_chart(front: pl.DataFrame, best: dict | None, *, y: str, min_speed:
     colour = alt.Color("series:N", title=charts.title("series"), sort=names,
                        scale=alt.Scale(domain=names, range=list(charts.OKABE_ITO[:len(names)])),
                        legend=alt.Legend(orient="right", labelLimit=260))
-    base = alt.Chart(data.select(cols).to_pandas())
+    base = alt.Chart(data.select(cols))
     layers = [base.mark_line(point=alt.OverlayMarkDef(size=28)).encode(
         x=charts._x("tokens_per_s_per_user", log=True), y=charts._y(y, log=log_y), color=colour,
         order="tokens_per_s_per_user:Q", tooltip=charts.tooltip(cols))]
     if best is not None:
         star = pl.DataFrame([{c: best[c] for c in cols if c != "series"}]).with_columns(
             series=pl.lit("chosen deployment"))
-        layers.append(alt.Chart(star.select(cols).to_pandas()).mark_point(
+        layers.append(alt.Chart(star.select(cols)).mark_point(
             shape="diamond", size=220, filled=True, color="#000000").encode(
             x="tokens_per_s_per_user:Q", y=f"{y}:Q", tooltip=charts.tooltip(cols)))
     if min_speed > 0:
         floor = pl.DataFrame({"tokens_per_s_per_user": [float(min_speed)],
-                              "label": [f"SLO: {min_speed:g} tokens/s per user"]}).to_pandas()
+                              "label": [f"SLO: {min_speed:g} tokens/s per user"]})
         layers.append(alt.Chart(floor).mark_rule(strokeDash=[6, 4], color="#555555").encode(
             x="tokens_per_s_per_user:Q", tooltip=[alt.Tooltip("label:N", title="Marker")]))
     what = "Throughput" if y == "output_tokens_per_s_per_gpu" else "Cost"
@@ -151,7 +151,7 @@ def layout_chart(cells: pl.DataFrame, *, title: str, domain: int) -> alt.LayerCh
     ymax = float(data["y"].max()) + 0.5
     xs = alt.Scale(domain=[-0.5, cols - 0.5], nice=False, zero=False)
     ys = alt.Scale(domain=[-0.5, ymax], nice=False, zero=False, reverse=True)
-    pd = data.to_pandas()
+    pd = data  # Altair takes Polars frames directly (no pandas round trip)
     cell = alt.Chart(pd).mark_rect(stroke="white", strokeWidth=1).encode(
         x=alt.X("x0:Q", axis=None, scale=xs), x2="x1:Q", y=alt.Y("y0:Q", axis=None, scale=ys), y2="y1:Q",
         color=alt.Color("stage_label:N", title="Pipeline stage", sort=stages,
@@ -161,7 +161,7 @@ def layout_chart(cells: pl.DataFrame, *, title: str, domain: int) -> alt.LayerCh
     if n <= 128:
         layers.append(alt.Chart(pd).mark_text(fontSize=8 if n > 32 else 9, color="white").encode(
             x=alt.X("x:Q", scale=xs), y=alt.Y("y:Q", scale=ys), text="label:N", tooltip=tip))
-    layers.append(alt.Chart(boxes.to_pandas()).mark_rect(fill=None, stroke="#000000", strokeWidth=2).encode(
+    layers.append(alt.Chart(boxes).mark_rect(fill=None, stroke="#000000", strokeWidth=2).encode(
         x=alt.X("x0:Q", scale=xs), x2="x1:Q", y=alt.Y("y0:Q", scale=ys), y2="y1:Q",
         tooltip=[alt.Tooltip("name:N", title="Box")]))
     return alt.layer(*layers).properties(width=cols * size, height=int(ymax + 0.5) * size, title=title)
