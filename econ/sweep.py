@@ -82,6 +82,11 @@ def _pow2_upto(n: int) -> list[int]:
     return [1 << k for k in range(int(math.log2(max(n, 1))) + 1)]
 
 
+MOE_SCALE_OUT_DOMAINS = 8
+"""MoE models also get attention-DP + EP candidates spanning up to this many scale-up domains (pp = 1,
+ep = tp x dp): DeepSeek serves V3/R1 with EP32 prefill (4 nodes) and EP144 decode (18 nodes) over
+InfiniBand (deepseek-ai/open-infra-index, day 6); the all-to-all cost across domains is the engine's."""
+
 MAX_CANDIDATE_GPUS = 1 << 12
 """Largest instance :func:`layout_candidates` proposes when no GPU count is given (more than any model of
 the catalog needs to hold its weights at bf16 on the smallest accelerator). [accelerators]"""
@@ -134,11 +139,17 @@ def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: i
     need = (w / (pl.col("hbm_capacity_bytes") * assumptions.usable_hbm_frac)).ceil().clip(lower_bound=1.0)
     k = k.with_columns((2.0 ** need.log(2).ceil()).cast(pl.Int64).alias("_n0"))
     k = k.with_columns(pl.max_horizontal("_n0", "_domain").clip(upper_bound=MAX_CANDIDATE_GPUS).alias("_top"))
-    top = int(k["_top"].max()) if k.height else 1
+    moe_key = pl.col("num_experts") > 0
+    k = k.with_columns(pl.when(moe_key).then((pl.col("_top") * MOE_SCALE_OUT_DOMAINS).clip(upper_bound=MAX_CANDIDATE_GPUS))
+                       .otherwise(pl.col("_top")).alias("_top_ep"))
+    top = int(k["_top_ep"].max()) if k.height else 1
     t = _templates(max(top, num_gpus or 1), num_gpus, tp, dp, ep, pp)
     f = k.join(t, how="cross")
     if num_gpus is None and not (tp is not None and pp is not None):
-        f = f.filter((pl.col("num_gpus") >= pl.col("_n0")) & (pl.col("num_gpus") <= pl.col("_top")))
+        wide_ep = ((pl.col("num_gpus") > pl.col("_top")) & (pl.col("num_gpus") <= pl.col("_top_ep"))
+                   & (pl.col("pp") == 1) & (pl.col("ep") == pl.col("num_gpus")) & (pl.col("dp") > 1))
+        f = f.filter((pl.col("num_gpus") >= pl.col("_n0"))
+                     & ((pl.col("num_gpus") <= pl.col("_top")) | wide_ep))
     moe = pl.col("num_experts") > 0
     f = f.filter(moe | (((pl.col("dp") == 1) | pl.lit(dp is not None)) & ((pl.col("ep") == 1) | pl.lit(ep is not None))))
     if dp is None and ep is None:  # dp x tensor-parallel experts is dominated by expert parallelism
@@ -183,7 +194,9 @@ def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision:
     -----
     GPU counts: the given one, else powers of two from the fewest accelerators whose usable HBM holds the
     weights (N0) up to max(N0, scale-up domain): more GPUs than the weights need buy KV capacity, hence
-    batch (Llama-3.1-70B fp8 on one H100 has room for a handful of sequences). Families: tensor x
+    batch (Llama-3.1-70B fp8 on one H100 has room for a handful of sequences). MoE models also get
+    attention-DP + EP instances of up to :data:`MOE_SCALE_OUT_DOMAINS` times that (pp = 1, ep = all GPUs):
+    each GPU then holds fewer experts and more KV cache, at the price of all-to-alls over scale-out. Families: tensor x
     pipeline parallelism (tp, pp powers of two) for every model; for MoE models also attention-DP + EP
     (dp > 1 with ep = tp x dp: DeepSeek-V3 report, sec. 3.4) and tensor-parallel attention with
     expert-parallel FFNs (ep > 1, dp = 1). Dense models take dp = ep = 1 (dp replicas are separate
