@@ -464,55 +464,71 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
 
 
 def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float | None = None,
-                   measured: pl.DataFrame | None = None, width: int = 640, height: int = 360) -> alt.LayerChart:
+                   measured: pl.DataFrame | None = None, height: int = 360) -> dict:
     """Output tokens/s per GPU against tokens/s per user, one line per accelerator (InferenceMAX style).
 
     At most :data:`MAX_SERIES` accelerators are drawn (one Okabe-Ito colour each): the ones the caller
     passed, else the :func:`top_series` by cost at the floor, never the first ones alphabetically. A
     shaded band when the frame carries ``output_tokens_per_s_per_gpu_low`` / ``_high``; public
     measurements (:func:`econ.measured.measured_points`) as triangles with their source on hover.
+    Returns the Vega-Lite spec as a dict (see :func:`cost_frontier_chart`).
     """
+    import textwrap
+
     cols = ["display_name", "hardware", "precision", "num_gpus", "batch_size", "tokens_per_s_per_user",
             "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens", "binding_wall"]
     hw = top_series(frontier, "hardware", min_tokens_per_s_per_user=min_tokens_per_s_per_user or 0.0)
     sel = frontier.filter(pl.col("hardware").is_in(hw))
-    data = sel.select(cols)
-    scale = alt.Scale(domain=hw, range=list(OKABE_ITO[:len(hw)]))
-    colour = alt.Color("hardware:N", title=title("hardware"), sort=hw, scale=scale,
-                       legend=alt.Legend(orient="right", labelLimit=200))
-    lines = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=30), interpolate="linear").encode(
-        x=_x("tokens_per_s_per_user", log=True), y=_y("output_tokens_per_s_per_gpu", log=True), color=colour,
-        order="tokens_per_s_per_user:Q", tooltip=tooltip(cols))
-    layers = [lines]
-    band = band_columns(sel, "output_tokens_per_s_per_gpu")
+    cols = [c for c in cols if c in sel.columns]
+    colour = {"field": "hardware", "type": "nominal", "title": title("hardware"), "sort": hw,
+              "scale": {"domain": hw, "range": list(OKABE_ITO[:len(hw)])},
+              "legend": {"orient": "right", "labelLimit": 200}}
+    x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": title("tokens_per_s_per_user"),
+         "scale": {"type": "log"}, "axis": {"format": ",~r", "labelOverlap": True}}
+    yname = "output_tokens_per_s_per_gpu"
+    y = {"field": yname, "type": "quantitative", "title": title(yname), "scale": {"type": "log"},
+         "axis": {"format": ",~r", "labelOverlap": True, "titleLimit": 260}}
+    datasets = {"frontier": sel.select(cols)}
+    layers = []
+    band = band_columns(sel, yname)
     if band:
-        layers.insert(0, alt.Chart(sel.select("hardware", "tokens_per_s_per_user", *band)).mark_area(
-            opacity=0.18).encode(x=_x("tokens_per_s_per_user", log=True),
-                                 y=alt.Y(f"{band[0]}:Q", scale=alt.Scale(type="log"),
-                                         title=title("output_tokens_per_s_per_gpu")),
-                                 y2=f"{band[1]}:Q", color=colour,
-                                 order="tokens_per_s_per_user:Q"))
+        datasets["band"] = sel.select("hardware", "tokens_per_s_per_user", *band)
+        layers.append({"data": {"name": "band"}, "mark": {"type": "area", "opacity": 0.18},
+                       "encoding": {"x": x, "y": {**y, "field": band[0]}, "y2": {"field": band[1]}, "color": colour,
+                                    "order": {"field": "tokens_per_s_per_user", "type": "quantitative"}}})
+    layers.append({"data": {"name": "frontier"}, "mark": {"type": "line", "interpolate": "linear", "point": {"size": 30}},
+                   "encoding": {"x": x, "y": y, "color": colour,
+                                "order": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                "tooltip": _vl_tooltip(sel, cols)}})
     if measured is not None and measured.height:
         m = measured.filter(pl.col("hardware").is_in(hw))
         if m.height:
             mcols = [c for c in MEASURED_TOOLTIP if c in m.columns]
-            md = m.select(mcols).with_columns(kind=pl.lit("Measured (public benchmark)"))
-            layers.append(alt.Chart(md).mark_point(shape="triangle-up", filled=True, size=90, opacity=0.9,
-                                                   stroke="#000000", strokeWidth=0.6).encode(
-                x="tokens_per_s_per_user:Q", y="output_tokens_per_s_per_gpu:Q",
-                color=colour,
-                shape=alt.Shape("kind:N", title=title("kind"), scale=alt.Scale(range=["triangle-up"]),
-                                legend=alt.Legend(orient="bottom", labelLimit=0)),
-                tooltip=tooltip(mcols)))
+            datasets["measured"] = m.select(mcols).with_columns(kind=pl.lit("Measured (public benchmark)"))
+            layers.append({"data": {"name": "measured"},
+                           "mark": {"type": "point", "shape": "triangle-up", "filled": True, "size": 90,
+                                    "opacity": 0.9, "stroke": "#000000", "strokeWidth": 0.6},
+                           "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                        "y": {"field": yname, "type": "quantitative"}, "color": colour,
+                                        "shape": {"field": "kind", "type": "nominal", "title": title("kind"),
+                                                  "scale": {"range": ["triangle-up"]},
+                                                  "legend": {"orient": "bottom", "labelLimit": 0}},
+                                        "tooltip": _vl_tooltip(m, mcols)}})
     if min_tokens_per_s_per_user:
-        floor = pl.DataFrame({"tokens_per_s_per_user": [float(min_tokens_per_s_per_user)],
-                              "label": [f"Floor: {min_tokens_per_s_per_user:g} tokens/s per user"]})
-        layers.append(alt.Chart(floor).mark_rule(strokeDash=[6, 4], color="#555555").encode(
-            x="tokens_per_s_per_user:Q", tooltip=[alt.Tooltip("label:N", title="Marker")]))
-        layers.append(alt.Chart(floor).mark_text(align="left", dx=4, baseline="top", color="#555555").encode(
-            x="tokens_per_s_per_user:Q", y=alt.value(4), text="label:N"))
-    return alt.layer(*layers).properties(
-        width=width, height=height, title=chart_title("Throughput vs interactivity", "Pareto frontier per accelerator"))
+        datasets["floor"] = pl.DataFrame({"tokens_per_s_per_user": [float(min_tokens_per_s_per_user)],
+                                          "label": [f"Floor: {min_tokens_per_s_per_user:g} tokens/s per user"]})
+        layers.append({"data": {"name": "floor"}, "mark": {"type": "rule", "strokeDash": [6, 4], "color": "#555555"},
+                       "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                    "tooltip": [{"field": "label", "type": "nominal", "title": "Marker"}]}})
+        layers.append({"data": {"name": "floor"},
+                       "mark": {"type": "text", "align": "left", "dx": 4, "baseline": "top", "color": "#555555"},
+                       "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
+                                    "y": {"value": 4}, "text": {"field": "label", "type": "nominal"}}})
+    head = "Throughput vs interactivity"
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "datasets": datasets, "layer": layers,
+            "width": "container", "height": height, "autosize": {"type": "fit-x", "contains": "padding"},
+            "title": {"text": head, "anchor": "start",
+                      "subtitle": textwrap.wrap("Pareto frontier per accelerator", TITLE_CHARS + 10)}}
 
 
 # ---------------------------------------------------------------------------------------------

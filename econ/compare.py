@@ -126,6 +126,33 @@ def search_space(catalog: Catalog, *, model: str, hardware=None, precisions=None
                     "output_len"))
 
 
+SEARCH_SPACE_MEMO = 16
+"""Search spaces kept per catalog object by :func:`hardware_comparison` (a rerun that changes only the
+economics, e.g. PUE, reuses the grid: the layouts do not depend on prices)."""
+
+
+def _search_space_memo(catalog: Catalog, **kwargs) -> pl.DataFrame:
+    """:func:`search_space`, memoized on the catalog object (an LRU of :data:`SEARCH_SPACE_MEMO` grids).
+
+    Same answer as :func:`search_space` (it depends only on the catalog and these arguments, not on the
+    economics or the efficiency assumptions); the catalog is frozen, so a new catalog starts empty.
+    """
+    key = tuple((k, tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in sorted(kwargs.items()))
+    memo = getattr(catalog, "_search_space_memo", None)
+    if memo is None:
+        from collections import OrderedDict
+        memo = OrderedDict()
+        object.__setattr__(catalog, "_search_space_memo", memo)  # a cache, not a field (as engine.catalog_arrays)
+    if key in memo:
+        memo.move_to_end(key)
+        return memo[key]
+    out = search_space(catalog, **kwargs)
+    memo[key] = out
+    while len(memo) > SEARCH_SPACE_MEMO:
+        memo.popitem(last=False)
+    return out
+
+
 def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisions=None,
                         min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
                         objective: str = "output",
@@ -173,8 +200,8 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     if objective not in OBJECTIVES:
         raise InvalidInputError(f"objective={objective!r} is not one of {list(OBJECTIVES)}")
     slo = float(require_in_range("min_tokens_per_s_per_user", min_tokens_per_s_per_user, 0.0, 1e4, "tokens/s"))
-    points = search_space(catalog, model=model, hardware=hardware, precisions=precisions, gpu_counts=gpu_counts,
-                          batch_sizes=batch_sizes, input_len=input_len, output_len=output_len)
+    points = _search_space_memo(catalog, model=model, hardware=hardware, precisions=precisions, gpu_counts=gpu_counts,
+                                batch_sizes=batch_sizes, input_len=input_len, output_len=output_len)
     res = evaluate(points, catalog, assumptions, economics, strict=False)
     res = res.with_columns(
         meets_slo=(pl.col("feasible") & (pl.col("tokens_per_s_per_user") >= slo)).fill_null(False),

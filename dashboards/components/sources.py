@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from urllib.parse import quote
@@ -128,12 +129,20 @@ def display_value(field: str, value) -> str:
     return f"{shown} {unit}".strip()
 
 
+@functools.lru_cache(maxsize=64)
+def _assumptions_frame(assumptions, economics) -> pl.DataFrame:
+    """:func:`econ.assumptions.assumptions_frame`, memoized per (assumptions, economics): a rerun that does not
+    change them does not rebuild the table (both are frozen, hashable dataclasses)."""
+    return assumptions_frame(assumptions, economics)
+
+
+@functools.lru_cache(maxsize=64)
 def human_frame(assumptions, economics) -> pl.DataFrame:
     """Every assumption for a page: group, human name, value with its unit, source (no raw identifiers).
 
-    Downloads keep :func:`econ.assumptions.assumptions_frame` (stored names and values).
+    Downloads keep :func:`econ.assumptions.assumptions_frame` (stored names and values). Memoized per inputs.
     """
-    raw = assumptions_frame(assumptions, economics)
+    raw = _assumptions_frame(assumptions, economics)
     values = {**{k: getattr(assumptions, k) for k in raw.filter(pl.col("group") == "performance")["name"]},
               **{k: getattr(economics, k) for k in raw.filter(pl.col("group") == "economics")["name"]}}
     return pl.DataFrame({
@@ -146,7 +155,7 @@ def human_frame(assumptions, economics) -> pl.DataFrame:
 
 def export_frame(catalog, assumptions, economics, *, model=None, hardware=None, region=None) -> pl.DataFrame:
     """Assumptions (group, name, value, source) plus one row per catalog row used (its ``as_of`` and source)."""
-    frame = assumptions_frame(assumptions, economics)
+    frame = _assumptions_frame(assumptions, economics)
     rows = catalog_rows(catalog, model=model, hardware=hardware, region=region)
     used = rows.select(pl.format("catalog: {}", pl.col("table")).alias("group"), pl.col("id").alias("name"),
                        pl.format("as of {}", pl.col("as_of")).alias("value"), "source")
