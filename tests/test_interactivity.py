@@ -255,12 +255,15 @@ def test_measured_points_of_an_unmeasured_pair_are_empty():
 
 def test_auto_batch_meets_the_floor_or_is_the_sweet_spot(catalog):
     kw = dict(model="llama-3.3-70b", hardware="h100-sxm", precision="fp8", input_len=1024, output_len=8192)
+    from econ.sweep import batch_curve
     free, _ = auto_batch_row(catalog, min_tokens_per_s_per_user=0.0, **kw)
-    fast, curve = auto_batch_row(catalog, min_tokens_per_s_per_user=40.0, **kw)
+    fast, _ = auto_batch_row(catalog, min_tokens_per_s_per_user=40.0, **kw)
     f, s = free.row(0, named=True), fast.row(0, named=True)
-    assert s["served_tokens_per_s_per_user"] >= 40.0 and s["batch_size"] <= f["batch_size"]
-    bigger = curve.filter((pl.col("batch_size") > s["batch_size"]) & pl.col("feasible")
-                          & (pl.col("batch_size") <= f["batch_size"]))
+    assert s["served_tokens_per_s_per_user"] >= 40.0 > f["served_tokens_per_s_per_user"]
+    assert s["usd_per_m_output_tokens"] >= f["usd_per_m_output_tokens"]  # speed is bought with cost per token
+    curve = batch_curve(catalog, **{**kw, **{k: s[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}})
+    b = batch_at_floor(curve, min_tokens_per_s_per_user=40.0)
+    bigger = curve.filter((pl.col("batch_size") > b) & pl.col("feasible"))
     assert (bigger["served_tokens_per_s_per_user"] < 40.0).all()  # the largest batch of the grid that meets it
     assert batch_at_floor(curve, min_tokens_per_s_per_user=1e5) is None
 
