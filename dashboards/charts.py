@@ -342,8 +342,11 @@ def top_series(frame: pl.DataFrame, series: str, *, n: int = MAX_SERIES, min_tok
 
 def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float | None,
                       selected_batch: int | None = None, selected_row: dict | None = None, width: int = 400,
-                      height: int = 280) -> alt.HConcatChart:
+                      height: int = 280) -> dict:
     """$/M output tokens and output tokens/s per GPU against batch size (log axis), with the two walls.
+
+    Returns a Vega-Lite ``hconcat`` spec as a dict, data as named Polars datasets (split into panels by
+    :func:`panels`).
 
     Parameters
     ----------
@@ -378,26 +381,46 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
         sel = data.head(0)
     if len(sel):  # the axis reaches the marked point
         domain = [min(domain[0], float(sel["batch_size"].min())), max(domain[1], float(sel["batch_size"].max()) * 1.3)]
-    rule_colour = alt.Color("label:N", title="Batch-size walls (sequences)", sort=[r["label"] for r in rules],
-                            scale=alt.Scale(domain=[r["label"] for r in rules],
-                                            range=[OKABE_ITO[5], OKABE_ITO[2]][:len(rules)]),
-                            legend=alt.Legend(orient="bottom", labelLimit=320, direction="vertical"))
+    labels = [r["label"] for r in rules]
+    rule_colour = {"field": "label", "type": "nominal", "title": "Batch-size walls (sequences)", "sort": labels,
+                   "scale": {"domain": labels, "range": [OKABE_ITO[5], OKABE_ITO[2]][:len(rules)]},
+                   "legend": {"orient": "bottom", "labelLimit": 320, "direction": "vertical"}}
+    x = {"field": "batch_size", "type": "quantitative", "title": title("batch_size"),
+         "scale": {"type": "log", "domain": domain}, "axis": {"format": ",~r", "labelOverlap": True}}
+    tips = _vl_tooltip(data, cols)
+    datasets = {"curve": data, "walls": rules_df}
+    if len(sel):
+        datasets["marked"] = sel
 
     def panel(y_col, colour, log_y):
-        base = alt.Chart(data).encode(x=_x("batch_size", log=True, domain=domain))
-        line = base.mark_line(color=colour, point=alt.OverlayMarkDef(color=colour, size=28)).encode(
-            y=_y(y_col, log=log_y), tooltip=tooltip(cols))
-        rule = alt.Chart(rules_df).mark_rule(strokeDash=[6, 4], strokeWidth=2).encode(
-            x=alt.X("batch_size:Q"), color=rule_colour,
-            tooltip=[alt.Tooltip("label:N", title="Marker")])
-        layers = [line, rule]
+        fmt = _fmt(y_col)
+        if log_y:
+            fmt = fmt.replace(".3f", ".3~f").replace(".2f", ".2~f").replace(",.0f", ",~r")
+        y = {"field": y_col, "type": "quantitative", "title": title(y_col),
+             "axis": {"format": fmt, "labelOverlap": True, "titleLimit": 260}}
+        if log_y:
+            y["scale"] = {"type": "log"}
+        layers = [{"data": {"name": "curve"}, "mark": {"type": "line", "color": colour,
+                                                        "point": {"color": colour, "size": 28}},
+                   "encoding": {"x": x, "y": y, "tooltip": tips}},
+                  {"data": {"name": "walls"}, "mark": {"type": "rule", "strokeDash": [6, 4], "strokeWidth": 2},
+                   "encoding": {"x": {"field": "batch_size", "type": "quantitative"}, "color": rule_colour,
+                                "tooltip": [{"field": "label", "type": "nominal", "title": "Marker"}]}}]
         if len(sel):
-            layers.append(alt.Chart(sel).mark_point(size=140, filled=True, color="#000000", shape="diamond")
-                          .encode(x="batch_size:Q", y=f"{y_col}:Q", tooltip=tooltip(cols)))
-        return alt.layer(*layers).properties(width=width, height=height, title=chart_title(title(y_col) + " vs batch size"))
+            layers.append({"data": {"name": "marked"},
+                           "mark": {"type": "point", "size": 140, "filled": True, "color": "#000000",
+                                    "shape": "diamond"},
+                           "encoding": {"x": {"field": "batch_size", "type": "quantitative"},
+                                        "y": {"field": y_col, "type": "quantitative"}, "tooltip": tips}})
+        import textwrap
+        head = title(y_col) + " vs batch size"
+        lines = textwrap.wrap(head, TITLE_CHARS) or [head]
+        return {"layer": layers, "width": width, "height": height,
+                "title": {"text": lines if len(lines) > 1 else head, "anchor": "start"}}
 
-    return alt.hconcat(panel("usd_per_m_output_tokens", OKABE_ITO[0], True),
-                       panel("output_tokens_per_s_per_gpu", OKABE_ITO[1], False))
+    return {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", "datasets": datasets,
+            "hconcat": [panel("usd_per_m_output_tokens", OKABE_ITO[0], True),
+                        panel("output_tokens_per_s_per_gpu", OKABE_ITO[1], False)]}
 
 
 def panels(chart, *, height: int | None = None) -> list:
@@ -406,6 +429,17 @@ def panels(chart, *, height: int | None = None) -> list:
     A page draws them in ``st.columns``: side by side on a desktop, one under the other on a phone,
     where a fixed-width concatenation would run off the screen. Data and datasets are carried over.
     """
+    if isinstance(chart, dict):  # a spec built as a dict (batch_curve_chart): same treatment, no Altair
+        if "hconcat" not in chart:
+            return [chart]
+        out = []
+        for sub in chart["hconcat"]:
+            one = {**{k: v for k, v in chart.items() if k != "hconcat"}, **sub, "width": "container",
+                   "autosize": {"type": "fit-x", "contains": "padding"}}
+            if height:
+                one["height"] = height
+            out.append(one)
+        return out
     if not isinstance(chart, alt.HConcatChart):
         return [chart]
     out = []

@@ -55,7 +55,7 @@ def show(build, *args, key: str, cache_key=None, container=None, **kwargs) -> No
 def show_panels(build, *args, key: str, cache_key=None, **kwargs) -> None:
     """Draw the side-by-side panels of an ``hconcat`` chart in ``st.columns`` (stacked on a phone)."""
     def panels_spec():
-        return [p.to_dict(validate=False) for p in charts.panels(build(*args, **kwargs))]
+        return [_as_dict(p) for p in charts.panels(build(*args, **kwargs))]
 
     ck = None if cache_key is None else ("panels", getattr(build, "__qualname__", repr(build)), cache_key)
     if ck is None:
