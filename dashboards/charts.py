@@ -698,8 +698,8 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
     data = frontier.filter(pl.col(series).is_in(names))
     colour = {"field": series, "type": "nominal", "title": title(series), "sort": names,
               "scale": {"domain": names, "range": list(OKABE_ITO[:len(names)])},
-              "legend": {"orient": "bottom", "columns": 1 if max((len(str(n)) for n in names), default=0) > 28 else 2,
-                         "labelLimit": 0, "symbolType": "stroke"}}
+              "legend": {"orient": "bottom", "columns": 1 if max((len(str(n)) for n in names), default=0) > 20 else 2,
+                         "labelLimit": 0, "symbolType": "stroke", "symbolStrokeWidth": 3, "symbolOpacity": 1}}
     domain = cost_axis_domain(data, y, picks) if log_y and y.startswith("usd_per_m") else None
     yscale = {"type": "log", **({"domain": domain} if domain else {})} if log_y else {}
     yfmt = _fmt(y).replace(".3f", ".3~f").replace(".2f", ".2~f").replace(",.0f", ",~r")
@@ -730,8 +730,9 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
                                 "order": {"field": "tokens_per_s_per_user", "type": "quantitative"},
                                 "tooltip": _vl_tooltip(data, tip)}})
     if levels:
-        datasets["levels"] = pl.DataFrame({"tokens_per_s_per_user": [float(v) for v in levels],
-                                           "level_label": [f"{float(v):g} tok/s" for v in levels]})
+        lv = sorted(float(v) for v in levels)
+        datasets["levels"] = pl.DataFrame({"tokens_per_s_per_user": lv, "level_label": [f"{v:g} tok/s" for v in lv],
+                                           "label_y": [2.0 + 12.0 * (i % 3) for i in range(len(lv))]})
         layers.append({"data": {"name": "levels"}, "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#777777"},
                        "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
                                     "tooltip": [{"field": "level_label", "type": "nominal",
@@ -740,7 +741,9 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
                        "mark": {"type": "text", "align": "left", "dx": 3, "baseline": "top", "color": "#555555",
                                 "fontSize": 10},
                        "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
-                                    "y": {"value": 2}, "text": {"field": "level_label", "type": "nominal"}}})
+                                    # labels of nearby levels staggered (pixels from the top) so they never overlap
+                                    "y": {"field": "label_y", "type": "quantitative", "scale": None},
+                                    "text": {"field": "level_label", "type": "nominal"}}})
     if min_tokens_per_s_per_user:
         datasets["floor"] = pl.DataFrame({"tokens_per_s_per_user": [float(min_tokens_per_s_per_user)],
                                           "level_label": [f"Floor {min_tokens_per_s_per_user:g}"]})
@@ -769,10 +772,7 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
                                     "opacity": 0.9, "stroke": "#000000", "strokeWidth": 0.6},
                            "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
                                         "y": yq(y, axis=False), "color": colour,
-                                        "shape": {"field": "kind", "type": "nominal", "title": title("kind"),
-                                                  "scale": {"range": ["triangle-up"]},
-                                                  "legend": {"orient": "bottom", "labelLimit": 0}},
-                                        "tooltip": _vl_tooltip(m, mcols)}})
+                                        "tooltip": _vl_tooltip(m, mcols)}})  # triangles: told in the caption
     import textwrap
     lines = textwrap.wrap(title_text, TITLE_CHARS) or [title_text]
     head = {"text": lines if len(lines) > 1 else title_text, "anchor": "start"}
@@ -835,7 +835,7 @@ def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label") -> dict:
         "encoding": {
             "y": {"field": label, "type": "nominal", "sort": bars, "title": None, "axis": {"labelLimit": 0}},
             "x": {"aggregate": "sum", "field": "time_s", "type": "quantitative", "title": title("time_s"),
-                  "axis": {"format": ",.1f", "labelOverlap": True}},
+                  "axis": {"format": ",~r", "labelOverlap": True}},
             "color": {"field": "title", "type": "nominal", "title": title("title"), "sort": titles,
                       "scale": {"domain": titles, "range": [colours[c] for c in present]},
                       "legend": {"orient": "bottom", "columns": 2, "labelLimit": 0}},

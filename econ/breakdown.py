@@ -40,9 +40,8 @@ COMPONENTS: tuple[str, ...] = ("weights", "kv_cache", "gemm", "attention", "comm
 """Stacked parts of a served decode step, in drawing order."""
 
 COMPONENT_TITLES: dict[str, str] = {
-    "weights": "Weights (HBM reads)", "kv_cache": "KV cache (HBM reads)", "gemm": "GEMMs (FLOPs)",
-    "attention": "Attention (FLOPs)", "communication": "Communication (exposed)",
-    "overhead": "Fixed overhead (launches, per layer)", "prefill_chunks": "Prefill chunks (aggregated serving)",
+    "weights": "Weights (HBM)", "kv_cache": "KV cache (HBM)", "gemm": "GEMMs", "attention": "Attention",
+    "communication": "Communication", "overhead": "Fixed overhead", "prefill_chunks": "Prefill chunks",
     "other": "Other (latency tail)",
 }
 """Human names of :data:`COMPONENTS`."""

@@ -59,6 +59,10 @@ class CustomAccelerator:
         Rental rate per GPU-hour: prices the rental tier. [USD/h] At least one of the two prices.
     power_w : float > 0
         All-in IT power per accelerator (host and network share included; PUE is applied on top). [W]
+    generation : str or None
+        The accelerator generation whose calibration profile (``data/calibration.csv``) its efficiencies
+        take ("hopper", "blackwell", ... of :data:`econ.catalog.GENERATIONS`): the closest chip and software
+        stack. None = no profile: the scalar efficiencies of ``econ.assumptions`` (uncalibrated).
     """
 
     name: str = "Custom accelerator"
@@ -73,6 +77,7 @@ class CustomAccelerator:
     capex_usd: float | None = 50_000.0
     usd_per_gpu_hour: float | None = None
     power_w: float = 1500.0
+    generation: str | None = None
 
     def row(self, *, as_of: str | None = None) -> dict[str, str | None]:
         """The ``accelerators.csv`` row (text cells, as read from a file) of this accelerator."""
@@ -99,7 +104,7 @@ class CustomAccelerator:
             "rental_usd_per_hour": num(self.usd_per_gpu_hour),
             "rental_tier": "contract" if self.usd_per_gpu_hour is not None else None,
             "rental_basis": "user-entered rate" if self.usd_per_gpu_hour is not None else None,
-            "source": SOURCE, "as_of": today,
+            "generation": self.generation, "source": SOURCE, "as_of": today,
             "notes": "Custom accelerator: tdp_w is set to the all-in power entered (the split is not known).",
         })
         return cells
@@ -108,7 +113,7 @@ class CustomAccelerator:
 FIELD_UNITS: dict[str, str] = {
     "name": "", "bf16_tflop_per_s": "TFLOP/s", "fp8_tflop_per_s": "TFLOP/s", "fp4_tflop_per_s": "TFLOP/s",
     "hbm_gib": "GiB", "hbm_tb_per_s": "TB/s", "scale_up_domain_size": "accelerators", "scale_up_gb_per_s": "GB/s",
-    "scale_out_gb_per_s": "GB/s", "capex_usd": "USD", "usd_per_gpu_hour": "USD/h", "power_w": "W",
+    "scale_out_gb_per_s": "GB/s", "capex_usd": "USD", "usd_per_gpu_hour": "USD/h", "power_w": "W", "generation": "",
 }
 """Unit of each :class:`CustomAccelerator` field."""
 
@@ -119,10 +124,13 @@ def check(spec: CustomAccelerator) -> None:
     """Raise InvalidInputError for a number that is not finite or not positive, or no price at all."""
     for f in FIELD_NAMES:
         v = getattr(spec, f)
-        if f == "name" or v is None:
+        if f in ("name", "generation") or v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
             raise InvalidInputError(f"custom accelerator {f}={v!r} must be a positive number ({FIELD_UNITS[f]})")
+    from econ.catalog import GENERATIONS
+    if spec.generation is not None and spec.generation not in GENERATIONS:
+        raise InvalidInputError(f"custom accelerator generation={spec.generation!r} is not one of {list(GENERATIONS)}")
     if spec.capex_usd is None and spec.usd_per_gpu_hour is None:
         raise InvalidInputError("custom accelerator: give capex_usd (owned) or usd_per_gpu_hour (rented), or both")
 

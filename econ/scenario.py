@@ -20,6 +20,7 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 
 from econ.assumptions import Assumptions, Economics
+from econ.catalog import GENERATIONS as _GENERATIONS
 from econ.custom import CUSTOM_ID, CustomAccelerator
 from econ.precision import PRECISIONS
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS, WORKLOAD_CHOICES, WORKLOADS
@@ -171,6 +172,8 @@ SPECS: dict[str, FieldSpec] = {
     "custom_capex_usd": _f(1.0, 1e7, "USD", "Custom: all-in capex", none="none"),
     "custom_usd_per_gpu_hour": _f(0.001, 1e3, "USD/h", "Custom: rental rate", none="none"),
     "custom_power_w": _f(1.0, 1e5, "W", "Custom: all-in power"),
+    "custom_generation": FieldSpec("str", choices=_GENERATIONS, none_token="none",
+                                   label="Custom: calibrated like (generation)"),
 }
 
 CUSTOM_FIELDS: dict[str, str] = {
@@ -178,7 +181,7 @@ CUSTOM_FIELDS: dict[str, str] = {
     "custom_fp4_tflop_per_s": "fp4_tflop_per_s", "custom_hbm_gib": "hbm_gib", "custom_hbm_tb_per_s": "hbm_tb_per_s",
     "custom_scale_up_domain_size": "scale_up_domain_size", "custom_scale_up_gb_per_s": "scale_up_gb_per_s",
     "custom_scale_out_gb_per_s": "scale_out_gb_per_s", "custom_capex_usd": "capex_usd",
-    "custom_usd_per_gpu_hour": "usd_per_gpu_hour", "custom_power_w": "power_w",
+    "custom_usd_per_gpu_hour": "usd_per_gpu_hour", "custom_power_w": "power_w", "custom_generation": "generation",
 }
 """Scenario field -> :class:`econ.custom.CustomAccelerator` field."""
 _CA = CustomAccelerator()
@@ -313,6 +316,7 @@ class Scenario:
     custom_capex_usd: float | None = _CA.capex_usd
     custom_usd_per_gpu_hour: float | None = _CA.usd_per_gpu_hour
     custom_power_w: float = _CA.power_w
+    custom_generation: str | None = _CA.generation
 
     # -- conversions to the core's inputs -------------------------------------------------------
     def assumptions(self) -> Assumptions:

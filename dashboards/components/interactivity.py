@@ -114,7 +114,7 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
                                           and c not in other_cost]]))
     view = picks.sort(LEVEL_COLUMN, pl.col(cost), nulls_last=True)
     table.show(view, key=f"{key}.table", name=name, columns=shown, assumptions=assumptions, metadata=metadata,
-               catalog=cat_in_use.catalog, height=min(420, 38 + 35 * view.height),
+               catalog=cat_in_use.catalog, height=min(420, 38 + 35 * view.height), widths={series: "medium"},
                caption="Per accelerator and level, the cheapest deployment at least that fast per user; tokens per "
                        "$1 = 1,000,000 / $ per M output tokens; tokens/s per MW divides by all-in power x PUE per "
                        "GPU (provisioned power). '–': no deployment reaches the level.")

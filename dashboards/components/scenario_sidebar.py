@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards.components import fields, safe_text, state
+from econ.catalog import GENERATIONS
 from econ.custom import CUSTOM_ID
 from econ.engine import BASIS_SOURCES
 from econ.precision import PRECISIONS
@@ -85,6 +86,11 @@ def custom_accelerator_form(container) -> None:
         fields.optional_number("custom_usd_per_gpu_hour", auto_label="No rental rate", container=c2,
                                label="Rental ($ per GPU-hour)", fmt="%.2f", default_value=2.5)
         fields.number("custom_power_w", container=c1, label="All-in power (W per GPU)", fmt="%.0f", step=50.0)
+        fields.select("custom_generation", ["none", *GENERATIONS], container=c2, label="Calibrated like",
+                      format_func=lambda g: "No profile (scalar defaults)" if g == "none" else g.capitalize(),
+                      from_value=lambda v: v or "none", to_value=lambda v: None if v == "none" else v,
+                      help="The accelerator generation whose calibration profile (data/calibration.csv: efficiencies "
+                           "fitted on public measurements) your chip's efficiencies take")
         state.catalog_in_use()  # validates the row
         problem = state.custom_error()
         if problem:

@@ -19,9 +19,13 @@ PLACEHOLDER = MISSING
 """What an empty cell shows in every table (``st.dataframe(placeholder=...)``): "–", never "None"."""
 
 
-def column_config(frame: pl.DataFrame) -> dict:
-    """Streamlit column configs: title with unit, number format, and the stored name as the tooltip."""
+def column_config(frame: pl.DataFrame, widths: dict | None = None) -> dict:
+    """Streamlit column configs: title with unit, number format, and the stored name as the tooltip.
+
+    ``widths``: column -> "small" | "medium" | "large" for text columns whose values must show whole (ids).
+    """
     out = {}
+    widths = widths or {}
     for c, dt in frame.schema.items():
         help_ = f"`{c}` in downloads"
         spec = COLUMNS.get(c)
@@ -31,7 +35,7 @@ def column_config(frame: pl.DataFrame) -> dict:
             fmt = spec.table if spec and spec.table else "localized"
             out[c] = st.column_config.NumberColumn(title(c), format=fmt, help=help_)
         else:
-            out[c] = st.column_config.TextColumn(title(c), help=help_)
+            out[c] = st.column_config.TextColumn(title(c), help=help_, width=widths.get(c))
     return out
 
 
@@ -44,7 +48,7 @@ def display_frame(frame: pl.DataFrame) -> pl.DataFrame:
 
 def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions: pl.DataFrame | None = None,
          metadata: dict | None = None, catalog=None, xlsx=None, download_frame: pl.DataFrame | None = None,
-         height: int | str = "auto", caption: str | None = None) -> None:
+         height: int | str = "auto", caption: str | None = None, widths: dict | None = None) -> None:
     """Draw ``frame`` (or its ``columns``) as a table with CSV and XLSX download buttons.
 
     Parameters
@@ -67,7 +71,7 @@ def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions:
         What the downloads hold when it is more than the columns shown (e.g. every result column).
     """
     view = frame.select(columns) if columns else frame
-    st.dataframe(display_frame(view), column_config=column_config(view), hide_index=True, height=height,
+    st.dataframe(display_frame(view), column_config=column_config(view, widths), hide_index=True, height=height,
                  key=f"{key}.table", placeholder=PLACEHOLDER)
     if caption:
         st.caption(caption)

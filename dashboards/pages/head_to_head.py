@@ -49,12 +49,24 @@ def setups(sc: Scenario) -> tuple[Setup, Setup]:
                  for s in ("a", "b"))
 
 
+def _parts(setup: Setup, models: dict, hws: dict) -> list[str]:
+    """Model, accelerator, precision and tier of a set-up in words (accelerator without its parenthetical)."""
+    return [str(models.get(setup.model, setup.model)), str(hws.get(setup.hardware, setup.hardware)).split(" (")[0],
+            PRECISION_TITLES.get(setup.precision, setup.precision).split(" ")[0],
+            BASIS_TITLES.get(setup.basis, setup.basis)]
+
+
+def labels(a: Setup, b: Setup, models: dict, hws: dict) -> dict[str, str]:
+    """'A: ...' / 'B: ...' naming only what differs between the set-ups (short enough for a phone's legend)."""
+    pa, pb = _parts(a, models, hws), _parts(b, models, hws)
+    keep = [i for i in range(4) if pa[i] != pb[i]] or [1]
+    return {"A": "A: " + ", ".join(pa[i] for i in keep), "B": "B: " + ", ".join(pb[i] for i in keep)}
+
+
 def label(setup: Setup, name: str, models: dict, hws: dict) -> str:
-    """'A: Llama 3.3 70B on H100 SXM, FP8, owned' (human names)."""
-    tier = BASIS_TITLES.get(setup.basis, setup.basis)
-    hw = str(hws.get(setup.hardware, setup.hardware)).split(" (")[0]
-    return (f"{name}: {models.get(setup.model, setup.model)} on {hw}, "
-            f"{PRECISION_TITLES.get(setup.precision, setup.precision).split(' ')[0]}, {tier}")
+    """'A: Llama-3.3-70B-Instruct on NVIDIA H100 SXM5 80GB, FP8, Owned (custom TCO)' (every part, human names)."""
+    m, hw, p, tier = _parts(setup, models, hws)
+    return f"{name}: {m} on {hw}, {p}, {tier}"
 
 
 @st.cache_data(show_spinner="Searching both set-ups...", max_entries=16, ttl=3600)
@@ -124,7 +136,8 @@ def render() -> None:
     except EconError as exc:
         st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
         return
-    names = {"A": label(a, "A", models, hws), "B": label(b, "B", models, hws)}
+    names = labels(a, b, models, hws)
+    st.caption(safe_text.md(label(a, "A", models, hws)) + "  \n" + safe_text.md(label(b, "B", models, hws)))
     kpis(h)
     front = h.frontier.with_columns(setup_label=pl.col("setup").replace_strict(names, return_dtype=pl.String))
     picks = h.at_levels.with_columns(setup_label=pl.col("setup").replace_strict(names, return_dtype=pl.String))
@@ -158,7 +171,7 @@ def render() -> None:
     st.subheader("Each set-up at each level")
     table.show(picks.sort(LEVEL_COLUMN, "setup"), key="h2h.setups", name="head-to-head-setups",
                columns=[c for c in SETUP_SHOWN if c in picks.columns], assumptions=assumptions_frame, metadata=meta,
-               catalog=cat)
+               catalog=cat, widths={"setup_label": "medium"})
     st.subheader("Where the time per output token goes")
     if h.breakdown.height:
         long = h.breakdown.with_columns(bar_label=pl.col("setup") + pl.lit(" at ")
@@ -167,7 +180,7 @@ def render() -> None:
         wide = h.binding.with_columns(setup_label=pl.col("setup").replace_strict(names, return_dtype=pl.String))
         table.show(wide, key="h2h.binding", name="head-to-head-step-breakdown",
                    columns=[c for c in BINDING_SHOWN if c in wide.columns], assumptions=assumptions_frame,
-                   metadata=meta, catalog=cat,
+                   metadata=meta, catalog=cat, widths={"setup_label": "medium"},
                    caption="The roofline side that binds (memory: weights + KV-cache reads; compute: GEMMs + "
                            "attention) is split in its parts; the other side runs under it (hidden). Communication "
                            "is what overlap does not hide; overhead is the fixed per-step and per-layer cost. Per "
