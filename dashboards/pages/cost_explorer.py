@@ -20,6 +20,7 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components.scenario_sidebar import BASIS_TITLES  # noqa: E402
 from econ.compare import auto_batch_row  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
@@ -88,7 +89,7 @@ def render() -> None:
     model = safe_text.md(cat.model(sc.model)["display_name"])  # names may come from a user's uploaded table
     hw = safe_text.md(cat.accelerator(sc.hardware)["display_name"])
     st.caption(f"{model} on {hw}, {sc.precision.upper()} weights, {sc.input_len:,} input / {sc.output_len:,} output "
-               f"tokens, {'owned (TCO)' if sc.basis == 'owned' else 'rented'} at "
+               f"tokens, {safe_text.md(BASIS_TITLES.get(sc.basis, sc.basis))} at "
                f"${sc.effective_usd_per_kwh(cat):.4f}/kWh, PUE {sc.pue:.2f}.")
     c1, c2, c3 = st.columns([1, 1, 2])
     options = GPU_CHOICES + ([str(sc.num_gpus)] if sc.num_gpus is not None and str(sc.num_gpus) not in GPU_CHOICES
@@ -99,7 +100,8 @@ def render() -> None:
                   to_value=lambda s: None if s == "auto" else int(s),
                   help="Accelerators per model replica; tensor parallel inside the scale-up domain, pipeline across")
     with c2:
-        fields.optional_number("batch_size", auto_label="Auto batch (sweet spot)", label="Batch (sequences)",
+        fields.optional_number("batch_size", auto_label="Auto batch (sweet spot at the speed floor)",
+                               label="Batch (sequences)",
                                default_value=64,
                                help="Auto: min(KV-cache wall, memory/compute crossover), or the largest batch that "
                                     f"still gives every user the speed floor ({state.scenario().min_tokens_per_s_per_user:g}"

@@ -217,7 +217,7 @@ def render() -> None:
         st.session_state[key] = [sc.hardware] if sc.hardware in names else []
     hardware = c3.multiselect("Accelerators (empty = all)", list(names), key=key, format_func=lambda i: names.get(i, i))
     c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
-    compare_domains = c1.toggle("Same chips on an 8- and a 72-GPU domain (HGX vs NVL72)", False, key="do.hgx_nvl",
+    compare_domains = c1.toggle("HGX vs NVL72 domains", False, key="do.hgx_nvl",
                                 help="Redraw each accelerator with scale-up domains of 8 and 72 GPUs: the seeds' "
                                      "'EP wants one rack' and 'bigger scale-up lowers the latency floor' on one chart")
     domains = c2.multiselect("Or: scale-up domain sizes (empty = catalog's)", DOMAIN_CHOICES, key="do.domains",
