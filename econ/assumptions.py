@@ -17,7 +17,7 @@ from econ.errors import InvalidInputError
 
 PROFILE_PARAMETERS: tuple[str, ...] = (
     "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "layer_overhead_s", "eta_routed_flop_frac",
-    "moe_layer_overhead_s", "moe_tile_rows", "overlap_frac", "tpot_tail_factor",
+    "moe_layer_overhead_s", "moe_tile_rows", "moe_gemm_half_width", "overlap_frac", "tpot_tail_factor",
 )
 """The efficiency fields of :class:`Assumptions` a calibration profile (data/calibration.csv) sets per
 (accelerator generation, matmul precision)."""
@@ -81,6 +81,11 @@ class Assumptions:
     moe_tile_rows : float >= 1
         Rows of one tensor-core tile of the grouped expert GEMM: each touched expert's tokens are padded
         up to whole tiles (econ.performance.grouped_gemm_padded_rows); 1 = no padding. [rows]
+    moe_gemm_half_width : float >= 0
+        Expert FFN width on one rank (intermediate size / expert TP) at which the grouped expert GEMM reaches
+        half of its wide-expert compute efficiency: the routed FLOPs run at width / (width + half) of it
+        (econ.performance.grouped_gemm_width_efficiency); narrow experts (Qwen3's 768-1536, DeepSeek's 2048)
+        fill fewer output tiles per expert than Mixtral's 14336. 0 = no width effect. [columns]
     max_batch_per_group : int >= 1
         Engine limit on sequences per attention group (a scheduler's max batch); the optimizer and the
         automatic batch of ``econ cost`` respect it. [sequences]
@@ -121,6 +126,7 @@ class Assumptions:
     moe_layer_overhead_s: float = 1.5e-4
     layer_overhead_s: float = 0.0
     moe_tile_rows: float = 1.0
+    moe_gemm_half_width: float = 0.0
     max_batch_per_group: int = 4096
     latency_percentile: float = 99.0
     tpot_tail_factor: float = 1.0
@@ -140,7 +146,8 @@ class Assumptions:
             "activation_bytes": (0.5, 4.0), "scale_up_latency_s": (0.0, 1e-2),
             "scale_out_latency_s": (0.0, 1e-1), "eta_routed_flop_frac": (1e-2, 1.0),
             "eta_routed_bw_frac": (1e-2, 1.0), "moe_layer_overhead_s": (0.0, 1e-2),
-            "layer_overhead_s": (0.0, 1e-3), "moe_tile_rows": (1.0, 512.0), "max_batch_per_group": (1, 1 << 20),
+            "layer_overhead_s": (0.0, 1e-3), "moe_tile_rows": (1.0, 512.0), "moe_gemm_half_width": (0.0, 1e6),
+            "max_batch_per_group": (1, 1 << 20),
             "tpot_tail_factor": (1.0, 10.0),
         })
         p = self.latency_percentile
@@ -182,74 +189,83 @@ class Assumptions:
 _DEFAULT_VALUES = {f.name: f.default for f in fields(Assumptions)}
 
 ASSUMPTION_SOURCES: dict[str, str] = {
-    "calibrated": "Every efficiency comes from the profile of the row's accelerator generation and matmul "
-                  "precision (data/calibration.csv: econ calibrate, grouped cross-validation on "
+    "calibrated": "Every profile parameter comes from the profile of the row's accelerator generation and matmul "
+                  "precision (data/calibration.csv: econ calibrate, MAP fit with grouped cross-validation on "
                   "data/measurements.csv); a value the user sets replaces the profile's",
-    "layer_overhead_s": "0 until calibrated per hardware generation (econ calibrate); measured kernel floors are "
-                        "3-14 us per GEMM, 10-20 us per attention call, ~4 us per custom all-reduce, i.e. ~30-40 "
-                        "us per layer in isolation (NVIDIA AIConfigurator 0.12 kernel tables, data/kernels/)",
-    "moe_tile_rows": "1 (no padding) until calibrated per generation; Hopper WGMMA tiles have 64 rows, Blackwell "
-                     "UMMA 128 (CUTLASS; DeepSeek DeepGEMM m-grouped GEMM)",
+    "layer_overhead_s": "0 (v1 had none); calibrated per generation x precision (data/calibration.csv). Measured kernel"
+                        " floors are 3-14 us per GEMM, 10-20 us per attention call, ~4 us per custom all-reduce, i.e. "
+                        "~30-40 us per layer in isolation (NVIDIA AIConfigurator 0.12 kernel tables, data/kernels/)",
+    "moe_tile_rows": "1 (no padding) where no profile applies; the profiles hold it per generation: Hopper WGMMA tiles "
+                     "64 rows, Blackwell UMMA 128 (CUTLASS; DeepSeek DeepGEMM m-grouped GEMM), 1 elsewhere",
+    "moe_gemm_half_width": "0 (no width effect) until calibrated per generation; NVIDIA AIConfigurator 0.12 fused-MoE "
+                           "tables (data/kernels/moe_efficiency.csv, TensorRT-LLM EP8, > 512 tokens per expert): "
+                           "Qwen3-235B's 1536-wide experts reach 0.53-0.81 of Mixtral's 14336-wide (H200/B200, BF16 / "
+                           "FP8 / FP8-block), i.e. a half-saturation width of ~500-1700, median ~900",
     "max_batch_per_group": "4096 sequences per attention group: trtllm-bench's engine cap min(kv_cache_max_requests, "
                            "4096) (NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py), per rank under attention DP",
     "latency_percentile": "99: MLPerf Inference Server and Interactive scenarios state p99 TTFT and TPOT limits "
                           "(mlcommons/inference loadgen mlperf.conf, target_latency_percentile = 99)",
-    "tpot_tail_factor": "1 until calibrated on MLPerf Server logs (p99 over mean TPOT of each run, "
-                        "data/measurements.csv)",
-    "eta_bw": "Fit to the 24 dense cases of data/validation_cases.csv (econ.validation.fit_efficiencies: NVIDIA "
-              "NIM, TensorRT-LLM v0.5-v1.0 and vLLM measurements, H100/H200/B200/GB200, Llama 8B-405B), RMS log "
-              "error 0.16 (x1.18): 0.60 +- 0.07, kept at 0.60; the joint six-parameter fit over all 43 in-fit "
-              "cases (with the 19 MoE cases) gives 0.57 +- 0.06. Below the 0.8-0.9 of weight-streaming GEMV "
-              "kernels because it also covers paged KV reads at large batch; Hopper rows alone fit 0.72, "
-              "Blackwell NVFP4 rows 0.43 (benchmarks/validate.py)",
-    "eta_flop": "Fit to the 24 dense cases (as eta_bw), RMS log error 0.16: 0.31 +- 0.04, rounded to 0.30 (joint "
-                "fit over 43 cases: 0.30 +- 0.04). Whole-step decode MFU at KV-capacity batch with TP all-reduces "
-                "modeled separately; Hopper rows alone fit 0.36, Blackwell NVFP4 rows 0.22",
-    "eta_prefill": "Fit to the 24 dense cases (as eta_bw), RMS log error 0.16: 0.48 +- 0.04, rounded to 0.50 "
-                   "(joint fit over 43 cases: 0.47 +- 0.04); prefill MFU of 40-60% is typical (TensorRT-LLM, vLLM)",
-    "overlap_frac": "Conservative default: TP all-reduces in decode sit on the critical path "
-                    "(no compute-communication overlap)",
-    "overhead_s": "Fit to the 24 dense cases (as eta_bw), RMS log error 0.16: 1.45 +- 1.6 ms, rounded to 1.5 ms "
-                  "(weakly constrained: only small-batch decode rows respond; joint fit over 43 cases 0.9 +- 1.5 "
-                  "ms); CUDA-graph decode steps carry ~1-2 ms of launch, scheduling and sampling time",
-    "usable_hbm_frac": "vLLM default gpu_memory_utilization=0.9 (docs.vllm.ai, EngineArgs); "
-                       "activations come out of that share too",
-    "prefill_chunk_tokens": "TensorRT-LLM default max_num_tokens=8192 (TensorRT-LLM docs, "
-                            "'Useful build-time flags')",
-    "stream_input_embedding": "False: a decode step gathers B rows of an untied input embedding; "
-                              "True reproduces the seeds' count (seed 001: 16.1 GB, 208.6 tok/s)",
-    "embedding_bytes_per_param": "DeepSeek-V3 config: bf16 for embeddings/norms/gates in its fp8 "
-                                 "checkpoint (deepseek-ai/DeepSeek-V3 inference/configs)",
+    "tpot_tail_factor": "1 where no profile applies; the profiles carry the measured median p99 / mean TPOT of their "
+                        "MLPerf Server and Interactive runs (data/measurements.csv): 1.09-1.27",
+    "eta_bw": "v1 global value (one set for every generation), fitted in 2026 by the retired econ.validation to the 43 "
+              "in-fit cases of data/validation_cases.csv (NIM, TensorRT-LLM, vLLM on H100/H200/B200/GB200; RMS log "
+              "error 0.16 dense, 0.22 MoE). Used only where a user pins this field: by default every row takes the "
+              "value of its generation x precision profile in data/calibration.csv (econ calibrate; values, standard "
+              "errors and held-out errors there): 0.60 +- 0.07. Kernel tables put weight streaming at 0.8-0.9 of HBM on"
+              " Hopper (data/kernels/)",
+    "eta_flop": "v1 global value (one set for every generation), fitted in 2026 by the retired econ.validation to the "
+                "43 in-fit cases of data/validation_cases.csv (NIM, TensorRT-LLM, vLLM on H100/H200/B200/GB200; RMS log"
+                " error 0.16 dense, 0.22 MoE). Used only where a user pins this field: by default every row takes the "
+                "value of its generation x precision profile in data/calibration.csv (econ calibrate; values, standard "
+                "errors and held-out errors there): 0.30 +- 0.04 (whole-step decode MFU)",
+    "eta_prefill": "v1 global value (one set for every generation), fitted in 2026 by the retired econ.validation to "
+                   "the 43 in-fit cases of data/validation_cases.csv (NIM, TensorRT-LLM, vLLM on H100/H200/B200/GB200; "
+                   "RMS log error 0.16 dense, 0.22 MoE). Used only where a user pins this field: by default every row "
+                   "takes the value of its generation x precision profile in data/calibration.csv (econ calibrate; "
+                   "values, standard errors and held-out errors there): 0.48 +- 0.04, rounded to 0.50",
+    "overlap_frac": "Conservative default: TP all-reduces in decode sit on the critical path (no compute-communication "
+                    "overlap)",
+    "overhead_s": "v1 global value (one set for every generation), fitted in 2026 by the retired econ.validation to the"
+                  " 43 in-fit cases of data/validation_cases.csv (NIM, TensorRT-LLM, vLLM on H100/H200/B200/GB200; RMS "
+                  "log error 0.16 dense, 0.22 MoE). Used only where a user pins this field: by default every row takes "
+                  "the value of its generation x precision profile in data/calibration.csv (econ calibrate; values, "
+                  "standard errors and held-out errors there): 1.45 +- 1.6 ms, rounded to 1.5 ms (launch, scheduling "
+                  "and sampling time of a decode step)",
+    "usable_hbm_frac": "vLLM default gpu_memory_utilization=0.9 (docs.vllm.ai, EngineArgs); activations come out of "
+                       "that share too",
+    "prefill_chunk_tokens": "TensorRT-LLM default max_num_tokens=8192 (TensorRT-LLM docs, 'Useful build-time flags')",
+    "stream_input_embedding": "False: a decode step gathers B rows of an untied input embedding; True reproduces the "
+                              "seeds' count (seed 001: 16.1 GB, 208.6 tok/s)",
+    "embedding_bytes_per_param": "DeepSeek-V3 config: bf16 for embeddings/norms/gates in its fp8 checkpoint (deepseek-"
+                                 "ai/DeepSeek-V3 inference/configs)",
     "activation_bytes": "bf16 activations in TP all-reduces (Megatron-LM, TensorRT-LLM)",
-    "scale_up_latency_s": "NVLink/NVSwitch hop latency ~1 us (assumption; NCCL small-message "
-                          "all-reduce on 8 H100 takes ~10-20 us over 2(N-1) ring steps)",
+    "scale_up_latency_s": "NVLink/NVSwitch hop latency ~1 us (assumption; NCCL small-message all-reduce on 8 H100 takes"
+                          " ~10-20 us over 2(N-1) ring steps)",
     "scale_out_latency_s": "InfiniBand NDR one-way latency ~5 us (seed 001, Table 4)",
-    "eta_routed_flop_frac": "Fit to 19 MoE cases of data/validation_cases.csv (TensorRT-LLM trtllm-bench: "
-                            "Qwen3-30B-A3B and Llama-4-Scout on one B200, Qwen3-235B-A22B attention-DP8 + EP8 on "
-                            "8 H100/H200/B200, DeepSeek-R1 ADP8 + EP8 on 8 H200/B200 at batch 968-7168, DeepSeek-R1 "
-                            "batch 1 on 8 B200) with the dense parameters at their defaults: 0.28 +- 0.04, rounded "
-                            "to 0.30 (joint fit of all six parameters over 43 cases: 0.29 +- 0.04); MoE RMS log "
-                            "error 0.22 (x1.25) against 0.69 without the MoE terms. Hopper FP8 rows alone fit 0.41, "
-                            "Blackwell NVFP4 rows 0.19 (benchmarks/validate.py): NVFP4 grouped GEMMs reach a smaller "
-                            "share of the doubled fp4 peak. TensorRT-LLM reports the expert grouped GEMM as a main "
-                            "tuning target (tech blogs 1 and 3: 'CUTLASS Group GEMM optimizations', EP for 'better "
-                            "GEMM problem sizes')",
-    "eta_routed_bw_frac": "1.0: routed-expert weights stream like dense weights. Freed in the fit to the 19 MoE "
-                          "cases it goes to 1.0 +- 0.58 (benchmarks/validate.py): the data cannot tell it from 1, "
-                          "so it is not fitted by default; lower it for formats whose expert weights stream less "
-                          "efficiently (e.g. dequantized on the fly)",
-    "moe_layer_overhead_s": "Fit to the 19 MoE cases (as eta_routed_flop_frac): 0.14 +- 0.04 ms per MoE layer per "
-                            "forward pass, rounded to 0.15 ms (joint fit: 0.15 +- 0.04 ms). A compromise: DeepSeek-R1 "
-                            "at batch 1 on 8 B200 (9 ms per step over 58 MoE layers, 111 tokens/s 'Without MTP', "
-                            "TensorRT-LLM tech blog 1) alone fits 0.11 ms; the 18 large-batch cases alone fit "
-                            "0.28 +- 0.08 ms, i.e. part of their gap grows with the batch. Same order as "
-                            "TensorRT-LLM's "
-                            "DeepSeek-R1 routing: fusing its top-k from 18 ops took 252 us to 15 us (tech blog 3)",
+    "eta_routed_flop_frac": "v1 global value (one set for every generation), fitted in 2026 by the retired "
+                            "econ.validation to the 43 in-fit cases of data/validation_cases.csv (NIM, TensorRT-LLM, "
+                            "vLLM on H100/H200/B200/GB200; RMS log error 0.16 dense, 0.22 MoE). Used only where a user "
+                            "pins this field: by default every row takes the value of its generation x precision "
+                            "profile in data/calibration.csv (econ calibrate; values, standard errors and held-out "
+                            "errors there): 0.28 +- 0.04, rounded to 0.30, when the routed roofline was max(bytes, "
+                            "FLOPs); the grouped GEMM is now bytes + FLOPs (econ.performance.grouped_gemm_time_s) and "
+                            "the profiles sit near 0.9 (AIConfigurator fused MoE: 0.7-1.0 of the dense GEMM efficiency)",
+    "eta_routed_bw_frac": "1.0: routed-expert weights stream like dense weights (not a profile parameter; the v1 fit "
+                          "could not tell it from 1: 1.0 +- 0.58); lower it for formats whose expert weights stream "
+                          "less efficiently",
+    "moe_layer_overhead_s": "v1 global value (one set for every generation), fitted in 2026 by the retired "
+                            "econ.validation to the 43 in-fit cases of data/validation_cases.csv (NIM, TensorRT-LLM, "
+                            "vLLM on H100/H200/B200/GB200; RMS log error 0.16 dense, 0.22 MoE). Used only where a user "
+                            "pins this field: by default every row takes the value of its generation x precision "
+                            "profile in data/calibration.csv (econ calibrate; values, standard errors and held-out "
+                            "errors there): 0.15 ms per MoE layer per forward pass; AIConfigurator's fused-MoE fixed "
+                            "latency is 24-35 us per call (the prior of the calibration)",
 }
 
 IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1.0, overhead_s=0.0,
                        eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
-                       layer_overhead_s=0.0, moe_tile_rows=1.0, tpot_tail_factor=1.0, calibrated=frozenset())
+                       layer_overhead_s=0.0, moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0,
+                       calibrated=frozenset())
 
 DEFAULT = Assumptions()
 IDEAL = replace(DEFAULT, **IDEAL_OVERRIDES)

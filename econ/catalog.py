@@ -183,6 +183,7 @@ CALIBRATION_SCHEMA: dict[str, Col] = {
     "eta_routed_flop_frac": _num(1e-2, 1.0), "eta_routed_flop_frac_se": _num(0, 10, required=False),
     "moe_layer_overhead_s": _num(0, 1e-2, unit="s"), "moe_layer_overhead_s_se": _num(0, 10, required=False),
     "moe_tile_rows": _num(1, 512, unit="rows"), "moe_tile_rows_se": _num(0, 1000, required=False),
+    "moe_gemm_half_width": _num(0, 1e6, unit="columns"), "moe_gemm_half_width_se": _num(0, 1e6, required=False),
     "overlap_frac": _num(0, 1.0), "overlap_frac_se": _num(0, 10, required=False),
     "tpot_tail_factor": _num(1, 10), "tpot_tail_factor_se": _num(0, 10, required=False),
     "log_ratio_p10": _num(-5, 5, unit="ln(measured/predicted)"),

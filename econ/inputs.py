@@ -232,6 +232,7 @@ class Efficiency:
     kernel_launch_latency_s: np.ndarray | float
     layer_overhead_s: np.ndarray | float = 0.0
     moe_tile_rows: np.ndarray | float = 1.0
+    moe_gemm_half_width: np.ndarray | float = 0.0
     tpot_tail_factor: np.ndarray | float = 1.0
 
     @classmethod

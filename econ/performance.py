@@ -20,10 +20,15 @@ Per decode step (all ``pp`` micro-batches advance one token; ``n_mb = min(pp, B)
     t_mem  = [W_nr(m/dp) / tp + (m/dp) kv repl / tp] / (BW eta_bw)
     t_flop = (m/dp)(2 P_nr + attn peak / peak_attn) / tp / (peak eta_flop)
     r_mem  = W_routed,hot(m) / (BW eta_bw eta_routed_bw)
-    r_flop = m 2 P_routed imb / W / (peak eta_flop eta_routed_flop)
+    r_flop = m 2 P_routed imb / W / (peak eta_flop eta_routed_flop w / (w + w_half))
     t_comm = L AR_tp(m/dp) + L_dense AR_tp(m/dp) + L_moe MoE(m) + pipeline hops
-    TPOT   = max(t_mem, t_flop) + max(r_mem, r_flop) + (1 - overlap) t_comm + overhead
+    TPOT   = max(t_mem, t_flop) + (r_mem + r_flop) + (1 - overlap) t_comm + overhead
              + L_moe moe_layer_overhead
+
+The routed experts' grouped GEMM streams each touched expert's weights and multiplies on them without
+overlapping the two (:func:`grouped_gemm_time_s`: a saturating efficiency in tokens per expert, half of
+the compute roofline at :func:`grouped_gemm_half_saturation_tokens`), so small-batch decode is bound by
+the experts' bytes while prefill and large batches (thousands of tokens per expert) run like dense GEMMs.
 
 Pipeline stages add capacity, not bandwidth (seed 002): every accelerator still streams its stage's
 weights once per micro-batch, so the step time at small batch is W / (tp x BW) whatever pp. The
@@ -255,7 +260,7 @@ class DecodeStep:
     Attributes
     ----------
     t_mem_s, t_flop_s : memory and compute time of the whole step, routed experts included [s]
-    t_routed_s : the routed experts' own roofline [s]; t_moe_overhead_s : L_moe x per-layer overhead [s]
+    t_routed_s : the routed experts' grouped GEMM, bytes + FLOP time (:func:`grouped_gemm_time_s`) [s]; t_moe_overhead_s : L_moe x per-layer overhead [s]
     t_comm_s, t_comm_tp_s, t_comm_ep_s, t_comm_pp_s : communication, total and per kind [s]
     tpot_s : time per output token: step time / accepted tokens per step [s]
     num_microbatches, bubble_frac : pipeline micro-batches in flight and the idle share [-]
@@ -410,6 +415,78 @@ def grouped_gemm_padded_rows(tokens, touched_experts, tile_rows):
     return np.where(tile_rows > 1.0, touched_experts * np.ceil(per / tile_rows) * tile_rows, tokens)
 
 
+def grouped_gemm_time_s(bytes_time_s, flop_time_s):
+    """Time of the routed experts' grouped GEMM: weight streaming plus compute, not overlapped.
+
+    Parameters
+    ----------
+    bytes_time_s : scalar or array, the touched experts' weight bytes / (BW eta_bw eta_routed_bw) [s]
+    flop_time_s : scalar or array, their (tile-padded) FLOPs / (peak eta x eta_routed_flop_frac) [s]
+
+    Returns
+    -------
+    scalar or array [s] = bytes_time_s + flop_time_s.
+
+    Notes
+    -----
+    A fused MoE kernel loads each expert's weight tiles and multiplies the expert's tokens on them; with
+    few tokens per expert the loads dominate, with thousands the tensor cores, and between the two the
+    times add. As a fraction of the compute roofline the kernel then runs at n / (n + n_half), n = tokens
+    per expert (:func:`grouped_gemm_half_saturation_tokens`): a saturating efficiency in arithmetic
+    intensity instead of one flat factor. NVIDIA's measured fused-MoE latencies (AIConfigurator 0.12,
+    data/kernels/moe_efficiency.csv, TensorRT-LLM EP8, balanced routing, 1-16,384 tokens) fit
+    t = t0 + (t_mem^q + t_flop^q)^(1/q) with q = 1.0 +- 0.1 on H100/H200/B200/GB200 FP8 and FP8-block
+    (benchmarks/fit_kernels.py), i.e. this sum; dense GEMMs keep the roofline max.
+    """
+    return bytes_time_s + flop_time_s
+
+
+def grouped_gemm_width_efficiency(expert_width, half_width):
+    """Share of its wide-expert compute efficiency a grouped GEMM keeps with experts ``expert_width`` wide.
+
+    Parameters
+    ----------
+    expert_width : scalar or array, > 0, the expert's intermediate size on one rank (I / expert_tp) [columns]
+    half_width : scalar or array, >= 0, ``Assumptions.moe_gemm_half_width`` [columns]; 0 = no effect
+
+    Returns
+    -------
+    scalar or array in (0, 1]: width / (width + half_width).
+
+    Notes
+    -----
+    A grouped GEMM computes output tiles of each expert; a narrow expert has few tiles per expert (N = 2 I for
+    the gate/up projection, K = I for the down projection), so the kernel's waves fill the SMs less and
+    its prologue/epilogue weigh more. NVIDIA's fused-MoE tables (AIConfigurator 0.12, TensorRT-LLM EP8,
+    > 512 tokens per expert) put Qwen3-235B (I = 1536) at 0.53-0.81 of Mixtral-8x7B's (I = 14336) fraction of
+    peak on H200/B200 (median 0.66, i.e. half_width ~900).
+    """
+    return expert_width / (expert_width + half_width)
+
+
+def grouped_gemm_half_saturation_tokens(expert_peak_flop_per_s, eta_flop, hbm_bandwidth_bytes_per_s, eta_bw,
+                                        expert_weight_bytes_per_param):
+    """Tokens per expert at which the grouped GEMM reaches half of its compute roofline (no tile padding).
+
+    Parameters
+    ----------
+    expert_peak_flop_per_s : scalar or array, the experts' matmul peak [FLOP/s]
+    eta_flop : scalar or array, the grouped GEMM's compute efficiency (eta_flop or eta_prefill x
+        eta_routed_flop_frac) [-]
+    hbm_bandwidth_bytes_per_s, eta_bw : scalar or array [B/s], [-]
+    expert_weight_bytes_per_param : scalar or array [B]
+
+    Returns
+    -------
+    scalar or array [tokens per expert]: n_half = eta_flop peak b_w / (2 eta_bw BW), where the bytes and
+    FLOP times of :func:`grouped_gemm_time_s` are equal (2 FLOPs per weight per token). H100 FP8 at
+    eta_flop 0.9, eta_bw 0.85: 0.9 x 1979e12 x 1 / (2 x 0.85 x 3.35e12) = 313 tokens per expert, where
+    the AIConfigurator EP8 FP8 curve sits at 0.32 of peak for 64-512 tokens per expert and 0.61 above 512.
+    """
+    return eta_flop * expert_peak_flop_per_s * expert_weight_bytes_per_param / (
+        2.0 * eta_bw * hbm_bandwidth_bytes_per_s)
+
+
 def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model, hardware,
                 layout, formats, eff, stream_input_embedding, comm):
     """One forward pass of ``batch_size`` sequences x ``tokens_per_seq`` tokens: roofline pieces (dict)."""
@@ -431,7 +508,8 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     nr_active, r_active = model.non_routed_active_params, model.routed_active_params
     t_flop_nr = (group * (2.0 * nr_active + attn * (peak / formats.attention_peak_flop_per_s)) / tp) \
         / (peak * eff.eta_flop)
-    r_flop = _routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac)
+    r_flop = _routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac
+                                                    * _routed_width_efficiency(model, layout, eff))
     message = group * model.hidden_size * eff.activation_bytes
     t_tp = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message) \
         + model.num_moe_layers * moe_tp
@@ -439,6 +517,12 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     t_pp = comm.pipeline.time_s(message)
     return dict(n_mb=n_mb, m=m, group=group, nr_bytes=nr_bytes, r_bytes=r_bytes, t_mem_nr=t_mem_nr, r_mem=r_mem,
                 t_flop_nr=t_flop_nr, r_flop=r_flop, attn=attn, t_tp=t_tp, t_ep=t_ep, t_pp=t_pp, w=w, imb=imb)
+
+
+def _routed_width_efficiency(model: ModelFacts, layout: Layout, eff: Efficiency):
+    """:func:`grouped_gemm_width_efficiency` of each row's experts (gated FFN: 3 h x I matrices per expert)."""
+    width = model.routed_expert_params / np.maximum(3.0 * model.hidden_size, 1.0) / layout.expert_tp
+    return grouped_gemm_width_efficiency(np.maximum(width, 1.0), eff.moe_gemm_half_width)
 
 
 def _routed_flop(tokens, model: ModelFacts, layout: Layout, eff: Efficiency):
@@ -498,7 +582,7 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     t_mem, t_flop = v["t_mem_nr"] + v["r_mem"], v["t_flop_nr"] + v["r_flop"]
     t_comm = v["t_tp"] + v["t_ep"] + v["t_pp"]
     exposed = (1.0 - eff.overlap_frac) * t_comm
-    t_routed = np.maximum(v["r_mem"], v["r_flop"])
+    t_routed = grouped_gemm_time_s(v["r_mem"], v["r_flop"])
     roof = np.maximum(v["t_mem_nr"], v["t_flop_nr"]) + t_routed
     t_moe = model.num_moe_layers * eff.moe_layer_overhead_s
     fixed = eff.overhead_s + model.num_layers * eff.layer_overhead_s + t_moe
@@ -535,7 +619,7 @@ def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, form
     """
     L = model.num_layers
     nr_layer = np.maximum(one["t_mem_nr"], one["t_flop_nr"]) / L
-    r_layer = np.maximum(one["r_mem"], one["r_flop"]) / np.maximum(model.num_moe_layers, 1.0)
+    r_layer = grouped_gemm_time_s(one["r_mem"], one["r_flop"]) / np.maximum(model.num_moe_layers, 1.0)
     comm_layer = (1.0 - eff.overlap_frac) * (one["t_tp"] + one["t_ep"]) / L
     moe = np.minimum(model.num_moe_layers, 1.0)
     mtp = nr_layer + moe * (r_layer + eff.moe_layer_overhead_s) + comm_layer + eff.layer_overhead_s
@@ -589,7 +673,8 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
                                         + attn * (peak / formats.attention_peak_flop_per_s))
     t_flop_nr = (nr_time_flop / tp) / (peak * eff.eta_prefill)
     r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
-                                                             * eff.eta_routed_flop_frac)
+                                                             * eff.eta_routed_flop_frac
+                                                             * _routed_width_efficiency(model, layout, eff))
     t_mem_nr = (non_routed_weight_bytes_read(tokens, model, formats, stream_input_embedding) / tp
                 + requests_per_step * kv_bytes_per_sequence / tp) / (bw * eff.eta_bw)
     comm = collectives(hardware, layout, eff) if comm is None else comm
@@ -598,7 +683,7 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     message = tokens * model.hidden_size * eff.activation_bytes
     t_comm = ((2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
               + model.num_moe_layers * (moe_tp + moe_ep) + comm.pipeline.time_s(message))
-    t = (np.maximum(t_flop_nr, t_mem_nr) + np.maximum(r_flop, r_mem) + (1.0 - eff.overlap_frac) * t_comm
+    t = (np.maximum(t_flop_nr, t_mem_nr) + grouped_gemm_time_s(r_mem, r_flop) + (1.0 - eff.overlap_frac) * t_comm
          + model.num_moe_layers * eff.moe_layer_overhead_s + model.num_layers * eff.layer_overhead_s)
     flop = dp * (nr_flop + tokens * 2.0 * r_active)
     return PrefillStep(time_s=t, prefill_flop=flop, t_mem_s=t_mem_nr + r_mem, t_flop_s=t_flop_nr + r_flop,

@@ -125,6 +125,7 @@ SPECS: dict[str, FieldSpec] = {
     "moe_layer_overhead_s": _f(0.0, 1e-2, "s", "MoE per-layer overhead"),
     "layer_overhead_s": _f(0.0, 1e-3, "s", "Per-layer overhead"),
     "moe_tile_rows": _f(1.0, 512.0, "rows", "Grouped-GEMM tile rows"),
+    "moe_gemm_half_width": _f(0.0, 1e6, "columns", "Grouped-GEMM half-efficiency expert width"),
     "max_batch_per_group": _i(1, 1 << 20, "sequences", "Engine max batch per attention group"),
     "latency_percentile": _f(0.001, 99.999, "%", "Latency percentile"),
     "tpot_tail_factor": _f(1.0, 10.0, "", "TPOT tail over mean"),
@@ -274,6 +275,7 @@ class Scenario:
     moe_layer_overhead_s: float = _A.moe_layer_overhead_s
     layer_overhead_s: float = _A.layer_overhead_s
     moe_tile_rows: float = _A.moe_tile_rows
+    moe_gemm_half_width: float = _A.moe_gemm_half_width
     max_batch_per_group: int = _A.max_batch_per_group
     latency_percentile: float = _A.latency_percentile
     tpot_tail_factor: float = _A.tpot_tail_factor

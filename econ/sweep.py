@@ -29,7 +29,7 @@ __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", 
 _LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
 LAYOUT_COST_TOLERANCE_FRAC = 0.02
 """Layouts whose $/M output tokens are within 2% of the cheapest tie; the fastest per user wins (a
-presentation choice: the model's own error is larger than 2%, see benchmarks/validate.py)."""
+presentation choice: the model's held-out error is larger than 2%, see `econ calibrate` and README)."""
 _SCHEMA = {"num_gpus": pl.Int64, "tp": pl.Int64, "dp": pl.Int64, "ep": pl.Int64, "pp": pl.Int64,
            "context_tokens": pl.Int64, "disaggregated": pl.Boolean}
 

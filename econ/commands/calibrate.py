@@ -1,0 +1,126 @@
+"""``econ calibrate``: refit the efficiency profiles on the public measurements, with grouped cross-validation.
+
+Runs :func:`econ.calibration.fit` and :func:`econ.calibration.cross_validate` (leave one model x hardware group
+out) on ``data/measurements.csv`` and prints the held-out error per family beside the pure roofline and the v1
+global efficiencies; ``--write`` writes ``data/calibration.csv`` (atomic, never over the file without
+``--force``); ``--check`` refits (no cross-validation) and exits 1 naming every parameter of the committed table
+that drifted beyond the tolerance (econ.calibration.DRIFT_RTOL).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from econ import calibration as cal
+from econ.assumptions import IDEAL
+from econ.commands._common import add_data_dir, catalog_from, progress, render
+from econ.errors import InvalidInputError
+from econ.safe_write import check_target
+
+SHOW = ("errors", "profiles")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "calibrate", help="refit the efficiency profiles on public measurements (grouped cross-validation)",
+        description="Fit the efficiency profiles per (accelerator generation, matmul precision) to "
+                    "data/measurements.csv (MAP least squares, priors from the AIConfigurator kernel tables, "
+                    "shrinkage to shared values) and report the error of held-out model x hardware groups per "
+                    "family, beside the pure roofline and the v1 global efficiencies. Takes a few minutes "
+                    "(one refit per group).")
+    p.add_argument("--measurements", metavar="FILE",
+                   help="measurements CSV [DATA_DIR/measurements.csv, else the shipped one]")
+    p.add_argument("--write", action="store_true",
+                   help="write the fitted table to DATA_DIR/calibration.csv (or --output)")
+    p.add_argument("--output", "-o", metavar="FILE", help="with --write: the file to write instead")
+    p.add_argument("--force", action="store_true", help="with --write: replace an existing file (atomically)")
+    p.add_argument("--check", action="store_true",
+                   help="refit without cross-validation and exit 1 if the committed calibration.csv drifted "
+                        f"(relative tolerance {cal.DRIFT_RTOL:g})")
+    p.add_argument("--show", choices=SHOW, default="errors",
+                   help="with --format csv/json: the error table (default) or the fitted profiles")
+    p.add_argument("--format", default="table", choices=("table", "csv", "json"))
+    add_data_dir(p)
+    p.set_defaults(func=run)
+
+
+def _paths(args) -> tuple[Path, Path]:
+    base = Path(args.data_dir) if args.data_dir else cal.DEFAULT_DATA_DIR
+    meas = Path(args.measurements) if args.measurements else (
+        base / "measurements.csv" if (base / "measurements.csv").is_file() else cal.MEASUREMENTS_PATH)
+    target = Path(args.output) if args.output else base / "calibration.csv"
+    return meas, target
+
+
+def _profiles_frame(full: cal.FitResult) -> pl.DataFrame:
+    rows = []
+    for prof in full.fitted:
+        v, se = full.values[prof], full.se.get(prof, {})
+        row = {"profile": prof, "n_cases": full.n_cases[prof], "n_groups": full.n_groups[prof]}
+        for k in cal.FIT_PARAMETERS:
+            row[k] = v[k]
+            row[f"{k}_se"] = se.get(k)
+        row["tpot_tail_factor"] = v["tpot_tail_factor"]
+        rows.append(row)
+    g = {"profile": "shared (global)", "n_cases": sum(full.n_cases[p] for p in full.fitted),
+         "n_groups": sum(full.n_groups[p] for p in full.fitted), **full.global_values}
+    return pl.DataFrame(rows + [g], infer_schema_length=None)
+
+
+def run(args) -> int:
+    if args.check and args.write:
+        raise InvalidInputError("--check and --write exclude each other (--check only compares a refit)")
+    if (args.output or args.force) and not args.write:
+        raise InvalidInputError("--output and --force need --write")
+    meas_path, target = _paths(args)
+    if args.write:
+        check_target(target, args.force, force_hint="--force", what="calibration table")  # before the work
+    catalog = catalog_from(args)
+    measurements = cal.load_measurements(meas_path)
+    cases = cal.cases_to_points(measurements, catalog)
+    with progress("Fitting the efficiency profiles") as advance:
+        full = cal.fit(cases, catalog, measurements=measurements)
+        advance()
+    if args.check:
+        committed = catalog.calibration
+        if committed is None:
+            raise InvalidInputError("no calibration.csv to check (write one with econ calibrate --write)")
+        refit = cal.calibration_frame(cases, full, None, measurements, measurements_path=meas_path)
+        problems = cal.drift(committed, refit)
+        if not problems:
+            print(f"calibration.csv matches a refit: {len(cal.PROFILE_PARAMETERS)} parameters x {refit.height} "
+                  f"profiles within {cal.DRIFT_RTOL:.0%}")
+            return 0
+        for d in problems:
+            print(f"econ calibrate: drift: {d['profile']} {d['parameter']}: committed {d['committed']:.6g}, refit "
+                  f"{d['refit']:.6g} (tolerance {d['tolerance']:.3g})", file=sys.stderr)
+        return 1
+    groups = cases.table["group_id"].n_unique()
+    with progress("Cross-validating (one refit per held-out group)", total=groups) as advance:
+        cv = cal.cross_validate(cases, catalog, measurements, full=full, progress=lambda done, total: advance())
+    roof = cal.predict(cases, catalog, IDEAL)
+    v1 = cal.predict(cases, catalog, cal.V1_DEFAULTS)
+    errors = cal.error_table(cases, {"cv": cv.predictions, "roofline": roof, "v1": v1})
+    if args.write:
+        frame = cal.calibration_frame(cases, full, cv, measurements, measurements_path=meas_path,
+                                      command="econ calibrate --write")
+        path = cal.write_calibration(frame, target, force=args.force)
+        print(f"wrote {path} ({frame.height} profiles)", file=sys.stderr)
+    if args.format != "table":
+        render(errors if args.show == "errors" else _profiles_frame(full), args.format, vertical_if_single=False)
+        return 0
+    shown = errors.select("by", "family", "n_cases", "n_groups", "cv_median_abs_error_frac",
+                          "cv_p90_abs_error_frac", "roofline_median_abs_error_frac", "v1_median_abs_error_frac")
+    print(f"held-out error |predicted / measured - 1| (leave one of {cv.folds} model x hardware groups out), "
+          f"roofline (--ideal) and v1 global efficiencies on the same cases")
+    render(shown, "table", vertical_if_single=False)
+    print()
+    print(f"fitted profiles (values, Jacobian standard errors); others fall back: "
+          + ", ".join(f"{p} <- {s}" for p, s in sorted(full.sources.items()) if s and p in set(
+              cases.table["profile"].to_list())))
+    render(_profiles_frame(full).select("profile", "n_cases", "n_groups", *cal.FIT_PARAMETERS, "tpot_tail_factor"),
+           "table", vertical_if_single=False)
+    return 0
