@@ -33,7 +33,7 @@ group) so the 70 MLPerf runs of one system do not outweigh a group with three.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -418,7 +418,8 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     """
     res = evaluate(cases.points.drop("case", "layout_id"), catalog, assumptions, PHYSICS_ECONOMICS, deployment,
                    strict=False, columns=_EVAL_COLUMNS)
-    v = {c: res[c].cast(pl.Float64).fill_null(float("nan")).to_numpy() for c in _EVAL_COLUMNS}
+    mat = res.select(pl.col(c).cast(pl.Float64) for c in _EVAL_COLUMNS).fill_null(float("nan")).to_numpy()
+    v = {c: mat[:, j] for j, c in enumerate(_EVAL_COLUMNS)}
     case = cases.points["case"].to_numpy()
     layout = cases.points["layout_id"].to_numpy()
     batch = cases.points["batch_size"].to_numpy().astype(float)
@@ -756,8 +757,48 @@ def profile_frame(values: dict, bands: dict | None = None) -> pl.DataFrame:
 
 
 def catalog_with(catalog: Catalog, values: dict, bands: dict | None = None) -> Catalog:
-    """A copy of ``catalog`` whose calibration profiles are ``values`` (profile -> parameters)."""
-    return replace(catalog, calibration=profile_frame(values, bands))
+    """A copy of ``catalog`` whose calibration profiles are ``values`` (profile -> parameters).
+
+    The engine's per-catalog caches (econ.engine.catalog_arrays and its static table) do not depend on the
+    calibration table except for the profile arrays, so the copy reuses them with new profile arrays: a fit
+    evaluates hundreds of candidate tables (a cache shortcut only; without the caches it is built afresh).
+    """
+    from econ import engine
+
+    new = replace(catalog, calibration=profile_frame(values, bands))
+    arrays = getattr(catalog, "_engine_arrays", None)
+    profiles = getattr(engine, "_profile_arrays", None)
+    if _SHORTCUT["on"] and arrays is not None and profiles is not None:
+        try:
+            fresh = {f.name: {} for f in fields(arrays) if isinstance(getattr(arrays, f.name), dict)
+                     and f.name not in ("model", "hardware", "profile")}  # per-profile memo dicts start empty
+            object.__setattr__(new, "_engine_arrays", replace(arrays, **profiles(new), **fresh))
+        except TypeError:  # the engine's cache changed shape: let it rebuild
+            pass
+        static = getattr(catalog, "_engine_static", None)
+        if static is not None:
+            object.__setattr__(new, "_engine_static", static)
+    return new
+
+
+_SHORTCUT = {"on": True}
+"""Whether :func:`catalog_with` reuses the engine's caches; :func:`fit` checks the shortcut against a fresh
+catalog once and switches it off if they ever disagree."""
+
+
+def _check_shortcut(cases: "Cases", catalog: Catalog, values: dict, assumptions, deployment) -> None:
+    """Compare one prediction through the cache shortcut with one through a fresh catalog; disable on mismatch."""
+    if not _SHORTCUT["on"]:
+        return
+    probe = {k: dict(v) for k, v in values.items()}
+    for v in probe.values():  # a candidate unlike the last one evaluated, so a stale memo would show
+        v["eta_bw"], v["eta_flop"] = 0.5 * v["eta_bw"], 0.5 * v["eta_flop"]
+    fast = predict(cases, catalog_with(catalog, probe), assumptions, deployment)["predicted"].to_numpy()
+    slow = predict(cases, replace(catalog, calibration=profile_frame(probe)), assumptions, deployment)
+    slow = slow["predicted"].to_numpy()
+    ok = np.isfinite(slow)
+    if not np.allclose(fast[ok], slow[ok], rtol=1e-9, atol=0.0) or not np.array_equal(np.isfinite(fast), ok):
+        _SHORTCUT["on"] = False
 
 
 def _pseudo_huber(z: np.ndarray) -> np.ndarray:
@@ -828,6 +869,8 @@ def fit(cases: Cases, catalog: Catalog, priors: dict | None = None, *, measureme
     if not in_fit.any():
         raise InvalidInputError(f"no profile has {MIN_GROUPS} or more groups in the training set")
     sub = cases.subset(in_fit)
+    _check_shortcut(sub, catalog, _full_values({p: priors[p].median for p in FIT_PARAMETERS}, {},
+                                               {q: "global" for q in all_profiles()}, tails), assumptions, deployment)
     st = sub.table
     measured = st["measured"].to_numpy()
     is_rate = np.array([METRICS[m] for m in st["metric"].to_list()])
@@ -1139,6 +1182,7 @@ def calibration_frame(cases: Cases, full: FitResult, cv: CrossValidation | None,
               f"(econ.calibration: MAP least squares with priors from data/kernels/ and shrinkage to shared values, "
               f"leave-one-group-out cross-validation) at commit {commit}")
     tail_se = bootstrap_tail_se(cases, measurements)
+    tails_own = _tails_with_data(cases, measurements)
     b = bands(cases, cv, full.sources) if cv is not None else {}
     t = cases.table
     rep = t["representable"].to_numpy()
@@ -1177,10 +1221,10 @@ def calibration_frame(cases: Cases, full: FitResult, cv: CrossValidation | None,
             notes.append(f"fitted on {full.n_cases.get(prof, n_cases)} cases in {full.n_groups.get(prof, n_groups)} "
                          f"groups with shrinkage to the shared values")
         notes.append(f"band from {basis}")
-        notes.append("overlap_frac held at 0; moe_tile_rows held per generation; tpot_tail_factor measured "
-                     "(median p99 / mean TPOT of MLPerf Server runs" + ("" if prof in tail_se or
-                                                                        prof in _tails_with_data(cases, measurements)
-                                                                        else ", from the fallback or all runs") + ")")
+        own_tail = prof in tails_own
+        notes.append("overlap_frac held at 0; moe_tile_rows held per generation; tpot_tail_factor = median p99 / mean "
+                     "TPOT of " + ("its own MLPerf Server/Interactive runs" if own_tail else
+                                   f"the runs of {src if src in tails_own else 'every profile'}"))
         row["notes"] = "; ".join(notes)
         rows.append(row)
     cols = list(CALIBRATION_SCHEMA)

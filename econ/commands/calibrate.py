@@ -121,6 +121,7 @@ def run(args) -> int:
     print(f"fitted profiles (values, Jacobian standard errors); others fall back: "
           + ", ".join(f"{p} <- {s}" for p, s in sorted(full.sources.items()) if s and p in set(
               cases.table["profile"].to_list())))
-    render(_profiles_frame(full).select("profile", "n_cases", "n_groups", *cal.FIT_PARAMETERS, "tpot_tail_factor"),
-           "table", vertical_if_single=False)
+    shown = _profiles_frame(full).select("profile", "n_cases", "n_groups", *cal.FIT_PARAMETERS, "tpot_tail_factor")
+    fracs = {k: f"{k}_frac" for k in ("eta_bw", "eta_flop", "eta_prefill")}  # shown as percentages
+    render(shown.rename(fracs), "table", vertical_if_single=False)
     return 0
