@@ -407,7 +407,7 @@ def add_economics_options(p, *, mix: bool = True, build: bool = False) -> None:
     k.add_argument("--region", help="power-price region id (econ list regions)")
     k.add_argument("--usd-per-kwh", type=float, help="electricity price, USD/kWh")
     g.add_argument("--facility", help="facility class id (sets PUE and build cost; econ list facilities)")
-    g.add_argument("--pue", type=float, help="power usage effectiveness, in [1, 3]")
+    g.add_argument("--pue", type=float, help="power usage effectiveness, in [1, 5]")
     if build:
         g.add_argument("--build-usd-per-mw", type=float, help="facility build cost per MW of IT load, USD")
     t = g.add_mutually_exclusive_group()
@@ -456,7 +456,7 @@ def parse_mix(text: str) -> float:
 def check_economics(args) -> None:
     """Range-check the economics flags that were given (each error names the flag and its range)."""
     check_range("--usd-per-kwh", getattr(args, "usd_per_kwh", None), 0, 10, "USD/kWh")
-    check_range("--pue", getattr(args, "pue", None), 1, 3)
+    check_range("--pue", getattr(args, "pue", None), 1, 5)  # Economics and facilities.csv: [1, 5]
     check_range("--build-usd-per-mw", getattr(args, "build_usd_per_mw", None), 0, 1e9, "USD/MW")
     check_range("--usd-per-gpu-hour", getattr(args, "usd_per_gpu_hour", None), 1e-6, 1e4, "USD/GPU-hour")
     check_range("--utilization", getattr(args, "utilization", None), 0.01, 1)
