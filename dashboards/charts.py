@@ -190,6 +190,12 @@ COLUMNS: dict[str, Col] = {
     "note": Col("Why no floor"),
     # cost vs interactivity, head to head, measurements (issue 11)
     "at_tokens_per_s_per_user": Col("At least (output tokens/s per user)", ",.0f", "%.0f"),
+    "usd_per_m_output_tokens_low": _usd_m("Cost, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_high": _usd_m("Cost, high end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_low": _usd_m("Cost all-in, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_high": _usd_m("Cost all-in, high end of the band ($ per M output tokens)"),
+    "output_tokens_per_s_per_gpu_low": Col("Output tokens/s per GPU, low end of the band", ",.0f", "%.0f"),
+    "output_tokens_per_s_per_gpu_high": Col("Output tokens/s per GPU, high end of the band", ",.0f", "%.0f"),
     "reached": Col("Reached"),
     "output_tokens_per_usd": Col("Output tokens per $1", ",.0f", "%.0f"),
     "output_tokens_per_s_per_mw": Col("Output tokens/s per MW provisioned", ",.0f", "%.0f"),

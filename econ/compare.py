@@ -258,8 +258,9 @@ def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None)
 
     Returns
     -------
-    pl.DataFrame (:data:`FRONTIER_COLUMNS`), per accelerator sorted by tokens/s per user ascending:
-    no kept row is beaten on both axes by another row of the same accelerator.
+    pl.DataFrame (:data:`FRONTIER_COLUMNS`, plus the ``*_low`` / ``*_high`` band of throughput, cost and speed
+    when the engine reports one), per accelerator sorted by tokens/s per user ascending: no kept row is
+    beaten on both axes by another row of the same accelerator.
 
     Notes
     -----
@@ -275,7 +276,9 @@ def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None)
         f = f.with_columns(display_name=pl.col("hardware"))
     else:
         f = f.join(names.select("hardware", "display_name"), on="hardware", how="left")
-    return f.select(FRONTIER_COLUMNS)
+    bands = [f"{c}_{end}" for c in ("output_tokens_per_s_per_gpu", "usd_per_m_output_tokens", "tokens_per_s_per_user")
+             for end in ("low", "high") if f"{c}_{end}" in f.columns]  # the engine's uncertainty band, when given
+    return f.select(*FRONTIER_COLUMNS, *bands)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from dashboards.components.safe_text import unescape  # noqa: E402
 from dashboards.components.state import CATALOG_KEY, LOCAL_KEY, PAGE_KEY, SCENARIO_KEY  # noqa: E402
 from econ.catalog import load_catalog  # noqa: E402
 from econ.compare import auto_batch_row, cluster_plan, hardware_comparison  # noqa: E402
+from econ.engine import RESULT_COLUMNS  # noqa: E402
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 from econ.sweep import cost_table  # noqa: E402
@@ -325,8 +326,10 @@ def test_hardware_comparison_metrics_and_chart_follow_econ(catalog):
         assert bars["encoding"]["x"]["title"].startswith("Cost ($ per M")
         frontier = next(s for s in specs(at) if "layer" in s and any(
             layer.get("encoding", {}).get("y", {}).get("field") == "output_tokens_per_s_per_gpu" for layer in s["layer"]))
-        enc = frontier["layer"][0]["encoding"]
+        enc = next(layer for layer in frontier["layer"] if layer["mark"]["type"] == "line")["encoding"]
         assert (enc["x"]["field"], enc["y"]["field"]) == ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu")
+        bands = [layer for layer in frontier["layer"] if layer["mark"]["type"] == "area"]
+        assert bool(bands) == ("output_tokens_per_s_per_gpu_low" in RESULT_COLUMNS)  # a band when the engine has one
         assert len(enc["color"]["scale"]["range"]) <= 8  # one Okabe-Ito colour per line
 
 

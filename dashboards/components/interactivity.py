@@ -19,8 +19,9 @@ from econ.compare import LEVEL_COLUMN, interactivity_table
 from econ.measured import measured_points, with_cost
 from econ.scenario import SPECS, from_mapping
 
-TABLE_COLUMNS = (LEVEL_COLUMN, "tokens_per_s_per_user", "usd_per_m_output_tokens",
-                 "usd_per_m_output_tokens_all_in", "usd_per_m_input_tokens", "usd_per_m_blended_tokens",
+TABLE_COLUMNS = (LEVEL_COLUMN, "tokens_per_s_per_user", "usd_per_m_output_tokens", "usd_per_m_output_tokens_low",
+                 "usd_per_m_output_tokens_high", "usd_per_m_output_tokens_all_in", "usd_per_m_output_tokens_all_in_low",
+                 "usd_per_m_output_tokens_all_in_high", "usd_per_m_input_tokens", "usd_per_m_blended_tokens",
                  "output_tokens_per_s_per_gpu", "output_tokens_per_usd", "output_tokens_per_s_per_mw", "precision",
                  "layout", "num_gpus", "total_gpus", "batch_size", "binding_wall", "fastest_tokens_per_s_per_user")
 
@@ -109,7 +110,8 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
                   "source)." if n_meas else "No public measurement of this model on these accelerators "
                                             + ("near this workload." if near else "reports speed and throughput."))
                + " Shaded bands show the model's uncertainty when the engine reports one.")
-    other_cost = {"usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in"} - {cost}
+    other = ({"usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in"} - {cost}).pop()
+    other_cost = {other, f"{other}_low", f"{other}_high"}
     shown = list(dict.fromkeys([series, *[c for c in TABLE_COLUMNS if c in picks.columns and c != "series"
                                           and c not in other_cost]]))
     view = picks.sort(LEVEL_COLUMN, pl.col(cost), nulls_last=True)
