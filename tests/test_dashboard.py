@@ -706,3 +706,21 @@ def test_invalid_custom_accelerator_is_an_error_not_a_traceback():
     at.checkbox(key="sc.custom_capex_usd.auto").check()  # no capex and no rental rate: no price at all
     run(at)
     assert any("Custom accelerator not used" in e.value for e in at.error)
+
+
+def test_frontier_charts_shade_a_band_only_when_the_frame_has_one():
+    from dashboards import charts
+    f = pl.DataFrame({"hardware": ["a"] * 3 + ["b"] * 3, "tokens_per_s_per_user": [10.0, 30.0, 90.0] * 2,
+                      "usd_per_m_output_tokens": [0.1, 0.2, 0.8, 0.15, 0.3, 0.9],
+                      "output_tokens_per_s_per_gpu": [3000.0, 1500.0, 300.0, 2500.0, 1200.0, 250.0]})
+    plain = charts.cost_frontier_chart(f, levels=(20,))
+    assert not [layer for layer in plain["layer"] if layer["mark"]["type"] == "area"] and "band" not in plain["datasets"]
+    banded = f.with_columns(usd_per_m_output_tokens_low=pl.col("usd_per_m_output_tokens") * 0.8,
+                            usd_per_m_output_tokens_high=pl.col("usd_per_m_output_tokens") * 1.25)
+    spec = charts.cost_frontier_chart(banded, levels=(20,))
+    area = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "area")
+    assert (area["encoding"]["y"]["field"], area["encoding"]["y2"]["field"]) == (
+        "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high")
+    assert spec["datasets"]["band"].height == 6
+    tput = charts.frontier_chart(f.with_columns(display_name=pl.col("hardware")))
+    assert not [layer for layer in tput["layer"] if layer["mark"]["type"] == "area"]
