@@ -195,8 +195,9 @@ ASSUMPTION_SOURCES: dict[str, str] = {
     "layer_overhead_s": "0 (v1 had none); calibrated per generation x precision (data/calibration.csv). Measured kernel"
                         " floors are 3-14 us per GEMM, 10-20 us per attention call, ~4 us per custom all-reduce, i.e. "
                         "~30-40 us per layer in isolation (NVIDIA AIConfigurator 0.12 kernel tables, data/kernels/)",
-    "moe_tile_rows": "1 (no padding) where no profile applies; the profiles hold it per generation: Hopper WGMMA tiles "
-                     "64 rows, Blackwell UMMA 128 (CUTLASS; DeepSeek DeepGEMM m-grouped GEMM), 1 elsewhere",
+    "moe_tile_rows": "1 (no padding), also in the calibrated profiles (econ.calibration.MOE_TILE_ROWS): the MMA tiles "
+                     "are 64 rows on Hopper and 128 on Blackwell, but measured fused-MoE kernels at 1-8 tokens per "
+                     "expert run at their bytes-bound time (AIConfigurator 0.12); set 64 or 128 to study padding",
     "moe_gemm_half_width": "0 (no width effect) until calibrated per generation; NVIDIA AIConfigurator 0.12 fused-MoE "
                            "tables (data/kernels/moe_efficiency.csv, TensorRT-LLM EP8, > 512 tokens per expert): "
                            "Qwen3-235B's 1536-wide experts reach 0.53-0.81 of Mixtral's 14336-wide (H200/B200, BF16 / "

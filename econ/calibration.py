@@ -596,16 +596,18 @@ SHRINKAGE: dict[str, float] = {"eta_bw": 0.5, "eta_flop": 0.5, "eta_prefill": 0.
 factor 1.6 on a small fraction; 0.7 log = a factor 2 on a time): how far one generation's software and
 silicon may sit from the others before the data must say so. A stated modelling choice."""
 
-MOE_TILE_ROWS: dict[str, float] = {"hopper": 64.0, "blackwell": 128.0}
-"""Held ``moe_tile_rows`` per generation: the M of one tensor-core MMA tile of the grouped expert GEMM, Hopper
-WGMMA 64 rows, Blackwell UMMA 128 (CUTLASS; DeepSeek DeepGEMM m-grouped kernels); 1 (no padding) where no tile
-size was sourced. Consistent with AIConfigurator's H100 FP8 fused MoE at 1-8 tokens per expert (0.009 of peak
-measured, 0.0097 with 64-row padding)."""
+MOE_TILE_ROWS: dict[str, float] = {}
+"""Held ``moe_tile_rows`` per generation: 1 (no tile padding) for every generation. The MMA tiles are 64 rows on
+Hopper (WGMMA) and 128 on Blackwell (UMMA), but NVIDIA's measured fused-MoE latencies at 1-8 tokens per expert
+sit at the bytes-bound time, not at whole padded tiles (AIConfigurator 0.12, TensorRT-LLM EP8: H100 FP8 0.009 of
+peak against 0.012 bytes-bound, B200 NVFP4 0.004 against 0.003), and padding whole tiles at the fitted
+whole-step compute efficiency made small-batch MoE decode compute-bound (DeepSeek-V3's memory/compute
+crossover fell to ~250 sequences on 64 B200). A generation listed here would hold its tile instead."""
 
 HELD: dict[str, str] = {
     "overlap_frac": "held at 0 (Assumptions default: TP all-reduces on the critical path); not separable from the "
                     "efficiencies on these measurements",
-    "moe_tile_rows": "held per generation (MOE_TILE_ROWS)",
+    "moe_tile_rows": "held at 1, no tile padding (MOE_TILE_ROWS: measured fused-MoE kernels do not pay whole tiles)",
     "tpot_tail_factor": "measured, not fitted: the median over the profile's MLPerf Server/Interactive runs of p99 TPOT "
                         "/ mean TPOT (measurements.csv measured_p99_tpot_s / measured_mean_tpot_s)",
 }
@@ -1222,7 +1224,7 @@ def calibration_frame(cases: Cases, full: FitResult, cv: CrossValidation | None,
                          f"groups with shrinkage to the shared values")
         notes.append(f"band from {basis}")
         own_tail = prof in tails_own
-        notes.append("overlap_frac held at 0; moe_tile_rows held per generation; tpot_tail_factor = median p99 / mean "
+        notes.append("overlap_frac held at 0; moe_tile_rows held at 1; tpot_tail_factor = median p99 / mean "
                      "TPOT of " + ("its own MLPerf Server/Interactive runs" if own_tail else
                                    f"the runs of {src if src in tails_own else 'every profile'}"))
         row["notes"] = "; ".join(notes)
