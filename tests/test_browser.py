@@ -212,12 +212,14 @@ def test_a_page_widget_does_not_change_other_pages(server, browser):
     for _ in range(10):
         page.keyboard.press("ArrowRight")
     wait_for_app(page)
-    assert "min_tokens_per_s_per_user=30" in page.url
+    from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
+    moved = int(DEFAULT_MIN_TOKENS_PER_S_PER_USER) + 10  # ten steps of 1 tokens/s from the one default floor
+    assert f"min_tokens_per_s_per_user={moved}" in page.url
     page.locator('[data-testid="stSidebarNav"] a', has_text="Cluster").first.click()
     wait_for_app(page)
     assert "min_tokens_per_s_per_user" not in page.url
     assert "Serving at" in page.locator('[data-testid="stMain"]').inner_text()
-    assert "30 output tokens/s" not in page.locator('[data-testid="stMain"]').inner_text()
+    assert f"{moved} output tokens/s" not in page.locator('[data-testid="stMain"]').inner_text()
     page.close()
 
 
