@@ -517,6 +517,31 @@ def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAU
     return (row if b is None else curve.filter(pl.col("batch_size") == b).head(1)), curve
 
 
+def curve_on_layout(catalog: Catalog, row: dict, *, points_per_octave: int = 4, **cost_kwargs) -> pl.DataFrame:
+    """The batch curve of a deployment already evaluated: :func:`econ.sweep.batch_curve`'s rows in one engine pass.
+
+    :func:`econ.sweep.batch_curve` evaluates the deployment once to learn its layout and KV-capacity maximum,
+    then the grid; when the caller has that row (the KPI row of the Cost explorer), this skips the first
+    pass. Same grid (``points_per_octave`` log-spaced batches per doubling from ``dp`` to the maximum, the
+    maximum included), same rows (``tests/test_interactivity.py`` checks they are equal).
+
+    Parameters
+    ----------
+    row : dict
+        A :func:`econ.sweep.cost_table` row: ``num_gpus``, ``tp``, ``dp``, ``ep``, ``pp``, ``max_batch_size``.
+    cost_kwargs : the other keyword arguments of :func:`econ.sweep.cost_table` (the row's model, accelerator...).
+    """
+    from econ.sweep import cost_table
+
+    require_in_range("points_per_octave", points_per_octave, 1, 64)
+    max_b, dp = int(row["max_batch_size"]), int(row["dp"])
+    n = max(2, int(np.log2(max(max_b / dp, 2)) * points_per_octave) + 1)
+    batches = (np.unique(np.round(np.geomspace(1, max_b / dp, n)).astype(int)) * dp if max_b > dp
+               else np.array([dp]))
+    layout = {k: row[k] for k in AUTO_LAYOUT_KEYS}
+    return cost_table(catalog, batch_sizes=[int(b) for b in batches if b <= max_b], **{**cost_kwargs, **layout})
+
+
 # ---------------------------------------------------------------------------------------------
 # Head to head: two set-ups side by side
 # ---------------------------------------------------------------------------------------------
@@ -709,6 +734,6 @@ from econ.cluster import (  # noqa: E402
 __all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier", "cluster_plan",
            "value_at_interactivity", "add_efficiency", "interactivity_table", "cost_frontier", "Setup",
            "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES", "batch_at_floor",
-           "auto_batch_row",
+           "auto_batch_row", "curve_on_layout",
            "plan_status", "default_gpus_per_rack", "DEFAULT_GPU_COUNTS", "DEFAULT_BATCH_SIZES", "BEST_COLUMNS",
            "FRONTIER_COLUMNS", "PLAN_COLUMNS", "COST_PARTS", "OBJECTIVES"]

@@ -338,3 +338,14 @@ def test_custom_accelerator_is_validated_like_a_row(catalog):
         with_custom_accelerator(catalog, CustomAccelerator(capex_usd=None, usd_per_gpu_hour=None))
     with pytest.raises(InvalidInputError, match="power_w=nan"):
         with_custom_accelerator(catalog, CustomAccelerator(power_w=math.nan))
+
+
+def test_curve_on_layout_equals_batch_curve(catalog):
+    from econ.compare import curve_on_layout
+    from econ.sweep import batch_curve, cost_table
+    for kw in (dict(model="llama-3.3-70b", hardware="h100-sxm", precision="fp8"),
+               dict(model="deepseek-v3", hardware="h200-sxm", precision="fp8", output_len=4096)):
+        row = cost_table(catalog, **kw).row(0, named=True)
+        mine = curve_on_layout(catalog, row, **kw)
+        theirs = batch_curve(catalog, **{**kw, **{k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}})
+        assert mine.equals(theirs)

@@ -21,10 +21,10 @@ import streamlit as st  # noqa: E402
 from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from dashboards.components.scenario_sidebar import BASIS_TITLES  # noqa: E402
-from econ.compare import auto_batch_row  # noqa: E402
+from econ.compare import auto_batch_row, curve_on_layout  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
-from econ.sweep import batch_curve, cost_table  # noqa: E402
+from econ.sweep import cost_table  # noqa: E402
 
 TITLE = "Cost explorer"
 ICON = ":material/payments:"
@@ -49,11 +49,11 @@ def explore(token: str, sc: Scenario, _catalog=None) -> tuple[dict, pl.DataFrame
     kw = dict(sc.cost_kwargs(), assumptions=sc.assumptions(), economics=sc.economics(cat))
     if sc.batch_size is not None:
         row = cost_table(cat, batch_sizes=[sc.batch_size], **kw).row(0, named=True)
-        return row, batch_curve(cat, **{**kw, **{k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}})
+        return row, curve_on_layout(cat, row, **kw)
     first, curve = auto_batch_row(cat, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, **kw)
     row = first.row(0, named=True)
     if curve is None:
-        curve = batch_curve(cat, **{**kw, **{k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}})
+        curve = curve_on_layout(cat, row, **kw)  # econ.sweep.batch_curve's rows, without re-deriving the layout
     return row, curve
 
 
