@@ -215,15 +215,16 @@ def kpis(row: dict, sc: Scenario) -> None:
     c[3].metric("Training cost", fmt.usd_millions(row["training_cost_usd"]),
                 help=f"G x wall-clock hours x {fmt.usd(row['usd_per_gpu_hour_training'])}/GPU-hour")
     c[4].metric("Goodput", fmt.pct(row["goodput_frac"]), help="1 - (bubbles + checkpointing + recovery + maintenance)")
-    st.markdown(f"**Serving at >= {sc.min_tokens_per_s_per_user:g} output tokens/s per user** (floor set on the "
-                "Hardware comparison page)")
+    st.markdown(f"**Serving at >= {sc.min_tokens_per_s_per_user:g} output tokens/s per user** (the one default "
+                "speed floor of every page and command, MLPerf v5.0 interactive; a link's min_tokens_per_s_per_user "
+                "sets it)")
     c = _grid(5)
     c[0].metric("Output tokens per day", fmt.compact(row["serving_tokens_per_day"]),
                 help=f"Whole replicas x output tokens/s per GPU x utilization {sc.utilization_frac:.0%} x 86,400 s")
     ok = row["serving_gpus_per_replica"] is not None
     c[1].metric("GPUs per serving replica", f"{row['serving_gpus_per_replica']} x {row['serving_precision'].upper()}"
                 if ok else "none", help=(f"Batch {row['serving_batch_size']:,}, {row['serving_replicas']:,} replicas: "
-                                         "the cheapest deployment meeting the floor (Hardware comparison page)")
+                                         "the cheapest deployment meeting the floor (econ.compare.hardware_comparison)")
                 if ok else "No deployment of this accelerator meets the floor")
     c[2].metric("Revenue per year", fmt.usd_millions(row["revenue_per_year_usd"]),
                 help=f"Output tokens only at {fmt.usd_per_m(sc.price_usd_per_m_output_tokens)} per M")
