@@ -18,6 +18,7 @@ import importlib
 import pkgutil
 import re
 import sys
+from pathlib import Path
 
 from econ import __version__
 from econ.errors import EconError
@@ -129,30 +130,78 @@ class EconArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}{hint}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, with every subcommand module of ``econ.commands`` registered."""
+def _command_modules() -> list[str]:
+    import econ.commands as pkg
+    return sorted(i.name for i in pkgutil.iter_modules(pkg.__path__) if not i.name.startswith("_"))
+
+
+def _declared_commands(module: str) -> list[tuple[str, str]] | None:
+    """(name, help) of the top-level subcommands a command module registers, read from its source without
+    importing it (``sub.add_parser("name", help="...")`` calls on ``register``'s first argument, literal
+    strings); None when they cannot be read statically (the module is then imported)."""
+    import ast
+
+    import econ.commands as pkg
+    path = Path(pkg.__path__[0]) / f"{module}.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):  # pragma: no cover - a broken module fails loudly when imported
+        return None
+    reg = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "register"), None)
+    if reg is None or not reg.args.args:
+        return None
+    sub = reg.args.args[0].arg
+    out = []
+    for node in ast.walk(reg):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_parser"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == sub):
+            if not (node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                return None
+            help_kw = next((k.value for k in node.keywords if k.arg == "help"), None)
+            if help_kw is not None and not (isinstance(help_kw, ast.Constant) and isinstance(help_kw.value, str)):
+                return None
+            out.append((node.args[0].value, help_kw.value if help_kw is not None else ""))
+    return out or None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, with the subcommand modules of ``econ.commands`` registered.
+
+    With ``argv`` (what :func:`main` parses), only the module of the subcommand asked for is imported;
+    the others appear by name and one-line help read from their source, so ``econ --help`` and each
+    command start without importing Polars, NumPy or SciPy for commands that are not run (issue 8: CLI
+    start-up). Without ``argv``: every module is imported and registered (the full parser, for tests and
+    the README generator).
+    """
     parser = EconArgumentParser(
         prog="econ", description="LLM inference economics: what does it cost to serve model M on hardware H?")
     parser.add_argument("--version", action="version", version=f"econ {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    import econ.commands as pkg
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"econ.commands.{info.name}").register(sub)
+    modules = _command_modules()
+    declared = {m: (_declared_commands(m) if argv is not None else None) for m in modules}
+    first = next((w for w in (argv or []) if not w.startswith("-")), None)
+    for m in modules:
+        names = declared[m]
+        if names is None or first in {n for n, _ in names}:
+            importlib.import_module(f"econ.commands.{m}").register(sub)
+        else:
+            for name, help_text in names:  # a stub: enough for the command list, "did you mean" and --help
+                if name not in sub.choices:
+                    sub.add_parser(name, help=help_text)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``econ`` console script. Returns the exit code (0 ok, 2 bad input)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     empty = [k for k, v in vars(args).items() if isinstance(v, list) and not v]
     if empty:  # argparse (Python < 3.12) turns the value '--' of a one-value flag into [] (issue 12 fuzz)
         parser.error(f"--{empty[0].replace('_', '-')} needs a value ('--' is not one)")
     try:
         return int(args.func(args) or 0)
     except EconError as exc:
-        words = list(sys.argv[1:] if argv is None else argv)
         flags = parser._subparser_for(words).option_strings()
         name = " ".join(w for w in words[:2] if not w.startswith("-") and (w == args.command or w in (
             getattr(args, "quotes_command", None), getattr(args, "kind", None))))
