@@ -18,12 +18,14 @@ vLLM; data/README.md) in four steps, each a pure function:
    tables in data/kernels/ and the v1 fit), and per-profile deviations shrunk toward it
    (:data:`SHRINKAGE`), so a thin profile stays near the shared value. A profile with fewer than
    :data:`MIN_GROUPS` independent groups is not fitted: it copies its nearest generation
-   (:data:`FALLBACK`) and says so (``fallback_from``).
+   (:data:`FALLBACK_GENERATION`) and says so (``fallback_from``).
 3. :func:`cross_validate`: grouped cross-validation, leaving out one whole model x hardware group
    (``group_id``) at a time; every reported error and every band comes from held-out predictions only.
-4. :func:`calibration_frame`: the table (CALIBRATION_SCHEMA of econ.catalog) with Jacobian standard
-   errors (or a bootstrap over groups), held-out error quantiles, case and group counts, fit date and
-   source; :func:`write_calibration` writes it atomically (econ.safe_write).
+4. :func:`calibration_frame`: the table (CALIBRATION_SCHEMA of econ.catalog) with Gauss-Newton (Jacobian)
+   standard errors of the fitted parameters (a bootstrap over groups only for the measured TPOT tail factor:
+   a bootstrap of the whole fit, ~4 s per draw and a few hundred draws, is left out of ``econ calibrate``),
+   held-out error quantiles, case and group
+   counts, fit date and source; :func:`write_calibration` writes it atomically (econ.safe_write).
 
 Residuals are ln(measured rate / predicted rate) (a time's rate is its inverse), so a 2x miss weighs the
 same on a 6 ms TPOT as on a 20,000 tokens/s throughput; each case is weighted 1 / sqrt(cases in its
@@ -33,7 +35,7 @@ group) so the 70 MLPerf runs of one system do not outweigh a group with three.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -118,9 +120,6 @@ PHYSICS_ECONOMICS = Economics(basis="custom", usd_per_gpu_hour=1.0)
 """Any priced basis: calibration reads physics columns only, and an accelerator without a capex (MI325X, MI355X)
 must not come back infeasible for want of a price."""
 
-ENGINE_BATCH_CAP = DEFAULT.max_batch_per_group
-"""Sequences per attention group at most (Assumptions.max_batch_per_group: trtllm-bench's 4096)."""
-
 SLO_GRID_POINTS = 24
 """Batches (geometric, 1 to the capacity) at which a Server/Interactive row's p99 latencies are evaluated;
 the sustainable load is interpolated in ln(batch) between the last point that meets both limits and the
@@ -179,10 +178,21 @@ def load_measurements(path: str | Path | None = None) -> pl.DataFrame:
     DataError
         The file is missing, lacks a required column, or a numeric cell is not a number.
     """
+    from econ.safe_write import describe_os_error
+
     p = Path(path) if path is not None else MEASUREMENTS_PATH
-    if not p.is_file():
-        raise DataError(f"measurements file {str(p)!r} does not exist")
-    raw = pl.read_csv(p, infer_schema_length=0)
+    try:
+        exists = p.is_file()
+    except OSError as exc:
+        raise DataError(f"cannot read measurements file {str(p)!r}: {describe_os_error(exc)}") from None
+    if not exists:
+        raise DataError(f"measurements file {str(p)!r} does not exist (or is not a file)")
+    try:
+        raw = pl.read_csv(p, infer_schema_length=0)
+    except OSError as exc:
+        raise DataError(f"cannot read measurements file {str(p)!r}: {describe_os_error(exc)}") from None
+    except (pl.exceptions.PolarsError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"measurements file {str(p)!r} is not a readable CSV ({type(exc).__name__})") from None
     need = ("case_id", "group_id", "source_kind", "model", "hardware", "hardware_generation", "num_gpus", "tp", "pp",
             "ep", "dp", "precision", "weight_format", "kv_precision", "speculative_decoding", "scenario", "benchmark",
             "input_len", "output_len", "concurrency_or_batch", "ttft_limit_s", "tpot_limit_s", "latency_percentile",
@@ -191,16 +201,29 @@ def load_measurements(path: str | Path | None = None) -> pl.DataFrame:
     missing = [c for c in need if c not in raw.columns]
     if missing:
         raise DataError(f"{p.name}: missing column(s) {', '.join(missing)}")
+    raw = raw.select(pl.col(c).cast(pl.String) for c in raw.columns)
     rows = raw.filter(pl.col("include").str.to_lowercase() == "true")
     numeric = ("num_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len", "ttft_limit_s", "tpot_limit_s",
                "latency_percentile", "tokens_per_s_per_user_target", "value", "output_tokens_per_s_per_gpu",
                "measured_mean_tpot_s", "measured_p99_tpot_s")
-    out = rows.with_columns(pl.col(c).cast(pl.Float64, strict=False).alias(c) for c in numeric)
+    out = rows.with_columns(pl.col(c).str.strip_chars().cast(pl.Float64, strict=False).alias(c) for c in numeric)
+    ids = rows["case_id"].fill_null("?").to_list()
     for c in numeric:
-        bad = out.filter(pl.col(c).is_null() & rows[c].is_not_null() & (rows[c].str.strip_chars() != ""))
-        if bad.height:
-            raise DataError(f"{p.name}, case {bad['case_id'][0]}, column {c}: {rows.filter(pl.col('case_id') == bad['case_id'][0])[c][0]!r} "
-                            f"is not a number")
+        given = rows[c].is_not_null() & (rows[c].str.strip_chars() != "")
+        bad = np.flatnonzero((given & (out[c].is_null() | ~out[c].is_finite().fill_null(True))).to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            raise DataError(f"{p.name}, case {ids[i]}, column {c}: {rows[c][i]!r} is not a finite number")
+    positive = ("num_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len", "ttft_limit_s", "tpot_limit_s")
+    for c in positive:
+        bad = np.flatnonzero((out[c] <= 0).fill_null(False).to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            raise DataError(f"{p.name}, case {ids[i]}, column {c}: {out[c][i]:g} must be > 0")
+    for c in ("case_id", "group_id", "model", "hardware", "precision", "scenario", "metric", "output_len"):
+        bad = np.flatnonzero(out[c].is_null().to_numpy())
+        if bad.size:
+            raise DataError(f"{p.name}, case {ids[int(bad[0])]}, column {c}: empty (required on included rows)")
     return out
 
 
@@ -306,6 +329,9 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
                      spec_acceptance=spec[2] if spec else None)
         if scen in ("server", "interactive"):
             kind = "slo"
+            for lim in ("ttft_limit_s", "tpot_limit_s"):
+                if r[lim] is None:
+                    raise InvalidInputError(f"{lim} is empty for case {cid} (scenario={scen!r} needs its p99 limits)")
         elif r["source_kind"] == "inferencex":
             kind = "interactivity"
         else:

@@ -21,6 +21,8 @@ from econ.errors import InvalidInputError
 from econ.safe_write import check_target
 
 SHOW = ("errors", "profiles")
+SHOWN_DRIFT = 12
+"""Drifted parameters printed one per line by --check (then a count)."""
 
 
 def register(sub) -> None:
@@ -47,10 +49,17 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except OSError:  # a name longer than the file system allows, a loop of links: not a usable file
+        return False
+
+
 def _paths(args) -> tuple[Path, Path]:
     base = Path(args.data_dir) if args.data_dir else cal.DEFAULT_DATA_DIR
     meas = Path(args.measurements) if args.measurements else (
-        base / "measurements.csv" if (base / "measurements.csv").is_file() else cal.MEASUREMENTS_PATH)
+        base / "measurements.csv" if _is_file(base / "measurements.csv") else cal.MEASUREMENTS_PATH)
     target = Path(args.output) if args.output else base / "calibration.csv"
     return meas, target
 
@@ -94,9 +103,15 @@ def run(args) -> int:
             print(f"calibration.csv matches a refit: {len(cal.PROFILE_PARAMETERS)} parameters x {refit.height} "
                   f"profiles within {cal.DRIFT_RTOL:.0%}")
             return 0
-        for d in problems:
+        fitted = set(full.fitted)  # profiles fitted on their own first: fallbacks only repeat their source
+        problems.sort(key=lambda d: (d["profile"] not in fitted, d["profile"]))
+        for d in problems[:SHOWN_DRIFT]:
             print(f"econ calibrate: drift: {d['profile']} {d['parameter']}: committed {d['committed']:.6g}, refit "
                   f"{d['refit']:.6g} (tolerance {d['tolerance']:.3g})", file=sys.stderr)
+        if len(problems) > SHOWN_DRIFT:
+            print(f"econ calibrate: drift: ... and {len(problems) - SHOWN_DRIFT} more parameter(s) in "
+                  f"{len({d['profile'] for d in problems})} profiles; rewrite the table with econ calibrate --write "
+                  f"--force if the change is intended", file=sys.stderr)
         return 1
     groups = cases.table["group_id"].n_unique()
     with progress("Cross-validating (one refit per held-out group)", total=groups) as advance:
