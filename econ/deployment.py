@@ -57,23 +57,27 @@ def size_pools(prefill_requests_per_s, decode_requests_per_s, prefill_gpus, deco
     """
     rp, rd = prefill_requests_per_s, decode_requests_per_s
     shape = np.broadcast(rp, rd, prefill_gpus, decode_gpus).shape
-    cands = []
-    for k in range(1, int(max_instances) + 1):  # 2 x max_instances vector passes, not a loop over rows
-        kk = np.full(shape, float(k))
-        for x, y in ((np.maximum(np.ceil(k * rd / rp - 1e-9), 1.0), kk),
-                     (kk, np.maximum(np.ceil(k * rp / rd - 1e-9), 1.0))):
-            allowed = (x <= max_instances) & (y <= max_instances)
-            gpus = x * prefill_gpus + y * decode_gpus
-            cost = np.where(allowed, gpus / np.minimum(x * rp, y * rd), np.inf)
-            cands.append((x, y, gpus, cost))
-    kk = np.full(shape, float(max_instances))  # both pools at the cap when every ratio needs more
-    cands.append((kk, kk, kk * prefill_gpus + kk * decode_gpus,
-                  kk * (prefill_gpus + decode_gpus) / np.minimum(kk * rp, kk * rd)))
-    best = np.min(np.stack([c[3] for c in cands]), axis=0)
-    best_x, best_y, best_g = np.ones(shape), np.ones(shape), np.full(shape, np.inf)
-    for x, y, gpus, cost in cands:
-        take = (cost <= best * (1.0 + tolerance_frac)) & (gpus < best_g)
-        best_x, best_y, best_g = np.where(take, x, best_x), np.where(take, y, best_y), np.where(take, gpus, best_g)
+    rp_, rd_, pg, dg = (np.broadcast_to(v, shape)[None] for v in (rp, rd, prefill_gpus, decode_gpus))
+    m = float(int(max_instances))
+    k = np.arange(1.0, m + 1.0).reshape((-1,) + (1,) * len(shape))  # candidates on a leading axis, one pass
+    kk = np.broadcast_to(k, (len(k),) + shape)
+    # candidate order: for k = 1..max, (x from k decode instances, y = k), then (x = k, y from k prefill ones);
+    # last, both pools at the cap (when every ratio needs more)
+    xs = np.stack([np.maximum(np.ceil(k * rd_ / rp_ - 1e-9), 1.0), kk], axis=1).reshape((-1,) + shape)
+    ys = np.stack([kk, np.maximum(np.ceil(k * rp_ / rd_ - 1e-9), 1.0)], axis=1).reshape((-1,) + shape)
+    cap = np.full((1,) + shape, m)
+    x_all, y_all = np.concatenate([xs, cap]), np.concatenate([ys, cap])
+    allowed = (x_all <= m) & (y_all <= m)
+    gpus_all = x_all * pg + y_all * dg
+    cost = np.where(allowed, gpus_all / np.minimum(x_all * rp_, y_all * rd_), np.inf)
+    cost[-1] = gpus_all[-1] / np.minimum(x_all[-1] * rp_[0], y_all[-1] * rd_[0])
+    best = cost.min(axis=0)
+    # the smallest unit within the tolerance of the best cost; ties: the first candidate in the order above
+    within = np.where(cost <= best * (1.0 + tolerance_frac), gpus_all, np.inf)
+    pick = np.argmin(within, axis=0)[None]
+    none = ~np.isfinite(within.min(axis=0))  # no candidate (NaN rates): 1P1D, as a stand-in
+    best_x = np.where(none, 1.0, np.take_along_axis(x_all, pick, axis=0)[0])
+    best_y = np.where(none, 1.0, np.take_along_axis(y_all, pick, axis=0)[0])
     has_rate = ~np.isnan(arrival_rate_per_s)
     lam = np.where(has_rate, arrival_rate_per_s, 1.0)
     x = np.where(has_rate, np.ceil(lam / rp - 1e-9), best_x)

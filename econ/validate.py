@@ -108,10 +108,12 @@ def require_finite_frame(frame: pl.DataFrame) -> None:
     InvalidInputError
         Naming the column and the first bad row (with its model and hardware when the frame has them).
     """
-    for c, dt in frame.schema.items():
-        if dt.is_float():
-            s = frame[c].drop_nulls()
-            if s.len() and not s.is_finite().all():
+    floats = [c for c, dt in frame.schema.items() if dt.is_float()]
+    if not floats or frame.height == 0:
+        return
+    flags = frame.select((~pl.col(c).is_finite()).fill_null(False).any().alias(c) for c in floats).row(0)
+    for c, bad in zip(floats, flags):  # one pass over every column; the slow search only on a failure
+        if bad:
                 i = int((~frame[c].is_finite()).fill_null(False).arg_true()[0])
                 where = (f" ({frame['model'][i]} on {frame['hardware'][i]})"
                          if {"model", "hardware"} <= set(frame.columns) else "")
