@@ -271,7 +271,8 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
                   context_tokens: int | None = None, scale_up_domain_size: int | None = None,
                   assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
                   deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
-                  min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None) -> dict | None:
+                  min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,
+                  max_dp: int | None = None) -> dict | None:
     """The layout ``econ cost`` uses: the cheapest $/M output tokens of :func:`layout_candidates`.
 
     Each candidate is priced at its own auto batch (:func:`_auto_batches`): the sweet spot, min(KV-capacity
@@ -284,7 +285,8 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
     Parameters
     ----------
     as :func:`cost_table`; ``min_tokens_per_s_per_user`` [tokens/s] and ``max_ttft_s`` [s] (served
-    figures), None = no SLO (each candidate at its sweet spot).
+    figures), None = no SLO (each candidate at its sweet spot); ``max_dp``: only layouts with at most this
+    many attention-DP groups (the smallest batch the caller will run: each group needs a sequence).
 
     Returns
     -------
@@ -299,6 +301,8 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
     cands = layout_candidates(catalog, model=model, hardware=hardware, precision=precision, num_gpus=num_gpus,
                               tp=tp, dp=dp, ep=ep, pp=pp, assumptions=assumptions, deployment=deployment,
                               scale_up_domain_size=scale_up_domain_size)
+    if max_dp is not None:
+        cands = cands.filter(pl.col("dp") <= max_dp)
     if cands.height == 0:
         return None
     base = dict(model=model, hardware=hardware, precision=precision, input_len=input_len, output_len=output_len,
@@ -371,7 +375,8 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     if any(v is None for v in (tp, pp)) or (dp is None and ep is None and (catalog.model(model)["num_experts"] or 0) > 0):
         chosen = choose_layout(catalog, **{k: v for k, v in base.items() if k != "disaggregated"}, **given, mode=mode,
                                assumptions=assumptions, economics=economics, deployment=deployment,
-                               min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s)
+                               min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
+                               max_dp=min(batch_sizes) if batch_sizes and dp is None else None)
         layout = {k: chosen[k] for k in _LAYOUT_KEYS} if chosen else {k: int(first[k][0]) for k in _LAYOUT_KEYS}
     probe = evaluate(_points(base, layout, [layout.get("dp") or 1]), catalog, assumptions, economics, deployment,
                      sweet_spot=True)

@@ -63,3 +63,9 @@ def test_deepseek_v3_on_8_h200_takes_attention_dp_with_no_layout_flags(capsys):
     assert row["layout"].startswith("ADP8")
     assert row["dp"] == 8 and row["tp"] == 1
     assert row["max_batch_size"] >= 724
+
+
+def test_a_given_batch_smaller_than_the_cheapest_layouts_dp_picks_a_layout_that_runs_it(catalog):
+    """econ cost --batch 1,2 on an MoE model: the layout is chosen among those with dp <= 1 (not refused)."""
+    frame = cost_table(catalog, model="mixtral-8x7b", hardware="h100-sxm", precision="bf16", batch_sizes=[1, 2])
+    assert frame["dp"].to_list() == [1, 1] and frame["feasible"].all()
