@@ -150,12 +150,17 @@ def _ids():
 
 
 def make_generator(fixtures: Fixtures, seed: int, weights: dict[str, float] | None = None):
-    """A function ``next_argv() -> list[str]`` drawing seeded command lines over every leaf subcommand."""
+    """A function ``next_argv() -> list[str]`` drawing seeded command lines over every leaf subcommand.
+
+    The first ``len(walk())`` draws visit every subcommand once (so a budget-cut run still reaches each, however
+    light its weight); later draws follow ``weights``.
+    """
     rng = random.Random(seed)
     models, hardware, regions, facilities = _ids()
     leaves = list(walk())
     names = [" ".join(p) for p, _ in leaves]
     w = [(weights or {}).get(n, 1.0) for n in names]
+    first_pass = rng.sample(leaves, len(leaves))  # every subcommand once, in a seeded order, before the weighted draws
 
     def pick(pool):
         return rng.choice(pool)
@@ -202,7 +207,7 @@ def make_generator(fixtures: Fixtures, seed: int, weights: dict[str, float] | No
         return pick(TEXT)
 
     def next_argv() -> list[str]:
-        path, parser = rng.choices(leaves, weights=w)[0]
+        path, parser = first_pass.pop() if first_pass else rng.choices(leaves, weights=w)[0]
         argv = list(path)
         actions = [a for a in parser._actions if not isinstance(a, argparse._HelpAction)]
         chosen = [a for a in actions if a.required and rng.random() < 0.93]

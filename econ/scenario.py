@@ -701,7 +701,8 @@ def _fallback(key: str, default_value, catalog):
 
 def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
     """(ok, value, problem): one field, forgiving of text and of typed values."""
-    nones = ("", "none", "null") + ((spec.none_token,) if spec.none_token else ())
+    # a text field (a name) keeps "None" or "null" as written: only an empty value is missing
+    nones = ("",) if spec.kind == "text" else ("", "none", "null") + ((spec.none_token,) if spec.none_token else ())
     if raw is None or (isinstance(raw, str) and raw.strip().lower() in nones):
         if spec.none_token is not None:
             return True, None, ""
