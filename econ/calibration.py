@@ -50,6 +50,8 @@ from econ.errors import DataError, InvalidInputError
 
 MEASUREMENTS_PATH = DEFAULT_DATA_DIR / "measurements.csv"
 CALIBRATION_PATH = DEFAULT_DATA_DIR / "calibration.csv"
+ERRORS_PATH = DEFAULT_DATA_DIR / "calibration_errors.csv"
+PREDICTIONS_PATH = DEFAULT_DATA_DIR / "calibration_predictions.csv"
 
 # ------------------------------------------------------------------------------------------------
 # What a case is
@@ -1275,6 +1277,215 @@ def write_calibration(frame: pl.DataFrame, path: str | Path | None = None, *, fo
 
     p = Path(path) if path is not None else CALIBRATION_PATH
     return write_text(frame.write_csv(), p, force=force, force_hint="--force", what="calibration table")
+
+
+ERROR_SETS: dict[str, str] = {
+    "cv": "calibrated profiles, each case predicted by the fit that left its model x hardware group out",
+    "roofline": "pure roofline (econ.assumptions.IDEAL, `--ideal`): datasheet peaks, no efficiency below 1, no overhead",
+    "v1": "v1 global efficiencies (V1_DEFAULTS: the scalar defaults of Assumptions, one set for every chip, nothing "
+          "calibrated)",
+}
+"""The prediction sets of the shipped error table (``<name>_median_abs_error_frac`` etc.)."""
+
+
+def _fit_source(measurements: pl.DataFrame, measurements_path, command: str) -> str:
+    import hashlib
+
+    mpath = Path(measurements_path) if measurements_path is not None else MEASUREMENTS_PATH
+    digest = hashlib.sha256(mpath.read_bytes()).hexdigest()[:12] if mpath.is_file() else "unknown"
+    return (f"data/measurements.csv ({measurements.height} included rows, sha256 {digest}): held-out predictions of "
+            f"`{command}` (econ.calibration.cross_validate, leave one model x hardware group out) at commit "
+            f"{_git_commit(DEFAULT_DATA_DIR.parent)}")
+
+
+def errors_frame(cases: Cases, errors: pl.DataFrame, sources: dict, measurements: pl.DataFrame, *,
+                 fit_date: str | None = None, command: str = "econ calibrate --write",
+                 measurements_path: str | Path | None = None) -> pl.DataFrame:
+    """The shipped error table (econ.catalog.CALIBRATION_ERRORS_SCHEMA) from :func:`error_table`.
+
+    Parameters
+    ----------
+    cases : Cases
+    errors : pl.DataFrame, :func:`error_table` of the prediction sets :data:`ERROR_SETS` (``cv``, ``roofline``,
+        ``v1``), in the order of ``cases.table``
+    sources : dict profile -> "" | fallback profile | "global" (``FitResult.sources`` of the full fit)
+    measurements : pl.DataFrame (:func:`load_measurements`): ``as_of`` and the row count in ``source``
+    fit_date : "YYYY-MM-DD", default today; command, measurements_path : named in ``source``
+
+    Returns
+    -------
+    pl.DataFrame, one row per (by, family) of ``errors``, every column as text (6 significant digits),
+    CALIBRATION_ERRORS_SCHEMA column order; ``id`` = "all", "family-offline", "moe-dense", "profile-hopper-fp8".
+
+    Raises
+    ------
+    InvalidInputError
+        ``errors`` lacks one of the prediction sets of :data:`ERROR_SETS`.
+    """
+    import datetime
+
+    from econ.catalog import CALIBRATION_ERRORS_SCHEMA
+
+    missing = [f"{k}_median_abs_error_frac" for k in ERROR_SETS if f"{k}_median_abs_error_frac" not in errors.columns]
+    if missing:
+        raise InvalidInputError(f"errors lacks column(s) {', '.join(missing)} (error_table of {list(ERROR_SETS)})")
+    fit_date = fit_date or datetime.date.today().isoformat()
+    as_of = max(d.strip("~") for d in measurements["as_of"].drop_nulls().to_list()) if "as_of" in measurements.columns \
+        else fit_date
+    source = _fit_source(measurements, measurements_path, command)
+    rows = []
+    for r in errors.iter_rows(named=True):
+        by, fam = r["by"], r["family"]
+        row = {"id": "all" if by == "all" else f"{by}-{fam}", "by": by, "family": fam,
+               "n_cases": str(r["n_cases"]), "n_groups": str(r["n_groups"])}
+        for k in ERROR_SETS:
+            for q in ("median", "p90"):
+                row[f"{k}_{q}_abs_error_frac"] = _fmt(r[f"{k}_{q}_abs_error_frac"])
+        src = sources.get(fam, "") if by == "profile" else ""
+        row["fallback_from"] = src or None
+        row["fit_date"], row["source"], row["as_of"] = fit_date, source, as_of
+        notes = ["median and P90 of |predicted / measured - 1| over the representable cases with a prediction in "
+                 "every set; cv: " + ERROR_SETS["cv"]]
+        if src:
+            notes.append(f"the profile is not fitted on its own (fewer than {MIN_GROUPS} groups): its cases are "
+                         f"predicted with {src}")
+        row["notes"] = "; ".join(notes)
+        rows.append(row)
+    cols = list(CALIBRATION_ERRORS_SCHEMA)
+    return pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={c: pl.String for c in cols})
+
+
+def predictions_frame(cases: Cases, predictions: dict[str, pl.DataFrame], measurements: pl.DataFrame, *,
+                      fit_date: str | None = None) -> pl.DataFrame:
+    """One row per case with its held-out prediction (econ.catalog.CALIBRATION_PREDICTIONS_SCHEMA).
+
+    Parameters
+    ----------
+    cases : Cases
+    predictions : dict with ``cv`` (:attr:`CrossValidation.predictions`), ``roofline`` and ``v1``
+        (:func:`predict` frames), each in the order of ``cases.table``
+    measurements : pl.DataFrame (:func:`load_measurements`): each row's ``source`` and ``as_of``
+    fit_date : "YYYY-MM-DD", default today
+
+    Returns
+    -------
+    pl.DataFrame, every column as text; ``predicted`` / ``predicted_over_measured`` / ``abs_error_frac`` empty
+    where no point of the case is feasible; ``in_error_table`` = the case counts in :func:`error_table` (
+    representable and predicted by every set); ``profile_source`` = where its profile took its values in the
+    held-out fold (empty: its own fit).
+    """
+    import datetime
+
+    from econ.catalog import CALIBRATION_PREDICTIONS_SCHEMA
+
+    fit_date = fit_date or datetime.date.today().isoformat()
+    t = cases.table
+    cv = predictions["cv"]
+    ok = t["representable"].to_numpy().copy()
+    for p in predictions.values():
+        ok &= np.isfinite(p["abs_error_frac"].to_numpy())
+    meas = {r["case_id"]: r for r in measurements.select("case_id", "source", "as_of").iter_rows(named=True)}
+    pred, err = cv["predicted"].to_numpy(), cv["abs_error_frac"].to_numpy()
+    roof = predictions["roofline"]["predicted"].to_numpy()
+    src = cv["source"].to_list() if "source" in cv.columns else [""] * t.height
+
+    def num(x):
+        return _fmt(float(x)) if np.isfinite(x) and x > 0 else None
+
+    rows = []
+    for i, r in enumerate(t.iter_rows(named=True)):
+        m = meas.get(r["case_id"], {})
+        notes = []
+        if r["metric"] == "total_tokens_per_s_per_gpu":
+            notes.append("measured = the output share of the input + output tokens/s per GPU (PREDICTED_AS)")
+        if r["input_len_basis"]:
+            notes.append("prompt length assumed (econ.calibration.MLPERF_PROMPT_TOKENS)")
+        if r["spec_basis"]:
+            notes.append("speculative decoding: " + r["spec_basis"])
+        rows.append({
+            "case_id": r["case_id"], "group_id": r["group_id"], "source_kind": r["source_kind"], "model": r["model"],
+            "hardware": r["hardware"], "profile": r["profile"], "scenario": r["scenario"], "family": r["family"],
+            "moe": "true" if r["moe"] else "false", "metric": r["metric"], "measured": _fmt(r["measured"]),
+            "predicted": num(pred[i]), "predicted_over_measured": num(pred[i] / r["measured"]),
+            "abs_error_frac": _fmt(err[i]) if np.isfinite(err[i]) else None, "roofline_predicted": num(roof[i]),
+            "in_error_table": "true" if ok[i] else "false", "profile_source": src[i] or None,
+            "reason": r["reason"] or None, "fit_date": fit_date,
+            "source": m.get("source") or "data/measurements.csv", "as_of": m.get("as_of") or fit_date,
+            "notes": "; ".join(notes) or None,
+        })
+    cols = list(CALIBRATION_PREDICTIONS_SCHEMA)
+    return pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={c: pl.String for c in cols})
+
+
+def write_table(frame: pl.DataFrame, path: str | Path, *, force: bool = False, what: str = "table") -> Path:
+    """Write one calibration output table atomically (econ.safe_write), never over a file without ``force``."""
+    from econ.safe_write import write_text
+
+    return write_text(frame.write_csv(), Path(path), force=force, force_hint="--force", what=what)
+
+
+ERROR_CHECK_RTOL = 1e-4
+"""Relative tolerance of :func:`check_errors` (the files hold 6 significant digits)."""
+
+
+def check_errors(errors: pl.DataFrame, predictions: pl.DataFrame, calibration: pl.DataFrame,
+                 cases: Cases) -> list[str]:
+    """Consistency of the shipped error tables with the data and with calibration.csv (no refit needed).
+
+    Parameters
+    ----------
+    errors, predictions : the loaded calibration_errors.csv / calibration_predictions.csv (econ.catalog loaders)
+    calibration : the loaded calibration.csv
+    cases : Cases of today's measurements.csv
+
+    Returns
+    -------
+    list of str, one per problem (empty = consistent): a case added, dropped or re-measured since the tables
+    were written; an error row that its predictions do not give; a profile whose held-out median in
+    calibration.csv differs from its predictions'.
+    """
+    out = []
+    t = cases.table
+    have = dict(zip(predictions["case_id"].to_list(), predictions["measured"].to_list()))
+    now = dict(zip(t["case_id"].to_list(), t["measured"].to_list()))
+    added, dropped = sorted(set(now) - set(have)), sorted(set(have) - set(now))
+    if added:
+        out.append(f"{len(added)} measurement(s) without a held-out prediction (first: {added[0]})")
+    if dropped:
+        out.append(f"{len(dropped)} prediction(s) of measurements no longer included (first: {dropped[0]})")
+    moved = [c for c in set(now) & set(have) if not math.isclose(now[c], have[c], rel_tol=ERROR_CHECK_RTOL)]
+    if moved:
+        out.append(f"{len(moved)} measurement(s) changed value since the predictions were written (first: "
+                   f"{sorted(moved)[0]})")
+    p = predictions.filter(pl.col("in_error_table")).with_columns(
+        pl.when(pl.col("moe")).then(pl.lit("moe")).otherwise(pl.lit("dense")).alias("moe"), pl.lit("all").alias("all"))
+    got = {(r["by"], r["family"]): r for r in errors.iter_rows(named=True)}
+    for by in ("all",) + REPORT_FAMILIES:
+        for fam, sub in p.group_by(by):
+            fam = fam[0]
+            r = got.pop((by, fam), None)
+            if r is None:
+                out.append(f"calibration_errors.csv has no row by={by}, family={fam}")
+                continue
+            med = float(sub["abs_error_frac"].median())
+            if r["n_cases"] != sub.height or not math.isclose(r["cv_median_abs_error_frac"], med,
+                                                              rel_tol=ERROR_CHECK_RTOL, abs_tol=1e-6):
+                out.append(f"calibration_errors.csv {by}={fam}: {r['n_cases']} cases, held-out median "
+                           f"{r['cv_median_abs_error_frac']:.4g}; its predictions give {sub.height} cases, "
+                           f"{med:.4g}")
+    for (by, fam) in got:
+        out.append(f"calibration_errors.csv row by={by}, family={fam} has no prediction")
+    own = predictions.filter(pl.col("abs_error_frac").is_not_null() & pl.col("reason").is_null())
+    for r in calibration.iter_rows(named=True):
+        committed = r["cv_median_abs_error_frac"]
+        sub = own.filter(pl.col("profile") == r["profile"])
+        if committed is None or sub.height == 0:
+            continue
+        med = float(sub["abs_error_frac"].median())
+        if not math.isclose(committed, med, rel_tol=ERROR_CHECK_RTOL, abs_tol=1e-6):
+            out.append(f"calibration.csv {r['profile']}: held-out median {committed:.4g}, its predictions give "
+                       f"{med:.4g} (write all three tables with one econ calibrate --write)")
+    return out
 
 
 DRIFT_RTOL = 0.02

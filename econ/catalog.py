@@ -219,7 +219,120 @@ def load_calibration(data_dir: str | Path | None = None) -> pl.DataFrame:
     return table
 
 
-def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name: str) -> pl.DataFrame:
+_ERR = dict(lo=0, hi=1e4, unit="fraction (|predicted / measured - 1|)")
+
+CALIBRATION_ERRORS_SCHEMA: dict[str, Col] = {
+    "id": TXT, "by": TXT, "family": TXT,
+    "n_cases": _num(1, 1e6, dtype=pl.Int64, unit="cases"), "n_groups": _num(1, 1e6, dtype=pl.Int64, unit="groups"),
+    "cv_median_abs_error_frac": _num(**_ERR), "cv_p90_abs_error_frac": _num(**_ERR),
+    "roofline_median_abs_error_frac": _num(**_ERR), "roofline_p90_abs_error_frac": _num(**_ERR),
+    "v1_median_abs_error_frac": _num(**_ERR), "v1_p90_abs_error_frac": _num(**_ERR),
+    "fallback_from": TXT_OPT, "fit_date": TXT,
+    "source": TXT, "as_of": TXT, "notes": TXT_OPT,
+}
+"""``data/calibration_errors.csv`` (optional): the held-out error of the calibration per family, beside the pure
+roofline and the v1 global (uncalibrated) efficiencies on the same cases, written by ``econ calibrate --write``
+(:func:`econ.calibration.errors_frame`; data/README.md). ``by`` is ``all``, ``family`` (scenario family),
+``moe`` (``dense`` / ``moe``) or ``profile`` (generation x precision)."""
+
+ERROR_GROUPINGS: tuple[str, ...] = ("all", "family", "moe", "profile")
+"""Values of ``by`` in calibration_errors.csv."""
+
+CALIBRATION_PREDICTIONS_SCHEMA: dict[str, Col] = {
+    "case_id": TXT, "group_id": TXT, "source_kind": TXT, "model": TXT, "hardware": TXT, "profile": TXT,
+    "scenario": TXT, "family": TXT, "moe": Col(pl.Boolean), "metric": TXT,
+    "measured": _num(0, 1e9, lo_inclusive=False, unit="the metric's unit (tokens/s or s)"),
+    "predicted": _num(0, 1e12, lo_inclusive=False, required=False, unit="the metric's unit, held out"),
+    "predicted_over_measured": _num(0, 1e6, lo_inclusive=False, required=False, unit="ratio"),
+    "abs_error_frac": _num(0, 1e6, required=False, unit="fraction"),
+    "roofline_predicted": _num(0, 1e12, lo_inclusive=False, required=False, unit="the metric's unit"),
+    "in_error_table": Col(pl.Boolean), "profile_source": TXT_OPT, "reason": TXT_OPT,
+    "fit_date": TXT, "source": TXT, "as_of": TXT, "notes": TXT_OPT,
+}
+"""``data/calibration_predictions.csv`` (optional): one row per included measurement with its held-out prediction
+(the fold that left its model x hardware group out), written by ``econ calibrate --write``
+(:func:`econ.calibration.predictions_frame`; data/README.md). ``source`` / ``as_of`` are the measurement's."""
+
+
+def _optional_path(base: Path, fname: str) -> Path | None:
+    """A user's file, else the shipped one, else None (an optional table that was never written)."""
+    for folder in (base, DEFAULT_DATA_DIR):
+        kind = _kind(folder / fname, "data file")
+        if kind == "file":
+            return folder / fname
+        if kind != "missing":
+            raise DataError(f"data file {folder / fname} is not a file")
+    return None
+
+
+def _empty(schema: dict[str, Col]) -> pl.DataFrame:
+    return pl.DataFrame(schema={c: spec.dtype for c, spec in schema.items()})
+
+
+def load_calibration_errors(data_dir: str | Path | None = None) -> pl.DataFrame:
+    """Read and validate ``calibration_errors.csv`` (held-out error per family), an OPTIONAL table.
+
+    Parameters
+    ----------
+    data_dir : str or Path, optional; the user's folder (a missing file falls back to the shipped one)
+
+    Returns
+    -------
+    pl.DataFrame, CALIBRATION_ERRORS_SCHEMA columns; an empty frame (same columns) when no file exists anywhere
+    (``econ calibrate --write`` writes it).
+
+    Raises
+    ------
+    DataError
+        Malformed rows (every bad cell named), a ``by`` outside :data:`ERROR_GROUPINGS`, no ``all`` row, or a
+        P90 below its median.
+    """
+    base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+    path = _optional_path(base, "calibration_errors.csv")
+    if path is None:
+        return _empty(CALIBRATION_ERRORS_SCHEMA)
+    table = read_table(path, CALIBRATION_ERRORS_SCHEMA, "id")
+    problems = []
+    for r in table.iter_rows(named=True):
+        if r["by"] not in ERROR_GROUPINGS:
+            problems.append(f"row {r['id']}, column by: {r['by']!r} not in {list(ERROR_GROUPINGS)}")
+        for s in ("cv", "roofline", "v1"):
+            if r[f"{s}_p90_abs_error_frac"] < r[f"{s}_median_abs_error_frac"] * (1 - 1e-9):
+                problems.append(f"row {r['id']}, column {s}_p90_abs_error_frac: below the median")
+    if "all" not in table["by"].to_list():
+        problems.append("no row with by = all (the error over every case)")
+    if problems:
+        raise DataError(f"{path.name}: " + "; ".join(problems))
+    return table
+
+
+def load_calibration_predictions(data_dir: str | Path | None = None) -> pl.DataFrame:
+    """Read and validate ``calibration_predictions.csv`` (one held-out prediction per case), an OPTIONAL table.
+
+    Returns
+    -------
+    pl.DataFrame, CALIBRATION_PREDICTIONS_SCHEMA columns; an empty frame (same columns) when no file exists.
+
+    Raises
+    ------
+    DataError
+        Malformed rows (every bad cell named), a duplicate ``case_id``, or a row counted in the error table
+        without a finite prediction.
+    """
+    base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+    path = _optional_path(base, "calibration_predictions.csv")
+    if path is None:
+        return _empty(CALIBRATION_PREDICTIONS_SCHEMA)
+    table = read_table(path, CALIBRATION_PREDICTIONS_SCHEMA, "case_id", kebab_ids=False)
+    bad = table.filter(pl.col("in_error_table") & (pl.col("predicted").is_null() | pl.col("abs_error_frac").is_null()))
+    if bad.height:
+        raise DataError(f"{path.name}, row {bad['case_id'][0]}: counted in the error table (in_error_table) without a "
+                        f"predicted value")
+    return table
+
+
+def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name: str, *,
+                   kebab_ids: bool = True) -> pl.DataFrame:
     """Cast and validate a table read as strings; return it typed, or raise one DataError.
 
     Parameters
@@ -231,6 +344,9 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
         The column that must hold unique kebab-case ids.
     name : str
         File name used in messages (``accelerators.csv``).
+    kebab_ids : bool
+        Require lowercase kebab-case ids (default); False for a table keyed by an upstream id
+        (``calibration_predictions.csv`` keeps the ``case_id`` of measurements.csv, which has ``_``).
 
     Returns
     -------
@@ -309,7 +425,7 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
                                 f"{lb}{spec.lo:g}, {spec.hi:g}] {spec.unit}".rstrip())
         out[col] = num.cast(spec.dtype, strict=False) if spec.dtype == pl.Int64 else num
     for n, i in enumerate(ids):
-        if i and not _ID_RE.match(i):
+        if kebab_ids and i and not _ID_RE.match(i):
             problems.append(f"{name}, row {i}, column {id_col}: id must be lowercase kebab-case")
     dup = raw[id_col].filter(raw[id_col].is_duplicated()).unique().to_list()
     for d in dup:
@@ -331,7 +447,7 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
     return df
 
 
-def read_table(path: Path, schema: dict[str, Col], id_col: str) -> pl.DataFrame:
+def read_table(path: Path, schema: dict[str, Col], id_col: str, *, kebab_ids: bool = True) -> pl.DataFrame:
     """Read one CSV (all cells as text) and validate it with :func:`validate_table`.
 
     Raises
@@ -340,7 +456,7 @@ def read_table(path: Path, schema: dict[str, Col], id_col: str) -> pl.DataFrame:
         If the file is missing, is not valid CSV, or fails validation.
     """
     path = Path(path)
-    return validate_table(read_raw_csv(path), schema, id_col, path.name)
+    return validate_table(read_raw_csv(path), schema, id_col, path.name, kebab_ids=kebab_ids)
 
 
 def read_raw_csv(path: Path) -> pl.DataFrame:

@@ -231,6 +231,44 @@ def test_the_committed_errors_and_bands_are_the_cross_validated_ones(cases, cv):
                                                              rel=1e-5)
 
 
+def test_the_shipped_error_tables_are_the_cross_validated_ones(cases, full, cv):
+    """data/calibration_errors.csv and calibration_predictions.csv are what `econ calibrate --write` writes from
+    today's fit and folds (6 significant digits)."""
+    from econ.assumptions import IDEAL
+    from econ.catalog import (CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, load_calibration_errors,
+                              load_calibration_predictions, validate_table)
+
+    sets = {"cv": cv.predictions, "roofline": cal.predict(cases, CATALOG, IDEAL),
+            "v1": cal.predict(cases, CATALOG, cal.V1_DEFAULTS)}
+    fresh_e = validate_table(cal.errors_frame(cases, cal.error_table(cases, sets), full.sources, MEASUREMENTS),
+                             CALIBRATION_ERRORS_SCHEMA, "id", "errors")
+    fresh_p = validate_table(cal.predictions_frame(cases, sets, MEASUREMENTS), CALIBRATION_PREDICTIONS_SCHEMA,
+                             "case_id", "predictions", kebab_ids=False)
+    shipped_e, shipped_p = load_calibration_errors(), load_calibration_predictions()
+    assert shipped_e["id"].to_list() == fresh_e["id"].to_list()
+    for c in ("n_cases", "n_groups", "cv_median_abs_error_frac", "cv_p90_abs_error_frac",
+              "roofline_median_abs_error_frac", "v1_p90_abs_error_frac"):
+        assert np.allclose(shipped_e[c].to_numpy(), fresh_e[c].to_numpy(), rtol=1e-4), c
+    assert shipped_p["case_id"].to_list() == fresh_p["case_id"].to_list()
+    a, b = shipped_p["predicted"].to_numpy(), fresh_p["predicted"].to_numpy()
+    assert np.allclose(a, b, rtol=1e-4, equal_nan=True)
+
+
+def test_check_errors_flags_stale_tables(cases):
+    """`econ calibrate --check` also fails when the error tables no longer match the measurements, their own
+    predictions, or the held-out medians of calibration.csv."""
+    from econ.catalog import load_calibration_errors, load_calibration_predictions
+
+    e, p = load_calibration_errors(), load_calibration_predictions()
+    assert cal.check_errors(e, p, CATALOG.calibration, cases) == []
+    worse = e.with_columns(cv_median_abs_error_frac=pl.col("cv_median_abs_error_frac") * 1.1)
+    assert any("by=all" in m or "all=all" in m for m in cal.check_errors(worse, p, CATALOG.calibration, cases))
+    assert any("without a held-out prediction" in m for m in cal.check_errors(e, p.slice(1), CATALOG.calibration,
+                                                                                cases))
+    moved = CATALOG.calibration.with_columns(cv_median_abs_error_frac=pl.col("cv_median_abs_error_frac") * 0.5)
+    assert any("calibration.csv hopper-fp8" in m for m in cal.check_errors(e, p, moved, cases))
+
+
 # ------------------------------------------------------------------------------------------ physics
 
 def test_grouped_gemm_is_bytes_plus_flops_and_saturates_in_tokens_per_expert():

@@ -89,3 +89,64 @@ def test_user_data_dir_overrides_one_file(tmp_path):
     cat = load_catalog(d)
     assert cat.accelerator("h100-sxm")["hbm_capacity_gib"] == 96
     assert cat.models.height == load_catalog().models.height  # other files fall back to the shipped ones
+
+
+# ------------------------------------------------------------------------- calibration error tables (issue 9)
+
+def test_calibration_error_tables_are_shipped_sourced_and_complete(catalog):
+    """calibration_errors.csv has every family of the README's table, finite errors, P90 >= median, and the
+    calibrated held-out error below the pure roofline's overall; calibration_predictions.csv has one row per
+    included measurement and gives the same overall median."""
+    import numpy as np
+
+    from econ.catalog import load_calibration_errors, load_calibration_predictions
+
+    e, p = load_calibration_errors(), load_calibration_predictions()
+    assert e.height >= 10 and p.height >= 400
+    for t in (e, p):
+        assert (t["source"].str.len_chars() > 5).all() and t["as_of"].null_count() == 0
+        assert t["fit_date"].n_unique() == 1 and t["fit_date"][0] == catalog.calibration["fit_date"][0]
+    fams = set(zip(e["by"].to_list(), e["family"].to_list()))
+    want = {("all", "all"), ("family", "offline"), ("family", "server"), ("family", "interactive"),
+            ("moe", "dense"), ("moe", "moe"), ("profile", "hopper-fp8"), ("profile", "blackwell-fp4")}
+    assert want <= fams
+    assert fams >= {("profile", q) for q in p["profile"].unique().to_list()}  # every profile with a case
+    for s in ("cv", "roofline", "v1"):
+        med, p90 = e[f"{s}_median_abs_error_frac"].to_numpy(), e[f"{s}_p90_abs_error_frac"].to_numpy()
+        assert np.isfinite(med).all() and np.isfinite(p90).all() and (p90 >= med).all()
+    every = e.filter(pl.col("by") == "all").row(0, named=True)
+    assert every["cv_median_abs_error_frac"] < every["roofline_median_abs_error_frac"]
+    counted = p.filter(pl.col("in_error_table"))
+    assert counted.height == every["n_cases"] and counted["group_id"].n_unique() == every["n_groups"]
+    assert counted["abs_error_frac"].median() == pytest.approx(every["cv_median_abs_error_frac"], rel=1e-4)
+    r = counted["predicted_over_measured"].to_numpy()
+    assert np.allclose(np.abs(r - 1), counted["abs_error_frac"].to_numpy(), rtol=1e-4, atol=1e-5)  # 6 digits
+    fb = {r["family"]: r["fallback_from"] for r in e.filter(pl.col("by") == "profile").iter_rows(named=True)}
+    cal_fb = dict(catalog.calibration.select("profile", "fallback_from").rows())
+    assert all(fb[k] == cal_fb[k] for k in fb)
+
+
+def test_calibration_error_tables_are_optional_and_validated(tmp_path, monkeypatch):
+    """A data folder without them falls back to the shipped files; with no file anywhere the loaders give an
+    empty frame with the schema's columns (no crash); a broken file names the row and column."""
+    import econ.catalog as catalog_module
+    from econ.catalog import (CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, load_calibration_errors,
+                              load_calibration_predictions)
+
+    assert load_calibration_errors(tmp_path).height > 0  # the shipped file
+    monkeypatch.setattr(catalog_module, "DEFAULT_DATA_DIR", tmp_path / "nowhere")
+    e, p = load_calibration_errors(tmp_path), load_calibration_predictions(tmp_path)
+    assert e.height == 0 and e.columns == list(CALIBRATION_ERRORS_SCHEMA)
+    assert p.height == 0 and p.columns == list(CALIBRATION_PREDICTIONS_SCHEMA)
+    bad = pl.read_csv(DEFAULT_DATA_DIR / "calibration_errors.csv", infer_schema_length=0)
+    bad.with_columns(cv_median_abs_error_frac=pl.when(pl.col("id") == "all").then(pl.lit("lots"))
+                     .otherwise(pl.col("cv_median_abs_error_frac"))).write_csv(tmp_path / "calibration_errors.csv")
+    with pytest.raises(DataError, match="row all, column cv_median_abs_error_frac"):
+        load_calibration_errors(tmp_path)
+    bad.with_columns(by=pl.lit("chip")).write_csv(tmp_path / "calibration_errors.csv")
+    with pytest.raises(DataError, match="column by"):
+        load_calibration_errors(tmp_path)
+    preds = pl.read_csv(DEFAULT_DATA_DIR / "calibration_predictions.csv", infer_schema_length=0)
+    preds.vstack(preds.head(1)).write_csv(tmp_path / "calibration_predictions.csv")
+    with pytest.raises(DataError, match="duplicate id"):
+        load_calibration_predictions(tmp_path)

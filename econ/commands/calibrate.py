@@ -2,9 +2,11 @@
 
 Runs :func:`econ.calibration.fit` and :func:`econ.calibration.cross_validate` (leave one model x hardware group
 out) on ``data/measurements.csv`` and prints the held-out error per family beside the pure roofline and the v1
-global efficiencies; ``--write`` writes ``data/calibration.csv`` (atomic, never over the file without
-``--force``); ``--check`` refits (no cross-validation) and exits 1 naming every parameter of the committed table
-that drifted beyond the tolerance (econ.calibration.DRIFT_RTOL).
+global efficiencies; ``--write`` writes ``data/calibration.csv`` and, beside it, the held-out error per family
+(``calibration_errors.csv``) and every held-out prediction (``calibration_predictions.csv``) (atomic, never over
+a file without ``--force``); ``--check`` refits (no cross-validation) and exits 1 naming every parameter of the
+committed table that drifted beyond the tolerance (econ.calibration.DRIFT_RTOL), or when the two error tables
+no longer match the measurements or calibration.csv (econ.calibration.check_errors).
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ def register(sub) -> None:
     p.add_argument("--measurements", metavar="FILE",
                    help="measurements CSV [DATA_DIR/measurements.csv, else the shipped one]")
     p.add_argument("--write", action="store_true",
-                   help="write the fitted table to DATA_DIR/calibration.csv (or --output)")
-    p.add_argument("--output", "-o", metavar="FILE", help="with --write: the file to write instead")
+                   help="write the fitted table to DATA_DIR/calibration.csv (or --output) and the held-out errors "
+                        "and predictions beside it (calibration_errors.csv, calibration_predictions.csv)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="with --write: the profile table to write instead (the error tables go beside it)")
     p.add_argument("--force", action="store_true", help="with --write: replace an existing file (atomically)")
     p.add_argument("--check", action="store_true",
                    help="refit without cross-validation and exit 1 if the committed calibration.csv drifted "
@@ -64,6 +68,11 @@ def _paths(args) -> tuple[Path, Path]:
     return meas, target
 
 
+def _beside(target: Path) -> tuple[Path, Path]:
+    """The error and prediction tables written with the profile table ``target`` (same folder and stem)."""
+    return target.with_name(f"{target.stem}_errors.csv"), target.with_name(f"{target.stem}_predictions.csv")
+
+
 def _profiles_frame(full: cal.FitResult) -> pl.DataFrame:
     rows = []
     for prof in full.fitted:
@@ -79,6 +88,17 @@ def _profiles_frame(full: cal.FitResult) -> pl.DataFrame:
     return pl.DataFrame(rows + [g], infer_schema_length=None)
 
 
+def _check_error_tables(args, cases, committed) -> list[str]:
+    """Problems of the shipped error tables (econ.calibration.check_errors); none when they were never written."""
+    from econ.catalog import load_calibration_errors, load_calibration_predictions
+
+    errors, preds = load_calibration_errors(args.data_dir), load_calibration_predictions(args.data_dir)
+    if errors.height == 0 and preds.height == 0:
+        print("econ calibrate: no calibration_errors.csv / calibration_predictions.csv: not checked", file=sys.stderr)
+        return []
+    return cal.check_errors(errors, preds, committed, cases)
+
+
 def run(args) -> int:
     if args.check and args.write:
         raise InvalidInputError("--check and --write exclude each other (--check only compares a refit)")
@@ -87,6 +107,8 @@ def run(args) -> int:
     meas_path, target = _paths(args)
     if args.write:
         check_target(target, args.force, force_hint="--force", what="calibration table")  # before the work
+        for extra, what in zip(_beside(target), ("calibration error table", "calibration predictions table")):
+            check_target(extra, args.force, force_hint="--force", what=what)
     catalog = catalog_from(args)
     measurements = cal.load_measurements(meas_path)
     cases = cal.cases_to_points(measurements, catalog)
@@ -99,10 +121,16 @@ def run(args) -> int:
             raise InvalidInputError("no calibration.csv to check (write one with econ calibrate --write)")
         refit = cal.calibration_frame(cases, full, None, measurements, measurements_path=meas_path)
         problems = cal.drift(committed, refit)
-        if not problems:
+        stale = _check_error_tables(args, cases, committed)
+        if not problems and not stale:
             print(f"calibration.csv matches a refit: {len(cal.PROFILE_PARAMETERS)} parameters x {refit.height} "
                   f"profiles within {cal.DRIFT_RTOL:.0%}")
             return 0
+        for msg in stale[:SHOWN_DRIFT]:
+            print(f"econ calibrate: stale error table: {msg}", file=sys.stderr)
+        if not problems:
+            print("econ calibrate: rewrite the tables with econ calibrate --write --force", file=sys.stderr)
+            return 1
         fitted = set(full.fitted)  # profiles fitted on their own first: fallbacks only repeat their source
         problems.sort(key=lambda d: (d["profile"] not in fitted, d["profile"]))
         for d in problems[:SHOWN_DRIFT]:
@@ -124,6 +152,14 @@ def run(args) -> int:
                                       command="econ calibrate --write")
         path = cal.write_calibration(frame, target, force=args.force)
         print(f"wrote {path} ({frame.height} profiles)", file=sys.stderr)
+        err_path, pred_path = _beside(target)
+        efr = cal.errors_frame(cases, errors, full.sources, measurements, measurements_path=meas_path,
+                               fit_date=frame["fit_date"][0])
+        pfr = cal.predictions_frame(cases, {"cv": cv.predictions, "roofline": roof, "v1": v1}, measurements,
+                                    fit_date=frame["fit_date"][0])
+        for f, dest, what in ((efr, err_path, "calibration error table"), (pfr, pred_path, "calibration predictions table")):
+            written = cal.write_table(f, dest, force=args.force, what=what)
+            print(f"wrote {written} ({f.height} rows)", file=sys.stderr)
     if args.format != "table":
         render(errors if args.show == "errors" else _profiles_frame(full), args.format, vertical_if_single=False)
         return 0
