@@ -107,3 +107,51 @@ def band_text(low, high, formatter, unit: str) -> str | None:
     if low is None or high is None or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (low, high)):
         return None
     return f"{formatter(low)} to {formatter(high)} {unit}".rstrip()
+
+
+def profile_of(catalog, hardware: str, precision: str) -> str:
+    """The calibration profile id of an accelerator at a matmul precision ("" = none): the engine's lookup
+    (:func:`econ.engine.profile_names`) with every efficiency calibrated."""
+    from econ.assumptions import DEFAULT
+
+    name, _, _ = band_factors(catalog, hardware, precision, DEFAULT)
+    return name
+
+
+def efficiency_status(catalog, hardware: str, precision: str, assumptions) -> dict[str, str]:
+    """Per efficiency field of ``assumptions``: where the value an answer on ``hardware`` at ``precision`` uses
+    comes from, in words with the value ("Calibrated, Hopper FP8: 75.4%", "Set by you (the Hopper FP8 profile
+    has 75.4%)", "Assumed (not calibrated)").
+
+    Parameters
+    ----------
+    catalog : Catalog; hardware : accelerator id; precision : "bf16" | "fp8" | "fp4"
+    assumptions : econ.assumptions.Assumptions (``calibrated_fields``: the fields the profile sets)
+
+    Returns
+    -------
+    dict field -> text, for every field of PROFILE_PARAMETERS plus any other field asked by the caller
+    (fields not in the profiles read "Assumed (not calibrated)").
+    """
+    from dashboards.components import sources
+    from econ.assumptions import PROFILE_PARAMETERS
+
+    prof = profile_of(catalog, hardware, precision)
+    row = _rows(catalog).get(prof, {}) if prof else {}
+    src = row.get("fallback_from")
+    where = profile_title(prof) + (f", values of {profile_title(src)}" if src and src != "global" else
+                                   ", shared values" if src == "global" else "")
+    cal = assumptions.calibrated_fields
+    out = {}
+    for f in PROFILE_PARAMETERS:
+        v = row.get(f)
+        shown = sources.display_value(f, v) if v is not None else None
+        if shown == "1 rows":
+            shown = "1 row"
+        if not row:
+            out[f] = "Assumed (no calibration profile for this accelerator and precision)"
+        elif f in cal:
+            out[f] = f"Calibrated ({where}): {shown}"
+        else:
+            out[f] = f"Set by you (the {profile_title(prof)} profile has {shown})"
+    return out

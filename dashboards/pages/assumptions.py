@@ -21,7 +21,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards.charts import title  # noqa: E402
-from dashboards.components import fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import fields, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from econ.assumptions import ASSUMPTION_SOURCES, Assumptions, assumptions_frame  # noqa: E402
 from econ.catalog import TABLES, validate_table  # noqa: E402
 from econ.errors import DataError  # noqa: E402
@@ -46,19 +46,29 @@ def _bump(name: str) -> None:
     st.session_state[f"as.ver.{name}"] = _version(name) + 1
 
 
-def efficiency_frame(sc: Scenario) -> pl.DataFrame:
-    """One row per efficiency factor: field (hidden), name, value in its display unit, unit, valid range, source.
+_DEFAULT_SCENARIO = Scenario()
+
+
+def efficiency_frame(sc: Scenario, cat=None) -> pl.DataFrame:
+    """One row per efficiency factor: field (hidden), name, value in its display unit, unit, valid range, source,
+    and (with a catalog) ``in_use``: whether answers on the sidebar's accelerator and precision take it from
+    their calibration profile (and which), from the value here (set by you), or assume it (not calibrated).
 
     Fractions show in % (0.6 -> 60), step overheads in ms and hop latencies in us
     (:func:`dashboards.components.sources.display_unit`); :func:`check_efficiency` converts back.
     """
+    status = profiles.efficiency_status(cat, sc.hardware, sc.precision, sc.assumptions()) if cat is not None else {}
     rows = []
     for f in EFFICIENCY_FIELDS:
         spec = SPECS[f]
         unit, scale = sources.display_unit(f)
-        rows.append({"field": f, "label": sources.label(f), "value": float(getattr(sc, f)) * scale, "unit": unit,
-                     "range": f"{fmt.text(spec.lo * scale)} to {fmt.text(spec.hi * scale)}",
-                     "source": ASSUMPTION_SOURCES.get(f, "")})
+        row = {"field": f, "label": sources.label(f), "value": float(getattr(sc, f)) * scale, "unit": unit,
+               "range": f"{fmt.text(spec.lo * scale)} to {fmt.text(spec.hi * scale)}",
+               "source": ASSUMPTION_SOURCES.get(f, "")}
+        if cat is not None:
+            changed = getattr(sc, f) != getattr(_DEFAULT_SCENARIO, f)
+            row["in_use"] = status.get(f, "Set by you (not calibrated)" if changed else "Assumed (not calibrated)")
+        rows.append(row)
     return pl.DataFrame(rows)
 
 
@@ -83,17 +93,27 @@ def check_efficiency(edited: pl.DataFrame) -> tuple[dict, list[str]]:
 def efficiency_section(sc: Scenario) -> None:
     """Editable efficiency factors (they are part of the scenario, so they travel in the link)."""
     st.subheader("Efficiency factors")
+    cat = state.catalog()
+    hw = safe_text.md(str(cat.accelerator(sc.hardware)["display_name"])) if sc.hardware in \
+        cat.accelerators["id"].to_list() else "the accelerator"
     st.caption("Achieved fractions of the datasheet roofline and serving-system facts. Edit a value; it applies "
-               "to every page and is saved in the link and in scenario files.")
-    frame = efficiency_frame(sc)
+               "to every page and is saved in the link and in scenario files. A value left at its default is "
+               "replaced, row by row, by the calibration profile of the accelerator's generation and precision "
+               f"(Calibration page); 'In use' says what answers on {hw} at {sc.precision.upper()} take. "
+               "Changing a calibrated value pins it for every accelerator; Reset restores the profiles.")
+    frame = efficiency_frame(sc, cat)
     key = state.widget_key(f"efficiency.{_version('eff')}")  # cleared with the scenario widgets on a load
-    edited = st.data_editor(frame, key=key, hide_index=True, disabled=["field", "label", "unit", "range", "source"],
-                            column_order=["label", "value", "unit", "range", "source"], placeholder=fmt.MISSING,
+    edited = st.data_editor(frame, key=key, hide_index=True,
+                            disabled=["field", "label", "unit", "in_use", "range", "source"],
+                            column_order=["label", "value", "unit", "in_use", "range", "source"],
+                            placeholder=fmt.MISSING,
                             column_config={
                                 "label": st.column_config.TextColumn("Assumption", pinned=True),
                                 "value": st.column_config.NumberColumn("Value", format="%.4g",
                                                                        help="Edit here; checked against the range"),
                                 "unit": st.column_config.TextColumn("Unit"),
+                                "in_use": st.column_config.TextColumn("In use (calibrated or set by you)",
+                                                                      width="large"),
                                 "range": st.column_config.TextColumn("Valid range"),
                                 "source": st.column_config.TextColumn("Source", width="large")})
     changes = {k: v for k, v in check_efficiency(edited)[0].items()

@@ -19,7 +19,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from dashboards.components import chart, fields, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES  # noqa: E402
 from econ.compare import auto_batch_row, curve_on_layout  # noqa: E402
 from econ.errors import EconError  # noqa: E402
@@ -80,6 +80,20 @@ def kpis(row: dict, sc: Scenario) -> None:
                 help="What limits the decode step at this batch: memory bandwidth, compute, network, or capacity")
 
 
+def efficiency_note(row: dict, sc: Scenario, cat) -> str:
+    """Which efficiencies the KPIs used (calibration profile or assumed) and the band of their cost and speed."""
+    used = profiles.answer_text(cat, row.get("efficiency_profile"), sc.assumptions())
+    cost = profiles.band_text(row.get("usd_per_m_output_tokens_low"), row.get("usd_per_m_output_tokens_high"),
+                              fmt.usd_per_m, "per M output tokens")
+    speed = profiles.band_text(row.get("tokens_per_s_per_user_low"), row.get("tokens_per_s_per_user_high"),
+                               fmt.rate, "output tokens/s per user")
+    text = f"**Efficiencies:** {used}; see the Calibration page."
+    if cost and speed:
+        return text + (f"  \n**Band** (10th to 90th percentile of the profile's held-out error): {cost}; "
+                       f"{speed}.")
+    return text + "  \n**Band:** none (no calibrated profile: the error of your own efficiencies is unknown)."
+
+
 def render() -> None:
     """Draw the page."""
     sc = scenario_sidebar.current()
@@ -117,6 +131,7 @@ def render() -> None:
                    f"(max batch {row['max_batch_size']:,}). Pick a smaller batch or more GPUs.",
                    icon=":material/warning:")
     kpis(row, sc)
+    st.markdown(efficiency_note(row, sc, cat))
     sweet = row["sweet_spot_batch"]
     c3.markdown(
         f"**Deployment:** {row['num_gpus']} GPUs (TP {row['tp']} x PP {row['pp']}), batch {row['batch_size']:,}  \n"

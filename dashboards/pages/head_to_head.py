@@ -20,7 +20,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import chart, fields, fmt, interactivity, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
+from dashboards.components import chart, fields, fmt, interactivity, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES, PRECISION_TITLES  # noqa: E402
 from econ.compare import LEVEL_COLUMN, HeadToHead, Setup, head_to_head  # noqa: E402
 from econ.errors import EconError  # noqa: E402
@@ -35,7 +35,8 @@ COST = "usd_per_m_output_tokens_all_in"
 RATIO_SHOWN = [LEVEL_COLUMN, "usd_per_m_output_tokens_all_in_a", "usd_per_m_output_tokens_all_in_b", "cost_ratio_b_to_a",
                "output_tokens_per_s_per_gpu_a", "output_tokens_per_s_per_gpu_b", "throughput_ratio_b_to_a",
                "tokens_per_s_per_user_a", "tokens_per_s_per_user_b"]
-SETUP_SHOWN = ["setup_label", LEVEL_COLUMN, "tokens_per_s_per_user", COST, "usd_per_m_input_tokens",
+SETUP_SHOWN = ["setup_label", LEVEL_COLUMN, "tokens_per_s_per_user", COST, f"{COST}_low", f"{COST}_high",
+               "usd_per_m_input_tokens",
                "usd_per_m_blended_tokens", "output_tokens_per_s_per_gpu", "output_tokens_per_usd",
                "output_tokens_per_s_per_mw", "layout", "batch_size", "total_gpus", "binding_wall"]
 BINDING_SHOWN = ["setup_label", LEVEL_COLUMN, "layout", "batch_size", "served_tpot_s", "weights_s", "kv_cache_s",
@@ -111,6 +112,40 @@ def kpis(h: HeadToHead) -> None:
                         f"throughput per GPU B / A = {r['throughput_ratio_b_to_a']:,.2f}x")
 
 
+def with_band(picks: pl.DataFrame, factors: dict) -> pl.DataFrame:
+    """The picks with the band of their all-in cost and speed per user: the engine's rule
+    (:func:`econ.engine.profile_band`, via :func:`dashboards.components.profiles.band_factors`); null without a
+    calibrated profile. ``factors``: setup -> (profile, exp(p10), exp(p90))."""
+    lo = pl.col("setup").replace_strict({k: v[1] for k, v in factors.items()}, return_dtype=pl.Float64)
+    hi = pl.col("setup").replace_strict({k: v[2] for k, v in factors.items()}, return_dtype=pl.Float64)
+    out = picks.with_columns((pl.col(COST) / hi).alias(f"{COST}_low"), (pl.col(COST) / lo).alias(f"{COST}_high"),
+                             (pl.col("tokens_per_s_per_user") * lo).alias("tokens_per_s_per_user_low"),
+                             (pl.col("tokens_per_s_per_user") * hi).alias("tokens_per_s_per_user_high"))
+    return out.with_columns(pl.col(c).fill_nan(None) for c in (f"{COST}_low", f"{COST}_high",
+                                                               "tokens_per_s_per_user_low", "tokens_per_s_per_user_high"))
+
+
+def efficiency_note(picks: pl.DataFrame, factors: dict, cat, assumptions, levels) -> str:
+    """Each set-up's efficiencies (calibration profile or assumed) and its band at the middle level it reaches."""
+    lines = []
+    for s in ("A", "B"):
+        used = profiles.answer_text(cat, factors[s][0], assumptions)
+        rows = picks.filter(pl.col("setup") == s, pl.col(COST).is_not_null()).sort(LEVEL_COLUMN)
+        text = f"**{s}:** {used}"
+        if rows.height:
+            want = sorted(levels)[len(levels) // 2] if levels else None
+            pick = rows.filter(pl.col(LEVEL_COLUMN) == want) if want is not None else rows.head(0)
+            r = (pick if pick.height else rows.head(1)).row(0, named=True)
+            cost = profiles.band_text(r[f"{COST}_low"], r[f"{COST}_high"], fmt.usd_per_m, "per M output tokens all-in")
+            speed = profiles.band_text(r["tokens_per_s_per_user_low"], r["tokens_per_s_per_user_high"], fmt.rate,
+                                       "output tokens/s per user")
+            if cost and speed:
+                text += f"; band at {r[LEVEL_COLUMN]:g} tok/s per user: {cost}, {speed}"
+        lines.append(text + ".")
+    return ("Efficiencies and band (10th to 90th percentile of the profile's held-out error, Calibration page):  \n"
+            + "  \n".join(lines))
+
+
 def render() -> None:
     """Draw the page."""
     sc = scenario_sidebar.current()
@@ -141,6 +176,9 @@ def render() -> None:
     kpis(h)
     front = h.frontier.with_columns(setup_label=pl.col("setup").replace_strict(names, return_dtype=pl.String))
     picks = h.at_levels.with_columns(setup_label=pl.col("setup").replace_strict(names, return_dtype=pl.String))
+    factors = {s: profiles.band_factors(cat, x.hardware, x.precision, assumptions) for s, x in (("A", a), ("B", b))}
+    picks = with_band(picks, factors)
+    st.markdown(efficiency_note(picks, factors, cat, assumptions, levels))
     st.subheader("Both frontiers")
     show_measured, near = interactivity.measured_controls("h2h")
     measured = None
