@@ -68,7 +68,7 @@ def test_calibration_page_shows_the_shipped_errors_beside_the_roofline():
     rows = dict(zip(table["family"], table["cv"]))
     assert rows["All cases"] == "18.7% / 33.2%"  # the README's held-out median / P90
     assert rows["MLPerf Server (p99 limits)"].startswith("21.8%")
-    assert "Hopper FP8" in rows and "Blackwell FP8 (predicted with Blackwell FP4)" in rows
+    assert "Hopper FP8" in rows and "Blackwell FP8 (via Blackwell FP4)" in rows
     roof = dict(zip(table["family"], table["roofline"]))
     assert roof["All cases"].startswith("135%")
     for df in frames(at):

@@ -84,10 +84,11 @@ def load(data_dir: str | None) -> tuple[pl.DataFrame, pl.DataFrame, str | None]:
 
 
 def family_title(by: str, family: str, fallback: str | None = None) -> str:
-    """"All cases", "MLPerf Server (p99 limits)", "Hopper FP8", "Blackwell FP8 (predicted with Blackwell FP4)"."""
+    """"All cases", "MLPerf Server (p99 limits)", "Hopper FP8"; "Blackwell FP8 (via Blackwell FP4)" for a profile
+    whose cases are predicted with its fallback."""
     if by == "profile":
         name = profiles.profile_title(family)
-        return f"{name} (predicted with {profiles.profile_title(fallback)})" if fallback else name
+        return f"{name} (via {profiles.profile_title(fallback)})" if fallback else name
     return FAMILY_TITLES.get((by, family), family.replace("-", " ").capitalize())
 
 
@@ -119,7 +120,7 @@ def show_errors(errors: pl.DataFrame) -> None:
            for k, name in SETS}
     st.dataframe(view.drop("grouping"), hide_index=True, key="cal.errors", placeholder=table.PLACEHOLDER,
                  height=35 * (view.height + 1) + 3, column_config={
-        "family": st.column_config.TextColumn("Family", width=300),  # not pinned: a phone scrolls past it
+        "family": st.column_config.TextColumn("Family", width=245),  # not pinned: a phone scrolls past it
         "n_cases": st.column_config.NumberColumn("Cases", format="%d", width=70),
         "n_groups": st.column_config.NumberColumn("Groups", format="%d", width=70,
                                                   help="Model x hardware groups, each left out in turn"), **pct})
