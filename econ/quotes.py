@@ -803,6 +803,15 @@ def floor_points(models, catalog: Catalog, assumptions: Assumptions = DEFAULT, e
     The KV-capacity maximum of each configuration comes from one probe :func:`evaluate` call at batch
     dp; the caller then evaluates the returned frame once.
     """
+    return _grid_points(_floor_configs(models, catalog, assumptions, economics, input_len=input_len,
+                                       output_len=output_len, hardware=hardware, formats=formats)).drop("_cfg")
+
+
+def _floor_configs(models, catalog: Catalog, assumptions: Assumptions, economics: Economics, *, input_len: int,
+                   output_len: int, hardware=None, formats=None) -> pl.DataFrame:
+    """The configurations of :func:`floor_points` (one row per model x accelerator x precision x weight format x
+    layout), numbered (``_cfg``), with their probed ``max_batch_size`` (empty, without it, when no accelerator
+    holds the weights on <= MAX_GPUS)."""
     acc = catalog.accelerators
     if hardware is not None:
         from econ.catalog import check_ids
@@ -841,14 +850,25 @@ def floor_points(models, catalog: Catalog, assumptions: Assumptions = DEFAULT, e
                .join(fkeys, on=["model", "hardware", "precision"], how="inner")
                .with_columns(pl.lit(input_len).alias("input_len"), pl.lit(output_len).alias("output_len")))
     if configs.height == 0:  # no accelerator holds the weights on <= MAX_GPUS: nothing to search
-        return configs.with_columns(pl.lit(1, pl.Int64).alias("batch_size"))
+        return configs.with_row_index("_cfg")
     probe = evaluate(configs.with_columns(pl.col("dp").alias("batch_size")), catalog, assumptions, economics,
                      strict=False, columns=("max_batch_size",))
-    configs = (configs.with_columns(probe["max_batch_size"].clip(upper_bound=MAX_BATCH).alias("max_batch_size"))
-               .filter(pl.col("max_batch_size") >= pl.col("dp")))
-    # batch sizes per attention-DP group (2^(k/4) grid), up to the KV capacity, which is included
-    grid = (configs.join(_batch_grid(), how="cross").with_columns(pl.col("batch_size") * pl.col("dp"))
-            .filter(pl.col("batch_size") < pl.col("max_batch_size")))
+    return (configs.with_columns(probe["max_batch_size"].clip(upper_bound=MAX_BATCH).alias("max_batch_size"))
+            .filter(pl.col("max_batch_size") >= pl.col("dp")).with_row_index("_cfg"))
+
+
+def _grid_points(configs: pl.DataFrame) -> pl.DataFrame:
+    """The points of :func:`floor_points` from :func:`_floor_configs`, with ``_cfg`` (the configuration's row)."""
+    if configs.height == 0:
+        return configs.with_columns(pl.lit(1, pl.Int64).alias("batch_size"))
+    # batch sizes per attention-DP group (2^(k/4) grid), up to the KV capacity, which is included: per
+    # configuration (in order) the grid values g with g x dp < max_batch_size, then every configuration's top row
+    g = _batch_grid()["batch_size"].to_numpy()
+    top, dp = configs["max_batch_size"].to_numpy(), configs["dp"].to_numpy()
+    n = np.searchsorted(g, (top - 1) // dp, side="right")  # g x dp < top  <=>  g <= (top - 1) // dp (integers)
+    idx = np.repeat(np.arange(configs.height), n)
+    within = np.arange(idx.size) - np.repeat(np.cumsum(n) - n, n)
+    grid = configs[idx].with_columns(pl.Series("batch_size", g[within] * dp[idx], dtype=pl.Int64))
     top_row = configs.with_columns((pl.col("max_batch_size") // pl.col("dp") * pl.col("dp")).alias("batch_size"))
     return pl.concat([grid, top_row.select(grid.columns)]).drop("max_batch_size")
 
@@ -873,6 +893,97 @@ _EMPTY_RESULT = pl.DataFrame(schema={
                                "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens")},
 })
 """The evaluated frame when there is nothing to evaluate (no accelerator holds the weights)."""
+
+
+EXHAUSTIVE_SEARCH = False
+"""True: evaluate every grid point of the floor search with the whole engine (the reference); False (default):
+the screened search of :func:`_screened_search`, which gives the same answers (tests/test_quotes_fast.py) from a
+decode-only pass over the grid and whole-engine passes over the few rows that can be an answer."""
+
+SCREEN_COLUMNS: tuple[str, ...] = ("feasible", "tokens_per_s_per_user", "usd_per_m_output_tokens")
+"""Engine columns of the screening pass: none needs the prefill side, so :func:`econ.engine.evaluate` skips it."""
+
+SCREEN_TIE_FRAC = 1e-9
+"""Relative margin of the screen: every row whose output cost is within it of its configuration's cheapest at a
+speed floor goes to the whole-engine pass, so ties and rounding are resolved by the engine's own numbers. [-]"""
+
+
+def _evaluate_rows(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions, economics: Economics
+                   ) -> pl.DataFrame:
+    """The whole engine on grid points (``_cfg`` dropped), with the requested weight format as ``_wf_in``."""
+    return evaluate(points.drop("_cfg", strict=False), catalog, assumptions, economics, strict=False).with_columns(
+        points["weight_format"].alias("_wf_in"))
+
+
+def _feasible_rows(res: pl.DataFrame, catalog: Catalog, band: bool) -> pl.DataFrame:
+    """Feasible engine rows with the columns the floors read, in the search's order."""
+    pinned = list(_pinned_models(catalog))
+    default_fmt = pl.col("precision").replace_strict(prec.DEFAULT_WEIGHT_FORMAT, return_dtype=pl.String)
+    spec_cols = [c for c in _OPTIONAL_RES_COLUMNS if c in res.columns]
+    return res.filter(pl.col("feasible")).select(
+        *_RES_COLUMNS, *spec_cols, *(BAND_COLUMNS if band else ()), "_wf_in",
+        pl.when(pl.col("model").is_in(pinned)).then(pl.col("_wf_in").is_null())
+        .otherwise(pl.col("_wf_in") == default_fmt).alias("_is_default"),
+    ).sort("model", "hardware", "precision", "num_gpus", "batch_size")
+
+
+def _screened_search(points: pl.DataFrame, keys: pl.DataFrame, rated, catalog: Catalog, assumptions: Assumptions,
+                     economics: Economics) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of the grid that can be an answer of the floor search, through the whole engine.
+
+    Parameters
+    ----------
+    points : pl.DataFrame, :func:`_grid_points` (``_cfg`` numbers the configuration of each row)
+    keys : pl.DataFrame, the search keys (``model``, ``speed_floor_tokens_per_s_per_user``)
+    rated : pl.Series, the accelerators with a $/GPU-hour in the cost tier
+
+    Returns
+    -------
+    (res, screen): the whole-engine rows (as :func:`_evaluate_rows`) of every row the floors can pick, and the
+    screen (``model``, ``hardware``, ``precision``, ``weight_format``, the layout, ``batch_size``,
+    ``tokens_per_s_per_user`` of every feasible row), from which the speed-capped batch is read.
+
+    Notes
+    -----
+    Exact by the engine's structure, not by any monotonicity in batch:
+
+    - rows of an accelerator without a rate in the tier are infeasible (the engine's missing price) and are
+      never a floor; they are not evaluated;
+    - the decode speed, feasibility and $/M output tokens of a row do not depend on the prefill side, so one
+      :func:`econ.engine.evaluate` pass with :data:`SCREEN_COLUMNS` (which skips prefill) gives them for the
+      whole grid;
+    - the $/M input tokens of an aggregated deployment is the accelerator-hour over the prefill throughput
+      (:func:`econ.engine.run_costs`): the same at every batch of one configuration (model, accelerator,
+      precision, weight format, layout); the blended cost is then increasing in the output cost, so among a
+      configuration's rows that meet a speed floor the cheapest blended row is the cheapest output row;
+    - the floors read, per search key and accelerator, the cheapest row meeting the key's speed floor (in the
+      key's format, in bf16, in the default format) and the fastest row: every one is, within its
+      configuration, the cheapest output row at one of the keys' speed floors or the fastest row.
+
+    Those rows (with every row within :data:`SCREEN_TIE_FRAC` of them) go through the whole engine; the floor
+    deployment's batch curve (the break-even batch) is evaluated once the floor is known.
+    """
+    pts = points.with_row_index("_row").filter(pl.col("hardware").is_in(pl.Series(rated, dtype=pl.String).implode()))
+    if pts.height:
+        scr = evaluate(pts.drop("_row", "_cfg"), catalog, assumptions, economics, strict=False,
+                       columns=SCREEN_COLUMNS)
+        scr = pts.select("_row", "_cfg", "model", "hardware", "precision", "weight_format", *_DEPLOYMENT,
+                         "batch_size").with_columns(scr).filter(pl.col("feasible"))
+    else:
+        scr = pts.select("_row", "_cfg", "model", "hardware", "precision", "weight_format", *_DEPLOYMENT,
+                         "batch_size").with_columns(pl.lit(True).alias("feasible"),
+                                                    *(pl.lit(None, pl.Float64).alias(c) for c in SCREEN_COLUMNS[1:]))
+    speed, out = pl.col("tokens_per_s_per_user"), pl.col("usd_per_m_output_tokens")
+    floors = keys.select("model", pl.col("speed_floor_tokens_per_s_per_user").alias("_s")).unique()
+    meets = (scr.select("_row", "_cfg", "model", speed, out).join(floors, on="model", how="inner")
+             .filter(speed >= pl.col("_s")))
+    cheapest = meets.filter(out <= out.min().over("_cfg", "_s") * (1.0 + SCREEN_TIE_FRAC))["_row"]
+    fastest = scr.filter(speed == speed.max().over("_cfg"))["_row"]
+    rows = pl.concat([cheapest, fastest]).unique().sort()
+    if rows.len() == 0:  # nothing feasible: one row keeps the engine's result columns (band or none)
+        rows = pl.Series("_row", [0], dtype=pl.UInt32)
+    return _evaluate_rows(points[rows.to_numpy()], catalog, assumptions, economics), scr.drop("_row", "_cfg",
+                                                                                             "feasible")
 
 
 def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
@@ -980,24 +1091,19 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     # per model: the quotes' own formats, bf16 (the reason's alternative) and the engine default (any precision)
     formats = {m: list(dict.fromkeys([*specs, "bf16", None]))
                for m, specs in keys.group_by("model", maintain_order=True).agg(pl.col("_spec")).iter_rows()}
-    points = floor_points(list(formats), catalog, assumptions, economics, input_len=input_len,
-                          output_len=output_len, hardware=hardware, formats=formats)
-    if points.height:
-        res = evaluate(points, catalog, assumptions, economics, strict=False).with_columns(
-            points["weight_format"].alias("_wf_in"))
-    else:
-        res = _EMPTY_RESULT.with_columns(pl.lit(None, pl.String).alias("_wf_in"))
-    band = all(c in res.columns for c in BAND_COLUMNS)
-    pinned = list(_pinned_models(catalog))
-    default_fmt = pl.col("precision").replace_strict(prec.DEFAULT_WEIGHT_FORMAT, return_dtype=pl.String)
-    spec_cols = [c for c in _OPTIONAL_RES_COLUMNS if c in res.columns]
-    res = res.filter(pl.col("feasible")).select(
-        *_RES_COLUMNS, *spec_cols, *(BAND_COLUMNS if band else ()), "_wf_in",
-        pl.when(pl.col("model").is_in(pinned)).then(pl.col("_wf_in").is_null())
-        .otherwise(pl.col("_wf_in") == default_fmt).alias("_is_default"),
-    ).sort("model", "hardware", "precision", "num_gpus", "batch_size")
-
+    points = _grid_points(_floor_configs(list(formats), catalog, assumptions, economics, input_len=input_len,
+                                         output_len=output_len, hardware=hardware, formats=formats))
     rates = tier_rates(catalog, economics)
+    screen = None
+    if points.height == 0:
+        res = _EMPTY_RESULT.with_columns(pl.lit(None, pl.String).alias("_wf_in"))
+    elif EXHAUSTIVE_SEARCH:
+        res = _evaluate_rows(points, catalog, assumptions, economics)
+    else:
+        res, screen = _screened_search(points, keys, rates.filter("has_rate")["hardware"], catalog, assumptions,
+                                       economics)
+    band = all(c in res.columns for c in BAND_COLUMNS)
+    res = _feasible_rows(res, catalog, band)
     searched = (gens.join(rates, on="hardware", how="left")
                 .join(catalog.accelerators.select(pl.col("id").alias("hardware"), "capex_basis"), on="hardware",
                       how="left"))
@@ -1006,7 +1112,15 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     systems = load_provider_systems(catalog).select(pl.col("id").alias("hardware"),
                                                     pl.col("display_name").alias("_system_name"))
     scope = _scope(q, searched, systems, picked, economics, restricted=hardware is not None)
-    frames = _floors(keys, res)
+    frames = _floors(keys, res, screen)
+    if screen is not None:  # the break-even batch reads the floor deployment's whole batch curve
+        def curves(floors: pl.DataFrame) -> pl.DataFrame:
+            rows = points.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format"],
+                               how="semi", nulls_equal=True)
+            return _feasible_rows(_evaluate_rows(rows, catalog, assumptions, economics), catalog, band) \
+                if rows.height else res.clear()
+
+        frames["curves"] = curves
     summary = _summary(q, scope, searched, frames, economics, band)
     per_hw = _per_hardware(q, scope, searched, frames, economics)
     _require_finite(summary, "quote check")
@@ -1069,15 +1183,28 @@ def _scope(q: pl.DataFrame, searched: pl.DataFrame, systems: pl.DataFrame, picke
     return {"rows": rows, "quotes": qq.select("quote_id", "floor_scope", "_is_system", "_system_name", "_mode")}
 
 
-def _floors(keys: pl.DataFrame, res: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The group-bys of the floor search per (key, accelerator), computed in one collect."""
+def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+    """The group-bys of the floor search per (key, accelerator), computed in one collect.
+
+    ``screen`` (from :func:`_screened_search`): ``res`` holds only the rows that can be an answer, and the
+    speed-capped batch of each floor deployment is read from the screen's speeds of the whole grid."""
     cost = "usd_per_m_blended_tokens"
     j = (keys.lazy().join(res.lazy(), on="model", how="inner")
          .with_columns((pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user")).alias("_meets"),
                        pl.col("_wf_in").eq_missing(pl.col("_spec")).alias("_allowed")))
     ok = j.filter(pl.col("_meets") & pl.col("_allowed"))
     per_hw = ok.group_by("key", "hardware").agg(pl.all().get(pl.col(cost).arg_min()))
-    speed_cap = ok.group_by("key", "hardware", "precision", *_DEPLOYMENT).agg(pl.col("batch_size").max().alias("_b_speed"))
+    if screen is not None:
+        floor_cfg = ["model", "hardware", "precision", "weight_format", *_DEPLOYMENT]
+        speed_cap = (per_hw.select("key", *floor_cfg[:3], pl.col("_spec").alias("weight_format"), *_DEPLOYMENT,
+                                   "speed_floor_tokens_per_s_per_user")
+                     .join(screen.lazy(), on=floor_cfg, how="inner", nulls_equal=True)
+                     .filter(pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user"))
+                     .group_by("key", "hardware", "precision", *_DEPLOYMENT)
+                     .agg(pl.col("batch_size").max().alias("_b_speed")))
+    else:
+        speed_cap = ok.group_by("key", "hardware", "precision", *_DEPLOYMENT).agg(
+            pl.col("batch_size").max().alias("_b_speed"))
     fastest_hw = (j.filter(pl.col("_allowed")).group_by("key", "hardware").agg(
         pl.col("tokens_per_s_per_user", "precision", "num_gpus", "batch_size", "layout")
         .get(pl.col("tokens_per_s_per_user").arg_max()).name.prefix("fast_")))
@@ -1181,11 +1308,19 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
                                              s["breakeven_usd_per_gpu_hour"].to_numpy()[has])
     s = s.with_columns(pl.Series("_u_star", u_star))
     s = s.with_columns(pl.when(pl.col("_u_star") <= 1.0).then(pl.col("_u_star")).alias("breakeven_utilization_frac"))
-    curve = (s.select("quote_id", "model", "floor_hardware", "floor_precision", *(f"floor_{c}" for c in _DEPLOYMENT),
-                      "price_usd_per_m_blended_tokens").drop_nulls("floor_hardware")
-             .join(f["curves"], left_on=["model", "floor_hardware", "floor_precision",
-                                         *(f"floor_{c}" for c in _DEPLOYMENT)],
-                   right_on=["model", "hardware", "precision", *_DEPLOYMENT], how="inner")
+    # the floor deployment's batch curve: its accelerator, precision, layout and weight format (_wf_in)
+    curve = s.select("quote_id", "model", "floor_hardware", "floor_precision", *(f"floor_{c}" for c in _DEPLOYMENT),
+                     "_wf_in", "price_usd_per_m_blended_tokens").drop_nulls("floor_hardware")
+    curves = f["curves"]
+    if callable(curves):  # screened search: the floor deployments' batch curves, evaluated now
+        curves = curves(curve.select("model", pl.col("floor_hardware").alias("hardware"),
+                                     pl.col("floor_precision").alias("precision"),
+                                     *(pl.col(f"floor_{c}").alias(c) for c in _DEPLOYMENT),
+                                     pl.col("_wf_in").alias("weight_format")).unique())
+    curve = (curve
+             .join(curves, left_on=["model", "floor_hardware", "floor_precision",
+                                    *(f"floor_{c}" for c in _DEPLOYMENT), "_wf_in"],
+                   right_on=["model", "hardware", "precision", *_DEPLOYMENT, "_wf_in"], how="inner", nulls_equal=True)
              .filter(pl.col(cost) <= pl.col("price_usd_per_m_blended_tokens"))
              .group_by("quote_id").agg(pl.col("batch_size", "tokens_per_s_per_user")
                                        .get(pl.col("batch_size").arg_min()).name.prefix("_be_")))
