@@ -46,6 +46,8 @@ accelerator-hour is cheapest.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -857,20 +859,30 @@ def _floor_configs(models, catalog: Catalog, assumptions: Assumptions, economics
             .filter(pl.col("max_batch_size") >= pl.col("dp")).with_row_index("_cfg"))
 
 
-def _grid_points(configs: pl.DataFrame) -> pl.DataFrame:
-    """The points of :func:`floor_points` from :func:`_floor_configs`, with ``_cfg`` (the configuration's row)."""
-    if configs.height == 0:
-        return configs.with_columns(pl.lit(1, pl.Int64).alias("batch_size"))
-    # batch sizes per attention-DP group (2^(k/4) grid), up to the KV capacity, which is included: per
-    # configuration (in order) the grid values g with g x dp < max_batch_size, then every configuration's top row
+def _grid_index(configs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(configuration row, batch size) of every point of :func:`floor_points`, in its order.
+
+    Batch sizes per attention-DP group (2^(k/4) grid), up to the KV capacity, which is included: per configuration
+    (in order) the grid values g with g x dp < max_batch_size, then every configuration's top row."""
     g = _batch_grid()["batch_size"].to_numpy()
     top, dp = configs["max_batch_size"].to_numpy(), configs["dp"].to_numpy()
     n = np.searchsorted(g, (top - 1) // dp, side="right")  # g x dp < top  <=>  g <= (top - 1) // dp (integers)
     idx = np.repeat(np.arange(configs.height), n)
     within = np.arange(idx.size) - np.repeat(np.cumsum(n) - n, n)
-    grid = configs[idx].with_columns(pl.Series("batch_size", g[within] * dp[idx], dtype=pl.Int64))
-    top_row = configs.with_columns((pl.col("max_batch_size") // pl.col("dp") * pl.col("dp")).alias("batch_size"))
-    return pl.concat([grid, top_row.select(grid.columns)]).drop("max_batch_size")
+    return (np.concatenate([idx, np.arange(configs.height)]),
+            np.concatenate([g[within] * dp[idx], top // dp * dp]).astype(np.int64))
+
+
+def _grid_points(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray] | None = None,
+                 rows: np.ndarray | None = None) -> pl.DataFrame:
+    """The points of :func:`floor_points` from :func:`_floor_configs` (``_cfg``: the configuration's row), or
+    only the points at positions ``rows`` (in order); ``grid`` is :func:`_grid_index` when already at hand."""
+    if configs.height == 0:
+        return configs.with_columns(pl.lit(1, pl.Int64).alias("batch_size"))
+    idx, batch = _grid_index(configs) if grid is None else grid
+    if rows is not None:
+        idx, batch = idx[rows], batch[rows]
+    return configs[idx].with_columns(pl.Series("batch_size", batch, dtype=pl.Int64)).drop("max_batch_size")
 
 
 BAND_COLUMNS: tuple[str, str] = ("usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high")
@@ -900,12 +912,38 @@ EXHAUSTIVE_SEARCH = False
 the screened search of :func:`_screened_search`, which gives the same answers (tests/test_quotes_fast.py) from a
 decode-only pass over the grid and whole-engine passes over the few rows that can be an answer."""
 
-SCREEN_COLUMNS: tuple[str, ...] = ("feasible", "tokens_per_s_per_user", "usd_per_m_output_tokens")
-"""Engine columns of the screening pass: none needs the prefill side, so :func:`econ.engine.evaluate` skips it."""
+SCREEN_COLUMNS: tuple[str, ...] = ("feasible", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu")
+"""Engine columns of the screening pass: physics only, none of the prefill side (which
+:func:`econ.engine.evaluate` then skips), none of the economics (so a screen serves every power price, PUE,
+utilization and token mix of the same cost tier)."""
 
 SCREEN_TIE_FRAC = 1e-9
-"""Relative margin of the screen: every row whose output cost is within it of its configuration's cheapest at a
-speed floor goes to the whole-engine pass, so ties and rounding are resolved by the engine's own numbers. [-]"""
+"""Relative margin of the screen: every row within it of its configuration's best at a speed floor goes to the
+whole-engine pass, so ties and rounding are resolved by the engine's own numbers. [-]"""
+
+SEARCH_CACHE_ENTRIES = 8
+"""Searches (layouts, grid, screen) kept per catalog object: a dashboard rerun that changes only the economics
+(power price, PUE, utilization, mix) reuses them and prices the few screened rows again."""
+
+_SEARCH_LOCK = threading.Lock()
+
+
+def _memo(catalog: Catalog, key: tuple, build):
+    """``build()``, cached on the catalog object under ``key`` (the newest :data:`SEARCH_CACHE_ENTRIES`)."""
+    with _SEARCH_LOCK:
+        cache = getattr(catalog, "_quote_search_cache", None)
+        if cache is None:
+            cache = OrderedDict()
+            object.__setattr__(catalog, "_quote_search_cache", cache)  # a cache, not a field: the catalog stays frozen
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+    value = build()
+    with _SEARCH_LOCK:
+        cache[key] = value
+        while len(cache) > SEARCH_CACHE_ENTRIES:
+            cache.popitem(last=False)
+    return value
 
 
 def _evaluate_rows(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions, economics: Economics
@@ -927,63 +965,80 @@ def _feasible_rows(res: pl.DataFrame, catalog: Catalog, band: bool) -> pl.DataFr
     ).sort("model", "hardware", "precision", "num_gpus", "batch_size")
 
 
-def _screened_search(points: pl.DataFrame, keys: pl.DataFrame, rated, catalog: Catalog, assumptions: Assumptions,
-                     economics: Economics) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _screen(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray], floors: pl.DataFrame, rated: list,
+            catalog: Catalog, assumptions: Assumptions, economics: Economics) -> tuple[np.ndarray, pl.DataFrame]:
+    """The screening pass of :func:`_screened_search`: (the grid positions that can be an answer, in order; the
+    screen: ``_cfg``, ``batch_size``, ``tokens_per_s_per_user`` of every feasible row of a rated accelerator)."""
+    idx, batch = grid
+    on = configs["hardware"].is_in(pl.Series(rated, dtype=pl.String).implode()).to_numpy()
+    pos = np.flatnonzero(on[idx])
+    scr = pl.DataFrame({"_row": pos, "_cfg": idx[pos], "batch_size": batch[pos]},
+                       schema={"_row": pl.Int64, "_cfg": pl.UInt32, "batch_size": pl.Int64})
+    if pos.size:
+        phys = evaluate(_grid_points(configs, grid, pos).drop("_cfg"), catalog, assumptions, economics, strict=False,
+                        columns=SCREEN_COLUMNS)
+        scr = scr.with_columns(phys).filter(pl.col("feasible")).drop("feasible")
+    else:
+        scr = scr.with_columns(pl.lit(None, pl.Float64).alias(c) for c in SCREEN_COLUMNS[1:])
+    speed, rate = pl.col("tokens_per_s_per_user"), pl.col("output_tokens_per_s_per_gpu")
+    scr_m = scr.join(configs.select("_cfg", "model", "hardware", "weight_format"), on="_cfg", how="left")
+    # per configuration and speed floor: the rows of the highest output rate per GPU (the lowest $/M output tokens)
+    meets = (scr_m.select("_row", "_cfg", "model", speed, rate).join(floors, on="model", how="inner")
+             .filter(speed >= pl.col("_s")))
+    cheapest = meets.filter(rate >= rate.max().over("_cfg", "_s") * (1.0 - SCREEN_TIE_FRAC))["_row"]
+    # per model, accelerator and weight format: the fastest rows
+    fastest = scr_m.filter(speed == speed.max().over("model", "hardware", "weight_format"))["_row"]
+    rows = pl.concat([cheapest, fastest]).unique().sort().to_numpy()
+    return rows, scr.select("_cfg", "batch_size", "tokens_per_s_per_user")
+
+
+def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray], keys: pl.DataFrame, rated: list,
+                     catalog: Catalog, assumptions: Assumptions, economics: Economics, cache_key: tuple
+                     ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The rows of the grid that can be an answer of the floor search, through the whole engine.
 
     Parameters
     ----------
-    points : pl.DataFrame, :func:`_grid_points` (``_cfg`` numbers the configuration of each row)
+    configs : pl.DataFrame, :func:`_floor_configs`; grid : :func:`_grid_index` of it
     keys : pl.DataFrame, the search keys (``model``, ``speed_floor_tokens_per_s_per_user``)
-    rated : pl.Series, the accelerators with a $/GPU-hour in the cost tier
+    rated : list of str, the accelerators with a $/GPU-hour in the cost tier
+    cache_key : tuple, what ``configs`` was built from (:func:`_memo`)
 
     Returns
     -------
-    (res, screen): the whole-engine rows (as :func:`_evaluate_rows`) of every row the floors can pick, and the
-    screen (``model``, ``hardware``, ``precision``, ``weight_format``, the layout, ``batch_size``,
-    ``tokens_per_s_per_user`` of every feasible row), from which the speed-capped batch is read.
+    (res, screen): the whole-engine rows (as :func:`_evaluate_rows`) of every grid point the floors can pick, and
+    the screen (``_cfg``, ``batch_size``, ``tokens_per_s_per_user`` of every feasible row of a rated accelerator),
+    from which the speed-capped batch of a floor deployment is read.
 
     Notes
     -----
-    Exact by the engine's structure, not by any monotonicity in batch:
+    Exact by the engine's structure, not by any monotonicity in batch (tests/test_quotes_fast.py compares it with
+    :data:`EXHAUSTIVE_SEARCH`):
 
-    - rows of an accelerator without a rate in the tier are infeasible (the engine's missing price) and are
-      never a floor; they are not evaluated;
-    - the decode speed, feasibility and $/M output tokens of a row do not depend on the prefill side, so one
-      :func:`econ.engine.evaluate` pass with :data:`SCREEN_COLUMNS` (which skips prefill) gives them for the
-      whole grid;
-    - the $/M input tokens of an aggregated deployment is the accelerator-hour over the prefill throughput
-      (:func:`econ.engine.run_costs`): the same at every batch of one configuration (model, accelerator,
-      precision, weight format, layout); the blended cost is then increasing in the output cost, so among a
-      configuration's rows that meet a speed floor the cheapest blended row is the cheapest output row;
+    - rows of an accelerator without a rate in the tier are infeasible (the engine's missing price) and never a
+      floor: they are not evaluated;
+    - decode speed, feasibility and output tokens/s per GPU do not depend on the prefill side or the economics, so
+      one :func:`econ.engine.evaluate` pass with :data:`SCREEN_COLUMNS` gives them for the whole grid;
+    - the $/GPU-hour of a row depends on its accelerator and the economics only, and its $/M output tokens is that
+      over the output tokens/s per GPU; its $/M input tokens is that over the prefill throughput
+      (:func:`econ.engine.run_costs`), the same at every batch of one configuration (model, accelerator,
+      precision, weight format, layout). The blended cost is increasing in the output cost, so among a
+      configuration's rows that meet a speed floor the cheapest is the one of the highest output rate per GPU;
     - the floors read, per search key and accelerator, the cheapest row meeting the key's speed floor (in the
-      key's format, in bf16, in the default format) and the fastest row: every one is, within its
-      configuration, the cheapest output row at one of the keys' speed floors or the fastest row.
+      key's format, in bf16, in the default format) and the fastest row (in the key's format): each is, within
+      its configuration, the highest-rate row at one of the keys' speed floors, or a fastest row of its model,
+      accelerator and format.
 
-    Those rows (with every row within :data:`SCREEN_TIE_FRAC` of them) go through the whole engine; the floor
-    deployment's batch curve (the break-even batch) is evaluated once the floor is known.
+    Those rows (and every row within :data:`SCREEN_TIE_FRAC` of them) go through the whole engine; the floor
+    deployment's batch curve (the break-even batch) is evaluated once the floor is known. The screen is cached
+    with the search (:func:`_memo`): it does not depend on the economics beyond the set of rated accelerators.
     """
-    pts = points.with_row_index("_row").filter(pl.col("hardware").is_in(pl.Series(rated, dtype=pl.String).implode()))
-    if pts.height:
-        scr = evaluate(pts.drop("_row", "_cfg"), catalog, assumptions, economics, strict=False,
-                       columns=SCREEN_COLUMNS)
-        scr = pts.select("_row", "_cfg", "model", "hardware", "precision", "weight_format", *_DEPLOYMENT,
-                         "batch_size").with_columns(scr).filter(pl.col("feasible"))
-    else:
-        scr = pts.select("_row", "_cfg", "model", "hardware", "precision", "weight_format", *_DEPLOYMENT,
-                         "batch_size").with_columns(pl.lit(True).alias("feasible"),
-                                                    *(pl.lit(None, pl.Float64).alias(c) for c in SCREEN_COLUMNS[1:]))
-    speed, out = pl.col("tokens_per_s_per_user"), pl.col("usd_per_m_output_tokens")
-    floors = keys.select("model", pl.col("speed_floor_tokens_per_s_per_user").alias("_s")).unique()
-    meets = (scr.select("_row", "_cfg", "model", speed, out).join(floors, on="model", how="inner")
-             .filter(speed >= pl.col("_s")))
-    cheapest = meets.filter(out <= out.min().over("_cfg", "_s") * (1.0 + SCREEN_TIE_FRAC))["_row"]
-    fastest = scr.filter(speed == speed.max().over("_cfg"))["_row"]
-    rows = pl.concat([cheapest, fastest]).unique().sort()
-    if rows.len() == 0:  # nothing feasible: one row keeps the engine's result columns (band or none)
-        rows = pl.Series("_row", [0], dtype=pl.UInt32)
-    return _evaluate_rows(points[rows.to_numpy()], catalog, assumptions, economics), scr.drop("_row", "_cfg",
-                                                                                             "feasible")
+    floors = keys.select("model", pl.col("speed_floor_tokens_per_s_per_user").alias("_s")).unique().sort("model", "_s")
+    key = ("screen", cache_key, tuple(sorted(rated)), tuple(floors.iter_rows()))
+    rows, scr = _memo(catalog, key, lambda: _screen(configs, grid, floors, rated, catalog, assumptions, economics))
+    if rows.size == 0:  # nothing feasible: one row keeps the engine's result columns (band or none)
+        rows = np.zeros(1, dtype=np.int64)
+    return _evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics), scr
 
 
 def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
@@ -1033,9 +1088,12 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
 
     Notes
     -----
-    One probe and one main :func:`evaluate` call for the whole file, however many quotes: the floor of a
-    quote on one accelerator depends only on (model, speed floor, reference precision), so the search runs
-    per distinct key and joins back. Per (key, accelerator) the deployment with the lowest blended cost among
+    A few :func:`evaluate` calls for the whole file, however many quotes: the floor of a quote on one
+    accelerator depends only on (model, speed floor, reference precision), so the search runs per distinct
+    key and joins back. The grid (every point counted in ``deployments_evaluated``) is screened by one
+    decode-only pass and only the rows that can be an answer go through the whole engine
+    (:func:`_screened_search`; the same answers as evaluating every point, :data:`EXHAUSTIVE_SEARCH`); the
+    layouts, grid and screen are cached on the catalog object for reruns with other economics. Per (key, accelerator) the deployment with the lowest blended cost among
     those meeting the speed floor at the reference precision or wider is the floor on that accelerator; the
     lowest over the quote's scope (its own accelerator, else the generations picked) is the quote's floor.
     Blended (not output) cost is minimized because the verdict is on the blended price: it is the cost of
@@ -1091,17 +1149,25 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     # per model: the quotes' own formats, bf16 (the reason's alternative) and the engine default (any precision)
     formats = {m: list(dict.fromkeys([*specs, "bf16", None]))
                for m, specs in keys.group_by("model", maintain_order=True).agg(pl.col("_spec")).iter_rows()}
-    points = _grid_points(_floor_configs(list(formats), catalog, assumptions, economics, input_len=input_len,
-                                         output_len=output_len, hardware=hardware, formats=formats))
+    search_key = ("search", assumptions, tuple((m, tuple(f)) for m, f in formats.items()),
+                  None if hardware is None else tuple(hardware), input_len, output_len)
+
+    def search():
+        c = _floor_configs(list(formats), catalog, assumptions, economics, input_len=input_len,
+                           output_len=output_len, hardware=hardware, formats=formats)
+        return c, (_grid_index(c) if c.height else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+
+    configs, grid = _memo(catalog, search_key, search)
+    num_points = grid[0].size
     rates = tier_rates(catalog, economics)
     screen = None
-    if points.height == 0:
+    if num_points == 0:
         res = _EMPTY_RESULT.with_columns(pl.lit(None, pl.String).alias("_wf_in"))
     elif EXHAUSTIVE_SEARCH:
-        res = _evaluate_rows(points, catalog, assumptions, economics)
+        res = _evaluate_rows(_grid_points(configs, grid), catalog, assumptions, economics)
     else:
-        res, screen = _screened_search(points, keys, rates.filter("has_rate")["hardware"], catalog, assumptions,
-                                       economics)
+        res, screen = _screened_search(configs, grid, keys, rates.filter("has_rate")["hardware"].to_list(), catalog,
+                                       assumptions, economics, search_key)
     band = all(c in res.columns for c in BAND_COLUMNS)
     res = _feasible_rows(res, catalog, band)
     searched = (gens.join(rates, on="hardware", how="left")
@@ -1112,13 +1178,14 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     systems = load_provider_systems(catalog).select(pl.col("id").alias("hardware"),
                                                     pl.col("display_name").alias("_system_name"))
     scope = _scope(q, searched, systems, picked, economics, restricted=hardware is not None)
-    frames = _floors(keys, res, screen)
+    frames = _floors(keys, res, screen, configs)
     if screen is not None:  # the break-even batch reads the floor deployment's whole batch curve
         def curves(floors: pl.DataFrame) -> pl.DataFrame:
-            rows = points.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format"],
-                               how="semi", nulls_equal=True)
-            return _feasible_rows(_evaluate_rows(rows, catalog, assumptions, economics), catalog, band) \
-                if rows.height else res.clear()
+            ids = configs.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format"],
+                               how="semi", nulls_equal=True)["_cfg"].to_numpy()
+            rows = np.flatnonzero(np.isin(grid[0], ids))
+            return _feasible_rows(_evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics),
+                                  catalog, band) if rows.size else res.clear()
 
         frames["curves"] = curves
     summary = _summary(q, scope, searched, frames, economics, band)
@@ -1133,7 +1200,7 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         "generations": ", ".join(picked) if picked else "any",
         "thin_margin_below_frac": THIN_MARGIN_FRAC, "rich_margin_above_frac": RICH_MARGIN_FRAC,
         "calibration_band": "engine usd_per_m_blended_tokens_low/high" if band else "none (the engine returns no band)",
-        "deployments_evaluated": points.height,
+        "deployments_evaluated": num_points,
     }
     return QuoteCheck(summary=summary.select(SUMMARY_COLUMNS), per_hardware=per_hw.select(PER_HARDWARE_COLUMNS),
                       settings=settings)
@@ -1183,11 +1250,12 @@ def _scope(q: pl.DataFrame, searched: pl.DataFrame, systems: pl.DataFrame, picke
     return {"rows": rows, "quotes": qq.select("quote_id", "floor_scope", "_is_system", "_system_name", "_mode")}
 
 
-def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None = None,
+            configs: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
     """The group-bys of the floor search per (key, accelerator), computed in one collect.
 
-    ``screen`` (from :func:`_screened_search`): ``res`` holds only the rows that can be an answer, and the
-    speed-capped batch of each floor deployment is read from the screen's speeds of the whole grid."""
+    ``screen`` (from :func:`_screened_search`, with ``configs``): ``res`` holds only the rows that can be an answer,
+    and the speed-capped batch of each floor deployment is read from the screen's speeds of the whole grid."""
     cost = "usd_per_m_blended_tokens"
     j = (keys.lazy().join(res.lazy(), on="model", how="inner")
          .with_columns((pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user")).alias("_meets"),
@@ -1198,7 +1266,8 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
         floor_cfg = ["model", "hardware", "precision", "weight_format", *_DEPLOYMENT]
         speed_cap = (per_hw.select("key", *floor_cfg[:3], pl.col("_spec").alias("weight_format"), *_DEPLOYMENT,
                                    "speed_floor_tokens_per_s_per_user")
-                     .join(screen.lazy(), on=floor_cfg, how="inner", nulls_equal=True)
+                     .join(configs.lazy().select("_cfg", *floor_cfg), on=floor_cfg, how="inner", nulls_equal=True)
+                     .join(screen.lazy(), on="_cfg", how="inner")
                      .filter(pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user"))
                      .group_by("key", "hardware", "precision", *_DEPLOYMENT)
                      .agg(pl.col("batch_size").max().alias("_b_speed")))

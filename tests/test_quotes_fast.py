@@ -128,3 +128,37 @@ def test_breakeven_batch_is_on_the_floor_deployments_own_weight_format(catalog):
     price = r["price_usd_per_m_blended_tokens"]
     assert cost[1] <= price < cost[0]
     assert r["breakeven_tokens_per_s_per_user"] == pytest.approx(speed[1], rel=1e-12)
+
+
+def test_a_cached_screen_serves_other_economics_of_the_same_tier(catalog, monkeypatch):
+    """The screen (physics only) is cached per catalog: a second check that changes only power, PUE, finance,
+    utilization and token mix reuses it (no second screening pass) and still equals the exhaustive search."""
+    q = load_quotes(catalog).filter(pl.col("model").is_in(["deepseek-v3", "llama-3.3-70b", "gpt-oss-120b"]))
+    first = Economics(pue=1.2, usd_per_kwh=0.05)
+    second = Economics(pue=1.6, usd_per_kwh=0.2, utilization_frac=0.45, cost_of_capital_frac=0.15,
+                       cache_hit_frac=0.3)
+    real, screens = quotes.evaluate, []
+
+    def counting(points, *a, **kw):
+        if kw.get("columns") == quotes.SCREEN_COLUMNS:
+            screens.append(points.height)
+        return real(points, *a, **kw)
+
+    monkeypatch.setattr(quotes, "evaluate", counting)
+    check_quotes(q, catalog, economics=first)
+    n = len(screens)
+    ref, got = _both(monkeypatch, lambda: check_quotes(q, catalog, economics=second))
+    assert len(screens) == n  # the second economics screened nothing again
+    _assert_checks_equal(ref, got)
+
+
+def test_the_screen_does_not_depend_on_the_economics(catalog):
+    """What the cache relies on: the screening columns of the engine are the same under any economics."""
+    pts = quotes.floor_points(["deepseek-v3", "llama-3.3-70b"], catalog, hardware=["h100-sxm", "b200", "mi300x"])
+    a = evaluate(pts, catalog, economics=Economics(), strict=False, columns=quotes.SCREEN_COLUMNS)
+    b = evaluate(pts, catalog, economics=Economics(pue=1.9, usd_per_kwh=0.3, utilization_frac=0.3,
+                                                   input_output_mix=9.0, cache_hit_frac=0.8,
+                                                   cached_input_cost_frac=0.5), strict=False,
+                 columns=quotes.SCREEN_COLUMNS)
+    assert a.height > 1000 and a["feasible"].any()
+    assert a.equals(b)
