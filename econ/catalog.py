@@ -265,7 +265,8 @@ def _optional_path(base: Path, fname: str) -> Path | None:
     return None
 
 
-def _empty(schema: dict[str, Col]) -> pl.DataFrame:
+def empty_frame(schema: dict[str, Col]) -> pl.DataFrame:
+    """An empty frame with the schema's columns and dtypes (an optional table that was never written)."""
     return pl.DataFrame(schema={c: spec.dtype for c, spec in schema.items()})
 
 
@@ -290,7 +291,7 @@ def load_calibration_errors(data_dir: str | Path | None = None) -> pl.DataFrame:
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
     path = _optional_path(base, "calibration_errors.csv")
     if path is None:
-        return _empty(CALIBRATION_ERRORS_SCHEMA)
+        return empty_frame(CALIBRATION_ERRORS_SCHEMA)
     table = read_table(path, CALIBRATION_ERRORS_SCHEMA, "id")
     problems = []
     for r in table.iter_rows(named=True):
@@ -322,7 +323,7 @@ def load_calibration_predictions(data_dir: str | Path | None = None) -> pl.DataF
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
     path = _optional_path(base, "calibration_predictions.csv")
     if path is None:
-        return _empty(CALIBRATION_PREDICTIONS_SCHEMA)
+        return empty_frame(CALIBRATION_PREDICTIONS_SCHEMA)
     table = read_table(path, CALIBRATION_PREDICTIONS_SCHEMA, "case_id", kebab_ids=False)
     bad = table.filter(pl.col("in_error_table") & (pl.col("predicted").is_null() | pl.col("abs_error_frac").is_null()))
     if bad.height:

@@ -126,12 +126,12 @@ def test_calibration_scatter_has_every_held_out_case_and_the_guides():
 def test_calibration_page_without_the_error_tables_says_so(monkeypatch, tmp_path):
     """The tables are optional: without them the page explains how to write them, no traceback."""
     import econ.catalog as catalog_module
-    from econ.catalog import CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, _empty
+    from econ.catalog import CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, empty_frame
 
     monkeypatch.setenv("ECON_DATA_DIR", str(tmp_path))  # a fresh cache key; tables fall back to the shipped ones
-    monkeypatch.setattr(catalog_module, "load_calibration_errors", lambda d=None: _empty(CALIBRATION_ERRORS_SCHEMA))
+    monkeypatch.setattr(catalog_module, "load_calibration_errors", lambda d=None: empty_frame(CALIBRATION_ERRORS_SCHEMA))
     monkeypatch.setattr(catalog_module, "load_calibration_predictions",
-                        lambda d=None: _empty(CALIBRATION_PREDICTIONS_SCHEMA))
+                        lambda d=None: empty_frame(CALIBRATION_PREDICTIONS_SCHEMA))
     at = run("calibration")
     info = " ".join(i.value for i in at.info)
     assert "No calibration_errors.csv" in info and "No calibration_predictions.csv" in info

@@ -79,8 +79,8 @@ def load(data_dir: str | None) -> tuple[pl.DataFrame, pl.DataFrame, str | None]:
     try:
         return load_calibration_errors(data_dir), load_calibration_predictions(data_dir), None
     except DataError as exc:
-        from econ.catalog import CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, _empty
-        return _empty(CALIBRATION_ERRORS_SCHEMA), _empty(CALIBRATION_PREDICTIONS_SCHEMA), str(exc)
+        from econ.catalog import CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, empty_frame
+        return empty_frame(CALIBRATION_ERRORS_SCHEMA), empty_frame(CALIBRATION_PREDICTIONS_SCHEMA), str(exc)
 
 
 def family_title(by: str, family: str, fallback: str | None = None) -> str:
