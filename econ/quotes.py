@@ -370,7 +370,28 @@ def load_provider_systems(catalog: Catalog | None = None) -> pl.DataFrame:
     path = base / "provider_systems.csv"
     if not path.is_file():
         path = DEFAULT_DATA_DIR / "provider_systems.csv"
-    return read_table(path, PROVIDER_SYSTEM_SCHEMA, "id")
+    try:
+        st = path.stat()
+        stamp = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = None
+    with _SEARCH_LOCK:
+        hit = _SYSTEMS_CACHE.get(stamp[0]) if stamp else None
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    table = read_table(path, PROVIDER_SYSTEM_SCHEMA, "id")
+    if stamp:
+        with _SEARCH_LOCK:
+            _SYSTEMS_CACHE[stamp[0]] = (stamp, table)
+    return table
+
+
+_SYSTEMS_CACHE: dict = {}
+"""provider_systems.csv tables read, by path, with the (path, mtime, size) they were read at: re-read when the
+file changes (the check and the quote validation both read it)."""
+
+_SEARCH_LOCK = threading.Lock()
+"""Guards the caches of this module (:data:`_SYSTEMS_CACHE`, :func:`_memo`): dashboard sessions run in threads."""
 
 
 # --------------------------------------------------------------------------------------------- loading
@@ -924,9 +945,6 @@ whole-engine pass, so ties and rounding are resolved by the engine's own numbers
 SEARCH_CACHE_ENTRIES = 8
 """Searches (layouts, grid, screen) kept per catalog object: a dashboard rerun that changes only the economics
 (power price, PUE, utilization, mix) reuses them and prices the few screened rows again."""
-
-_SEARCH_LOCK = threading.Lock()
-
 
 def _memo(catalog: Catalog, key: tuple, build):
     """``build()``, cached on the catalog object under ``key`` (the newest :data:`SEARCH_CACHE_ENTRIES`)."""
