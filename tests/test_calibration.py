@@ -331,3 +331,32 @@ def test_cli_flag_conflicts_are_errors(capsys):
     assert "--check and --write" in capsys.readouterr().err
     assert main(["calibrate", "--force"]) == 2
     assert "--force need --write" in capsys.readouterr().err
+
+
+def test_a_fallback_band_is_widened_to_cover_the_profiles_own_held_out_cases():
+    """A profile with too few held-out cases borrows its fallback's band, widened to its own misses (not cliffs)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    import polars as pl
+
+    from econ import calibration as cal
+
+    rng = np.random.default_rng(3)
+    n_fb = 40  # cdna3-fp8: enough cases and groups for its own band, scattered +-10%
+    fb_lr = rng.normal(0.0, 0.08, n_fb)
+    own_lr = np.array([-1.0, -1.2, -1.9, 4.8])  # cdna4-fp8: three held-out 3-7x misses and one cliff
+    own_met = np.array([True, True, True, False])  # the cliff: the held-out fit never reached the speed
+    table = pl.DataFrame({"profile": ["cdna3-fp8"] * n_fb + ["cdna4-fp8"] * 4,
+                          "group_id": [f"g{i % 4}" for i in range(n_fb)] + ["h"] * 4,
+                          "representable": [True] * (n_fb + 4)})
+    preds = pl.DataFrame({"log_ratio": np.concatenate([fb_lr, own_lr]),
+                          "slo_met": np.concatenate([np.ones(n_fb, bool), own_met])})
+    sources = {p: "" if p == "cdna3-fp8" else "cdna3-fp8" for p in cal.all_profiles()}
+    b = cal.bands(SimpleNamespace(table=table), SimpleNamespace(predictions=preds), sources)
+    lo3, hi3, _ = b["cdna3-fp8"]
+    lo4, hi4, basis = b["cdna4-fp8"]
+    assert (lo3, hi3) == (float(np.quantile(fb_lr, 0.1)), float(np.quantile(fb_lr, 0.9)))
+    assert lo4 == -1.9 and hi4 == hi3  # widened down to its worst reached miss; the cliff (+4.8) does not count
+    assert "widened to cover its own 3 held-out cases" in basis
+    assert b["cdna4-fp4"][:2] == (lo3, hi3)  # no held-out case of its own: the fallback's band as it is
