@@ -114,7 +114,7 @@ def render() -> None:
                   to_value=lambda s: None if s == "auto" else int(s),
                   help="Accelerators per model replica; tensor parallel inside the scale-up domain, pipeline across")
     with c2:
-        fields.optional_number("batch_size", auto_label="Auto batch (sweet spot at the speed floor)",
+        fields.optional_number("batch_size", auto_label="Auto batch",
                                label="Batch (sequences)",
                                default_value=64,
                                help="Auto: min(KV-cache wall, memory/compute crossover), or the largest batch that "
