@@ -1150,10 +1150,15 @@ def bands(cases: Cases, cv: CrossValidation, sources: dict) -> dict[str, tuple[f
         lo, hi = float(np.quantile(lr, 0.1)), float(np.quantile(lr, 0.9))
         # a held-out prediction that could not reach the case's speed or latency limits at all is a cliff (the
         # batch-1 fallback), not a scale error: it counts in the error table but does not widen the band
-        mine = t.filter((pl.col("profile") == prof) & pl.col("slo_met"))["log_ratio"].to_numpy()
+        mine_all = t.filter(pl.col("profile") == prof)
+        mine = mine_all.filter(pl.col("slo_met"))["log_ratio"].to_numpy()
         if own(prof) is None and len(mine):
             lo, hi = min(lo, float(mine.min())), max(hi, float(mine.max()))
             basis += f", widened to cover its own {len(mine)} held-out case{'s' if len(mine) > 1 else ''}"
+            cliffs = mine_all.height - len(mine)
+            if cliffs:
+                basis += (f" ({cliffs} more left out: the held-out fit never reached {'their' if cliffs > 1 else 'its'} "
+                          f"measured speed or latency limits, a cliff rather than a scale error)")
         out[prof] = (lo, hi, basis)
     return out
 

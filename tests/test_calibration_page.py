@@ -198,7 +198,8 @@ def test_assumptions_page_says_which_efficiencies_are_calibrated(catalog):
     use = dict(zip(eff["label"], eff["in_use"]))
     assert use["HBM bandwidth efficiency"] == f"Calibrated (Hopper FP8): {fmt.pct(row['eta_bw'], 1)}"
     assert use["Usable HBM share"] == "Assumed (not calibrated)"
-    assert use["TPOT tail over mean"].startswith("Calibrated (Hopper FP8)")
+    assert use["TPOT tail over mean"].startswith("Measured (p99 / mean TPOT of the MLPerf Server runs, Hopper FP8)")
+    assert any(v.startswith("Held, not fitted (Hopper FP8)") for v in use.values())  # overlap_frac, moe_tile_rows
     at = run("assumptions", eta_bw="0.7", hardware="b200", precision="fp8")
     use = dict(zip(*(next(d for d in frames(at) if "in_use" in d.columns)[c] for c in ("label", "in_use"))))
     b4 = catalog.calibration.filter(pl.col("profile") == "blackwell-fp4").row(0, named=True)
@@ -206,3 +207,18 @@ def test_assumptions_page_says_which_efficiencies_are_calibrated(catalog):
         f"Set by you (the Blackwell FP8 profile has {fmt.pct(b4['eta_bw'], 1)})"
     assert use["Decode FLOP efficiency"].startswith("Calibrated (Blackwell FP8, values of Blackwell FP4)")
     assert not any(r in " ".join(use.values()) for r in ("hopper-fp8", "blackwell", "None"))
+
+
+def test_an_unmeasured_generation_is_not_called_calibrated(catalog):
+    """TPU, Gaudi, Trainium have no measurement: their answers use the shared values and say so, and the band's
+    basis (every held-out case) is named rather than called the profile's own error."""
+    from econ.assumptions import DEFAULT
+
+    text = profiles.answer_text(catalog, "tpu-bf16")
+    assert text.startswith("Not calibrated for TPU BF16") and "Calibrated:" not in text
+    assert profiles.band_label(catalog, "tpu-bf16").endswith("from every held-out case (too few of its own)")
+    assert profiles.band_label(catalog, "hopper-fp8").endswith("from its own held-out cases")
+    assert "CDNA 3 FP8" in profiles.band_label(catalog, "cdna4-fp8")  # ids in the notes read as titles
+    status = profiles.efficiency_status(catalog, "tpu-v6e", "bf16", DEFAULT)
+    assert status["eta_bw"].startswith("Shared value (no measurements of TPU BF16)")
+    assert not any(v.startswith("Calibrated") for v in status.values())

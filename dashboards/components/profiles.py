@@ -10,6 +10,7 @@ them). Profile values, case counts and fallbacks come from ``data/calibration.cs
 from __future__ import annotations
 
 import math
+import re
 
 GENERATION_TITLES: dict[str, str] = {
     "ampere": "Ampere", "hopper": "Hopper", "blackwell": "Blackwell", "ada": "Ada Lovelace", "cdna3": "CDNA 3",
@@ -72,13 +73,36 @@ def answer_text(catalog, profile: str | None, assumptions=None) -> str:
         n = int(rows.get(src, {}).get("n_cases") or 0)
         text = f"Calibrated: {profile_title(profile)}, too few cases: uses {profile_title(src)} (n={n:,})"
     elif src == "global":
-        text = f"Calibrated: {profile_title(profile)}, no measurements: shared values"
+        text = (f"Not calibrated for {profile_title(profile)} (no measurements of this generation): the shared "
+                f"values fitted on every measured profile")
     else:
         text = f"Calibrated: {profile_title(profile)} (n={int(row.get('n_cases') or 0):,})"
     pinned = len(assumptions.assumed) if assumptions is not None else 0
     if pinned:
         text += f", {pinned} efficienc{'ies' if pinned != 1 else 'y'} set by you"
     return text
+
+
+_PROFILE_ID = re.compile(r"\b([a-z0-9]+-(?:bf16|fp8|fp4))\b")
+
+
+def band_basis(catalog, profile: str | None) -> str:
+    """Where a profile's band comes from, in words (from the ``band from ...`` part of its calibration notes):
+    "its own held-out cases", "the held-out cases of Blackwell FP4 (too few of its own), widened to cover its
+    own 1 held-out case (...)", "every held-out case (too few of its own)"; "" without a profile."""
+    if not profile or profile == "assumed":
+        return ""
+    notes = str(_rows(catalog).get(profile, {}).get("notes") or "")
+    part = next((p.strip() for p in notes.split(";") if p.strip().startswith("band from ")), "")
+    if not part:
+        return "held-out errors (Calibration page)"
+    return _PROFILE_ID.sub(lambda m: profile_title(m.group(1)), part[len("band from "):])
+
+
+def band_label(catalog, profile: str | None) -> str:
+    """The band's definition for an answer: "10th to 90th percentile of held-out measured / predicted: " + basis."""
+    basis = band_basis(catalog, profile)
+    return "10th to 90th percentile of held-out measured / predicted" + (f", from {basis}" if basis else "")
 
 
 def band_factors(catalog, hardware: str, precision: str, assumptions) -> tuple[str, float, float]:
@@ -136,11 +160,12 @@ def efficiency_status(catalog, hardware: str, precision: str, assumptions) -> di
     from dashboards.components import sources
     from econ.assumptions import PROFILE_PARAMETERS
 
+    from econ.calibration import HELD
+
     prof = profile_of(catalog, hardware, precision)
     row = _rows(catalog).get(prof, {}) if prof else {}
     src = row.get("fallback_from")
-    where = profile_title(prof) + (f", values of {profile_title(src)}" if src and src != "global" else
-                                   ", shared values" if src == "global" else "")
+    where = profile_title(prof) + (f", values of {profile_title(src)}" if src and src != "global" else "")
     cal = assumptions.calibrated_fields
     out = {}
     for f in PROFILE_PARAMETERS:
@@ -150,6 +175,13 @@ def efficiency_status(catalog, hardware: str, precision: str, assumptions) -> di
             shown = "1 row"
         if not row:
             out[f] = "Assumed (no calibration profile for this accelerator and precision)"
+        elif f in cal and f == "tpot_tail_factor":
+            runs = "of every profile" if src == "global" else where
+            out[f] = f"Measured (p99 / mean TPOT of the MLPerf Server runs, {runs}): {shown}"
+        elif f in cal and f in HELD:
+            out[f] = f"Held, not fitted ({where}): {shown}"
+        elif f in cal and src == "global":
+            out[f] = f"Shared value (no measurements of {profile_title(prof)}): {shown}"
         elif f in cal:
             out[f] = f"Calibrated ({where}): {shown}"
         else:

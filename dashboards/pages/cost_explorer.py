@@ -88,9 +88,11 @@ def efficiency_note(row: dict, sc: Scenario, cat) -> str:
     speed = profiles.band_text(row.get("tokens_per_s_per_user_low"), row.get("tokens_per_s_per_user_high"),
                                fmt.rate, "output tokens/s per user")
     text = f"**Efficiencies:** {used}; see the Calibration page."
+    prof = row.get("efficiency_profile")
     if cost and speed:
-        return text + (f"  \n**Band** (10th to 90th percentile of the profile's held-out error): {cost}; "
-                       f"{speed}.")
+        return text + f"  \n**Band** ({profiles.band_label(cat, prof)}): {cost}; {speed}."
+    if prof and prof != "assumed" and not row.get("feasible", True):
+        return text + "  \n**Band:** none (this deployment has no cost)."
     return text + "  \n**Band:** none (no calibrated profile: the error of your own efficiencies is unknown)."
 
 

@@ -142,8 +142,8 @@ def efficiency_note(picks: pl.DataFrame, factors: dict, cat, assumptions, levels
             if cost and speed:
                 text += f"; band at {r[LEVEL_COLUMN]:g} tok/s per user: {cost}, {speed}"
         lines.append(text + ".")
-    return ("Efficiencies and band (10th to 90th percentile of the profile's held-out error, Calibration page):  \n"
-            + "  \n".join(lines))
+    return ("Efficiencies and band (10th to 90th percentile of held-out measured / predicted; each profile's basis "
+            "on the Calibration page):  \n" + "  \n".join(lines))
 
 
 def render() -> None:
