@@ -1290,10 +1290,19 @@ def write_calibration(frame: pl.DataFrame, path: str | Path | None = None, *, fo
     InvalidInputError
         The file exists and ``force`` is False, or the write fails (the previous file stays intact).
     """
+    import io
+
+    from econ.catalog import CALIBRATION_SCHEMA, DataError, validate_table
     from econ.safe_write import write_text
 
     p = Path(path) if path is not None else CALIBRATION_PATH
-    return write_text(frame.write_csv(), p, force=force, force_hint="--force", what="calibration table")
+    text = frame.write_csv()
+    try:  # the loader's own rules, before anything is written: a table econ could not load is never shipped
+        validate_table(pl.read_csv(io.StringIO(text), infer_schema=False), CALIBRATION_SCHEMA, "profile",
+                       "calibration.csv")
+    except DataError as exc:
+        raise InvalidInputError(f"the fitted calibration table breaks its own schema, nothing written: {exc}") from None
+    return write_text(text, p, force=force, force_hint="--force", what="calibration table")
 
 
 ERROR_SETS: dict[str, str] = {

@@ -360,3 +360,20 @@ def test_a_fallback_band_is_widened_to_cover_the_profiles_own_held_out_cases():
     assert lo4 == -1.9 and hi4 == hi3  # widened down to its worst reached miss; the cliff (+4.8) does not count
     assert "widened to cover its own 3 held-out cases (1 more left out" in basis
     assert b["cdna4-fp4"][:2] == (lo3, hi3)  # no held-out case of its own: the fallback's band as it is
+
+
+def test_a_table_the_loader_would_refuse_is_never_written(tmp_path):
+    """A widened band beyond the schema's ln range (x e^5) refuses the write instead of shipping an unloadable file."""
+    import polars as pl
+    import pytest as _pytest
+
+    from econ import calibration as cal
+    from econ.errors import InvalidInputError
+
+    table = pl.read_csv(cal.CALIBRATION_PATH)
+    bad = table.with_columns(pl.when(pl.col("profile") == "cdna4-fp4").then(-7.0)
+                             .otherwise(pl.col("log_ratio_p10")).alias("log_ratio_p10"))
+    with _pytest.raises(InvalidInputError, match=r"cdna4-fp4, column log_ratio_p10: -7 is outside \[-5, 5\]"):
+        cal.write_calibration(bad, tmp_path / "calibration.csv")
+    assert not (tmp_path / "calibration.csv").exists()
+    assert pl.read_csv(cal.write_calibration(table, tmp_path / "ok.csv")).equals(table)
