@@ -943,24 +943,33 @@ SCREEN_TIE_FRAC = 1e-9
 whole-engine pass, so ties and rounding are resolved by the engine's own numbers. [-]"""
 
 SEARCH_CACHE_ENTRIES = 8
-"""Searches (layouts, grid, screen) kept per catalog object: a dashboard rerun that changes only the economics
-(power price, PUE, utilization, mix) reuses them and prices the few screened rows again."""
+"""Searches (layouts, grid, screen) kept across every catalog object, newest first (~15 MB each on the shipped
+catalog): a dashboard rerun that changes only the economics (power price, PUE, utilization, mix) reuses them and
+prices the few screened rows again. One bound for the process, so many custom-accelerator catalogs cannot
+multiply it."""
+
+_SEARCH_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
+"""(id(catalog), key) -> (weak reference to the catalog, value); a dead or reused id is a miss."""
+
 
 def _memo(catalog: Catalog, key: tuple, build):
-    """``build()``, cached on the catalog object under ``key`` (the newest :data:`SEARCH_CACHE_ENTRIES`)."""
+    """``build()``, cached for ``catalog`` under ``key`` (the newest :data:`SEARCH_CACHE_ENTRIES` of the process)."""
+    import weakref
+
+    full = (id(catalog), key)
     with _SEARCH_LOCK:
-        cache = getattr(catalog, "_quote_search_cache", None)
-        if cache is None:
-            cache = OrderedDict()
-            object.__setattr__(catalog, "_quote_search_cache", cache)  # a cache, not a field: the catalog stays frozen
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
+        hit = _SEARCH_CACHE.get(full)
+        if hit is not None and hit[0]() is catalog:
+            _SEARCH_CACHE.move_to_end(full)
+            return hit[1]
     value = build()
     with _SEARCH_LOCK:
-        cache[key] = value
-        while len(cache) > SEARCH_CACHE_ENTRIES:
-            cache.popitem(last=False)
+        _SEARCH_CACHE[full] = (weakref.ref(catalog), value)
+        _SEARCH_CACHE.move_to_end(full)
+        for k in [k for k, (ref, _) in _SEARCH_CACHE.items() if ref() is None]:
+            del _SEARCH_CACHE[k]  # catalogs that are gone
+        while len(_SEARCH_CACHE) > SEARCH_CACHE_ENTRIES:
+            _SEARCH_CACHE.popitem(last=False)
     return value
 
 

@@ -162,3 +162,17 @@ def test_the_screen_does_not_depend_on_the_economics(catalog):
                  columns=quotes.SCREEN_COLUMNS)
     assert a.height > 1000 and a["feasible"].any()
     assert a.equals(b)
+
+
+def test_the_search_cache_is_one_bound_for_the_process():
+    """Many catalog objects (custom accelerators on the dashboard) share one bound on cached searches."""
+    from dataclasses import replace as _replace
+
+    base = load_catalog()
+    catalogs = [_replace(base) for _ in range(quotes.SEARCH_CACHE_ENTRIES + 4)]
+    for i, c in enumerate(catalogs):
+        assert quotes._memo(c, ("probe", i), lambda i=i: i) == i
+        assert quotes._memo(c, ("probe", i), lambda: -1) == i  # a hit on its own catalog
+    assert len(quotes._SEARCH_CACHE) <= quotes.SEARCH_CACHE_ENTRIES
+    assert quotes._memo(catalogs[0], ("probe", 0), lambda: "rebuilt") == "rebuilt"  # the oldest was evicted
+    assert quotes._memo(catalogs[1], ("probe", 0), lambda: "other") == "other"  # keys are per catalog
