@@ -222,3 +222,12 @@ def test_an_unmeasured_generation_is_not_called_calibrated(catalog):
     status = profiles.efficiency_status(catalog, "tpu-v6e", "bf16", DEFAULT)
     assert status["eta_bw"].startswith("Shared value (no measurements of TPU BF16)")
     assert not any(v.startswith("Calibrated") for v in status.values())
+
+
+def test_own_profiles_without_own_errors_are_flagged(tmp_path, monkeypatch):
+    """A data folder with its own calibration.csv but no error tables: the page says the errors are the shipped fit's."""
+    (tmp_path / "calibration.csv").write_bytes((ROOT / "data" / "calibration.csv").read_bytes())
+    monkeypatch.setenv("ECON_DATA_DIR", str(tmp_path))
+    at = run("calibration")
+    assert not at.exception
+    assert any("no calibration_errors.csv" in w.value for w in at.warning)

@@ -319,6 +319,11 @@ def render() -> None:
     st.caption("How far the engine's answers are from public measurements it was not fitted on, and the "
                "efficiency profiles every answer uses.")
     errors, preds, problem = load(state.data_dir())
+    own = Path(state.data_dir()) if state.data_dir() else None
+    if own is not None and (own / "calibration.csv").is_file() and not (own / "calibration_errors.csv").is_file():
+        st.warning("Your data folder has its own calibration.csv but no calibration_errors.csv: the held-out errors "
+                   "below are those of the shipped fit, not of your profiles (write yours with `econ calibrate "
+                   "--write --data-dir DIR`).", icon=":material/warning:")
     if problem:
         st.error("The calibration error tables do not load: " + safe_text.md(problem), icon=":material/error:")
     every = errors.filter(pl.col("by") == "all")
