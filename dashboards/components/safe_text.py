@@ -83,3 +83,13 @@ def unescape(markdown: str) -> str:
 
 
 __all__ = ["md", "code", "unescape"]
+
+
+def error(exc: BaseException) -> str:
+    """A failed answer as an analyst reads it, escaped: econ's own errors (bad input, unknown id, data) by their
+    message alone ("hardware=mi355x has no capex ..."); anything else says it is unexpected and names its kind."""
+    from econ.errors import EconError
+
+    if isinstance(exc, EconError):
+        return md(f"Cannot compute this: {exc}")
+    return md(f"Unexpected error ({type(exc).__name__}): {exc}")

@@ -389,7 +389,7 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
                             e.usd_per_kwh, e.utilization_frac, dataclasses.astuple(prices), _prices=prices,
                             _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(safe_text.error(exc), icon=":material/error:")
         return
     r = frame.row(0, named=True)
     c = _grid(6)
@@ -435,7 +435,7 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
             scaling_efficiency=scaling, goodput=mode, params_for_checkpoint=m["total_params"],
             checkpoint_write_bytes_per_s=sc.checkpoint_write_gb_per_s * 1e9, mtbf_h_per_gpu=sc.mtbf_h_per_gpu)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(safe_text.error(exc), icon=":material/error:")
         return
     r = run.row(0, named=True)
     c = _grid(5)
@@ -471,7 +471,7 @@ def render() -> None:
     try:
         frame = plan(cat_in_use.token, sc, power_basis, efficiency_model, scaling, _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(safe_text.error(exc), icon=":material/error:")
         return
     row = frame.row(0, named=True)
     note = plan_status(row)

@@ -126,7 +126,7 @@ def render() -> None:
     try:
         row, curve = explore(cat_in_use.token, sc, _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(safe_text.error(exc), icon=":material/error:")
         return
     if not row["feasible"]:
         st.warning(f"Batch {row['batch_size']:,} is not feasible: {row['infeasible_reason']} "

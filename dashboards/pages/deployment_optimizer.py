@@ -242,7 +242,7 @@ def render() -> None:
         res = run(cat_in_use.token, sc.model, tuple(hardware), sc.input_len, sc.output_len, slo, space, a, repr(a), e,
                   repr(e), deployment, _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(safe_text.error(exc), icon=":material/error:")
         return
     best = res.best
     c = st.columns(5)

@@ -85,7 +85,7 @@ def render() -> None:
     try:
         result, front = compare(cat_in_use.token, sc, _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(safe_text.error(exc), icon=":material/error:")
         return
     best = result.best
     ranked = best.filter(pl.col("rank").is_not_null())

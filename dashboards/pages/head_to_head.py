@@ -169,7 +169,7 @@ def render() -> None:
         h = compute(cat_in_use.token, a, b, tuple(levels), sc.input_len, sc.output_len, repr(assumptions),
                     repr(economics), _assumptions=assumptions, _economics=economics, _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(safe_text.error(exc), icon=":material/error:")
         return
     names = labels(a, b, models, hws)
     st.caption(safe_text.md(label(a, "A", models, hws)) + "  \n" + safe_text.md(label(b, "B", models, hws)))

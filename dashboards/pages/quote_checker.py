@@ -369,7 +369,7 @@ def render() -> None:
         result, sets, error = run_check(cat_in_use.token, sc, include, data, upload.name if upload else None,
                                         float(speed), tier, rate, tuple(gens), _catalog=cat)
     except EconError as exc:
-        st.error(safe_text.md(f"{type(exc).__name__}: {exc}"), icon=":material/error:")
+        st.error(safe_text.error(exc), icon=":material/error:")
         return
     if error:
         st.error("Your file was not used; fix these problems and upload it again:", icon=":material/error:")
