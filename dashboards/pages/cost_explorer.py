@@ -136,7 +136,8 @@ def render() -> None:
     st.markdown(efficiency_note(row, sc, cat))
     sweet = row["sweet_spot_batch"]
     c3.markdown(
-        f"**Deployment:** {row['num_gpus']} GPUs (TP {row['tp']} x PP {row['pp']}), batch {row['batch_size']:,}  \n"
+        f"**Deployment:** {row['num_gpus']} GPU{'s' if row['num_gpus'] != 1 else ''} (TP {row['tp']} x PP {row['pp']}), "
+        f"batch {row['batch_size']:,}  \n"
         f"**Latency:** {fmt.seconds(row['tpot_s'])} per output token, time to first token "
         f"{fmt.seconds(row['ttft_s'])}  \n"
         f"**Crossover:** " + (f"compute-bound above {sweet:,.0f} sequences" if sweet is not None
