@@ -1288,7 +1288,8 @@ def write_calibration(frame: pl.DataFrame, path: str | Path | None = None, *, fo
     Raises
     ------
     InvalidInputError
-        The file exists and ``force`` is False, or the write fails (the previous file stays intact).
+        The file exists and ``force`` is False, the table breaks ``econ.catalog.CALIBRATION_SCHEMA`` (nothing is
+        written), or the write fails (the previous file stays intact).
     """
     import io
 
