@@ -170,6 +170,10 @@ def test_cost_explorer_kpis_say_which_profile_and_show_its_band(catalog):
             f"{fmt.usd_per_m(row['usd_per_m_output_tokens_high'])} per M output tokens") in note
     assert (f"{fmt.rate(row['tokens_per_s_per_user_low'])} to {fmt.rate(row['tokens_per_s_per_user_high'])} "
             "output tokens/s per user") in note
+    assert "not covered" not in note
+    at = run("cost_explorer", eta_bw="0.7")  # one efficiency set by the user: the band is not theirs
+    note = next(m.value for m in at.markdown if "Efficiencies:" in m.value)
+    assert "1 efficiency set by you" in note and "the 1 efficiency you set is not covered by it" in note
     assert row["usd_per_m_output_tokens_low"] < row["usd_per_m_output_tokens"] < row["usd_per_m_output_tokens_high"]
     for raw in ("hopper-fp8", "None", "nan"):
         assert raw not in note

@@ -90,7 +90,10 @@ def efficiency_note(row: dict, sc: Scenario, cat) -> str:
     text = f"**Efficiencies:** {used}; see the Calibration page."
     prof = row.get("efficiency_profile")
     if cost and speed:
-        return text + f"  \n**Band** ({profiles.band_label(cat, prof)}): {cost}; {speed}."
+        pinned = len(sc.assumptions().assumed)
+        caveat = (f" It is the calibrated profile's: the {pinned} efficienc{'ies' if pinned != 1 else 'y'} you set "
+                  f"{'are' if pinned != 1 else 'is'} not covered by it." if pinned else "")
+        return text + f"  \n**Band** ({profiles.band_label(cat, prof)}): {cost}; {speed}.{caveat}"
     if prof and prof != "assumed" and not row.get("feasible", True):
         return text + "  \n**Band:** none (this deployment has no cost)."
     return text + "  \n**Band:** none (no calibrated profile: the error of your own efficiencies is unknown)."
