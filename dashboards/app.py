@@ -80,13 +80,15 @@ def discover(pages_dir: Path = PAGES_DIR) -> list[PageSpec]:
     return sorted(specs, key=lambda s: (s.order, s.title))
 
 
-def to_page(spec: PageSpec, default: bool) -> st.Page:
+def to_page(spec: PageSpec, default: bool, *, visibility: str = "visible", url_path: str | None = None) -> st.Page:
     """An ``st.Page``: the file run as a script (a script, or a module whose ``__main__`` guard calls
     ``render()``), else the module's ``render`` function."""
+    kw = dict(title=spec.title, icon=spec.icon, url_path=url_path or spec.url_path, default=default,
+              visibility=visibility)
     if not spec.runs_as_script:
         module = importlib.import_module(f"dashboards.pages.{spec.path.stem}")
-        return st.Page(module.render, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=default)
-    return st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=default)
+        return st.Page(module.render, **kw)
+    return st.Page(spec.path, **kw)
 
 
 STYLE = """<style>
@@ -107,9 +109,12 @@ def main() -> None:
     st.set_page_config(page_title="econ: LLM inference economics", page_icon=":material/calculate:", layout="wide")
     st.html(STYLE)
     specs = discover()
-    pages = [to_page(s, i == 0) for i, s in enumerate(specs)]
-    nav = st.navigation(pages)
-    shown = next((s for s, p in zip(specs, pages) if p is nav), specs[0])
+    # the default page is served at "/" but still reserves a url_path; it takes "<path>-home" so that a hidden twin
+    # can answer its own path (/cost-explorer): a typed or shared link to it opens the page, no "Page not found"
+    pages = [to_page(s, i == 0, url_path=f"{s.url_path}-home" if i == 0 else None) for i, s in enumerate(specs)]
+    alias = to_page(specs[0], False, visibility="hidden")
+    nav = st.navigation(pages + [alias])
+    shown = next((s for s, p in zip(specs + specs[:1], pages + [alias]) if p is nav), specs[0])
     state.set_page(shown.path.stem)  # page-local widget values follow the page in view
     st.session_state[state.APP_FLAG] = True  # pages use this run's sidebar instead of drawing their own
     try:

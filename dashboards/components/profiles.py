@@ -96,6 +96,7 @@ def band_basis(catalog, profile: str | None) -> str:
     part = next((p.strip() for p in notes.split(";") if p.strip().startswith("band from ")), "")
     if not part:
         return "held-out errors (Calibration page)"
+    part = re.sub(r" \((\d+) more left out: [^)]*\)", r"; \1 more left out, unreachable speed", part)
     return _PROFILE_ID.sub(lambda m: profile_title(m.group(1)), part[len("band from "):])
 
 
