@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from econ.validate import require_in_range
+from econ.validate import require_in_range, require_not_above
 
 HOURS_PER_DAY = 24.0
 """Hours in the accounting day. [h]"""
@@ -103,18 +103,10 @@ def provider_pnl(*, gpu_hours_per_day, usd_per_gpu_hour, input_tokens_per_day, o
     p_out = require_in_range("usd_per_m_output_tokens", usd_per_m_output_tokens, 0.0, 1e4, "USD/M tokens")
     p_c = p_in if usd_per_m_cached_input_tokens is None else require_in_range(
         "usd_per_m_cached_input_tokens", usd_per_m_cached_input_tokens, 0.0, 1e4, "USD/M tokens")
-    over = np.broadcast_to(t_c > t_in, np.broadcast(t_c, t_in).shape)
-    if over.any():
-        i = np.unravel_index(int(np.flatnonzero(over)[0]), over.shape)
-        raise InvalidInputError(f"cached_input_tokens_per_day={np.broadcast_to(t_c, over.shape)[i]:g} exceeds "
-                                f"input_tokens_per_day={np.broadcast_to(t_in, over.shape)[i]:g} (cache hits are part "
-                                f"of the input tokens)")
-    dear = np.broadcast_to(p_c > p_in, np.broadcast(p_c, p_in).shape)
-    if dear.any():
-        i = np.unravel_index(int(np.flatnonzero(dear)[0]), dear.shape)
-        raise InvalidInputError(f"usd_per_m_cached_input_tokens={np.broadcast_to(p_c, dear.shape)[i]:g} is above "
-                                f"usd_per_m_input_tokens={np.broadcast_to(p_in, dear.shape)[i]:g} (a cache hit "
-                                f"never costs more)")
+    require_not_above("cached_input_tokens_per_day", t_c, "input_tokens_per_day", t_in,
+                      "cache hits are part of the input tokens")
+    require_not_above("usd_per_m_cached_input_tokens", p_c, "usd_per_m_input_tokens", p_in, "a cache hit never costs more",
+                      word="is above")
     total = t_in + t_out
     if np.any(total <= 0):
         raise InvalidInputError("input_tokens_per_day + output_tokens_per_day must be > 0 (no traffic to price)")

@@ -61,7 +61,7 @@ from econ.engine import BASIS_SOURCES, MAX_BATCH, MAX_CONTEXT, catalog_arrays, e
 from econ.errors import DataError, InvalidInputError
 from econ.pricing import usd_per_m_blended_tokens
 from econ.sweep import layout_candidates_frame
-from econ.validate import require_in_range
+from econ.validate import require_in_range, require_not_above
 
 MAX_QUOTE_ROWS = 10_000
 """Largest quotes file accepted in one check (a guard against pasting a whole price feed). [rows]"""
@@ -724,9 +724,8 @@ def single_quote(catalog: Catalog, *, model: str, usd_per_m_input_tokens: float,
     p_c = None
     if usd_per_m_cached_input_tokens is not None:
         p_c = float(require_in_range("usd_per_m_cached_input_tokens", usd_per_m_cached_input_tokens, 0.0, 1e4, _USD))
-        if p_c > p_in:
-            raise InvalidInputError(f"usd_per_m_cached_input_tokens={p_c:g} is above usd_per_m_input_tokens={p_in:g} "
-                                    f"(a cached input token is never dearer; valid: 0 to {p_in:g} USD/M tokens)")
+        require_not_above("usd_per_m_cached_input_tokens", p_c, "usd_per_m_input_tokens", p_in,
+                          f"a cached input token is never dearer; valid: 0 to {p_in:g} USD/M tokens", word="is above")
     speed = None
     if output_tokens_per_s_per_user is not None:
         speed = float(require_in_range("output_tokens_per_s_per_user", output_tokens_per_s_per_user, 0.0, 1e5,

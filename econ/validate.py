@@ -81,6 +81,23 @@ def require_in_range(name: str, value, lo: float, hi: float, unit: str = "",
     return arr
 
 
+def require_not_above(name: str, value, limit_name: str, limit, why: str = "", *, word: str = "exceeds") -> None:
+    """Raise InvalidInputError where ``value`` exceeds ``limit`` (both broadcast; scalars or arrays).
+
+    Raises
+    ------
+    InvalidInputError
+        Naming both fields, the first offending pair of values and, for arrays, its row: "NAME=v WORD
+        LIMIT_NAME=l (WHY)", ``word`` "exceeds" or "is above", ``why`` e.g. "a cache hit never costs more".
+    """
+    v, lim = np.broadcast_arrays(np.asarray(value, dtype=float), np.asarray(limit, dtype=float))
+    over = v > lim
+    if over.any():
+        i = int(np.flatnonzero(over.ravel())[0])
+        raise InvalidInputError(f"{name}={v.ravel()[i]:g} {word} {limit_name}={lim.ravel()[i]:g}"
+                                + (f" ({why})" if why else "") + _first_bad(over))
+
+
 def require_integer(name: str, value, lo: int = 1, hi: float = np.inf, unit: str = "") -> np.ndarray:
     """Like :func:`require_in_range`, and every element must be a whole number."""
     arr = require_in_range(name, value, lo, hi, unit)
