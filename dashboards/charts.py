@@ -42,11 +42,18 @@ class Col:
     scale: float = 1.0
 
 
-def _usd_m(title):
+def usd_m_col(title: str) -> Col:
+    """A $/M tokens column: three decimals."""
     return Col(title, "$,.3f", "$%.3f")
 
 
-def _pct_col(title):
+def usd_h_col(title: str) -> Col:
+    """A $/GPU-hour column: cents."""
+    return Col(title, "$,.2f", "$%.2f")
+
+
+def pct_col(title: str) -> Col:
+    """A fraction shown as a whole percent."""
     return Col(title, ".0%", "%.0f%%", 100.0)
 
 
@@ -82,16 +89,16 @@ COLUMNS: dict[str, Col] = {
     "usd_per_gpu_hour_opex": Col("Opex per GPU-hour ($)", "$,.2f", "$%.2f"),
     "usd_per_gpu_hour_power": Col("Power per GPU-hour ($)", "$,.2f", "$%.2f"),
     "usd_per_gpu_hour_rental": Col("Rental per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "usd_per_m_input_tokens": _usd_m("Cost ($ per M input tokens)"),
-    "usd_per_m_output_tokens": _usd_m("Cost ($ per M output tokens)"),
-    "usd_per_m_blended_tokens": _usd_m("Cost ($ per M blended tokens)"),
+    "usd_per_m_input_tokens": usd_m_col("Cost ($ per M input tokens)"),
+    "usd_per_m_output_tokens": usd_m_col("Cost ($ per M output tokens)"),
+    "usd_per_m_blended_tokens": usd_m_col("Cost ($ per M blended tokens)"),
     "objective": Col("Ranked by"),
-    "usd_per_m_tokens": _usd_m("Cost ($ per M tokens)"),
-    "usd_per_m_tokens_capex": _usd_m("Capex ($ per M tokens)"),
-    "usd_per_m_tokens_facility": _usd_m("Facility ($ per M tokens)"),
-    "usd_per_m_tokens_opex": _usd_m("Opex ($ per M tokens)"),
-    "usd_per_m_tokens_power": _usd_m("Power ($ per M tokens)"),
-    "usd_per_m_tokens_rental": _usd_m("Rental ($ per M tokens)"),
+    "usd_per_m_tokens": usd_m_col("Cost ($ per M tokens)"),
+    "usd_per_m_tokens_capex": usd_m_col("Capex ($ per M tokens)"),
+    "usd_per_m_tokens_facility": usd_m_col("Facility ($ per M tokens)"),
+    "usd_per_m_tokens_opex": usd_m_col("Opex ($ per M tokens)"),
+    "usd_per_m_tokens_power": usd_m_col("Power ($ per M tokens)"),
+    "usd_per_m_tokens_rental": usd_m_col("Rental ($ per M tokens)"),
     "cost_part": Col("Cost component"),
     # cluster
     "gpus_per_rack": Col("GPUs per rack", ",d", "%d"),
@@ -129,7 +136,7 @@ COLUMNS: dict[str, Col] = {
     "serving_tokens_per_s_per_user": Col("Serving tokens/s per user", ",.1f", "%.1f"),
     "serving_output_tokens_per_s_per_gpu": Col("Serving output tokens/s per GPU", ",.0f", "%.0f"),
     "serving_tokens_per_day": Col("Output tokens per day (billions)", ",.1f", "%.1f", 1e-9),
-    "price_usd_per_m_output_tokens": _usd_m("Selling price ($ per M output tokens)"),
+    "price_usd_per_m_output_tokens": usd_m_col("Selling price ($ per M output tokens)"),
     "revenue_per_year_usd": Col("Revenue ($M per year)", "$,.1f", "$%.1f", 1e-6),
     "opex_per_year_usd": Col("Energy + opex ($M per year)", "$,.1f", "$%.1f", 1e-6),
     "payback_years": Col("Payback (years)", ",.2f", "%.2f"),
@@ -159,41 +166,41 @@ COLUMNS: dict[str, Col] = {
     # quote checker (provider quotes vs the modeled floor)
     "quote_set": Col("Quotes from"), "quote_id": Col("Quote"), "provider": Col("Provider"),
     "quantization": Col("Stated quantization"), "verdict": Col("Verdict"),
-    "price_usd_per_m_input_tokens": _usd_m("Price, input ($ per M tokens)"),
-    "price_usd_per_m_blended_tokens": _usd_m("Price, blended ($ per M tokens)"),
-    "floor_usd_per_m_input_tokens": _usd_m("Floor cost, input ($ per M tokens)"),
-    "floor_usd_per_m_output_tokens": _usd_m("Floor cost, output ($ per M tokens)"),
-    "floor_usd_per_m_blended_tokens": _usd_m("Floor cost, blended ($ per M tokens)"),
-    "margin_input_frac": _pct_col("Gross margin, input (%)"),
-    "margin_output_frac": _pct_col("Gross margin, output (%)"),
-    "margin_blended_frac": _pct_col("Gross margin, blended (%)"), "floor_hardware": Col("Floor accelerator"),
+    "price_usd_per_m_input_tokens": usd_m_col("Price, input ($ per M tokens)"),
+    "price_usd_per_m_blended_tokens": usd_m_col("Price, blended ($ per M tokens)"),
+    "floor_usd_per_m_input_tokens": usd_m_col("Floor cost, input ($ per M tokens)"),
+    "floor_usd_per_m_output_tokens": usd_m_col("Floor cost, output ($ per M tokens)"),
+    "floor_usd_per_m_blended_tokens": usd_m_col("Floor cost, blended ($ per M tokens)"),
+    "margin_input_frac": pct_col("Gross margin, input (%)"),
+    "margin_output_frac": pct_col("Gross margin, output (%)"),
+    "margin_blended_frac": pct_col("Gross margin, blended (%)"), "floor_hardware": Col("Floor accelerator"),
     "floor_num_gpus": Col("Floor GPUs per replica", ",d", "%d"), "floor_tp": Col("Floor tensor parallel", "d", "%d"),
     "floor_pp": Col("Floor pipeline stages", "d", "%d"), "floor_precision": Col("Floor precision"),
     "floor_batch_size": Col("Floor batch (sequences)", ",d", "%d"),
     "floor_tokens_per_s_per_user": Col("Floor output tokens/s per user", ",.1f", "%.1f"),
     "floor_binding_wall": Col("Floor binding wall"), "floor_batch_limit": Col("What stops a larger batch"),
-    "band_max_usd_per_m_blended_tokens": _usd_m("Dearest accelerator's floor ($ per M blended tokens)"),
+    "band_max_usd_per_m_blended_tokens": usd_m_col("Dearest accelerator's floor ($ per M blended tokens)"),
     "band_max_hardware": Col("Dearest accelerator"),
     "num_hardware_meeting_floor": Col("Accelerators meeting the speed", "d", "%d"),
     "speed_floor_tokens_per_s_per_user": Col("Speed floor (output tokens/s per user)", ",.0f", "%.0f"),
     "speed_floor_source": Col("Speed floor from"), "reference_precision": Col("Precision compared"),
     "reference_precision_source": Col("Precision from"),
-    "floor_bf16_usd_per_m_blended_tokens": _usd_m("Floor with bf16 weights ($ per M blended tokens)"),
-    "floor_any_precision_usd_per_m_blended_tokens": _usd_m("Floor at any precision ($ per M blended tokens)"),
+    "floor_bf16_usd_per_m_blended_tokens": usd_m_col("Floor with bf16 weights ($ per M blended tokens)"),
+    "floor_any_precision_usd_per_m_blended_tokens": usd_m_col("Floor at any precision ($ per M blended tokens)"),
     "floor_any_precision": Col("Precision of that floor"),
     "floor_usd_per_gpu_hour": Col("Modeled all-in cost per GPU-hour ($)", "$,.2f", "$%.2f"),
     "breakeven_usd_per_gpu_hour": Col("Break-even cost per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "breakeven_utilization_frac": _pct_col("Break-even utilization (%)"),
+    "breakeven_utilization_frac": pct_col("Break-even utilization (%)"),
     "breakeven_batch_size": Col("Break-even batch (sequences)", ",d", "%d"), "reason": Col("Reason"),
     "meets_floor": Col("Meets the speed floor"),
     "fastest_tokens_per_s_per_user": Col("Fastest output tokens/s per user", ",.0f", "%.0f"),
     "note": Col("Why no floor"),
     # cost vs interactivity, head to head, measurements (issue 11)
     "at_tokens_per_s_per_user": Col("At least (output tokens/s per user)", ",.0f", "%.0f"),
-    "usd_per_m_output_tokens_low": _usd_m("Cost, low end of the band ($ per M output tokens)"),
-    "usd_per_m_output_tokens_high": _usd_m("Cost, high end of the band ($ per M output tokens)"),
-    "usd_per_m_output_tokens_all_in_low": _usd_m("Cost all-in, low end of the band ($ per M output tokens)"),
-    "usd_per_m_output_tokens_all_in_high": _usd_m("Cost all-in, high end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_low": usd_m_col("Cost, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_high": usd_m_col("Cost, high end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_low": usd_m_col("Cost all-in, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_high": usd_m_col("Cost all-in, high end of the band ($ per M output tokens)"),
     "output_tokens_per_s_per_gpu_low": Col("Output tokens/s per GPU, low end of the band", ",.0f", "%.0f"),
     "output_tokens_per_s_per_gpu_high": Col("Output tokens/s per GPU, high end of the band", ",.0f", "%.0f"),
     "reached": Col("Reached"),

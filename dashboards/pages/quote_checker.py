@@ -63,47 +63,35 @@ TIER_LABELS = {
 """The page's cost-tier choices (``--tco`` tiers and ``--usd-per-gpu-hour``) and their labels."""
 
 
-def _usd_m(t: str) -> Col:
-    return Col(t, "$,.3f", "$%.3f")
-
-
-def _usd_h(t: str) -> Col:
-    return Col(t, "$,.2f", "$%.2f")
-
-
-def _pct(t: str) -> Col:
-    return Col(t, ".0%", "%.0f%%", 100.0)
-
-
 QUOTE_COLUMNS: dict[str, Col] = {  # this page's titles where charts.COLUMNS' general one would mislead
-    "price_usd_per_m_output_tokens": _usd_m("Price, output ($ per M tokens)"),
+    "price_usd_per_m_output_tokens": charts.usd_m_col("Price, output ($ per M tokens)"),
     "batch_size": Col("Batch (sequences)", ",d", "%d"),
-    "usd_per_m_input_tokens": _usd_m("Floor cost, input ($ per M tokens)"),
-    "usd_per_m_output_tokens": _usd_m("Floor cost, output ($ per M tokens)"),
-    "usd_per_m_blended_tokens": _usd_m("Floor cost, blended ($ per M tokens)"),
-    "usd_per_gpu_hour": _usd_h("Cost per utilized GPU-hour ($)"),
-    "hardware": Col("Accelerator"), "generation": Col("Generation"), "in_scope": Col("In the quote's scope"),
+    "usd_per_m_input_tokens": charts.usd_m_col("Floor cost, input ($ per M tokens)"),
+    "usd_per_m_output_tokens": charts.usd_m_col("Floor cost, output ($ per M tokens)"),
+    "usd_per_m_blended_tokens": charts.usd_m_col("Floor cost, blended ($ per M tokens)"),
+    "usd_per_gpu_hour": charts.usd_h_col("Cost per utilized GPU-hour ($)"),
+    "generation": Col("Generation"), "in_scope": Col("In the quote's scope"),
     "layout": Col("Layout"), "quote_hardware": Col("Provider's hardware"), "weight_format": Col("Weight format"),
-    "cost_basis": Col("Cost tier"), "utilization_frac": _pct("Utilization (%)"),
-    "floor_usd_per_gpu_hour": _usd_h("Floor $/GPU-hour (utilized)"),
-    "price_usd_per_m_blended_tokens": _usd_m("Price ($/M blended)"),
-    "floor_usd_per_m_blended_tokens": _usd_m("Floor ($/M blended)"),
-    "margin_blended_frac": _pct("Margin, blended (%)"),
-    "floor_usd_per_m_blended_tokens_low": _usd_m("Floor band low ($/M)"),
-    "floor_usd_per_m_blended_tokens_high": _usd_m("Floor band high ($/M)"),
-    "margin_blended_frac_low": _pct("Margin at the band's high floor (%)"),
-    "margin_blended_frac_high": _pct("Margin at the band's low floor (%)"),
+    "cost_basis": Col("Cost tier"), "utilization_frac": charts.pct_col("Utilization (%)"),
+    "floor_usd_per_gpu_hour": charts.usd_h_col("Floor $/GPU-hour (utilized)"),
+    "price_usd_per_m_blended_tokens": charts.usd_m_col("Price ($/M blended)"),
+    "floor_usd_per_m_blended_tokens": charts.usd_m_col("Floor ($/M blended)"),
+    "margin_blended_frac": charts.pct_col("Margin, blended (%)"),
+    "floor_usd_per_m_blended_tokens_low": charts.usd_m_col("Floor band low ($/M)"),
+    "floor_usd_per_m_blended_tokens_high": charts.usd_m_col("Floor band high ($/M)"),
+    "margin_blended_frac_low": charts.pct_col("Margin at the band's high floor (%)"),
+    "margin_blended_frac_high": charts.pct_col("Margin at the band's low floor (%)"),
     "band_straddles_price": Col("Band straddles the price"),
     "floor_scope": Col("Floor taken from"), "floor_generation": Col("Floor generation"),
     "floor_layout": Col("Floor layout"), "floor_weight_format": Col("Floor weight format"),
     "floor_spec_method": Col("Speculative decoding"),
-    "breakeven_usd_per_gpu_hour": _usd_h("Break-even per utilized GPU-hour ($)"),
-    "breakeven_rate_usd_per_gpu_hour": _usd_h("Break-even GPU-hour rate at this utilization ($)"),
+    "breakeven_usd_per_gpu_hour": charts.usd_h_col("Break-even per utilized GPU-hour ($)"),
+    "breakeven_rate_usd_per_gpu_hour": charts.usd_h_col("Break-even GPU-hour rate at this utilization ($)"),
     "clearing_generations": Col("Generations where it clears the floor"),
     "cheapest_clearing_hardware": Col("Cheapest accelerator-hour that clears"),
     "cheapest_clearing_generation": Col("Its generation"),
-    "cheapest_clearing_usd_per_gpu_hour": _usd_h("Its cost per utilized GPU-hour ($)"),
-    "cheapest_clearing_usd_per_m_blended_tokens": _usd_m("Its floor ($ per M blended tokens)"),
+    "cheapest_clearing_usd_per_gpu_hour": charts.usd_h_col("Its cost per utilized GPU-hour ($)"),
+    "cheapest_clearing_usd_per_m_blended_tokens": charts.usd_m_col("Its floor ($ per M blended tokens)"),
 }
 _COLS = {**charts.COLUMNS, **QUOTE_COLUMNS}
 # Titles, formats and scales of this page's columns: the shared map (charts.COLUMNS) and its overrides.
