@@ -1540,44 +1540,57 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
                                 f"rate: {', '.join(have) or 'none'}){_row_note(r, n)}")
 
 
+def _result_columns(points, out: dict, want, prec_code, kv_code, basis_code, profile_labels):
+    """Each wanted result column as ``(name, kind, payload)``, for both frame builders.
+
+    kind: "text" (a String Series), "labels" ((int codes, names)), "int_or_null" (float array, NaN -> null,
+    Int64), "int" (Int64), "value" ((array, whether NaN becomes null)).
+    """
+    label_names = {"precision": prec.PRECISIONS, "kv_precision": tuple(prec.KV_BYTES_PER_ELEMENT), "basis": BASES,
+                   "binding_wall": WALLS, "infeasible_reason": REASONS, "weight_format": FORMATS,
+                   "expert_weight_format": FORMATS, "spec_method": SPEC_METHODS, "efficiency_profile": profile_labels}
+    given_codes = {"precision": prec_code, "kv_precision": kv_code, "basis": basis_code}
+    for c in want:
+        if c in ("model", "hardware"):
+            yield c, "text", points[c].cast(pl.String)
+        elif c == "layout":
+            yield c, "text", _layout_column(out)
+        elif c in label_names:
+            codes = np.asarray(given_codes[c] if c in given_codes else out[c], dtype=np.int64)
+            if c == "efficiency_profile":  # code -1 = "assumed", the last label
+                codes = np.where(codes < 0, len(profile_labels) - 1, codes)
+            yield c, "labels", (codes, label_names[c])
+        elif c == "max_batch_size":
+            yield c, "int_or_null", out[c]
+        elif c in _INT_COLUMNS:
+            yield c, "int", out[c]
+        else:
+            v = out[c]
+            yield c, "value", (v, v.dtype == np.float64 and (c not in _UNGATED or c in _LAYOUT_GATED))
+
+
 def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_layout, arrays) -> pl.DataFrame:
     """Assemble the result frame from the block outputs: labels from codes, whole numbers as Int64, NaN -> null.
 
     Every NaN in ``out`` was put there for an infeasible row (or a layout-less one); non-finite physics
     was refused block by block (:func:`_evaluate_block`), so NaN -> null loses nothing.
     """
-    profile_labels = tuple(arrays.profile_ids) + ("assumed",)  # code -1 = the last label
+    columns = _result_columns(points, out, want, prec_code, kv_code, basis_code,
+                              tuple(arrays.profile_ids) + ("assumed",))
     if points.height <= _SMALL_FRAME_ROWS:
-        return _small_result_frame(points, out, want, prec_code, kv_code, basis_code, profile_labels)
+        return _small_result_frame(points.height, columns)
     cols = []
-    for c in want:
-        if c in ("model", "hardware"):
-            cols.append(points[c].cast(pl.String))
-        elif c == "precision":
-            cols.append(_labels(c, prec_code, prec.PRECISIONS))
-        elif c == "kv_precision":
-            cols.append(_labels(c, kv_code, tuple(prec.KV_BYTES_PER_ELEMENT)))
-        elif c == "basis":
-            cols.append(_labels(c, basis_code, BASES))
-        elif c == "binding_wall":
-            cols.append(_labels(c, out[c], WALLS))
-        elif c == "infeasible_reason":
-            cols.append(_labels(c, out[c], REASONS))
-        elif c in ("weight_format", "expert_weight_format"):
-            cols.append(_labels(c, out[c], FORMATS))
-        elif c == "spec_method":
-            cols.append(_labels(c, out[c], SPEC_METHODS))
-        elif c == "efficiency_profile":
-            cols.append(_labels(c, np.where(out[c] < 0, len(profile_labels) - 1, out[c]), profile_labels))
-        elif c == "layout":
-            cols.append(_layout_column(out))
-        elif c == "max_batch_size":
-            cols.append(pl.Series(c, out[c], nan_to_null=True).cast(pl.Int64))
-        elif c in _INT_COLUMNS:
-            cols.append(pl.Series(c, out[c].astype(np.int64)))
+    for c, kind, payload in columns:
+        if kind == "text":
+            cols.append(payload)
+        elif kind == "labels":
+            cols.append(_labels(c, *payload))
+        elif kind == "int_or_null":
+            cols.append(pl.Series(c, payload, nan_to_null=True).cast(pl.Int64))
+        elif kind == "int":
+            cols.append(pl.Series(c, payload.astype(np.int64)))
         else:
-            v = out[c]
-            cols.append(pl.Series(c, v, nan_to_null=v.dtype == np.float64 and (c not in _UNGATED or c in _LAYOUT_GATED)))
+            cols.append(pl.Series(c, payload[0], nan_to_null=payload[1]))
     return pl.DataFrame(cols)
 
 
@@ -1586,38 +1599,27 @@ _SMALL_FRAME_ROWS = 16
 columns) instead of one Polars Series per column (~1.5 ms); equal frames (tests/test_engine_small_frame.py)."""
 
 
-def _small_result_frame(points, out: dict, want, prec_code, kv_code, basis_code, profile_labels) -> pl.DataFrame:
-    """:func:`_result_frame` for a few rows: the same columns, dtypes and nulls, built row-wise."""
+def _small_result_frame(n_rows: int, columns) -> pl.DataFrame:
+    """:func:`_result_frame` for a few rows: the same columns (:func:`_result_columns`), dtypes and nulls,
+    built row-wise."""
     lists: list[list] = []
     schema: dict[str, pl.DataType] = {}
-    label_sets = {"precision": (prec_code, prec.PRECISIONS), "kv_precision": (kv_code, tuple(prec.KV_BYTES_PER_ELEMENT)),
-                  "basis": (basis_code, BASES)}
-    for c in want:
-        if c in ("model", "hardware"):
-            lists.append(points[c].cast(pl.String).to_list())
+    for c, kind, payload in columns:
+        if kind == "text":
+            lists.append(payload.to_list())
             schema[c] = pl.String
-            continue
-        if c in label_sets or c in ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format",
-                                    "spec_method", "efficiency_profile"):
-            codes, names = label_sets[c] if c in label_sets else (out[c], {
-                "binding_wall": WALLS, "infeasible_reason": REASONS, "weight_format": FORMATS,
-                "expert_weight_format": FORMATS, "spec_method": SPEC_METHODS, "efficiency_profile": profile_labels}[c])
-            codes = np.asarray(codes, dtype=np.int64)
-            if c == "efficiency_profile":
-                codes = np.where(codes < 0, len(profile_labels) - 1, codes)
+        elif kind == "labels":
+            codes, names = payload
             lists.append([names[i] for i in codes.tolist()])
             schema[c] = pl.String
-        elif c == "layout":
-            lists.append(_layout_column(out).to_list())
-            schema[c] = pl.String
-        elif c == "max_batch_size":
-            lists.append([None if x != x else int(x) for x in out[c].tolist()])
+        elif kind == "int_or_null":
+            lists.append([None if x != x else int(x) for x in payload.tolist()])
             schema[c] = pl.Int64
-        elif c in _INT_COLUMNS:
-            lists.append(out[c].astype(np.int64).tolist())
+        elif kind == "int":
+            lists.append(payload.astype(np.int64).tolist())
             schema[c] = pl.Int64
         else:
-            v = out[c]
+            v, nulls = payload
             if v.dtype == np.bool_:
                 schema[c] = pl.Boolean
                 lists.append(v.tolist())
@@ -1627,12 +1629,10 @@ def _small_result_frame(points, out: dict, want, prec_code, kv_code, basis_code,
             else:
                 schema[c] = pl.Float64
                 vals = v.astype(np.float64).tolist()
-                if v.dtype == np.float64 and (c not in _UNGATED or c in _LAYOUT_GATED):
-                    vals = [None if x != x else x for x in vals]
-                lists.append(vals)
+                lists.append([None if x != x else x for x in vals] if nulls else vals)
     names = list(schema)
     return pl.DataFrame([dict(zip(names, r)) for r in zip(*lists)], schema=schema, orient="row") \
-        if points.height else pl.DataFrame(schema=schema)
+        if n_rows else pl.DataFrame(schema=schema)
 
 
 def _labels(name: str, codes: np.ndarray, names) -> pl.Series:
