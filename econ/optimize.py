@@ -576,6 +576,7 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     fam = {k: v[keep] for k, v in fam.items()}
     fam_prec, fam_code, max_b = fam_prec[keep], fam_code[keep], max_b[keep]
     fam_label = labels.to_numpy()[keep]
+    fam_layout = fam_layout.take(keep)  # every per-family array filtered alike (issue 17: labels were misaligned)
 
     # rows = family x batch (per attention group)
     grid = _batch_grid(np.floor(max_b / fam["dp"]), space.batch_steps_per_octave, space.max_batch_per_group)

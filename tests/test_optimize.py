@@ -146,6 +146,22 @@ def test_pinned_impossible_layouts_give_reasons_not_tracebacks(space, reason):
     assert rejected_summary(res.rejected).height >= 1
 
 
+@pytest.mark.parametrize("model, hardware", [("llama-3.1-405b", "h200-sxm"), ("deepseek-v3", "h200-sxm")])
+def test_every_point_is_labelled_with_the_layout_it_was_evaluated_with(model, hardware):
+    """Issue 17 regression: when a layout family is dropped for not fitting in HBM, the families after it
+    were evaluated with another family's layout under their own label (all 775 points of 405B on H200,
+    1,932 DeepSeek-V3 points with batch < dp)."""
+    from econ.deployment import layout_labels
+    pts = search(CATALOG, model=model, hardware=hardware, space=SearchSpace(modes=("aggregated",))).points
+    assert pts.height > 100
+    assert pts["family"].n_unique() > 5
+    evaluated = layout_labels(*(pts[c].to_numpy() for c in ("tp", "dp", "ep", "pp")))
+    assert (evaluated == pts["layout"]).all()
+    assert (evaluated == pts["family"]).all()
+    assert (pts["batch_size"] >= pts["dp"]).all()
+    assert (pts["num_gpus"] == pts["tp"] * pts["dp"] * pts["pp"]).all()
+
+
 def test_dense_model_with_ep_is_rejected():
     res = optimize(CATALOG, model="llama-3.1-8b", hardware="h100-sxm", space=SearchSpace(ep=2))
     assert res.best is None and "ep=2 on a dense model" in res.reason
