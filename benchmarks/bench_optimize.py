@@ -28,8 +28,8 @@ import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL
 from econ.catalog import load_catalog
-from econ.communication import allreduce_time_s, communication_computation_ratio, ring_allreduce_time_s
-from econ.deployment import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT, evaluate
+from econ.physics.communication import allreduce_time_s, communication_computation_ratio, ring_allreduce_time_s
+from econ.physics.deployment import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT, evaluate
 from econ.optimize import SLO, SearchSpace, frontier, search
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "validation_public.csv"
@@ -98,7 +98,7 @@ def seed_002(catalog) -> None:
 
 
 def _parse(row: dict):
-    """A reference row -> deployment kwargs for econ.deployment.evaluate (None: not representable)."""
+    """A reference row -> deployment kwargs for econ.physics.deployment.evaluate (None: not representable)."""
     cid, par = row["case_id"], row["parallelism"] or ""
     model = {"deepseek-r1 (671B)": "deepseek-r1", "deepseek-r1/v3": "deepseek-r1"}.get(row["model"], row["model"])
     hw = {"h100": "h100-sxm", "h200": "h200-sxm", "gb200": "gb200-nvl72"}.get(row["hardware"], row["hardware"])

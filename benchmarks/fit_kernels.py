@@ -22,7 +22,7 @@ Reads only data/kernels/*.csv (written by scripts/extract_aiconfigurator.py) and
    576-dim latent cache) plus the compute fraction of MLA decode; prefill MFU (causal FLOPs) at the
    largest cases.
 4. All-reduce (allreduce.csv): t = a + M / B fitted in relative error per (chip, implementation,
-   ranks); reported in econ's ring convention (econ.communication.ring_allreduce_time_s):
+   ranks); reported in econ's ring convention (econ.physics.communication.ring_allreduce_time_s):
    ``alpha_us_per_hop = a / (2 (N - 1))`` and ``link_GBps = 2 (N - 1) / N * B`` (= NCCL bus bandwidth),
    plus the smallest measured latency and the largest bus bandwidth.
 

@@ -74,17 +74,17 @@ class Assumptions:
         Fixed time per MoE layer per forward pass (decode step or prefill step) outside the roofline:
         router GEMM and top-k, token permutation and un-permutation, expert offsets, launch and tail of
         the grouped GEMMs. The collectives of expert parallelism are modeled separately
-        (econ.deployment). No effect on dense models. [s]
+        (econ.physics.deployment). No effect on dense models. [s]
     layer_overhead_s : float >= 0
         Fixed time per decoder layer per forward pass (kernel launch and tail floors of its GEMMs,
         attention and collectives), on top of ``overhead_s`` per step. [s]
     moe_tile_rows : float >= 1
         Rows of one tensor-core tile of the grouped expert GEMM: each touched expert's tokens are padded
-        up to whole tiles (econ.performance.grouped_gemm_padded_rows); 1 = no padding. [rows]
+        up to whole tiles (econ.physics.performance.grouped_gemm_padded_rows); 1 = no padding. [rows]
     moe_gemm_half_width : float >= 0
         Expert FFN width on one rank (intermediate size / expert TP) at which the grouped expert GEMM reaches
         half of its wide-expert compute efficiency: the routed FLOPs run at width / (width + half) of it
-        (econ.performance.grouped_gemm_width_efficiency); narrow experts (Qwen3's 768-1536, DeepSeek's 2048)
+        (econ.physics.performance.grouped_gemm_width_efficiency); narrow experts (Qwen3's 768-1536, DeepSeek's 2048)
         fill fewer output tiles per expert than Mixtral's 14336. 0 = no width effect. [columns]
     max_batch_per_group : int >= 1
         Engine limit on sequences per attention group (a scheduler's max batch); the optimizer and the
@@ -106,7 +106,7 @@ class Assumptions:
     Notes
     -----
     Routed experts run as kernels of their own, so the step adds their roofline to the rest of the
-    layer's (econ.performance, module docstring); the three MoE fields act on that part only.
+    layer's (econ.physics.performance, module docstring); the three MoE fields act on that part only.
     """
 
     eta_bw: float = 0.60
@@ -249,7 +249,7 @@ ASSUMPTION_SOURCES: dict[str, str] = {
                             "pins this field: by default every row takes the value of its generation x precision "
                             "profile in data/calibration.csv (econ calibrate; values, standard errors and held-out "
                             "errors there): 0.28 +- 0.04, rounded to 0.30, when the routed roofline was max(bytes, "
-                            "FLOPs); the grouped GEMM is now bytes + FLOPs (econ.performance.grouped_gemm_time_s) and "
+                            "FLOPs); the grouped GEMM is now bytes + FLOPs (econ.physics.performance.grouped_gemm_time_s) and "
                             "the profiles sit near 0.9 (AIConfigurator fused MoE: 0.7-1.0 of the dense GEMM efficiency)",
     "eta_routed_bw_frac": "1.0: routed-expert weights stream like dense weights (not a profile parameter; the v1 fit "
                           "could not tell it from 1: 1.0 +- 0.58); lower it for formats whose expert weights stream "

@@ -116,7 +116,7 @@ def step_breakdown(rows: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     -----
     Four vectorized engine calls on the rows (as given, without fixed overheads, also with communication
     overlapped, and at a one-token context); see the module docstring for the derivation. Sources of the
-    step formula: :func:`econ.performance.decode_step`.
+    step formula: :func:`econ.physics.performance.decode_step`.
     """
     if rows.height == 0:
         raise InvalidInputError("rows has no rows (nothing to break down)")

@@ -9,7 +9,7 @@ vLLM; data/README.md) in four steps, each a pure function:
    the measured one's definition (:data:`PREDICTED_AS`): offline throughput at the batch the system runs
    (KV capacity capped by the engine limit, or the stated batch); fixed-concurrency rows at their
    concurrency; MLPerf Server and Interactive rows at the highest load whose p99 TTFT and p99 TPOT stay
-   under the scenario's limits (a batch grid, Poisson arrivals, econ.serving), never as offline runs;
+   under the scenario's limits (a batch grid, Poisson arrivals, econ.physics.serving), never as offline runs;
    InferenceX rows at their speed per user, on the best of a few layouts. Layouts, precisions, weight and
    KV formats and speculative decoding are those the row states.
 2. :func:`fit`: maximum a posteriori estimate of the profile parameters (:data:`FIT_PARAMETERS`) by
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from econ import precision as prec
+from econ.physics import precision as prec
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, Assumptions, DeploymentAssumptions,
                               Economics)
 from econ.catalog import DEFAULT_DATA_DIR, GENERATIONS, Catalog
@@ -319,7 +319,7 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
                 dp = 1.0
         wf = r["weight_format"]
         if r["model"].startswith("gpt-oss") and wf == "mxfp4":
-            wf = None  # the release's pinned formats (MXFP4 experts, bf16 rest): econ.precision.CHECKPOINT_FORMATS
+            wf = None  # the release's pinned formats (MXFP4 experts, bf16 rest): econ.physics.precision.CHECKPOINT_FORMATS
         domain = None
         if tp is not None and tp > acc[r["hardware"]]["scale_up_domain_size"]:
             domain = float(tp)  # a stated TP beyond the catalog's domain ran over PCIe peer-to-peer (L40S TP2)

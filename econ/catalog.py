@@ -570,7 +570,7 @@ def load_catalog(data_dir: str | Path | None = None) -> Catalog:
     DataError
         If any table is malformed (see :func:`validate_table`), or ``data_dir`` is not a folder.
     """
-    from econ.architecture import derive_architecture  # late import: architecture imports nothing of ours
+    from econ.physics.architecture import derive_architecture  # late import: architecture imports nothing of ours
 
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
     if _kind(base, "data folder") != "dir":

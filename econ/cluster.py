@@ -622,7 +622,7 @@ def serving_tokens_per_day(num_gpus, output_tokens_per_s_per_gpu, utilization_fr
     ----------
     num_gpus : scalar or array, broadcastable. [GPU]
     output_tokens_per_s_per_gpu : scalar or array, broadcastable
-        Sustained output throughput per GPU while busy (``econ.performance``). [token/(s GPU)]
+        Sustained output throughput per GPU while busy (``econ.physics.performance``). [token/(s GPU)]
     utilization_frac : scalar or array, broadcastable, in [0, 1]
         Average fraction of the day the fleet runs at that throughput. [1]
 
@@ -1733,7 +1733,7 @@ def size_from_budget(catalog, *, hardware: str, power_w=None, power_of: str = "f
         budget too small for one GPU.
     """
     from econ.compare import default_gpus_per_rack
-    from econ.precision import PEAK_COLUMN
+    from econ.physics.precision import PEAK_COLUMN
     if (power_w is None) == (capex_usd is None):
         raise InvalidInputError("give exactly one budget: power (power_w) or capex (capex_usd)")
     if power_of not in ("facility", "it"):
@@ -2065,7 +2065,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus, model: str | None = None, 
       payback = capex / (revenue - opex), undiscounted (:func:`payback_years`).
     """
     from econ.assumptions import DEFAULT, Economics
-    from econ.precision import PEAK_COLUMN, PRECISIONS
+    from econ.physics.precision import PEAK_COLUMN, PRECISIONS
     from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
     from econ.units import BYTES_PER_GB
 

@@ -30,7 +30,7 @@ import polars as pl
 from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
-from econ.precision import PRECISIONS
+from econ.physics.precision import PRECISIONS
 from econ.engine import BASES, BASIS_ALIASES, evaluate
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS
 from econ.sweep import layout_candidates_frame

@@ -4,7 +4,7 @@ Like pvlib's ModelChain, this module is the single orchestrator of the pure kern
 (``econ cost``, ``quotes``, ``cluster``, hardware comparison, ``optimize``, ``frontier``, exports and
 every dashboard page) reaches the physics through :func:`evaluate` (a Polars frame in, a frame out) or,
 for searches that build their candidates as arrays, through :func:`run` on the typed bundles of
-:mod:`econ.inputs`. No other module chains the kernels.
+:mod:`econ.physics.inputs`. No other module chains the kernels.
 
 Pipeline for each block of rows (``block_rows`` at a time, so memory stays flat for 1e7 rows):
 
@@ -12,9 +12,9 @@ Pipeline for each block of rows (``block_rows`` at a time, so memory stays flat 
    gathered by code (:func:`catalog_arrays`, computed once per catalog);
 2. the layout resolved where it is not given (GPU count from the weights, tensor parallelism as wide as
    the scale-up domain allows) and checked against the model and the system
-   (:func:`econ.deployment.layout_problems`);
-3. physics (:func:`run_physics`): KV bytes, capacity wall, decode step (:func:`econ.performance.decode_step`),
-   prefill throughput and TTFT (:func:`econ.performance.prefill_step`), aggregated or disaggregated
+   (:func:`econ.physics.deployment.layout_problems`);
+3. physics (:func:`run_physics`): KV bytes, capacity wall, decode step (:func:`econ.physics.performance.decode_step`),
+   prefill throughput and TTFT (:func:`econ.physics.performance.prefill_step`), aggregated or disaggregated
    serving (prefill stalls, KV transfer, xPyD pool sizing);
 4. cost (:func:`run_costs`): $/GPU-hour (owned TCO chain or rental, per *utilized* hour) and $/M input,
    output, blended and all-in output tokens;
@@ -31,20 +31,20 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import polars as pl
 
-from econ import precision as prec
-from econ.architecture import kv_bytes_per_sequence
+from econ.physics import precision as prec
+from econ.physics.architecture import kv_bytes_per_sequence
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, Assumptions, DeploymentAssumptions,
                               Economics)
 from econ.catalog import GENERATIONS, Catalog, check_ids
-from econ.communication import indicator, kv_transfer_time_s
-from econ.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism, size_pools
+from econ.physics.communication import indicator, kv_transfer_time_s
+from econ.physics.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism, size_pools
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
-from econ.inputs import SPEC_METHODS, Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
-from econ.memory import kv_replication, max_batch_size, weight_bytes_resident
-from econ.performance import (WALLS, Collectives, DecodeStep, PrefillStep, attention_peak_flop_per_s, collectives,
+from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
+from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
+from econ.physics.performance import (WALLS, Collectives, DecodeStep, PrefillStep, attention_peak_flop_per_s, collectives,
                               crossover_batch, decode_step, prefill_step)
 from econ.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
-from econ.serving import waiting_time_quantile_s
+from econ.physics.serving import waiting_time_quantile_s
 from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
 from econ.validate import require_in_range, require_integer
 
@@ -112,7 +112,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 )
 """Columns of :func:`evaluate` (plus ``sweet_spot_batch`` when asked). Decode-phase figures are per
 accelerator of the decode instance; prefill-phase figures per accelerator of the prefill instance;
-``served_*`` figures cover the whole serving unit (both pools), see :mod:`econ.deployment`.
+``served_*`` figures cover the whole serving unit (both pools), see :mod:`econ.physics.deployment`.
 ``efficiency_profile`` names the calibration profile whose efficiencies the row used ("assumed" = the
 scalar assumptions); the ``*_low`` / ``*_high`` columns are the row's band: the figure times the 10th and
 90th percentile of measured / predicted on held-out cases of that profile (costs inverted), null where the
@@ -192,7 +192,7 @@ class EngineInputs:
     workload: Workload
     serving: Serving
     comm: Collectives | None = None
-    """:func:`econ.performance.collectives` of ``layout`` when already known (None: computed by run_physics)."""
+    """:func:`econ.physics.performance.collectives` of ``layout`` when already known (None: computed by run_physics)."""
     spec: Speculation | None = None
     """Speculative decoding (None = off)."""
 
@@ -256,7 +256,7 @@ class Physics:
     prefill_instances, decode_instances, total_gpus : the serving unit
     served_requests_per_s, pool_utilization_frac, served_output_tokens_per_s_per_gpu : the unit's output
     ttft_percentile_s : [s] TTFT at ``Assumptions.latency_percentile`` under Poisson arrivals at the served
-        rate: the lone prompt's prefill + KV transfer + the prefill queue's wait (:mod:`econ.serving`)
+        rate: the lone prompt's prefill + KV transfer + the prefill queue's wait (:mod:`econ.physics.serving`)
     tpot_percentile_s : [s] served TPOT x ``eff.tpot_tail_factor``
     prefill_utilization_frac : [-] busy share of the prefill servers (their queue's rho)
     """
@@ -368,7 +368,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     replicated over the dp attention groups. Aggregated serving pays, per decode step, for the prompts
     of the B / output_len requests that finish per step; disaggregated serving moves each prompt's KV
     cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else scale-out)
-    and sizes x prefill and y decode instances (:func:`econ.deployment.size_pools`).
+    and sizes x prefill and y decode instances (:func:`econ.physics.deployment.size_pools`).
     """
     a, da = assumptions, deployment
     m, hw, lay, fm, wl, sv = inp.model, inp.hardware, inp.layout, inp.formats, inp.workload, inp.serving
@@ -452,7 +452,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     kv_frac = dis * served * kv_prompt / np.maximum(x_inst * pn * link * da.kv_transfer_eta, 1e-30)
     held = np.minimum(batch, max_b)
     # Poisson arrivals queue for a prefill server: each aggregated replica serves its own share; the x
-    # instances of a disaggregated prefill pool share the unit's stream (econ.serving, M/M/c)
+    # instances of a disaggregated prefill pool share the unit's stream (econ.physics.serving, M/M/c)
     servers = np.maximum(dis * x_inst + (1.0 - dis), 1.0)
     lam_q = np.where(dis > 0, served, served / np.maximum(y_inst, 1.0))
     wait = waiting_time_quantile_s(lam_q, rate_p, servers, a.latency_percentile / 100.0)
@@ -499,7 +499,7 @@ def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
     Returns
     -------
     ndarray [sequences]: real-valued; ``inf`` where decode stays memory-bound up to 1e7 (KV reads grow as
-    fast as FLOPs): capacity decides there (:func:`econ.performance.crossover_batch`).
+    fast as FLOPs): capacity decides there (:func:`econ.physics.performance.crossover_batch`).
     """
     m, fm = inp.model, inp.formats
     repl = kv_replication(inp.layout.tp, m.kv_shard_heads)
@@ -585,7 +585,7 @@ def tier_rate(hardware: HardwareFacts, basis_code, custom_usd_per_gpu_hour=np.na
 
 def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, owned, layout_bad=False,
                context_over=False, too_wide=False, spec_bad=False):
-    """(feasible, reason code into :data:`REASONS`, binding-wall code into :data:`econ.performance.WALLS`).
+    """(feasible, reason code into :data:`REASONS`, binding-wall code into :data:`econ.physics.performance.WALLS`).
 
     The first matching reason of: context beyond the model's maximum, a given weight format wider than
     the matmul precision, speculative decoding not available as set, invalid layout, precision not in
@@ -642,7 +642,7 @@ class CatalogArrays:
     hardware : dict field -> ndarray (:class:`HardwareFacts` fields; nulls as NaN)
     pinned_weight_format, pinned_expert_format : int arrays per model, index into :data:`FORMATS` of the
         non-routed / routed-expert weight format its release pins (-1 = follow the matmul precision;
-        :data:`econ.precision.CHECKPOINT_FORMATS`)
+        :data:`econ.physics.precision.CHECKPOINT_FORMATS`)
     mtp_acceptance : float array per model, the sourced MTP acceptance (NaN = speculative decoding off by default)
     generation_code : int array per accelerator, index into :data:`econ.catalog.GENERATIONS` (-1 = none)
     profile : dict parameter -> float array [generation, precision] of the calibration profiles
@@ -687,7 +687,7 @@ def _take_rows(table: dict, codes) -> dict:
 
 
 FORMATS: tuple[str, ...] = tuple(prec.WEIGHT_FORMATS)
-"""Weight formats (index = format code): :data:`econ.precision.WEIGHT_FORMATS`."""
+"""Weight formats (index = format code): :data:`econ.physics.precision.WEIGHT_FORMATS`."""
 _FORMAT_BYTES = np.array([prec.WEIGHT_FORMATS[f] for f in FORMATS])
 _FORMAT_BITS = np.array([prec.FORMAT_BITS[f] for f in FORMATS])
 _FORMAT_PREC = np.array([prec.PRECISIONS.index(prec.FORMAT_PRECISION[f]) for f in FORMATS])
@@ -719,7 +719,7 @@ def resolve_formats(hardware: HardwareFacts, precision_code, kv_code, pinned_wei
     Notes
     -----
     Defaults: the release's pinned format (gpt-oss: bf16 non-routed, MXFP4 experts), else the matmul
-    precision's own format (:data:`econ.precision.DEFAULT_WEIGHT_FORMAT`); experts follow the non-routed
+    precision's own format (:data:`econ.physics.precision.DEFAULT_WEIGHT_FORMAT`); experts follow the non-routed
     format unless pinned or given. A component whose (pinned) format is wider than the matmul precision runs
     its matmuls at its own width (gpt-oss attention in bf16 under an fp4 precision); a narrower format is
     dequantized into the matmul precision (W4A16, MXFP4 experts on Hopper), so it costs its bytes, not its
@@ -800,7 +800,7 @@ def efficiency(arr: CatalogArrays, assumptions: Assumptions, deployment: Deploym
     arr : CatalogArrays
     assumptions, deployment : the scalar values (``assumptions.calibrated_fields`` = the fields the profiles set)
     hardware_code, precision_code : int arrays (or scalars), indices into ``arr.hardware_ids`` and
-        :data:`econ.precision.PRECISIONS`
+        :data:`econ.physics.precision.PRECISIONS`
 
     Returns
     -------

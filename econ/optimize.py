@@ -2,7 +2,7 @@
 
 For one model, one accelerator (or all of them), a request shape (input and output lengths) and SLOs
 (minimum tokens/s per user, maximum TTFT), :func:`search` enumerates, in vectorized form, every
-deployment of :mod:`econ.deployment`: tensor, attention-data, expert and pipeline parallelism (powers
+deployment of :mod:`econ.physics.deployment`: tensor, attention-data, expert and pipeline parallelism (powers
 of two, plus any value the user pins), precision, batch size, aggregated or disaggregated serving,
 on each accelerator's scale-up domain (or an override: the same chip on an 8- vs a 72-GPU domain).
 Deployments that cannot run are dropped *with the reason* (:attr:`SearchResult.rejected`); the
@@ -15,7 +15,7 @@ rest are priced and checked against the SLOs.
   tokens/s per accelerator (equivalently $/M output tokens) against tokens/s per user, with the
   deployment at every point.
 
-Point columns (:data:`POINT_COLUMNS`) use the *served* figures of :func:`econ.deployment.evaluate`:
+Point columns (:data:`POINT_COLUMNS`) use the *served* figures of :func:`econ.physics.deployment.evaluate`:
 ``tokens_per_s_per_user`` = ``served_tokens_per_s_per_user`` (aggregated serving includes the
 prefill chunks interleaved with decode steps), ``output_tokens_per_s_per_gpu`` =
 ``served_output_tokens_per_s_per_gpu`` (over every accelerator of the unit, both pools),
@@ -35,15 +35,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from econ import precision as prec
+from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
 from econ.catalog import Catalog, check_ids
-from econ.deployment import layout_labels
+from econ.physics.deployment import layout_labels
 from econ.engine import (BASES, MAX_CONTEXT, MODES, REASONS, CostInputs, EngineInputs, Serving, Workload,
                          catalog_arrays, default_speculation, efficiency, resolve_formats, run, run_status, tier_rate)
 from econ.errors import InvalidInputError
-from econ.inputs import Layout
-from econ.performance import WALLS
+from econ.physics.inputs import Layout
+from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
 
 POINT_COLUMNS: tuple[str, ...] = (

@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from econ import precision as prec
+from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.catalog import DEFAULT_DATA_DIR, Catalog, Col, read_table, validate_table
 from econ.engine import BASIS_SOURCES, MAX_BATCH, MAX_CONTEXT, catalog_arrays, evaluate, tier_rate
@@ -772,7 +772,7 @@ def _batch_grid() -> pl.DataFrame:
 
 def _pinned_models(catalog: Catalog) -> set[str]:
     """Models whose release pins its weight formats whatever the matmul precision (gpt-oss: MXFP4 experts, bf16
-    rest; :data:`econ.precision.CHECKPOINT_FORMATS`): the engine's default (a null ``weight_format``) is the release."""
+    rest; :data:`econ.physics.precision.CHECKPOINT_FORMATS`): the engine's default (a null ``weight_format``) is the release."""
     pinned = {d for d, pair in prec.CHECKPOINT_FORMATS.items() if any(pair)}
     return set(catalog.models.filter(pl.col("native_weight_dtype").is_in(list(pinned)))["id"].to_list())
 

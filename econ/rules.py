@@ -18,7 +18,7 @@ Three kinds of rule:
   bandwidth of 1e-300 TB/s is refused instead of printing a TPOT of 1e297 s on a "feasible" row.
 - **row rules** (:data:`ROW_RULES`, typed): relations between columns of one row, e.g.
   experts per token <= experts, KV heads divide attention heads, MLA rows carry their ranks, and the
-  parameters counted from the architecture (:func:`econ.architecture.derive_architecture`) within
+  parameters counted from the architecture (:func:`econ.physics.architecture.derive_architecture`) within
   :data:`PARAM_COUNT_TOLERANCE_FRAC` of the stated total.
 """
 
@@ -153,7 +153,7 @@ ROW_RULES: tuple[Rule, ...] = (
          pl.format("<= total_params_b = {}", pl.col("total_params_b")), ("active_params_b", "total_params_b")),
     Rule("total_params_b within 3% of the parameters counted from the config", "models", "total_params_b",
          ((pl.col("total_params_b") - _COUNTED_B).abs() <= PARAM_COUNT_TOLERANCE_FRAC * _COUNTED_B),
-         pl.format("{} B +- 3% (counted from the architecture columns by econ.architecture)",
+         pl.format("{} B +- 3% (counted from the architecture columns by econ.physics.architecture)",
                    _COUNTED_B.round(3)), ("total_params_b", "total_params")),
     Rule("all_in_power_w >= tdp_w", "accelerators", "all_in_power_w",
          pl.col("all_in_power_w") >= pl.col("tdp_w"),
@@ -251,7 +251,7 @@ def row_problems(df: pl.DataFrame, table: str | None, name: str, labels: list[st
                                 f"[{rng.lo:g}, {rng.hi:g}] {rng.unit} ({rng.why}) [rule: {col} is plausible]")
     frame = df
     if table == "models" and {"attention_type", "num_layers"} <= set(df.columns):
-        from econ.architecture import derive_architecture  # the parameter count lives there, not here
+        from econ.physics.architecture import derive_architecture  # the parameter count lives there, not here
         try:
             frame = derive_architecture(df)
         except Exception:  # noqa: BLE001 - a count that cannot run leaves the count rule unchecked, not a crash

@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields, replace
 from econ.assumptions import Assumptions, Economics
 from econ.catalog import GENERATIONS as _GENERATIONS
 from econ.custom import CUSTOM_ID, CustomAccelerator
-from econ.precision import PRECISIONS
+from econ.physics.precision import PRECISIONS
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS, WORKLOAD_CHOICES, WORKLOADS
 
 _E = Economics()

@@ -16,11 +16,11 @@ import polars as pl
 
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
 from econ.catalog import Catalog
-from econ.deployment import layout_problems
+from econ.physics.deployment import layout_problems
 from econ.engine import MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL, MODES, evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
-from econ.memory import weight_bytes_resident
-from econ.precision import WEIGHT_BYTES_PER_PARAM
+from econ.physics.memory import weight_bytes_resident
+from econ.physics.precision import WEIGHT_BYTES_PER_PARAM
 from econ.validate import require_in_range
 
 __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", "choose_layout", "layout_candidates",
@@ -204,7 +204,7 @@ def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision:
     (stage width >= the widest power of two <= min(num_gpus, domain)): a pipeline inside a domain halves
     the speed per user for the same weight bandwidth (seed 002: pipeline stages add capacity, not
     bandwidth); attention-DP + EP stages wider than a domain (DeepSeek's EP across nodes) are kept.
-    Validity: :func:`econ.deployment.layout_problems`.
+    Validity: :func:`econ.physics.deployment.layout_problems`.
     """
     keys = pl.DataFrame({"model": [model], "hardware": [hardware], "precision": [precision],
                          "scale_up_domain_size": [scale_up_domain_size]},

@@ -21,7 +21,7 @@ from econ.catalog import GENERATIONS, load_catalog
 from econ.cli import main
 from econ.engine import evaluate
 from econ.errors import DataError, InvalidInputError, UnknownIdError
-from econ.performance import (grouped_gemm_half_saturation_tokens, grouped_gemm_time_s,
+from econ.physics.performance import (grouped_gemm_half_saturation_tokens, grouped_gemm_time_s,
                               grouped_gemm_width_efficiency)
 
 CATALOG = load_catalog()
@@ -111,7 +111,7 @@ def test_a_closed_loop_beyond_the_kv_capacity_queues_for_slots(cases, shipped):
 
 def test_server_rows_are_predicted_under_their_p99_limits(cases, shipped):
     """Issue 9 known answer: each MLPerf Server/Interactive row is the highest load whose p99 TTFT and p99 TPOT
-    (Poisson arrivals, econ.serving) meet the scenario's limits, not an offline run: re-evaluated at the batch
+    (Poisson arrivals, econ.physics.serving) meet the scenario's limits, not an offline run: re-evaluated at the batch
     just below the predicted one, both percentiles are within the limits."""
     slo = shipped.filter(pl.col("kind") == "slo")
     assert slo.height == 130 and slo["slo_met"].all()

@@ -2,14 +2,14 @@
 
 tests/fixtures/engine_regression/record.py evaluated 6,000 random tensor x pipeline rows with the old
 ``econ.sweep.evaluate`` and 5,775 attention-DP / EP / disaggregated rows with the old
-``econ.deployment.evaluate`` on a snapshot of the catalog (data/*.csv at commit bcd8414), with the
+``econ.physics.deployment.evaluate`` on a snapshot of the catalog (data/*.csv at commit bcd8414), with the
 default assumptions of the time (the fixtures' own, pinned below so later calibration does not move them).
 
 Deliberate differences, each a physics fix, are asserted rather than hidden:
 
 - pipeline hops: the old sweep sent every hop over scale-out once tp x pp exceeded the scale-up domain;
   the engine places stages contiguously and only the hops between domains use the NICs
-  (econ.performance.pipeline_hops). Rows whose hop placement is the same match to 1e-9; the others
+  (econ.physics.performance.pipeline_hops). Rows whose hop placement is the same match to 1e-9; the others
   only in communication time, and tpot within 5%.
 - arithmetic intensity with fewer sequences than stages (B < pp): the old sweep counted the weights
   pp times per step although only B micro-batches cross the pipeline.
@@ -17,7 +17,7 @@ Deliberate differences, each a physics fix, are asserted rather than hidden:
   "no valid layout"; contexts beyond a model's max_context_tokens are now infeasible (issue 12).
 - mechanisms added later (weight formats a release pins, default MTP speculative decoding) are set to the
   recorded behaviour by :func:`_as_recorded`; their own tests are in tests/test_serving_physics.py.
-- the routed experts' grouped GEMM is bytes time + FLOP time (issue 9, item 3; econ.performance.grouped_gemm_time_s),
+- the routed experts' grouped GEMM is bytes time + FLOP time (issue 9, item 3; econ.physics.performance.grouped_gemm_time_s),
   where it was their max: dense rows match to 1e-9; on MoE rows the capacity, byte, memory, compute and
   communication columns match to 1e-9 and the step is no faster and at most twice the recorded one
   (:func:`_moe_rows_follow_the_grouped_gemm_sum`).
@@ -36,7 +36,7 @@ import pytest
 
 from econ.assumptions import Assumptions, DeploymentAssumptions
 from econ.engine import RESULT_COLUMNS, evaluate
-from econ.precision import DEFAULT_WEIGHT_FORMAT
+from econ.physics.precision import DEFAULT_WEIGHT_FORMAT
 
 HERE = Path(__file__).parent / "fixtures" / "engine_regression"
 sys.path.insert(0, str(HERE))

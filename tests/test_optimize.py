@@ -50,7 +50,7 @@ def test_ep_inside_nvl72_costs_less_at_the_same_speed(dsv3_domains, speed):
 def test_small_ep_does_not_care_about_the_domain(dsv3_domains):
     """At 20 tokens/s per user EP8 fits in either domain: the two costs agree within 5%. (Wider EP, which only the
     72-GPU domain keeps on NVLink, is cheaper still at this speed: the experts' grouped GEMM costs bytes plus
-    FLOPs per rank, econ.performance.grouped_gemm_time_s, so spreading them always pays.)"""
+    FLOPs per rank, econ.physics.performance.grouped_gemm_time_s, so spreading them always pays.)"""
     ep8 = dsv3_domains.points.filter(pl.col("ep") == 8)
     nvl, hgx = _cheapest_at(ep8, 72, 20), _cheapest_at(ep8, 8, 20)
     assert nvl == pytest.approx(hgx, rel=0.05)
@@ -151,7 +151,7 @@ def test_every_point_is_labelled_with_the_layout_it_was_evaluated_with(model, ha
     """Issue 17 regression: when a layout family is dropped for not fitting in HBM, the families after it
     were evaluated with another family's layout under their own label (all 775 points of 405B on H200,
     1,932 DeepSeek-V3 points with batch < dp)."""
-    from econ.deployment import layout_labels
+    from econ.physics.deployment import layout_labels
     pts = search(CATALOG, model=model, hardware=hardware, space=SearchSpace(modes=("aggregated",))).points
     assert pts.height > 100
     assert pts["family"].n_unique() > 5

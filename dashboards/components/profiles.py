@@ -115,7 +115,7 @@ def band_factors(catalog, hardware: str, precision: str, assumptions) -> tuple[s
     import numpy as np
 
     from econ import engine
-    from econ.precision import PRECISIONS
+    from econ.physics.precision import PRECISIONS
 
     arr = engine.catalog_arrays(catalog)
     if hardware not in arr.hardware_ids or precision not in PRECISIONS:

@@ -13,7 +13,7 @@ from dashboards.components import fields, safe_text, state
 from econ.catalog import GENERATIONS
 from econ.custom import CUSTOM_ID
 from econ.engine import BASIS_SOURCES
-from econ.precision import PRECISIONS
+from econ.physics.precision import PRECISIONS
 from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of
 from econ.scenario import Scenario, from_mapping, from_toml
 

@@ -27,7 +27,7 @@ from dashboards.components import chart, fields, fmt, safe_text, scenario_sideba
 from econ import cluster as cl  # noqa: E402
 from econ.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
 from econ.errors import EconError  # noqa: E402
-from econ.precision import PEAK_COLUMN, PRECISIONS  # noqa: E402
+from econ.physics.precision import PEAK_COLUMN, PRECISIONS  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 
 TITLE = "Cluster"

@@ -27,10 +27,10 @@ from dashboards.components import safe_text  # noqa: E402
 from dashboards.components import chart, fmt, interactivity, scenario_sidebar, sources, state, table  # noqa: E402
 from dashboards.components.scenario_sidebar import BASIS_TITLES as TIER_TITLES  # noqa: E402
 from econ.assumptions import DEFAULT_DEPLOYMENT, DeploymentAssumptions, deployment_assumptions_frame  # noqa: E402
-from econ.deployment import instance_layout, traffic_summary  # noqa: E402
+from econ.physics.deployment import instance_layout, traffic_summary  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.optimize import SLO, OptimizeResult, SearchSpace, optimize, rejected_summary  # noqa: E402
-from econ.precision import PRECISIONS  # noqa: E402
+from econ.physics.precision import PRECISIONS  # noqa: E402
 
 TITLE = "Deployment optimizer"
 ICON = ":material/hub:"
@@ -168,7 +168,7 @@ def layout_chart(cells: pl.DataFrame, *, title: str, domain: int) -> alt.LayerCh
 
 
 def _deployment_inputs(key: str) -> DeploymentAssumptions:
-    """Number inputs for every deployment assumption (page-local), defaults from econ.deployment."""
+    """Number inputs for every deployment assumption (page-local), defaults from econ.physics.deployment."""
     d = DEFAULT_DEPLOYMENT
     c = st.columns(4)
     imb = c[0].number_input("Expert load imbalance (busiest / mean EP rank)", 1.0, 4.0, d.expert_imbalance_factor,

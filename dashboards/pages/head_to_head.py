@@ -24,7 +24,7 @@ from dashboards.components import chart, fields, fmt, interactivity, profiles, s
 from dashboards.components.scenario_sidebar import BASIS_TITLES, PRECISION_TITLES  # noqa: E402
 from econ.compare import LEVEL_COLUMN, HeadToHead, Setup, head_to_head  # noqa: E402
 from econ.errors import EconError  # noqa: E402
-from econ.precision import PRECISIONS  # noqa: E402
+from econ.physics.precision import PRECISIONS  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 
 TITLE = "Head to head"

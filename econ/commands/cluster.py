@@ -16,7 +16,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
                                    parse_int_list, slo_from, workload_from)
 from econ.commands.fleet import show
 from econ.errors import InvalidInputError
-from econ.precision import PRECISIONS
+from econ.physics.precision import PRECISIONS
 from econ.scenario import Scenario
 
 CORE_COLUMNS = (

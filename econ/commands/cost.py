@@ -13,7 +13,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
                                    parse_int_list, parse_mix, render, slo_from, workload_from)
 from econ.engine import MAX_PARALLEL
 from econ.errors import EconError, InvalidInputError
-from econ.precision import PRECISIONS
+from econ.physics.precision import PRECISIONS
 from econ.sweep import MAX_BATCH, MAX_CONTEXT, cost_table
 
 __all__ = ["register", "run", "compute", "add_cost_arguments", "parse_mix", "SUMMARY_COLUMNS", "COST_DEFAULTS"]

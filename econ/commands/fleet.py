@@ -20,7 +20,7 @@ from econ import formatting
 from econ.commands._common import (add_data_dir, add_slo_options, add_workload_options, catalog_from, check_range,
                                    parse_int_list, render, slo_from, workload_from)
 from econ.errors import InvalidInputError
-from econ.precision import PEAK_COLUMN, PRECISIONS
+from econ.physics.precision import PEAK_COLUMN, PRECISIONS
 from econ.units import FLOP_PER_TFLOP, W_PER_MW
 
 MAX_GPUS = 100_000_000

@@ -19,7 +19,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
                                    parse_int_list, progress, render, slo_from, workload_from)
 from econ.errors import InvalidInputError
 from econ.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary
-from econ.precision import PRECISIONS
+from econ.physics.precision import PRECISIONS
 
 TABLE_COLUMNS = ("hardware", "scale_up_domain_size", "layout", "precision", "batch_size", "total_gpus",
                  "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "ttft_s", "usd_per_m_output_tokens_all_in",

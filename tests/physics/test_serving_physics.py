@@ -13,8 +13,8 @@ from econ.assumptions import DEFAULT, Assumptions
 from econ.catalog import load_catalog
 from econ.engine import evaluate
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
-from econ.performance import accepted_tokens_per_step, grouped_gemm_padded_rows
-from econ.serving import erlang_c, waiting_time_quantile_s
+from econ.physics.performance import accepted_tokens_per_step, grouped_gemm_padded_rows
+from econ.physics.serving import erlang_c, waiting_time_quantile_s
 
 CATALOG = load_catalog()
 

@@ -1,4 +1,4 @@
-"""Multi-accelerator deployments (econ/deployment.py) and the collectives they add (econ/communication.py).
+"""Multi-accelerator deployments (econ/physics/deployment.py) and the collectives they add (econ/physics/communication.py).
 
 Known answers come from the seeds (seed 001: ring all-reduce, the communication/computation ratios
 of Table 11; seed 002: EP inside a rack, pipelines add capacity not bandwidth) and from published
@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 from econ.assumptions import DEFAULT, IDEAL
 from econ.catalog import load_catalog
-from econ.communication import (allreduce_time_s, alltoall_time_s, communication_computation_ratio,
+from econ.physics.communication import (allreduce_time_s, alltoall_time_s, communication_computation_ratio,
                                 hierarchical_allreduce_time_s, ring_allreduce_time_s, tier_link)
 from econ.assumptions import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT, DeploymentAssumptions
-from econ.deployment import size_pools
+from econ.physics.deployment import size_pools
 from econ.engine import evaluate
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
-from econ.performance import pipeline_bubble_frac, pipeline_hops, routed_bytes_read_per_gpu
+from econ.physics.performance import pipeline_bubble_frac, pipeline_hops, routed_bytes_read_per_gpu
 
 CATALOG = load_catalog()
 

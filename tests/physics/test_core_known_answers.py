@@ -13,8 +13,8 @@ import pytest
 
 from econ.assumptions import IDEAL
 from econ.catalog import load_catalog
-from econ.memory import min_gpus_for_weights, weight_bytes_resident
-from econ.performance import ridge_point_flop_per_byte, sweet_spot_batch_rule_of_thumb
+from econ.physics.memory import min_gpus_for_weights, weight_bytes_resident
+from econ.physics.performance import ridge_point_flop_per_byte, sweet_spot_batch_rule_of_thumb
 from econ.engine import evaluate
 from econ.sweep import cost_table
 from econ.tco import capital_recovery_factor
@@ -146,7 +146,7 @@ def test_rental_gpu_hour(catalog):
 
 def test_kv_bytes_per_token(catalog):
     """GQA: 2 L h_kv d_h b; MLA: L (r_kv + d_rope) b (DESIGN.md)."""
-    from econ.architecture import kv_bytes_per_sequence
+    from econ.physics.architecture import kv_bytes_per_sequence
     m = catalog.model("llama-3.1-8b")
     kv = kv_bytes_per_sequence(1, m["kv_elements_per_token_per_layer"], 2.0, m["num_global_layers"],
                                m["num_sliding_layers_eff"], m["sliding_window_tokens_eff"])

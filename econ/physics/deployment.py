@@ -2,10 +2,10 @@
 
 What a layout is, which layouts a model and a system can take, how they are named and drawn, and
 how the two pools of a disaggregated unit are sized. The physics of a layout is in
-:mod:`econ.performance` (step kernels) and :mod:`econ.engine` (the one orchestrator).
+:mod:`econ.physics.performance` (step kernels) and :mod:`econ.engine` (the one orchestrator).
 
 A *deployment instance* is ``num_gpus = tp x dp x pp`` accelerators serving one copy of the model
-(:mod:`econ.performance`, module docstring). Serving the request mix: a request needs ``input_len``
+(:mod:`econ.physics.performance`, module docstring). Serving the request mix: a request needs ``input_len``
 prefill tokens (less prefix-cache hits) and ``output_len`` decode steps.
 
 - Aggregated: the same accelerators interleave prefill chunks with decode steps, so each decode step
@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from econ.errors import InvalidInputError
-from econ.performance import pipeline_hops
+from econ.physics.performance import pipeline_hops
 
 MODES: tuple[str, ...] = ("aggregated", "disaggregated")
 MAX_PARALLEL = 1 << 16
@@ -221,8 +221,8 @@ def traffic_summary(*, tp: int, dp: int, ep: int, pp: int, scale_up_domain_size:
     Notes
     -----
     Same placement rules as the kernels: a group on consecutive ranks stays on the scale-up tier when
-    it fits in one domain (:func:`econ.communication.tier_link`); the all-to-all of a W-rank stage sends
-    (W - min(W, D)) / W of its bytes over scale-out (:func:`econ.communication.alltoall_time_s`);
+    it fits in one domain (:func:`econ.physics.communication.tier_link`); the all-to-all of a W-rank stage sends
+    (W - min(W, D)) / W of its bytes over scale-out (:func:`econ.physics.communication.alltoall_time_s`);
     pipeline hops between domains are scale-out (:func:`pipeline_hops`); the KV transfer leaves the
     domain unless both pools fit in one.
     """

@@ -6,7 +6,7 @@ A *deployment instance* is ``num_gpus = tp x dp x pp`` accelerators serving one 
 - attention, dense FFNs, shared experts, norms, router and embeddings ("non-routed" weights) are
   split ``tp`` ways inside each of ``dp`` attention-data-parallel groups and replicated ``dp`` times;
   each group serves ``batch_size / dp`` of the sequences and holds their KV cache (split over its
-  ``tp`` ranks, replicated when ``tp`` exceeds the KV heads: :func:`econ.memory.kv_replication`);
+  ``tp`` ranks, replicated when ``tp`` exceeds the KV heads: :func:`econ.physics.memory.kv_replication`);
 - routed experts are split over all ``W`` accelerators of the stage: ``ep`` expert-parallel groups,
   each of ``expert_tp = W / ep`` ranks (TensorRT-LLM's ``moe_expert_parallel_size`` x
   ``moe_tensor_parallel_size``). ``dp > 1`` with ``ep = W`` and ``tp = 1`` is DeepSeek's attention-DP +
@@ -38,7 +38,7 @@ layer); attention scores (QK^T, PV) run at the KV-cache precision's peak (fp8 or
 attention in production engines), never above the weights' peak. For a dense model (no routed
 experts) with attention at the weights' precision every MoE term is exactly zero and the step is the
 single roofline max(t_mem, t_flop). Collectives are alpha-beta models on the tier they cross
-(:mod:`econ.communication`). All functions are pure and broadcast over numpy arrays; the
+(:mod:`econ.physics.communication`). All functions are pure and broadcast over numpy arrays; the
 orchestration (which arrays go in) is :mod:`econ.engine`.
 """
 
@@ -48,10 +48,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.architecture import attention_flop_per_token, expected_experts_touched
-from econ.communication import (AlphaBeta, MoECollectives, hierarchical_allreduce_alpha_beta, indicator,
+from econ.physics.architecture import attention_flop_per_token, expected_experts_touched
+from econ.physics.communication import (AlphaBeta, MoECollectives, hierarchical_allreduce_alpha_beta, indicator,
                                 moe_comm_alpha_beta)
-from econ.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
+from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 
 WALLS = ("capacity", "memory", "compute", "network")
 
@@ -227,7 +227,7 @@ def routed_bytes_read_per_gpu(tokens, num_moe_layers, num_experts, experts_per_t
     ep, expert_tp : scalar or array, >= 1 [-]
     imbalance : scalar or array, >= 1, busiest-rank load over the mean (used only when ep > 1) [-]
     log_expert_miss : scalar or array, optional, ln(1 - k/E) (the model fact ``log_expert_miss``; saves a
-        logarithm per call, see :func:`econ.architecture.expected_experts_touched`)
+        logarithm per call, see :func:`econ.physics.architecture.expected_experts_touched`)
 
     Returns
     -------
@@ -237,7 +237,7 @@ def routed_bytes_read_per_gpu(tokens, num_moe_layers, num_experts, experts_per_t
     Notes
     -----
     Each EP rank holds E/ep experts of every layer, each sliced expert_tp ways. Under uniform routing
-    it touches E_touched(tokens)/ep of them (:func:`econ.architecture.expected_experts_touched`);
+    it touches E_touched(tokens)/ep of them (:func:`econ.physics.architecture.expected_experts_touched`);
     the busiest rank touches imbalance x that, never more than it holds.
     """
     imb = 1.0 + (imbalance - 1.0) * indicator(ep - 1.0)
@@ -317,7 +317,7 @@ class PrefillStep:
 
 @dataclass(slots=True)
 class Collectives:
-    """The collectives of a deployment instance as alpha-beta coefficients (:class:`econ.communication.AlphaBeta`),
+    """The collectives of a deployment instance as alpha-beta coefficients (:class:`econ.physics.communication.AlphaBeta`),
     computed once per layout and evaluated for every message size (decode step, prefill chunk, lone prompt).
 
     Attributes
@@ -337,7 +337,7 @@ def collectives(hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> Col
 
     Notes
     -----
-    Alpha-beta models per tier (:mod:`econ.communication`); pipeline hops: stages are contiguous, so
+    Alpha-beta models per tier (:mod:`econ.physics.communication`); pipeline hops: stages are contiguous, so
     only the hops between domains use scale-out (:func:`pipeline_hops`; seed 002).
     """
     ar = dict(domain_size=layout.scale_up_domain_size,
@@ -547,7 +547,7 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     context_tokens : scalar or array, mean context attended [tokens]
     kv_bytes_per_sequence : scalar or array, KV bytes of one sequence at ``context_tokens`` [B]
     kv_replication : scalar or array, copies of each KV entry in a tp group (memory.kv_replication) [-]
-    model, hardware, layout, formats, eff : bundles of :mod:`econ.inputs` (broadcastable arrays)
+    model, hardware, layout, formats, eff : bundles of :mod:`econ.physics.inputs` (broadcastable arrays)
     stream_input_embedding : bool, see :func:`non_routed_bytes_read`
     comm : Collectives, optional; :func:`collectives` of the layout (computed here when not given)
     spec : Speculation, optional; speculative decoding (None or k = 0: plain decoding)
@@ -645,7 +645,7 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     prompt_tokens : scalar or array [tokens]
     requests_per_step : scalar or array, >= 1, prompts per attention group per step (may be fractional) [-]
     kv_bytes_per_sequence : scalar or array, KV written per prompt, replication included [B]
-    model, hardware, layout, formats, eff : bundles of :mod:`econ.inputs`; ``eff.eta_prefill`` is the
+    model, hardware, layout, formats, eff : bundles of :mod:`econ.physics.inputs`; ``eff.eta_prefill`` is the
         prefill MFU (routed-expert FLOPs at eta_prefill x eta_routed_flop_frac, in their own roofline;
         moe_layer_overhead_s once per MoE layer of the pass).
     stream_input_embedding : bool

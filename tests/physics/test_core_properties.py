@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from econ.assumptions import DEFAULT, IDEAL, Assumptions
 from econ.catalog import load_catalog
-from econ.memory import max_batch_size
+from econ.physics.memory import max_batch_size
 from econ.engine import evaluate
 from econ.sweep import grid
 
@@ -96,7 +96,7 @@ def test_cost_rises_with_power_price(model, hw, kwh, kwh2):
 
 def test_input_type_triad():
     """Kernels give identical results on float, ndarray and pl.Expr (STYLE.md)."""
-    from econ.architecture import expected_experts_touched
+    from econ.physics.architecture import expected_experts_touched
     from econ.tco import capital_recovery_factor
     from econ.pricing import usd_per_m_tokens
     for fn, args in ((expected_experts_touched, (64.0, 256.0, 8.0)),
@@ -110,7 +110,7 @@ def test_input_type_triad():
 
 
 def test_expected_experts_touched_limits():
-    from econ.architecture import expected_experts_touched
+    from econ.physics.architecture import expected_experts_touched
     assert expected_experts_touched(1, 256, 8) == pytest.approx(8)
     assert expected_experts_touched(10_000, 256, 8) == pytest.approx(256)
     assert expected_experts_touched(5, 0, 0) == 0

@@ -20,7 +20,7 @@ def _gather(cls, table: dict, index):
 
 @dataclass(slots=True)
 class ModelFacts:
-    """Architecture facts of the model served on each row (:func:`econ.architecture.derive_architecture`).
+    """Architecture facts of the model served on each row (:func:`econ.physics.architecture.derive_architecture`).
 
     Attributes
     ----------
@@ -39,9 +39,9 @@ class ModelFacts:
     kv_shard_heads : [-] ways TP can split the cache (h_kv; 1 for MLA)
     num_attention_heads, num_kv_heads : [-]
     max_context_tokens : [tokens] the model's maximum context (``max_position_embeddings``)
-    log_expert_miss : [-] ln(1 - k/E), 0 for dense (:func:`econ.architecture.log_expert_miss`)
+    log_expert_miss : [-] ln(1 - k/E), 0 for dense (:func:`econ.physics.architecture.log_expert_miss`)
     mtp_module_params, mtp_module_active_params, draft_head_params : [params] a multi-token-prediction
-        module (all / per token) and an EAGLE-style draft head (:func:`econ.architecture.derive_architecture`)
+        module (all / per token) and an EAGLE-style draft head (:func:`econ.physics.architecture.derive_architecture`)
     mtp_modules : [-] MTP modules the released checkpoint ships (models.csv; 0 = none)
     """
 
@@ -127,7 +127,7 @@ class HardwareFacts:
 
 @dataclass(slots=True)
 class Layout:
-    """Parallelism of one deployment instance (:mod:`econ.performance`, module docstring).
+    """Parallelism of one deployment instance (:mod:`econ.physics.performance`, module docstring).
 
     Attributes
     ----------
@@ -175,7 +175,7 @@ class Formats:
     peak_flop_per_s : [FLOP/s] dense matmul peak of the non-routed matmuls (the row's matmul precision,
         or bf16 where a release pins wider weights, e.g. gpt-oss attention)
     attention_peak_flop_per_s : [FLOP/s] peak of the attention-score matmuls
-        (:func:`econ.performance.attention_peak_flop_per_s`)
+        (:func:`econ.physics.performance.attention_peak_flop_per_s`)
     expert_weight_bytes_per_param : [B] routed-expert weights (e.g. MXFP4 0.53125 for gpt-oss); None = as
         the non-routed weights
     expert_peak_flop_per_s : [FLOP/s] matmul peak of the routed experts; None = ``peak_flop_per_s``

@@ -1,0 +1,1 @@
+"""econ.physics: see ../shared/DESIGN.md, "Package layout"."""
