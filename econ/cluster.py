@@ -597,7 +597,7 @@ def training_cost_usd(training_time_s, num_gpus, usd_per_gpu_hour):
     training_time_s : scalar or array, broadcastable. [s]
     num_gpus : scalar or array, broadcastable. [GPU]
     usd_per_gpu_hour : scalar or array, broadcastable, >= 0
-        Rented or owned (``econ.tco``) cost of one GPU-hour. [USD/(GPU h)]
+        Rented or owned (``econ.economics.tco``) cost of one GPU-hour. [USD/(GPU h)]
 
     Returns
     -------
@@ -681,7 +681,7 @@ def payback_years(capex_usd, annual_revenue_usd, annual_opex_usd):
 
     Notes
     -----
-    payback = capex / (revenue - opex), undiscounted; use ``econ.tco.capital_recovery_factor``
+    payback = capex / (revenue - opex), undiscounted; use ``econ.economics.tco.capital_recovery_factor``
     when the cost of capital matters.
     """
     capex = require_in_range("capex_usd", capex_usd, 0.0, np.inf, "USD")
@@ -2054,7 +2054,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus, model: str | None = None, 
     -----
     - Capex, power, racks, energy, MTBF and failure odds: :func:`size_cluster` with the accelerator's all-in
       capex and the chosen power basis (seeds 000, 001, 004). Energy is billed at a load factor equal to
-      ``economics.utilization_frac`` (idle draw neglected, as in ``econ.tco``).
+      ``economics.utilization_frac`` (idle draw neglected, as in ``econ.economics.tco``).
     - Realized FLOP/s: peak x the chosen :func:`efficiency_chain`.
     - Checkpoint: 14 B per parameter (seed 001 Table 7) over the model's total parameters.
     - Training: 6 x active matmul parameters x tokens (seed 001; Kaplan et al. 2020) at the realized FLOP/s;
@@ -2066,7 +2066,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus, model: str | None = None, 
     """
     from econ.assumptions import DEFAULT, Economics
     from econ.physics.precision import PEAK_COLUMN, PRECISIONS
-    from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
+    from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
     from econ.units import BYTES_PER_GB
 
     assumptions = assumptions or DEFAULT

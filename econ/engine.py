@@ -43,9 +43,9 @@ from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, HardwareFacts
 from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
 from econ.physics.performance import (WALLS, Collectives, DecodeStep, PrefillStep, attention_peak_flop_per_s, collectives,
                               crossover_batch, decode_step, prefill_step)
-from econ.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
+from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
 from econ.physics.serving import waiting_time_quantile_s
-from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
+from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
 from econ.validate import require_in_range, require_integer
 
 MAX_BATCH = 1 << 20
@@ -58,7 +58,7 @@ BASES: tuple[str, ...] = ("owned", "hyperscaler", "neocloud", "rental-3yr", "on-
 """Cost bases of $/GPU-hour (``Economics.basis``), index = basis code (:data:`BASIS_SOURCES`)."""
 BASIS_ALIASES: dict[str, str] = {"owned-custom": "owned"}
 BASIS_SOURCES: dict[str, str] = {
-    "owned": "owned-custom: the capex + facility + power x PUE + opex chain of econ.tco with this scenario's "
+    "owned": "owned-custom: the capex + facility + power x PUE + opex chain of econ.economics.tco with this scenario's "
              "economics (accelerators.csv all_in_capex_usd, all_in_power_w)",
     "hyperscaler": "SemiAnalysis InferenceX cost of owning as a hyperscaler, $/GPU-hour at 100% use "
                    "(accelerators.csv tco_hyperscaler_usd_per_hour)",
@@ -528,7 +528,7 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
     Notes
     -----
     $/GPU-hour owned: (capex CRF + build $/MW x MW CRF + opex) / (8760 utilization) + power x PUE x $/kWh
-    (:func:`econ.tco.gpu_hour_cost_components`); rented: rate / utilization. Aggregated: each phase is
+    (:func:`econ.economics.tco.gpu_hour_cost_components`); rented: rate / utilization. Aggregated: each phase is
     charged for the accelerator-time it takes on the shared instance (then divided by the unit's
     utilization if an arrival rate leaves capacity idle). Disaggregated: the prefill pool's accelerators
     over the prompt tokens it serves, the decode pool's over the output tokens. All-in output: every

@@ -47,9 +47,9 @@ from xlsxwriter.worksheet import Worksheet
 import econ
 from econ import units
 from econ.errors import InvalidInputError
-from econ.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
+from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
 from econ.safe_write import check_target, write_bytes  # the one safe writer (re-exported here)
-from econ.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
+from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
 
 FORMATS = ("csv", "parquet", "xlsx")
 """Export formats; :func:`write_table` infers one from the file suffix (``.csv``, ``.parquet``, ``.xlsx``)."""
@@ -84,7 +84,7 @@ CHAIN_COLUMNS = ("usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility", "usd_per
 
 CHAIN_RTOL = 1e-9
 """Relative tolerance within which a frame's cost columns must follow from its inputs before they are
-written as formulas (the formulas are those of econ.tco / econ.pricing; rounding differs by ~1e-15)."""
+written as formulas (the formulas are those of econ.economics.tco / econ.economics.pricing; rounding differs by ~1e-15)."""
 
 _CRF_SERIES_BELOW = 1e-5
 """Below this rate the Excel CRF uses its Taylor series 1/n + (n+1) r / 2n + (n^2-1) r^2 / 12n, because
@@ -585,7 +585,7 @@ def to_xlsx_bytes(frame: pl.DataFrame, *, sheet_name: str = RESULTS_SHEET,
     if chain:
         meta_rows["cost_chain"] = ("usd_per_gpu_hour* and usd_per_m_* on the results sheet are live formulas "
                                    "of the named cells on the Assumptions sheet and the per-row hardware "
-                                   "inputs (econ.tco, econ.pricing); cached values match econ's")
+                                   "inputs (econ.economics.tco, econ.economics.pricing); cached values match econ's")
     wm = book.sheet(METADATA_SHEET)
     wm.write_string(0, 0, "key", book.header)
     wm.write_string(0, 1, "value", book.header)
@@ -617,7 +617,7 @@ def crf_formula(rate: str, life: str) -> str:
 
     Notes
     -----
-    Same quantity as :func:`econ.tco.capital_recovery_factor`; see :data:`_CRF_SERIES_BELOW`.
+    Same quantity as :func:`econ.economics.tco.capital_recovery_factor`; see :data:`_CRF_SERIES_BELOW`.
     """
     r, n = rate, life
     return (f"IF({r}<{_CRF_SERIES_BELOW!r},1/{n}+({n}+1)*{r}/(2*{n})+({n}^2-1)*{r}^2/(12*{n}),"
@@ -627,7 +627,7 @@ def crf_formula(rate: str, life: str) -> str:
 class _CostChain:
     """Inputs, Python check and Excel formulas of the cost chain of a cost frame.
 
-    Formulas (econ.tco.gpu_hour_cost_components, usd_per_gpu_hour_rented; econ.pricing):
+    Formulas (econ.economics.tco.gpu_hour_cost_components, usd_per_gpu_hour_rented; econ.economics.pricing):
     capex = C * CRF(r, n_gpu) / (8760 u); facility = build * P / 1e6 * CRF(r, n_fac) / (8760 u);
     opex = C * opex_frac / (8760 u); power = P / 1000 * PUE * usd_per_kwh (owned rows; 0 for rented);
     usd_per_gpu_hour = owned sum, or rental / u; usd_per_m_x = usd_per_gpu_hour / (3600 tps_x) * 1e6;
@@ -764,7 +764,7 @@ class _CostChain:
 
     def _assumption_rows(self) -> tuple[pl.DataFrame, dict[str, tuple[str, float]]]:
         """The assumptions table plus the derived CRF rows the formulas name (formula, cached value)."""
-        from econ.tco import capital_recovery_factor
+        from econ.economics.tco import capital_recovery_factor
         extra, formulas = [], {}
         for crf, life in (("crf_accelerator", "accelerator_life_years"), ("crf_facility", "facility_life_years")):
             if "cost_of_capital_frac" in self.row_col or life in self.row_col:
@@ -773,7 +773,7 @@ class _CostChain:
             formulas[crf] = ("=" + crf_formula("cost_of_capital_frac", life), float(capital_recovery_factor(r, n)))
             extra.append({"group": "derived", "name": crf, "value": None, "unit": "1/year",
                           "source": f"capital recovery factor r / (1 - (1+r)^-n) of cost_of_capital_frac and "
-                                    f"{life} (econ.tco.capital_recovery_factor; annuity formula)"})
+                                    f"{life} (econ.economics.tco.capital_recovery_factor; annuity formula)"})
         rows = self.table
         if extra:
             rows = pl.concat([rows, pl.DataFrame(extra, schema={c: pl.String for c in extra[0]})],

@@ -59,7 +59,7 @@ from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.catalog import DEFAULT_DATA_DIR, Catalog, Col, read_table, validate_table
 from econ.engine import BASIS_SOURCES, MAX_BATCH, MAX_CONTEXT, catalog_arrays, evaluate, tier_rate
 from econ.errors import DataError, InvalidInputError
-from econ.pricing import usd_per_m_blended_tokens
+from econ.economics.pricing import usd_per_m_blended_tokens
 from econ.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
 

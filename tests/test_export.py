@@ -323,7 +323,7 @@ def test_cost_chain_needs_its_inputs(cost_frame, catalog):
 
 def test_crf_formula_series_branch_matches_annuity():
     # the Excel text evaluated by Python's own operators at a tiny and a normal rate
-    from econ.tco import capital_recovery_factor
+    from econ.economics.tco import capital_recovery_factor
     for r, n in ((1e-7, 15.0), (0.1, 5.0), (0.0, 5.0)):
         text = ex.crf_formula("r", "n").replace("^", "**")
         m = re.match(r"IF\((.*?),(.*),(r/\(1-\(1\+r\)\*\*\(-n\)\))\)$", text)

@@ -17,7 +17,7 @@ from econ.physics.memory import min_gpus_for_weights, weight_bytes_resident
 from econ.physics.performance import ridge_point_flop_per_byte, sweet_spot_batch_rule_of_thumb
 from econ.engine import evaluate
 from econ.sweep import cost_table
-from econ.tco import capital_recovery_factor
+from econ.economics.tco import capital_recovery_factor
 
 
 @pytest.fixture(scope="module")

@@ -97,8 +97,8 @@ def test_cost_rises_with_power_price(model, hw, kwh, kwh2):
 def test_input_type_triad():
     """Kernels give identical results on float, ndarray and pl.Expr (STYLE.md)."""
     from econ.physics.architecture import expected_experts_touched
-    from econ.tco import capital_recovery_factor
-    from econ.pricing import usd_per_m_tokens
+    from econ.economics.tco import capital_recovery_factor
+    from econ.economics.pricing import usd_per_m_tokens
     for fn, args in ((expected_experts_touched, (64.0, 256.0, 8.0)),
                      (capital_recovery_factor, (0.08, 5.0)),
                      (usd_per_m_tokens, (2.5, 1234.0))):

@@ -1,0 +1,1 @@
+"""econ.economics: see ../shared/DESIGN.md, "Package layout"."""
