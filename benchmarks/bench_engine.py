@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.engine import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent

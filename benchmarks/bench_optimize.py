@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.physics.communication import allreduce_time_s, communication_computation_ratio, ring_allreduce_time_s
 from econ.physics.deployment import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT, evaluate
 from econ.optimize import SLO, SearchSpace, frontier, search

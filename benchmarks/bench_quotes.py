@@ -64,7 +64,7 @@ def _cli(argv):
 
 
 def bench(repeat: int, page: bool) -> list[tuple[str, float, float]]:
-    from econ.catalog import load_catalog
+    from econ.tables.catalog import load_catalog
     from econ.provider_economics import DEEPSEEK_DAY6, load_disclosure, modeled_floor_pnl
     from econ.quotes import check_quotes, load_quotes
 

@@ -70,7 +70,7 @@ class Fixtures:
     def __init__(self, folder: Path):
         import polars as pl
 
-        from econ.catalog import DEFAULT_DATA_DIR, TABLES
+        from econ.tables.catalog import DEFAULT_DATA_DIR, TABLES
         from econ.scenario import Scenario
 
         self.folder = folder
@@ -143,7 +143,7 @@ def _bomb_xlsx(rows: int = 2_000_000) -> bytes:
 
 
 def _ids():
-    from econ.catalog import load_catalog
+    from econ.tables.catalog import load_catalog
     cat = load_catalog()
     return (cat.models["id"].to_list(), cat.accelerators["id"].to_list(), cat.power_prices["region_id"].to_list(),
             cat.facilities["id"].to_list())

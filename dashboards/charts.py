@@ -517,7 +517,7 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
     At most :data:`MAX_SERIES` accelerators are drawn (one Okabe-Ito colour each): the ones the caller
     passed, else the :func:`top_series` by cost at the floor, never the first ones alphabetically. A
     shaded band when the frame carries ``output_tokens_per_s_per_gpu_low`` / ``_high``; public
-    measurements (:func:`econ.measured.measured_points`) as triangles with their source on hover.
+    measurements (:func:`econ.tables.measured.measured_points`) as triangles with their source on hover.
     Returns the Vega-Lite spec as a dict (see :func:`cost_frontier_chart`).
     """
     import textwrap
@@ -698,7 +698,7 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
         The point read at each level (:func:`econ.compare.value_at_interactivity` rows with ``series``,
         ``at_tokens_per_s_per_user``, ``tokens_per_s_per_user`` and ``y``): hollow rings.
     measured : pl.DataFrame, optional
-        Public measurements (:func:`econ.measured.measured_points`, priced with :func:`econ.measured.with_cost`
+        Public measurements (:func:`econ.tables.measured.measured_points`, priced with :func:`econ.tables.measured.with_cost`
         when ``y`` is a cost) with ``series``: triangles, the source on hover.
     min_tokens_per_s_per_user : float, optional
         A speed floor: a dotted rule.

@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
-from econ.catalog import Catalog
+from econ.tables.catalog import Catalog
 from econ.engine import evaluate
 from econ.errors import InvalidInputError
 

@@ -21,7 +21,7 @@ vLLM; data/README.md) in four steps, each a pure function:
    (:data:`FALLBACK_GENERATION`) and says so (``fallback_from``).
 3. :func:`cross_validate`: grouped cross-validation, leaving out one whole model x hardware group
    (``group_id``) at a time; every reported error and every band comes from held-out predictions only.
-4. :func:`calibration_frame`: the table (CALIBRATION_SCHEMA of econ.catalog) with Gauss-Newton (Jacobian)
+4. :func:`calibration_frame`: the table (CALIBRATION_SCHEMA of econ.tables.catalog) with Gauss-Newton (Jacobian)
    standard errors of the fitted parameters (a bootstrap over groups only for the measured TPOT tail factor:
    a bootstrap of the whole fit, ~4 s per draw and a few hundred draws, is left out of ``econ calibrate``),
    held-out error quantiles, case and group
@@ -44,7 +44,7 @@ import polars as pl
 from econ.physics import precision as prec
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, Assumptions, DeploymentAssumptions,
                               Economics)
-from econ.catalog import DEFAULT_DATA_DIR, GENERATIONS, Catalog
+from econ.tables.catalog import DEFAULT_DATA_DIR, GENERATIONS, Catalog
 from econ.engine import evaluate
 from econ.errors import DataError, InvalidInputError
 
@@ -280,10 +280,10 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     for r in measurements.iter_rows(named=True):
         cid = r["case_id"]
         if r["model"] not in mod:
-            from econ.catalog import check_ids
+            from econ.tables.catalog import check_ids
             check_ids("model", [r["model"]], tuple(mod))
         if r["hardware"] not in acc:
-            from econ.catalog import check_ids
+            from econ.tables.catalog import check_ids
             check_ids("hardware", [r["hardware"]], tuple(acc))
         gen = acc[r["hardware"]]["generation"]
         if gen not in GENERATIONS:
@@ -1197,7 +1197,7 @@ def _fmt(v: float) -> str:
 def calibration_frame(cases: Cases, full: FitResult, cv: CrossValidation | None, measurements: pl.DataFrame, *,
                       fit_date: str | None = None, command: str = "econ calibrate --write",
                       measurements_path: str | Path | None = None) -> pl.DataFrame:
-    """The calibration table (econ.catalog.CALIBRATION_SCHEMA) of a fit and its cross-validation.
+    """The calibration table (econ.tables.catalog.CALIBRATION_SCHEMA) of a fit and its cross-validation.
 
     Parameters
     ----------
@@ -1217,7 +1217,7 @@ def calibration_frame(cases: Cases, full: FitResult, cv: CrossValidation | None,
     import datetime
     import hashlib
 
-    from econ.catalog import CALIBRATION_SCHEMA
+    from econ.tables.catalog import CALIBRATION_SCHEMA
 
     fit_date = fit_date or datetime.date.today().isoformat()
     mpath = Path(measurements_path) if measurements_path is not None else MEASUREMENTS_PATH
@@ -1288,12 +1288,12 @@ def write_calibration(frame: pl.DataFrame, path: str | Path | None = None, *, fo
     Raises
     ------
     InvalidInputError
-        The file exists and ``force`` is False, the table breaks ``econ.catalog.CALIBRATION_SCHEMA`` (nothing is
+        The file exists and ``force`` is False, the table breaks ``econ.tables.catalog.CALIBRATION_SCHEMA`` (nothing is
         written), or the write fails (the previous file stays intact).
     """
     import io
 
-    from econ.catalog import CALIBRATION_SCHEMA, DataError, validate_table
+    from econ.tables.catalog import CALIBRATION_SCHEMA, DataError, validate_table
     from econ.safe_write import write_text
 
     p = Path(path) if path is not None else CALIBRATION_PATH
@@ -1328,7 +1328,7 @@ def _fit_source(measurements: pl.DataFrame, measurements_path, command: str) -> 
 def errors_frame(cases: Cases, errors: pl.DataFrame, sources: dict, measurements: pl.DataFrame, *,
                  fit_date: str | None = None, command: str = "econ calibrate --write",
                  measurements_path: str | Path | None = None) -> pl.DataFrame:
-    """The shipped error table (econ.catalog.CALIBRATION_ERRORS_SCHEMA) from :func:`error_table`.
+    """The shipped error table (econ.tables.catalog.CALIBRATION_ERRORS_SCHEMA) from :func:`error_table`.
 
     Parameters
     ----------
@@ -1351,7 +1351,7 @@ def errors_frame(cases: Cases, errors: pl.DataFrame, sources: dict, measurements
     """
     import datetime
 
-    from econ.catalog import CALIBRATION_ERRORS_SCHEMA
+    from econ.tables.catalog import CALIBRATION_ERRORS_SCHEMA
 
     missing = [f"{k}_median_abs_error_frac" for k in ERROR_SETS if f"{k}_median_abs_error_frac" not in errors.columns]
     if missing:
@@ -1384,7 +1384,7 @@ def errors_frame(cases: Cases, errors: pl.DataFrame, sources: dict, measurements
 
 def predictions_frame(cases: Cases, predictions: dict[str, pl.DataFrame], measurements: pl.DataFrame, *,
                       fit_date: str | None = None) -> pl.DataFrame:
-    """One row per case with its held-out prediction (econ.catalog.CALIBRATION_PREDICTIONS_SCHEMA).
+    """One row per case with its held-out prediction (econ.tables.catalog.CALIBRATION_PREDICTIONS_SCHEMA).
 
     Parameters
     ----------
@@ -1403,7 +1403,7 @@ def predictions_frame(cases: Cases, predictions: dict[str, pl.DataFrame], measur
     """
     import datetime
 
-    from econ.catalog import CALIBRATION_PREDICTIONS_SCHEMA
+    from econ.tables.catalog import CALIBRATION_PREDICTIONS_SCHEMA
 
     fit_date = fit_date or datetime.date.today().isoformat()
     t = cases.table
@@ -1461,7 +1461,7 @@ def check_errors(errors: pl.DataFrame, predictions: pl.DataFrame, calibration: p
 
     Parameters
     ----------
-    errors, predictions : the loaded calibration_errors.csv / calibration_predictions.csv (econ.catalog loaders)
+    errors, predictions : the loaded calibration_errors.csv / calibration_predictions.csv (econ.tables.catalog loaders)
     calibration : the loaded calibration.csv
     cases : Cases of today's measurements.csv
 

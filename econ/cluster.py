@@ -1401,7 +1401,7 @@ class BuildoutPrices:
 def _buildout_table(catalog) -> pl.DataFrame:
     table = getattr(catalog, "buildout_capex", None)
     if table is None:
-        from econ.catalog import load_buildout_capex
+        from econ.tables.catalog import load_buildout_capex
         table = load_buildout_capex()
     return table
 

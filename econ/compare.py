@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from econ.assumptions import DEFAULT, Assumptions, Economics
-from econ.catalog import Catalog, check_ids
+from econ.tables.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
 from econ.physics.precision import PRECISIONS
 from econ.engine import BASES, BASIS_ALIASES, evaluate

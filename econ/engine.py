@@ -35,7 +35,7 @@ from econ.physics import precision as prec
 from econ.physics.architecture import kv_bytes_per_sequence
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, Assumptions, DeploymentAssumptions,
                               Economics)
-from econ.catalog import GENERATIONS, Catalog, check_ids
+from econ.tables.catalog import GENERATIONS, Catalog, check_ids
 from econ.physics.communication import indicator, kv_transfer_time_s
 from econ.physics.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism, size_pools
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
@@ -644,7 +644,7 @@ class CatalogArrays:
         non-routed / routed-expert weight format its release pins (-1 = follow the matmul precision;
         :data:`econ.physics.precision.CHECKPOINT_FORMATS`)
     mtp_acceptance : float array per model, the sourced MTP acceptance (NaN = speculative decoding off by default)
-    generation_code : int array per accelerator, index into :data:`econ.catalog.GENERATIONS` (-1 = none)
+    generation_code : int array per accelerator, index into :data:`econ.tables.catalog.GENERATIONS` (-1 = none)
     profile : dict parameter -> float array [generation, precision] of the calibration profiles
         (data/calibration.csv; NaN = no profile: the scalar assumption applies); keys
         :data:`~econ.assumptions.PROFILE_PARAMETERS` plus ``log_ratio_p10`` / ``log_ratio_p90`` (the band)

@@ -270,7 +270,7 @@ def default_metadata(catalog=None) -> dict:
     """Provenance of an export: econ version, generation time (UTC, ISO 8601), data folder and the
     latest ``as_of`` date of each data table (``catalog``, default: the shipped data)."""
     if catalog is None:
-        from econ.catalog import load_catalog
+        from econ.tables.catalog import load_catalog
         catalog = load_catalog()
     meta = {"econ_version": econ.__version__,
             "generated_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")}
@@ -690,7 +690,7 @@ class _CostChain:
         if catalog is None or "hardware" not in frame.columns:
             raise InvalidInputError(f"cost_chain=True needs column(s) {absent}, or a 'hardware' column and "
                                     f"catalog= to join them from the accelerators table")
-        from econ.catalog import check_ids
+        from econ.tables.catalog import check_ids
         check_ids("hardware", frame["hardware"].drop_nulls().unique().to_list(), catalog.accelerators["id"].to_list())
         hw = catalog.accelerators.select(pl.col("id").alias("hardware"),
                                          *[pl.col(c).cast(pl.Float64) for c in absent])

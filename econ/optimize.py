@@ -37,7 +37,7 @@ import polars as pl
 
 from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
-from econ.catalog import Catalog, check_ids
+from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels
 from econ.engine import (BASES, MAX_CONTEXT, MODES, REASONS, CostInputs, EngineInputs, Serving, Workload,
                          catalog_arrays, default_speculation, efficiency, resolve_formats, run, run_status, tier_rate)

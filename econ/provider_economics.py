@@ -199,7 +199,7 @@ def load_disclosure(disclosure: str = DEEPSEEK_DAY6, data_dir=None) -> Disclosur
         A malformed table, an unknown disclosure id (with the known ones), or a disclosure without the items a
         P&L needs (named).
     """
-    from econ.catalog import DEFAULT_DATA_DIR, PROVIDER_DISCLOSURE_SCHEMA, read_table
+    from econ.tables.catalog import DEFAULT_DATA_DIR, PROVIDER_DISCLOSURE_SCHEMA, read_table
     from econ.errors import InvalidInputError
 
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR

@@ -56,7 +56,7 @@ import polars as pl
 
 from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, Assumptions, Economics
-from econ.catalog import DEFAULT_DATA_DIR, Catalog, Col, read_table, validate_table
+from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog, Col, read_table, validate_table
 from econ.engine import BASIS_SOURCES, MAX_BATCH, MAX_CONTEXT, catalog_arrays, evaluate, tier_rate
 from econ.errors import DataError, InvalidInputError
 from econ.economics.pricing import usd_per_m_blended_tokens
@@ -604,7 +604,7 @@ def read_quotes(source, catalog: Catalog, name: str | None = None) -> pl.DataFra
         Unreadable or larger than :data:`MAX_QUOTE_FILE_BYTES`, or any problem listed by
         :func:`validate_quotes`.
     """
-    from econ.uploads import read_table_bytes, read_table_file  # bounded readers (issue 12: XLSX bombs)
+    from econ.tables.uploads import read_table_bytes, read_table_file  # bounded readers (issue 12: XLSX bombs)
 
     limits = dict(max_rows=MAX_QUOTE_ROWS, max_bytes=MAX_QUOTE_FILE_BYTES)
     if isinstance(source, (str, Path)):
@@ -715,7 +715,7 @@ def single_quote(catalog: Catalog, *, model: str, usd_per_m_input_tokens: float,
     """
     import difflib
 
-    from econ.catalog import check_ids
+    from econ.tables.catalog import check_ids
 
     check_ids("model", [model], catalog.models["id"].to_list())
     p_in = float(require_in_range("usd_per_m_input_tokens", usd_per_m_input_tokens, 0.0, 1e4, _USD, lo_inclusive=False))
@@ -836,7 +836,7 @@ def _floor_configs(models, catalog: Catalog, assumptions: Assumptions, economics
     holds the weights on <= MAX_GPUS)."""
     acc = catalog.accelerators
     if hardware is not None:
-        from econ.catalog import check_ids
+        from econ.tables.catalog import check_ids
         hardware = list(hardware)
         check_ids("hardware", hardware, acc["id"].to_list())
         acc = acc.filter(pl.col("id").is_in(hardware))
@@ -1153,7 +1153,7 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
             if g not in valid:
                 raise InvalidInputError(f"generation={g!r} is not one of {valid}")
     if hardware is not None:
-        from econ.catalog import check_ids
+        from econ.tables.catalog import check_ids
         hardware = [hardware] if isinstance(hardware, str) else list(hardware)
         check_ids("hardware", hardware, catalog.accelerators["id"].to_list())
 
@@ -1697,7 +1697,7 @@ def load_aliases(catalog: Catalog | None = None) -> dict[str, tuple[str, str | N
     path = base / "model_aliases.csv"
     if not path.is_file():
         path = DEFAULT_DATA_DIR / "model_aliases.csv"
-    from econ.catalog import read_raw_csv
+    from econ.tables.catalog import read_raw_csv
 
     raw = read_raw_csv(path)
     for c in ("alias", "model"):

@@ -20,8 +20,8 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 
 from econ.assumptions import Assumptions, Economics
-from econ.catalog import GENERATIONS as _GENERATIONS
-from econ.custom import CUSTOM_ID, CustomAccelerator
+from econ.tables.catalog import GENERATIONS as _GENERATIONS
+from econ.tables.custom import CUSTOM_ID, CustomAccelerator
 from econ.physics.precision import PRECISIONS
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS, WORKLOAD_CHOICES, WORKLOADS
 
@@ -159,7 +159,7 @@ SPECS: dict[str, FieldSpec] = {
     "h2h_b_hardware": FieldSpec("str", catalog="accelerators", label="Set-up B: accelerator"),
     "h2h_b_precision": FieldSpec("str", choices=PRECISIONS, label="Set-up B: precision"),
     "h2h_b_basis": FieldSpec("str", choices=_BASES, label="Set-up B: cost tier"),
-    # custom accelerator (econ.custom.CustomAccelerator), used as catalog id econ.custom.CUSTOM_ID
+    # custom accelerator (econ.tables.custom.CustomAccelerator), used as catalog id econ.tables.custom.CUSTOM_ID
     "custom_accelerator": FieldSpec("bool", label="Custom accelerator in use"),
     "custom_name": FieldSpec("text", label="Custom accelerator: name"),
     "custom_bf16_tflop_per_s": _f(0.1, 1e5, "TFLOP/s", "Custom: dense BF16"),
@@ -184,7 +184,7 @@ CUSTOM_FIELDS: dict[str, str] = {
     "custom_scale_out_gb_per_s": "scale_out_gb_per_s", "custom_capex_usd": "capex_usd",
     "custom_usd_per_gpu_hour": "usd_per_gpu_hour", "custom_power_w": "power_w", "custom_generation": "generation",
 }
-"""Scenario field -> :class:`econ.custom.CustomAccelerator` field."""
+"""Scenario field -> :class:`econ.tables.custom.CustomAccelerator` field."""
 _CA = CustomAccelerator()
 
 
@@ -222,8 +222,8 @@ class Scenario:
     h2h_a_model ... h2h_b_basis
         The two set-ups of the head-to-head page (:func:`econ.compare.head_to_head`).
     custom_accelerator, custom_name ... custom_power_w
-        A user's own accelerator (:class:`econ.custom.CustomAccelerator`), catalog id
-        :data:`econ.custom.CUSTOM_ID` while ``custom_accelerator`` is true.
+        A user's own accelerator (:class:`econ.tables.custom.CustomAccelerator`), catalog id
+        :data:`econ.tables.custom.CUSTOM_ID` while ``custom_accelerator`` is true.
 
     Notes
     -----
@@ -348,23 +348,23 @@ class Scenario:
         return self.economics(catalog).usd_per_kwh
 
     def custom_spec(self) -> CustomAccelerator | None:
-        """The custom accelerator (:class:`econ.custom.CustomAccelerator`), or None when not in use."""
+        """The custom accelerator (:class:`econ.tables.custom.CustomAccelerator`), or None when not in use."""
         if not self.custom_accelerator:
             return None
         return CustomAccelerator(**{k: getattr(self, f) for f, k in CUSTOM_FIELDS.items()})
 
     def catalog(self, catalog):
-        """``catalog`` with the custom accelerator appended (id :data:`econ.custom.CUSTOM_ID`) when one is in use.
+        """``catalog`` with the custom accelerator appended (id :data:`econ.tables.custom.CUSTOM_ID`) when one is in use.
 
         Raises
         ------
         econ.errors.DataError, InvalidInputError
-            The custom accelerator fails the catalog's validation (see :func:`econ.custom.with_custom_accelerator`).
+            The custom accelerator fails the catalog's validation (see :func:`econ.tables.custom.with_custom_accelerator`).
         """
         spec = self.custom_spec()
         if spec is None or catalog is None:
             return catalog
-        from econ.custom import with_custom_accelerator
+        from econ.tables.custom import with_custom_accelerator
         return with_custom_accelerator(catalog, spec)
 
     def with_workload(self, name: str) -> "Scenario":
@@ -424,7 +424,7 @@ def from_mapping(data, catalog=None, *, base: Scenario | None = None) -> tuple[S
     data : mapping
         Field names to values. Values may be text (URL, form) or typed (TOML, JSON). A list value of
         a URL parameter uses its last element.
-    catalog : econ.catalog.Catalog, optional
+    catalog : econ.tables.catalog.Catalog, optional
         When given, ids (``model``, ``hardware``, ``region``, ``compare_hardware``) are checked
         against it; an unknown id falls back to the default (or the catalog's first id when the
         default itself is missing).

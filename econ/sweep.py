@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
-from econ.catalog import Catalog
+from econ.tables.catalog import Catalog
 from econ.physics.deployment import layout_problems
 from econ.engine import MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL, MODES, evaluate
 from econ.errors import DoesNotFitError, InvalidInputError

@@ -1,7 +1,7 @@
 """Constants and unit conversions. Nothing else lives here.
 
 Every conversion from a datasheet unit (GB, TB/s, TFLOP/s, kW) to SI happens once, in
-`econ.catalog`, using these constants; formulas never contain a bare ``1e9``.
+`econ.tables.catalog`, using these constants; formulas never contain a bare ``1e9``.
 """
 
 HOURS_PER_YEAR = 8760.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.errors import InvalidInputError
 from econ.sweep import choose_layout, cost_table, layout_candidates
 

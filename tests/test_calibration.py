@@ -17,7 +17,7 @@ import pytest
 
 from econ import calibration as cal
 from econ.assumptions import DEFAULT
-from econ.catalog import GENERATIONS, load_catalog
+from econ.tables.catalog import GENERATIONS, load_catalog
 from econ.cli import main
 from econ.engine import evaluate
 from econ.errors import DataError, InvalidInputError, UnknownIdError
@@ -235,7 +235,7 @@ def test_the_shipped_error_tables_are_the_cross_validated_ones(cases, full, cv):
     """data/calibration_errors.csv and calibration_predictions.csv are what `econ calibrate --write` writes from
     today's fit and folds (6 significant digits)."""
     from econ.assumptions import IDEAL
-    from econ.catalog import (CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, load_calibration_errors,
+    from econ.tables.catalog import (CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, load_calibration_errors,
                               load_calibration_predictions, validate_table)
 
     sets = {"cv": cv.predictions, "roofline": cal.predict(cases, CATALOG, IDEAL),
@@ -257,7 +257,7 @@ def test_the_shipped_error_tables_are_the_cross_validated_ones(cases, full, cv):
 def test_check_errors_flags_stale_tables(cases):
     """`econ calibrate --check` also fails when the error tables no longer match the measurements, their own
     predictions, or the held-out medians of calibration.csv."""
-    from econ.catalog import load_calibration_errors, load_calibration_predictions
+    from econ.tables.catalog import load_calibration_errors, load_calibration_predictions
 
     e, p = load_calibration_errors(), load_calibration_predictions()
     assert cal.check_errors(e, p, CATALOG.calibration, cases) == []

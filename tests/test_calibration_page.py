@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboards.components import fmt, profiles  # noqa: E402
 from econ.assumptions import DEFAULT, Assumptions  # noqa: E402
-from econ.catalog import load_calibration_errors, load_calibration_predictions, load_catalog  # noqa: E402
+from econ.tables.catalog import load_calibration_errors, load_calibration_predictions, load_catalog  # noqa: E402
 from econ.compare import auto_batch_row  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
 
@@ -125,8 +125,8 @@ def test_calibration_scatter_has_every_held_out_case_and_the_guides():
 
 def test_calibration_page_without_the_error_tables_says_so(monkeypatch, tmp_path):
     """The tables are optional: without them the page explains how to write them, no traceback."""
-    import econ.catalog as catalog_module
-    from econ.catalog import CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, empty_frame
+    import econ.tables.catalog as catalog_module
+    from econ.tables.catalog import CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, empty_frame
 
     monkeypatch.setenv("ECON_DATA_DIR", str(tmp_path))  # a fresh cache key; tables fall back to the shipped ones
     monkeypatch.setattr(catalog_module, "load_calibration_errors", lambda d=None: empty_frame(CALIBRATION_ERRORS_SCHEMA))

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from econ.assumptions import DEFAULT, IDEAL, PROFILE_PARAMETERS, Assumptions
-from econ.catalog import GENERATIONS, load_catalog
+from econ.tables.catalog import GENERATIONS, load_catalog
 from econ.engine import evaluate
 from econ.errors import InvalidInputError
 from econ.optimize import SearchSpace, search

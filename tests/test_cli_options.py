@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from econ.assumptions import Economics
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.cli import build_parser, main
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
 

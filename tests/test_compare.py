@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import econ.compare as compare
 from econ.assumptions import DEFAULT, Economics
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.compare import (BEST_COLUMNS, COST_PARTS, DEFAULT_BATCH_SIZES, cluster_plan, default_gpus_per_rack,
                           hardware_comparison, search_space, throughput_frontier)
 from econ.errors import InvalidInputError, UnknownIdError

@@ -14,7 +14,7 @@ import json
 import polars as pl
 import pytest
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.cluster import cluster_plan, serving_rate
 from econ.optimize import SearchSpace, search

@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.errors import DoesNotFitError, InvalidInputError, UnknownIdError, UnsupportedPrecisionError
 from econ.engine import evaluate

@@ -21,7 +21,7 @@ from dashboards.app import discover  # noqa: E402
 from dashboards.components import fmt  # noqa: E402
 from dashboards.components.safe_text import unescape  # noqa: E402
 from dashboards.components.state import CATALOG_KEY, LOCAL_KEY, PAGE_KEY, SCENARIO_KEY  # noqa: E402
-from econ.catalog import load_catalog  # noqa: E402
+from econ.tables.catalog import load_catalog  # noqa: E402
 from econ.compare import auto_batch_row, cluster_plan, hardware_comparison  # noqa: E402
 from econ.engine import RESULT_COLUMNS  # noqa: E402
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
@@ -682,7 +682,7 @@ def test_workload_preset_switch_sets_both_lengths_everywhere():
 
 
 def test_custom_accelerator_from_the_sidebar_is_used_like_a_catalog_row(catalog):
-    from econ.custom import CUSTOM_ID
+    from econ.tables.custom import CUSTOM_ID
     at = run(page("cost_explorer"))
     at.checkbox(key="sc.custom_accelerator").check()
     run(at)

@@ -12,7 +12,7 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 from econ import engine
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 
 CATALOG = load_catalog()
 

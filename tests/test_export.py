@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 import econ
 from econ import export as ex
 from econ.assumptions import DEFAULT, Economics
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.commands import cost as cost_cmd
 from econ.errors import InvalidInputError

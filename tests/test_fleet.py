@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from econ import cluster as cl
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.errors import InvalidInputError
 
 ROOT = Path(__file__).resolve().parents[1]

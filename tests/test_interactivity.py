@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from econ.assumptions import Economics
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.compare import (LEVEL_COLUMN, Setup, add_efficiency, auto_batch_row, batch_at_floor, cost_frontier,
                           hardware_comparison, head_to_head, interactivity_table, parse_setup,
                           value_at_interactivity)
@@ -221,7 +221,7 @@ def test_breakdown_refuses_a_deployment_that_cannot_run(catalog):
 # ---------------------------------------------------------------------------------------------
 
 def test_measured_points_pair_inferencex_and_nim(catalog):
-    from econ.measured import measured_points, with_cost
+    from econ.tables.measured import measured_points, with_cost
 
     m = measured_points("llama-3.3-70b", ["b200"], input_len=1024, output_len=1024)
     fp8 = m.filter(pl.col("precision") == "fp8").sort("tokens_per_s_per_user")
@@ -243,7 +243,7 @@ def test_measured_points_pair_inferencex_and_nim(catalog):
 
 
 def test_measured_points_of_an_unmeasured_pair_are_empty():
-    from econ.measured import MEASURED_COLUMNS, measured_points
+    from econ.tables.measured import MEASURED_COLUMNS, measured_points
     m = measured_points("llama-3.1-8b", ["gaudi3"])
     assert m.height == 0 and m.columns == list(MEASURED_COLUMNS)
     with pytest.raises(InvalidInputError, match="length_tolerance"):
@@ -308,7 +308,7 @@ def test_one_default_floor_everywhere():
 # ---------------------------------------------------------------------------------------------
 
 def test_custom_accelerator_is_a_catalog_row(catalog):
-    from econ.custom import CUSTOM_ID, CustomAccelerator, with_custom_accelerator
+    from econ.tables.custom import CUSTOM_ID, CustomAccelerator, with_custom_accelerator
     from econ.sweep import cost_table
 
     # an H100 SXM typed by hand: the same numbers as the catalog's row give the same cost
@@ -331,7 +331,7 @@ def test_custom_accelerator_is_a_catalog_row(catalog):
 
 
 def test_custom_accelerator_is_validated_like_a_row(catalog):
-    from econ.custom import CustomAccelerator, with_custom_accelerator
+    from econ.tables.custom import CustomAccelerator, with_custom_accelerator
     with pytest.raises(DataError, match="hbm_bandwidth_tb_per_s: 500 is outside the plausible range"):
         with_custom_accelerator(catalog, CustomAccelerator(hbm_tb_per_s=500))
     with pytest.raises(InvalidInputError, match="give capex_usd"):

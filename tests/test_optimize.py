@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from econ.assumptions import Economics
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.errors import InvalidInputError, UnknownIdError
 from econ.optimize import (POINT_COLUMNS, SLO, SearchSpace, frontier, optimize, pareto_frontier, rejected_summary,

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.errors import EconError, InvalidInputError
 from econ.provider_economics import (DEEPSEEK_DAY6, PNL_FIELDS, gpu_hours_per_day, load_disclosure,

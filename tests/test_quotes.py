@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from econ import export
 from econ.assumptions import Economics
-from econ.catalog import DEFAULT_DATA_DIR, load_catalog
+from econ.tables.catalog import DEFAULT_DATA_DIR, load_catalog
 from econ.cli import main
 from econ.errors import DataError, InvalidInputError
 from econ.quotes import (

@@ -14,7 +14,7 @@ import pytest
 
 import econ.quotes as quotes
 from econ.assumptions import Economics
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.engine import evaluate
 from econ.quotes import _batch_grid, check_quotes, load_quotes, single_quote, validate_quotes
 

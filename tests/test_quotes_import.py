@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.errors import DataError
 from econ.quotes import QUOTE_SCHEMA, import_litellm, read_quotes

@@ -127,7 +127,7 @@ def test_uploaded_table_payloads_render_inert():
     """A user's own table (Assumptions page): names, sources and the error text are escaped too."""
     import polars as pl
 
-    from econ.catalog import load_catalog
+    from econ.tables.catalog import load_catalog
     cat = load_catalog()
     row = cat.accelerators.filter(pl.col("id") == "h100-sxm").select(
         [c for c in cat.accelerators.columns if not c.endswith(("_flop_per_s", "_bytes", "_bytes_per_s"))])

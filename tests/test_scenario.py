@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from econ.assumptions import Assumptions, Economics
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.errors import InvalidInputError
 from econ.presets import workload_of
 from econ.scenario import SCENARIO_FIELDS, SPECS, Scenario, from_mapping, from_query_params, from_toml, load_toml_file

@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.errors import InvalidInputError
 from econ.optimize import BLOCK_ROWS, SearchSpace, search, search_size
 

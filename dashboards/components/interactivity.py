@@ -5,7 +5,7 @@ per user): $/M output, input and blended tokens, output tokens/s per GPU, tokens
 provisioned MW (:func:`econ.compare.interactivity_table`), as a chart (the cost frontier with the levels,
 the point read at each, the public measurements) and a table with downloads. The page computes nothing:
 its frontier comes from its own econ call, the reading from ``econ.compare``, the measurements from
-``econ.measured``.
+``econ.tables.measured``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import streamlit as st
 from dashboards import charts
 from dashboards.components import chart, safe_text, state, table
 from econ.compare import LEVEL_COLUMN, interactivity_table
-from econ.measured import measured_points, with_cost
+from econ.tables.measured import measured_points, with_cost
 from econ.scenario import SPECS, from_mapping
 
 TABLE_COLUMNS = (LEVEL_COLUMN, "tokens_per_s_per_user", "usd_per_m_output_tokens", "usd_per_m_output_tokens_low",

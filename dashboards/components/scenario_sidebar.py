@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards.components import fields, safe_text, state
-from econ.catalog import GENERATIONS
-from econ.custom import CUSTOM_ID
+from econ.tables.catalog import GENERATIONS
+from econ.tables.custom import CUSTOM_ID
 from econ.engine import BASIS_SOURCES
 from econ.physics.precision import PRECISIONS
 from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of

@@ -29,7 +29,7 @@ import polars as pl
 import streamlit as st
 
 from econ.assumptions import Assumptions, Economics
-from econ.catalog import TABLES, Catalog, load_catalog
+from econ.tables.catalog import TABLES, Catalog, load_catalog
 from econ.scenario import SCENARIO_FIELDS, Scenario, from_mapping
 
 SCENARIO_KEY = "_econ_scenario"
@@ -86,7 +86,7 @@ def base_catalog_in_use() -> CatalogInUse:
 
 @st.cache_resource(show_spinner=False, max_entries=64, ttl=3600)
 def _with_custom(token: str, spec, _base: Catalog) -> Catalog:
-    from econ.custom import with_custom_accelerator
+    from econ.tables.custom import with_custom_accelerator
     return with_custom_accelerator(_base, spec)
 
 
@@ -96,7 +96,7 @@ CUSTOM_ERROR_KEY = "_econ_custom_error"
 def catalog_in_use() -> CatalogInUse:
     """The session's catalog: :func:`base_catalog_in_use` plus the scenario's custom accelerator when one is in use.
 
-    The custom row goes through the catalog's validation (:func:`econ.custom.with_custom_accelerator`); a
+    The custom row goes through the catalog's validation (:func:`econ.tables.custom.with_custom_accelerator`); a
     row that fails it is left out and the reason kept for the sidebar (``custom_error()``).
     """
     base = base_catalog_in_use()

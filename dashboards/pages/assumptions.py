@@ -1,7 +1,7 @@
 """Assumptions: every table and efficiency factor behind the numbers, viewable, editable, with sources.
 
-Edits and uploads are validated with the same rules as ``data/`` (:func:`econ.catalog.validate_table`
-and :func:`econ.catalog.load_catalog`); errors name the row and the column, and nothing is applied
+Edits and uploads are validated with the same rules as ``data/`` (:func:`econ.tables.catalog.validate_table`
+and :func:`econ.tables.catalog.load_catalog`); errors name the row and the column, and nothing is applied
 until the whole table is valid. Changes last for this browser session; "Reset" restores the
 shipped tables.
 """
@@ -23,7 +23,7 @@ import streamlit as st  # noqa: E402
 from dashboards.charts import title  # noqa: E402
 from dashboards.components import fields, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from econ.assumptions import ASSUMPTION_SOURCES, Assumptions, assumptions_frame  # noqa: E402
-from econ.catalog import TABLES, validate_table  # noqa: E402
+from econ.tables.catalog import TABLES, validate_table  # noqa: E402
 from econ.errors import DataError  # noqa: E402
 from econ.scenario import SPECS, Scenario  # noqa: E402
 
@@ -194,13 +194,13 @@ def _as_list(message: str) -> str:
 def read_upload(data: bytes, name: str) -> pl.DataFrame:
     """Parse and validate an uploaded CSV of ``name`` rows; raise DataError naming row and column.
 
-    Bounded (:func:`econ.uploads.read_table_bytes`: size and row limits); warnings (a column not in the
+    Bounded (:func:`econ.tables.uploads.read_table_bytes`: size and row limits); warnings (a column not in the
     schema, ignored) are kept in ``st.session_state["as.up.notes"]`` for the success message.
     """
     import warnings
 
-    from econ.rules import DataWarning
-    from econ.uploads import read_table_bytes
+    from econ.tables.rules import DataWarning
+    from econ.tables.uploads import read_table_bytes
 
     fname, schema, id_col = TABLES[name]
     with warnings.catch_warnings(record=True) as caught:

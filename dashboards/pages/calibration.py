@@ -24,7 +24,7 @@ import streamlit as st  # noqa: E402
 
 from dashboards.charts import OKABE_ITO, chart_title  # noqa: E402
 from dashboards.components import chart, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
-from econ.catalog import load_calibration_errors, load_calibration_predictions  # noqa: E402
+from econ.tables.catalog import load_calibration_errors, load_calibration_predictions  # noqa: E402
 from econ.errors import DataError  # noqa: E402
 
 TITLE = "Calibration"
@@ -79,7 +79,7 @@ def load(data_dir: str | None) -> tuple[pl.DataFrame, pl.DataFrame, str | None]:
     try:
         return load_calibration_errors(data_dir), load_calibration_predictions(data_dir), None
     except DataError as exc:
-        from econ.catalog import CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, empty_frame
+        from econ.tables.catalog import CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, empty_frame
         return empty_frame(CALIBRATION_ERRORS_SCHEMA), empty_frame(CALIBRATION_PREDICTIONS_SCHEMA), str(exc)
 
 

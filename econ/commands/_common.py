@@ -11,7 +11,7 @@ import threading
 
 import polars as pl
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.errors import InvalidInputError
 from econ.formatting import cell
 
@@ -28,7 +28,7 @@ def catalog_from(args):
     stderr as ``econ: warning: ...``, once per process."""
     import warnings
 
-    from econ.rules import DataWarning
+    from econ.tables.rules import DataWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataWarning)

@@ -90,7 +90,7 @@ def _profiles_frame(full: cal.FitResult) -> pl.DataFrame:
 
 def _check_error_tables(args, cases, committed) -> list[str]:
     """Problems of the shipped error tables (econ.calibration.check_errors); none when they were never written."""
-    from econ.catalog import load_calibration_errors, load_calibration_predictions
+    from econ.tables.catalog import load_calibration_errors, load_calibration_predictions
 
     errors, preds = load_calibration_errors(args.data_dir), load_calibration_predictions(args.data_dir)
     if errors.height == 0 and preds.height == 0:

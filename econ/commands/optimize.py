@@ -127,7 +127,7 @@ def _inputs(args):
 
 def _each_accelerator(catalog, kwargs, fn, what: str) -> list:
     """``fn(hardware=[h])`` for every accelerator asked, with a progress bar on stderr when it takes over a second."""
-    from econ.catalog import check_ids
+    from econ.tables.catalog import check_ids
 
     ids = catalog.accelerators["id"].to_list()
     hws = kwargs["hardware"] or ids

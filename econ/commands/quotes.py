@@ -171,7 +171,7 @@ def compute(args):
     quotes = load_quotes(catalog, args.file)
     models, providers = _split(args.model), _split(args.provider)
     if models:
-        from econ.catalog import check_ids
+        from econ.tables.catalog import check_ids
         check_ids("model", models, catalog.models["id"].to_list())
         quotes = quotes.filter(pl.col("model").is_in(models))
     if providers:

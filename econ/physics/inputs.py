@@ -3,7 +3,7 @@
 Every field is a scalar or a numpy array that broadcasts with the others (one element per evaluated
 configuration). The engine (:mod:`econ.engine`) gathers them from the catalog by integer codes, block by
 block; the optimizer builds them directly. Field names are the catalog's SI column names
-(``data/README.md``, :mod:`econ.catalog`), so a bundle can be filled with ``ModelFacts(**columns)``.
+(``data/README.md``, :mod:`econ.tables.catalog`), so a bundle can be filled with ``ModelFacts(**columns)``.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class ModelFacts:
 
 @dataclass(slots=True)
 class HardwareFacts:
-    """Datasheet facts and cost inputs of the accelerator on each row (SI units, :mod:`econ.catalog`).
+    """Datasheet facts and cost inputs of the accelerator on each row (SI units, :mod:`econ.tables.catalog`).
 
     Attributes
     ----------

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from econ.assumptions import IDEAL
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.physics.memory import min_gpus_for_weights, weight_bytes_resident
 from econ.physics.performance import ridge_point_flop_per_byte, sweet_spot_batch_rule_of_thumb
 from econ.engine import evaluate

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from econ.assumptions import DEFAULT, IDEAL, Assumptions
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.physics.memory import max_batch_size
 from econ.engine import evaluate
 from econ.sweep import grid

@@ -15,7 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from econ.assumptions import DEFAULT, IDEAL
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.physics.communication import (allreduce_time_s, alltoall_time_s, communication_computation_ratio,
                                 hierarchical_allreduce_time_s, ring_allreduce_time_s, tier_link)
 from econ.assumptions import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT, DeploymentAssumptions

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from econ.assumptions import DEFAULT, Assumptions
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.engine import evaluate
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
 from econ.physics.performance import accepted_tokens_per_step, grouped_gemm_padded_rows

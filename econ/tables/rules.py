@@ -1,11 +1,11 @@
 """Consistency rules of the data tables, declared in one place and checked at load.
 
-The column schemas of :mod:`econ.catalog` check each cell alone (type, required, schema range). The
+The column schemas of :mod:`econ.tables.catalog` check each cell alone (type, required, schema range). The
 rules here check what a cell-by-cell schema cannot, in the manner of dataframely's ``@dy.rule``
 (Quantco/dataframely): each :class:`Rule` is a Polars expression that is true on a valid row, the
 column it blames, and an expression describing the valid range for that row. Failures are reported
 per cell as ``file, row <id>, column <col>: <value> ... (valid: <range>) [rule: <name>]`` and counted
-per rule, all in one :class:`~econ.errors.DataError` raised by :func:`econ.catalog.validate_table`.
+per rule, all in one :class:`~econ.errors.DataError` raised by :func:`econ.tables.catalog.validate_table`.
 
 Three kinds of rule:
 
@@ -180,7 +180,7 @@ def cell_problems(raw: pl.DataFrame, name: str, labels: list[str]) -> list[str]:
     Parameters
     ----------
     raw : pl.DataFrame
-        Every column ``pl.String`` (stripped), as :func:`econ.catalog.validate_table` holds it.
+        Every column ``pl.String`` (stripped), as :func:`econ.tables.catalog.validate_table` holds it.
     name : str
         File name for messages.
     labels : list of str

@@ -12,9 +12,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "data" / "measurements.csv"
 REFERENCE = REPO.parent / "shared" / "reference"
 

@@ -21,9 +21,9 @@ from econ.cli import main
 from econ.errors import DataError, InvalidInputError
 from econ.quotes import MAX_QUOTE_ROWS, read_quotes
 from econ.scenario import MAX_SCENARIO_BYTES, Scenario, from_toml, load_toml_file
-from econ.uploads import MAX_TABLE_ROWS, inspect_xlsx, read_table_bytes
+from econ.tables.uploads import MAX_TABLE_ROWS, inspect_xlsx, read_table_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 HEADER = ["provider", "model", "usd_per_m_input_tokens", "usd_per_m_output_tokens"]
 
@@ -101,7 +101,7 @@ def test_the_bomb_is_small_on_disk(bomb_path):
 
 _READ_IN_CHILD = """
 import json, resource, sys
-from econ.catalog import load_catalog
+from econ.tables.catalog import load_catalog
 from econ.errors import DataError, InvalidInputError
 from econ.quotes import read_quotes
 cat = load_catalog()
@@ -175,7 +175,7 @@ def test_exactly_the_row_limit_is_accepted():
 
 @pytest.fixture(scope="module")
 def catalog():
-    from econ.catalog import load_catalog
+    from econ.tables.catalog import load_catalog
     return load_catalog()
 
 

@@ -11,11 +11,11 @@ import warnings
 import polars as pl
 import pytest
 
-from econ.catalog import DEFAULT_DATA_DIR, TABLES, load_catalog, validate_table
+from econ.tables.catalog import DEFAULT_DATA_DIR, TABLES, load_catalog, validate_table
 from econ.cli import main
 from econ.errors import DataError
-from econ.rules import PLAUSIBLE, ROW_RULES, DataWarning
-from econ.uploads import MAX_TABLE_ROWS
+from econ.tables.rules import PLAUSIBLE, ROW_RULES, DataWarning
+from econ.tables.uploads import MAX_TABLE_ROWS
 
 
 @pytest.fixture()

@@ -5,7 +5,7 @@ import shutil
 import polars as pl
 import pytest
 
-from econ.catalog import DEFAULT_DATA_DIR, TABLES, load_catalog
+from econ.tables.catalog import DEFAULT_DATA_DIR, TABLES, load_catalog
 from econ.errors import DataError
 
 REQUIRED_MODELS = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b", "deepseek-v3",
@@ -99,7 +99,7 @@ def test_calibration_error_tables_are_shipped_sourced_and_complete(catalog):
     included measurement and gives the same overall median."""
     import numpy as np
 
-    from econ.catalog import load_calibration_errors, load_calibration_predictions
+    from econ.tables.catalog import load_calibration_errors, load_calibration_predictions
 
     e, p = load_calibration_errors(), load_calibration_predictions()
     assert e.height >= 10 and p.height >= 400
@@ -129,8 +129,8 @@ def test_calibration_error_tables_are_shipped_sourced_and_complete(catalog):
 def test_calibration_error_tables_are_optional_and_validated(tmp_path, monkeypatch):
     """A data folder without them falls back to the shipped files; with no file anywhere the loaders give an
     empty frame with the schema's columns (no crash); a broken file names the row and column."""
-    import econ.catalog as catalog_module
-    from econ.catalog import (CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, load_calibration_errors,
+    import econ.tables.catalog as catalog_module
+    from econ.tables.catalog import (CALIBRATION_ERRORS_SCHEMA, CALIBRATION_PREDICTIONS_SCHEMA, load_calibration_errors,
                               load_calibration_predictions)
 
     assert load_calibration_errors(tmp_path).height > 0  # the shipped file

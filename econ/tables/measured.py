@@ -27,7 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
-from econ.catalog import DEFAULT_DATA_DIR, read_raw_csv
+from econ.tables.catalog import DEFAULT_DATA_DIR, read_raw_csv
 from econ.errors import InvalidInputError
 
 MEASURED_COLUMNS: tuple[str, ...] = (

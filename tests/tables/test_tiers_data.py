@@ -10,7 +10,7 @@ import re
 import polars as pl
 import pytest
 
-from econ.catalog import (CAPEX_BASES, COMMON_CAPEX_BASIS, DEFAULT_DATA_DIR, RENTAL_TIERS, TABLES, load_catalog,
+from econ.tables.catalog import (CAPEX_BASES, COMMON_CAPEX_BASIS, DEFAULT_DATA_DIR, RENTAL_TIERS, TABLES, load_catalog,
                           read_raw_csv)
 from econ.errors import DataError
 
@@ -124,14 +124,14 @@ def test_negative_tier_is_an_error(tmp_path):
 
 @pytest.fixture(scope="module")
 def day6():
-    from econ.catalog import PROVIDER_DISCLOSURE_SCHEMA, read_table
+    from econ.tables.catalog import PROVIDER_DISCLOSURE_SCHEMA, read_table
     d = read_table(DEFAULT_DATA_DIR / "provider_disclosures.csv", PROVIDER_DISCLOSURE_SCHEMA, "id")
     d = d.filter(pl.col("disclosure") == "deepseek-v3r1-day6")
     return dict(zip(d["item"], d["value"]))
 
 
 def test_provider_disclosures_load_and_are_sourced(catalog):
-    from econ.catalog import PROVIDER_DISCLOSURE_SCHEMA, read_table
+    from econ.tables.catalog import PROVIDER_DISCLOSURE_SCHEMA, read_table
     d = read_table(DEFAULT_DATA_DIR / "provider_disclosures.csv", PROVIDER_DISCLOSURE_SCHEMA, "id")
     assert d.height >= 20
     assert (d["value"].is_not_null() | d["value_text"].is_not_null()).all()

@@ -5,7 +5,7 @@
 domain and its bandwidth, the scale-out bandwidth, a price (all-in capex per accelerator, or a
 $/GPU-hour rental rate, or both) and the all-in power. :func:`with_custom_accelerator` turns it into an
 ``accelerators.csv`` row and validates it with the same schema and rules as the shipped table
-(:func:`econ.catalog.validate_table`: ranges, plausibility rules, "all-in power >= TDP"), then returns
+(:func:`econ.tables.catalog.validate_table`: ranges, plausibility rules, "all-in power >= TDP"), then returns
 the catalog with the row appended under the id :data:`CUSTOM_ID`: every engine call, page and command
 takes it as it takes an H100.
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields, replace
 
 import polars as pl
 
-from econ.catalog import ACCELERATOR_SCHEMA, Catalog, validate_table
+from econ.tables.catalog import ACCELERATOR_SCHEMA, Catalog, validate_table
 from econ.errors import DataError, InvalidInputError
 
 CUSTOM_ID = "custom-accelerator"
@@ -61,7 +61,7 @@ class CustomAccelerator:
         All-in IT power per accelerator (host and network share included; PUE is applied on top). [W]
     generation : str or None
         The accelerator generation whose calibration profile (``data/calibration.csv``) its efficiencies
-        take ("hopper", "blackwell", ... of :data:`econ.catalog.GENERATIONS`): the closest chip and software
+        take ("hopper", "blackwell", ... of :data:`econ.tables.catalog.GENERATIONS`): the closest chip and software
         stack. None = no profile: the scalar efficiencies of ``econ.assumptions`` (uncalibrated).
     """
 
@@ -128,7 +128,7 @@ def check(spec: CustomAccelerator) -> None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
             raise InvalidInputError(f"custom accelerator {f}={v!r} must be a positive number ({FIELD_UNITS[f]})")
-    from econ.catalog import GENERATIONS
+    from econ.tables.catalog import GENERATIONS
     if spec.generation is not None and spec.generation not in GENERATIONS:
         raise InvalidInputError(f"custom accelerator generation={spec.generation!r} is not one of {list(GENERATIONS)}")
     if spec.capex_usd is None and spec.usd_per_gpu_hour is None:
@@ -155,9 +155,9 @@ def with_custom_accelerator(catalog: Catalog, spec: CustomAccelerator, *, as_of:
         A field that is not a positive finite number, or no price.
     DataError
         The row fails the catalog's validation (a value outside the schema's range or a plausibility rule
-        of :mod:`econ.rules`), naming the column, the value and the range.
+        of :mod:`econ.tables.rules`), naming the column, the value and the range.
     """
-    from econ import catalog as cat_mod
+    from econ.tables import catalog as cat_mod
 
     check(spec)
     raw = pl.DataFrame([spec.row(as_of=as_of)], schema={c: pl.String for c in ACCELERATOR_SCHEMA})

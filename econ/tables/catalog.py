@@ -16,12 +16,14 @@ from pathlib import Path
 
 import polars as pl
 
-from econ import rules, units
+from econ import units
+
+from econ.tables import rules
 from econ.assumptions import PROFILE_PARAMETERS  # noqa: F401  (re-exported: the fields a calibration profile sets)
 from econ.errors import DataError, UnknownIdError
-from econ.uploads import drop_blank_rows, read_table_file
+from econ.tables.uploads import drop_blank_rows, read_table_file
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 
@@ -358,12 +360,12 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
     DataError
         Listing every problem: missing columns, empty required cells, non-numeric cells,
         out-of-range values, duplicate or malformed ids, and the failures of the consistency rules of
-        :mod:`econ.rules` (control characters, calendar dates, plausible ranges, row rules), each as
+        :mod:`econ.tables.rules` (control characters, calendar dates, plausible ranges, row rules), each as
         ``file, row <id>, column <col>: reason``, counted per rule.
 
     Warns
     -----
-    econ.rules.DataWarning
+    econ.tables.rules.DataWarning
         For columns not in the schema (a user's notes column): kept in the file, ignored here.
     """
     problems: list[str] = []
@@ -463,8 +465,8 @@ def read_table(path: Path, schema: dict[str, Col], id_col: str, *, kebab_ids: bo
 def read_raw_csv(path: Path) -> pl.DataFrame:
     """A CSV with every cell as text (empty = null, blank rows dropped), for validation by a schema.
 
-    Bounded: at most :data:`econ.uploads.MAX_TABLE_BYTES` are read and
-    :data:`econ.uploads.MAX_TABLE_ROWS` rows parsed (:func:`econ.uploads.read_table_file`).
+    Bounded: at most :data:`econ.tables.uploads.MAX_TABLE_BYTES` are read and
+    :data:`econ.tables.uploads.MAX_TABLE_ROWS` rows parsed (:func:`econ.tables.uploads.read_table_file`).
 
     Raises
     ------

@@ -1,0 +1,1 @@
+"""econ.tables: see ../shared/DESIGN.md, "Package layout"."""
