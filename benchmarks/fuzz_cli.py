@@ -71,7 +71,7 @@ class Fixtures:
         import polars as pl
 
         from econ.tables.catalog import DEFAULT_DATA_DIR, TABLES
-        from econ.scenario import Scenario
+        from econ.io.scenario import Scenario
 
         self.folder = folder
         f = folder

@@ -1858,6 +1858,6 @@ def import_litellm(source, catalog: Catalog, *, name: str | None = None, as_of: 
 
 def quotes_csv_bytes(quotes: pl.DataFrame) -> bytes:
     """Validated quotes as the bytes of a ``quotes.csv`` (the :data:`QUOTE_SCHEMA` columns, in order)."""
-    from econ import export
+    from econ.io import export
 
     return export.to_csv_bytes(quotes.select(list(QUOTE_SCHEMA)))

@@ -22,7 +22,7 @@ from dashboards.components import fmt, profiles  # noqa: E402
 from econ.assumptions import DEFAULT, Assumptions  # noqa: E402
 from econ.tables.catalog import load_calibration_errors, load_calibration_predictions, load_catalog  # noqa: E402
 from econ.compare import auto_batch_row  # noqa: E402
-from econ.scenario import Scenario  # noqa: E402
+from econ.io.scenario import Scenario  # noqa: E402
 
 PAGES = ROOT / "dashboards" / "pages"
 TIMEOUT = 120

@@ -155,7 +155,7 @@ def test_compare_table_reads_as_an_analyst_expects(capsys, monkeypatch):
 
 
 def test_scenario_file_gives_workload_floor_and_tier(tmp_path, capsys):
-    from econ.scenario import Scenario
+    from econ.io.scenario import Scenario
     path = tmp_path / "s.toml"
     path.write_text(Scenario(model="llama-3.1-8b", hardware="h100-sxm", workload="summarization", input_len=8192,
                              output_len=1024, basis="hyperscaler", min_tokens_per_s_per_user=60.0).to_toml())
@@ -169,7 +169,7 @@ def test_scenario_file_gives_workload_floor_and_tier(tmp_path, capsys):
 
 
 def test_scenario_with_a_custom_accelerator(tmp_path, capsys):
-    from econ.scenario import Scenario
+    from econ.io.scenario import Scenario
     path = tmp_path / "c.toml"
     path.write_text(Scenario(model="llama-3.1-8b", hardware="custom-accelerator", custom_accelerator=True,
                              custom_name="X1", custom_hbm_tb_per_s=6.0).to_toml())

@@ -25,7 +25,7 @@ from econ.tables.catalog import load_catalog  # noqa: E402
 from econ.compare import auto_batch_row, cluster_plan, hardware_comparison  # noqa: E402
 from econ.engine import RESULT_COLUMNS  # noqa: E402
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
-from econ.scenario import Scenario  # noqa: E402
+from econ.io.scenario import Scenario  # noqa: E402
 from econ.sweep import cost_table  # noqa: E402
 
 PAGES_DIR = ROOT / "dashboards" / "pages"

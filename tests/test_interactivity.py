@@ -292,7 +292,7 @@ def test_workload_presets_are_the_inferencex_shapes():
 
 def test_one_default_floor_everywhere():
     from econ import cluster, compare, quotes
-    from econ.scenario import Scenario
+    from econ.io.scenario import Scenario
     import inspect
     floor = presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER
     assert floor == 25.0  # MLPerf v5.0 interactive: TPOT <= 40 ms

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econ import export
+from econ.io import export
 from econ.assumptions import Economics
 from econ.tables.catalog import DEFAULT_DATA_DIR, load_catalog
 from econ.cli import main

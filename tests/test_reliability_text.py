@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dashboards.components.safe_text import code, md, unescape  # noqa: E402
-from econ.scenario import Scenario  # noqa: E402
+from econ.io.scenario import Scenario  # noqa: E402
 
 LINK = "[Session expired - click here](http://127.0.0.1:9/x)"
 IMAGE = "![x](http://127.0.0.1:9/t.png)"

@@ -24,7 +24,7 @@ import pytest
 from econ import safe_write
 from econ.cli import main
 from econ.errors import InvalidInputError
-from econ.scenario import Scenario, load_toml_file, save_toml_file
+from econ.io.scenario import Scenario, load_toml_file, save_toml_file
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}

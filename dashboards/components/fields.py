@@ -10,7 +10,7 @@ import streamlit as st
 
 from dashboards.components import state
 from econ.assumptions import ASSUMPTION_SOURCES, ECONOMICS_SOURCES
-from econ.scenario import SPECS
+from econ.io.scenario import SPECS
 
 _SOURCES = {**ASSUMPTION_SOURCES, **ECONOMICS_SOURCES}
 
@@ -146,8 +146,8 @@ def optional_number(field: str, *, auto_label: str, container=None, label: str |
 
 
 def text(field: str, *, container=None, label: str | None = None, help: str | None = None) -> str:
-    """A text input for a free-text scenario field (a name): at most econ.scenario.MAX_TEXT_CHARS characters."""
-    from econ.scenario import MAX_TEXT_CHARS, from_mapping
+    """A text input for a free-text scenario field (a name): at most econ.io.scenario.MAX_TEXT_CHARS characters."""
+    from econ.io.scenario import MAX_TEXT_CHARS, from_mapping
 
     c = container or st
     key = state.seed(field, str(getattr(state.scenario(), field)))

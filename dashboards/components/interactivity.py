@@ -17,7 +17,7 @@ from dashboards import charts
 from dashboards.components import chart, safe_text, state, table
 from econ.compare import LEVEL_COLUMN, interactivity_table
 from econ.tables.measured import measured_points, with_cost
-from econ.scenario import SPECS, from_mapping
+from econ.io.scenario import SPECS, from_mapping
 
 TABLE_COLUMNS = (LEVEL_COLUMN, "tokens_per_s_per_user", "usd_per_m_output_tokens", "usd_per_m_output_tokens_low",
                  "usd_per_m_output_tokens_high", "usd_per_m_output_tokens_all_in", "usd_per_m_output_tokens_all_in_low",

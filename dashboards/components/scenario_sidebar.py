@@ -1,6 +1,6 @@
 """The shared sidebar: the scenario every page computes with, plus save / load / reset.
 
-``show(key)`` draws it and returns the :class:`econ.scenario.Scenario`; ``current()`` is what pages
+``show(key)`` draws it and returns the :class:`econ.io.scenario.Scenario`; ``current()`` is what pages
 call: the scenario the app's sidebar drew this run, or (page run on its own, as in AppTest) the
 sidebar drawn by the page itself.
 """
@@ -15,7 +15,7 @@ from econ.tables.custom import CUSTOM_ID
 from econ.engine import BASIS_SOURCES
 from econ.physics.precision import PRECISIONS
 from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of
-from econ.scenario import Scenario, from_mapping, from_toml
+from econ.io.scenario import Scenario, from_mapping, from_toml
 
 PRECISION_TITLES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4 (NVFP4)"}
 LOADED_KEY = "_econ_loaded_file"

@@ -80,7 +80,7 @@ _CHOICE_TITLES = {("basis", "owned"): "Owned (TCO)", ("basis", "rental"): "Rente
 
 def display_unit(field: str) -> tuple[str, float]:
     """(unit shown, factor from the stored value) of an assumption: fractions in %, seconds in ms or us."""
-    from econ.scenario import SPECS
+    from econ.io.scenario import SPECS
 
     if field in _FIELD_UNITS:
         return _FIELD_UNITS[field]
@@ -94,7 +94,7 @@ def display_unit(field: str) -> tuple[str, float]:
 
 def label(field: str) -> str:
     """The human name of an assumption (``eta_bw`` -> "HBM bandwidth efficiency")."""
-    from econ.scenario import SPECS
+    from econ.io.scenario import SPECS
 
     from dashboards.charts import title
 
@@ -104,7 +104,7 @@ def label(field: str) -> str:
 
 def display_value(field: str, value) -> str:
     """An assumption's value as an analyst reads it: ``60%``, ``1.50 ms``, ``$11.7M per MW of IT load``."""
-    from econ import formatting as f
+    from econ.io import formatting as f
 
     if value is None:
         return f.MISSING

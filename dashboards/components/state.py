@@ -3,7 +3,7 @@
 - The shipped catalog (or ``$ECON_DATA_DIR``) is loaded once per process (``st.cache_resource``);
   a user's edits or uploads from the Assumptions page replace it for their session only, after
   validation, under a content token so cached results never mix catalogs.
-- The scenario lives in ``st.session_state`` as one :class:`econ.scenario.Scenario` and is written to
+- The scenario lives in ``st.session_state`` as one :class:`econ.io.scenario.Scenario` and is written to
   the URL query string on every run (only fields that differ from the defaults), so a copied link
   reproduces the view. The first run of a session reads the URL (unknown ids and out-of-range values
   become warnings and defaults).
@@ -30,7 +30,7 @@ import streamlit as st
 
 from econ.assumptions import Assumptions, Economics
 from econ.tables.catalog import TABLES, Catalog, load_catalog
-from econ.scenario import SCENARIO_FIELDS, Scenario, from_mapping
+from econ.io.scenario import SCENARIO_FIELDS, Scenario, from_mapping
 
 SCENARIO_KEY = "_econ_scenario"
 WARNINGS_KEY = "_econ_warnings"

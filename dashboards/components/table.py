@@ -2,7 +2,7 @@
 
 Display only: values are scaled for reading ($M, ms, %) as :data:`dashboards.charts.COLUMNS` says;
 downloads keep the stored units, which every column name carries (``capex_total_usd``), plus the
-assumptions and sources (``econ.export``, imported lazily).
+assumptions and sources (``econ.io.export``, imported lazily).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import polars as pl
 import streamlit as st
 
 from dashboards.charts import COLUMNS, title
-from econ.formatting import MISSING
+from econ.io.formatting import MISSING
 
 PLACEHOLDER = MISSING
 """What an empty cell shows in every table (``st.dataframe(placeholder=...)``): "–", never "None"."""
@@ -66,7 +66,7 @@ def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions:
     catalog : Catalog, optional
         The catalog in force (its ``as_of`` dates go into the workbook).
     xlsx : callable, optional
-        Makes the XLSX bytes instead (e.g. :func:`econ.export.cost_workbook_bytes` with live formulas).
+        Makes the XLSX bytes instead (e.g. :func:`econ.io.export.cost_workbook_bytes` with live formulas).
     download_frame : pl.DataFrame, optional
         What the downloads hold when it is more than the columns shown (e.g. every result column).
     """
@@ -81,7 +81,7 @@ def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions:
 
 def _export():
     try:
-        from econ import export  # lazy: only when a download is clicked
+        from econ.io import export  # lazy: only when a download is clicked
     except ImportError:
         return None
     return export
@@ -101,7 +101,7 @@ def _text_metadata(metadata: dict | None) -> dict | None:
 
 
 def csv_bytes(frame: pl.DataFrame) -> bytes:
-    """CSV of the table in stored units, formula-injection safe (``econ.export.to_csv_bytes``)."""
+    """CSV of the table in stored units, formula-injection safe (``econ.io.export.to_csv_bytes``)."""
     ex = _export()
     if ex is not None and hasattr(ex, "to_csv_bytes"):
         return ex.to_csv_bytes(frame)
@@ -109,7 +109,7 @@ def csv_bytes(frame: pl.DataFrame) -> bytes:
 
 
 def xlsx_bytes(frame: pl.DataFrame, assumptions=None, metadata=None, catalog=None) -> bytes:
-    """XLSX workbook: the table, the assumptions with sources, metadata (``econ.export.to_xlsx_bytes``)."""
+    """XLSX workbook: the table, the assumptions with sources, metadata (``econ.io.export.to_xlsx_bytes``)."""
     ex = _export()
     if ex is not None and hasattr(ex, "to_xlsx_bytes"):
         return ex.to_xlsx_bytes(frame, **_kwargs(ex.to_xlsx_bytes, assumptions=assumptions,

@@ -25,7 +25,7 @@ from dashboards.components import fields, fmt, profiles, safe_text, scenario_sid
 from econ.assumptions import ASSUMPTION_SOURCES, Assumptions, assumptions_frame  # noqa: E402
 from econ.tables.catalog import TABLES, validate_table  # noqa: E402
 from econ.errors import DataError  # noqa: E402
-from econ.scenario import SPECS, Scenario  # noqa: E402
+from econ.io.scenario import SPECS, Scenario  # noqa: E402
 
 TITLE = "Assumptions"
 ICON = ":material/tune:"

@@ -4,7 +4,7 @@ One econ call per panel (``econ.cluster``): :func:`econ.cluster.cluster_plan` ov
 of sizes; :func:`econ.cluster.power_table` (power on each basis); :func:`econ.cluster.fleet_numbers` (seed 001's
 calculators); :func:`econ.cluster.buildout_capex` (itemized build-out); :func:`econ.cluster.size_from_budget`
 (what a power or capex budget buys); :func:`econ.cluster.training_run` (a 6ND run with failures and checkpoints).
-The page gathers inputs and shows results; every number is formatted by ``econ.formatting``.
+The page gathers inputs and shows results; every number is formatted by ``econ.io.formatting``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from econ import cluster as cl  # noqa: E402
 from econ.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PEAK_COLUMN, PRECISIONS  # noqa: E402
-from econ.scenario import Scenario  # noqa: E402
+from econ.io.scenario import Scenario  # noqa: E402
 
 TITLE = "Cluster"
 ICON = ":material/dns:"
@@ -86,7 +86,7 @@ def budget_plan(token: str, hardware: str, model: str, kind: str, amount: float,
 
 def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height: int | str = "auto",
                download: bool = True, static: bool = False) -> None:
-    """A result frame as text cells in SI units (``econ.formatting.cell``); downloads keep the stored units.
+    """A result frame as text cells in SI units (``econ.io.formatting.cell``); downloads keep the stored units.
 
     ``static``: a plain table that wraps its cells (no cut-off values on a phone), for a few rows.
     """
@@ -103,7 +103,7 @@ def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height
 
 @functools.lru_cache(maxsize=64)
 def _text_cells(columns: tuple, rows: tuple) -> pl.DataFrame:
-    """Each cell formatted by its column's unit (``econ.formatting.cell``), memoized per content (a rerun that
+    """Each cell formatted by its column's unit (``econ.io.formatting.cell``), memoized per content (a rerun that
     does not change the numbers does not format them again)."""
     labels = {"num_gpus": "Cluster GPUs", "per_gpu_power_w": "Power per GPU", "power_basis": "Power basis"}
     return pl.DataFrame({labels.get(c, charts.title(c)): [fmt.cell(c, r[i]) for r in rows]

@@ -23,7 +23,7 @@ from dashboards.components import chart, fields, fmt, profiles, safe_text, scena
 from dashboards.components.scenario_sidebar import BASIS_TITLES  # noqa: E402
 from econ.compare import auto_batch_row, curve_on_layout  # noqa: E402
 from econ.errors import EconError  # noqa: E402
-from econ.scenario import Scenario  # noqa: E402
+from econ.io.scenario import Scenario  # noqa: E402
 from econ.sweep import cost_table  # noqa: E402
 
 TITLE = "Cost explorer"
@@ -161,8 +161,8 @@ def render() -> None:
 
 
 def workbook(curve: pl.DataFrame, sc: Scenario, cat, sources_frame: pl.DataFrame) -> bytes:
-    """The cost table as an XLSX with a live cost chain (:func:`econ.export.cost_workbook_bytes`)."""
-    from econ import export
+    """The cost table as an XLSX with a live cost chain (:func:`econ.io.export.cost_workbook_bytes`)."""
+    from econ.io import export
 
     extra = sources_frame.filter(pl.col("group").str.starts_with("catalog"))
     return export.cost_workbook_bytes(curve, cat, sc.economics(cat), sc.assumptions(),

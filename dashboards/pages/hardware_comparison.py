@@ -27,7 +27,7 @@ from dashboards.components import (chart, fields, fmt, interactivity, safe_text,
 from econ.compare import Comparison, cost_frontier, hardware_comparison  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
-from econ.scenario import Scenario  # noqa: E402
+from econ.io.scenario import Scenario  # noqa: E402
 
 from dashboards.components.scenario_sidebar import BASIS_TITLES as TIER_TITLES  # noqa: E402
 

@@ -25,7 +25,7 @@ from dashboards.components.scenario_sidebar import BASIS_TITLES, PRECISION_TITLE
 from econ.compare import LEVEL_COLUMN, HeadToHead, Setup, head_to_head  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
-from econ.scenario import Scenario  # noqa: E402
+from econ.io.scenario import Scenario  # noqa: E402
 
 TITLE = "Head to head"
 ICON = ":material/compare_arrows:"

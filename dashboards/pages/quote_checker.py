@@ -34,7 +34,7 @@ from econ.quotes import (  # noqa: E402
     WEIGHT_FORMATS, QuoteCheck, check_quotes, cost_basis_label, generations, load_provider_systems, load_quotes,
     read_quotes, single_quote,
 )
-from econ.scenario import Scenario  # noqa: E402
+from econ.io.scenario import Scenario  # noqa: E402
 
 TITLE = "Quote checker"
 ICON = ":material/fact_check:"
@@ -285,7 +285,7 @@ def _display(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _assumption_rows(cat, sc: Scenario, result: QuoteCheck, economics) -> pl.DataFrame:
     """Every input behind the check, for the XLSX download: efficiencies, economics, floor hardware, settings."""
-    from econ import export
+    from econ.io import export
     hw = result.summary["floor_hardware"].drop_nulls().unique().sort().to_list()
     return export.cost_assumptions_frame(cat, sc.assumptions(), economics, hardware=hw,
                                          extra=result.settings_rows())
@@ -298,12 +298,12 @@ def _rate_text(result: QuoteCheck) -> str:
 
 
 def _money(v, digits: int = 0) -> str:
-    from econ.formatting import MISSING
+    from econ.io.formatting import MISSING
     return MISSING if v is None else f"${v:,.{digits}f}"
 
 
 def _frac(v) -> str:
-    from econ.formatting import MISSING
+    from econ.io.formatting import MISSING
     return MISSING if v is None else f"{v:.1%}"
 
 
@@ -575,7 +575,7 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
             ("Gross margin", "gross_margin_frac", "%"), ("Cost-profit ratio", "cost_profit_margin_frac", "%")]
 
     def fmt(v, kind):
-        from econ.formatting import MISSING
+        from econ.io.formatting import MISSING
         if v is None:
             return MISSING
         return (f"{v:,.0f}" if kind == "n" else _money(v) if kind == "$" else _money(v, 3) if kind == "$3"

@@ -17,7 +17,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
 from econ.commands.fleet import show
 from econ.errors import InvalidInputError
 from econ.physics.precision import PRECISIONS
-from econ.scenario import Scenario
+from econ.io.scenario import Scenario
 
 CORE_COLUMNS = (
     "hardware", "num_gpus", "gpus_per_rack", "capex_total_usd", "capex_accelerators_usd", "capex_facility_usd",

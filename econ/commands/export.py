@@ -1,7 +1,7 @@
 """``econ export KIND``: write a result table to CSV, XLSX (live cost formulas) or Parquet.
 
 ``KIND`` names the table; each kind takes the flags of the command that computes it (``econ export
-cost`` takes every flag of ``econ cost``). The writing is :func:`econ.export.write_table` through
+cost`` takes every flag of ``econ cost``). The writing is :func:`econ.io.export.write_table` through
 :mod:`econ.safe_write`: atomic, formula-injection-safe, never over an existing file without ``--force``.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from econ.commands import cost as cost_cmd
 from econ.errors import InvalidInputError
-from econ.export import FORMATS, cost_assumptions_frame, format_of, write_table
+from econ.io.export import FORMATS, cost_assumptions_frame, format_of, write_table
 from econ.safe_write import check_target
 
 

@@ -185,7 +185,7 @@ def run_check(args) -> int:
     result, catalog, economics = compute(args)
     fmt = args.format
     if fmt in ("csv", "xlsx"):
-        from econ import export
+        from econ.io import export
 
         if fmt == "csv":
             data = export.to_csv_bytes(result.summary)
@@ -205,7 +205,7 @@ def run_check(args) -> int:
 def xlsx_bytes(result, catalog, economics, assumptions=None) -> bytes:
     """The quote check as a workbook: a 'Quote check' sheet (one row per quote) and the Assumptions sheet
     (economics, efficiencies, the capex/power/rental of every floor accelerator, the check's settings)."""
-    from econ import export
+    from econ.io import export
     from econ.assumptions import DEFAULT
 
     hw = result.summary["floor_hardware"].drop_nulls().unique().sort().to_list()
@@ -365,7 +365,7 @@ def pnl_frame(reported: dict, modeled: dict) -> pl.DataFrame:
 
 
 def _pnl_cell(field: str, v) -> str:
-    from econ.formatting import MISSING
+    from econ.io.formatting import MISSING
     if v is None:
         return MISSING
     if field.endswith("_frac"):

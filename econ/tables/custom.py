@@ -9,7 +9,7 @@ $/GPU-hour rental rate, or both) and the all-in power. :func:`with_custom_accele
 the catalog with the row appended under the id :data:`CUSTOM_ID`: every engine call, page and command
 takes it as it takes an H100.
 
-The row's ``source`` says it is user-entered; the dashboard and ``econ.scenario`` save the numbers in the
+The row's ``source`` says it is user-entered; the dashboard and ``econ.io.scenario`` save the numbers in the
 scenario (TOML file and URL), so a shared link reproduces the accelerator.
 """
 

@@ -20,7 +20,7 @@ import pytest
 from econ.cli import main
 from econ.errors import DataError, InvalidInputError
 from econ.quotes import MAX_QUOTE_ROWS, read_quotes
-from econ.scenario import MAX_SCENARIO_BYTES, Scenario, from_toml, load_toml_file
+from econ.io.scenario import MAX_SCENARIO_BYTES, Scenario, from_toml, load_toml_file
 from econ.tables.uploads import MAX_TABLE_ROWS, inspect_xlsx, read_table_bytes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""econ.scenario: exact round trips (dict, URL, TOML) and forgiving reads (warnings + defaults, never a traceback)."""
+"""econ.io.scenario: exact round trips (dict, URL, TOML) and forgiving reads (warnings + defaults, never a traceback)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from econ.assumptions import Assumptions, Economics
 from econ.tables.catalog import load_catalog
 from econ.errors import InvalidInputError
 from econ.presets import workload_of
-from econ.scenario import SCENARIO_FIELDS, SPECS, Scenario, from_mapping, from_query_params, from_toml, load_toml_file
+from econ.io.scenario import SCENARIO_FIELDS, SPECS, Scenario, from_mapping, from_query_params, from_toml, load_toml_file
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 from econ.tables.catalog import load_catalog
 from econ.tables.custom import CUSTOM_ID
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS
-from econ.scenario import Scenario, from_mapping, from_query_params, from_toml
+from econ.io.scenario import Scenario, from_mapping, from_query_params, from_toml
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Exports (econ/export.py, econ/commands/export.py): round trips, formula-injection safety, the live
+"""Exports (econ/io/export.py, econ/commands/export.py): round trips, formula-injection safety, the live
 cost chain, atomic writes, the CLI, and a LibreOffice recalculation of the cost chain.
 
 The round trips are exact (values, headers, row order): XLSX numbers are written with Python's shortest
@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import econ
-from econ import export as ex
+from econ.io import export as ex
 from econ.assumptions import DEFAULT, Economics
 from econ.tables.catalog import load_catalog
 from econ.cli import main

@@ -1,0 +1,1 @@
+"""econ.io: see ../shared/DESIGN.md, "Package layout"."""
