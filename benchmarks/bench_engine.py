@@ -9,7 +9,7 @@ Measures, on this machine (best of N wall-clock runs; numbers go in the README, 
    cost columns only;
 2. 1e7 points in a child process: wall time and peak RSS (time should be ~10x the 1e6 figure: linear);
 3. one-row evaluation latency (all columns);
-4. ``econ.optimize.frontier`` for DeepSeek-V3 over every accelerator, in-process;
+4. ``econ.analyses.optimize.frontier`` for DeepSeek-V3 over every accelerator, in-process;
 5. ``econ --help`` wall time (a fresh interpreter each run).
 
 Targets (issue 8): >= 3M points/s at 1e6 points, 1e7 points under 4 GB peak RSS with time linear in the
@@ -103,10 +103,10 @@ def main() -> None:
         evaluate(one, catalog)
         times.append(time.perf_counter() - t0)
     print(f"evaluate, one row (all columns): median {np.median(times) * 1e3:.2f} ms, best {min(times) * 1e3:.2f} ms")
-    from econ.optimize import frontier
+    from econ.analyses.optimize import frontier
     frontier(catalog, model="deepseek-v3")  # warm-up
     t = best_of(lambda: frontier(catalog, model="deepseek-v3"), 3)
-    print(f"econ.optimize.frontier, DeepSeek-V3 over all {catalog.accelerators.height} accelerators: {t:.2f} s")
+    print(f"econ.analyses.optimize.frontier, DeepSeek-V3 over all {catalog.accelerators.height} accelerators: {t:.2f} s")
     econ = Path(sys.executable).parent / "econ"
     t = best_of(lambda: subprocess.run([str(econ), "--help"], capture_output=True, check=True), 5)
     print(f"econ --help: {t:.3f} s (best of 5)")

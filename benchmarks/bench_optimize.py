@@ -11,7 +11,7 @@ Run: ``.venv/bin/python benchmarks/bench_optimize.py [--reference PATH] [--skip-
    (TensorRT-LLM perf tables: Qwen3-235B attention-DP + EP, Llama-3.1-405B TP4/TP8, Llama-3.x-70B TP2-8;
    the TensorRT-LLM DeepSeek-R1 B200 blog; vLLM's GB200 wide-EP post). Saturated "max throughput"
    rows run at the KV-capacity batch capped at 4096 sequences per instance (trtllm-bench's
-   ``min(kv_cache_max_requests, 4096)``, as econ.calibration) and compare the *served* output rate
+   ``min(kv_cache_max_requests, 4096)``, as econ.analyses.calibration) and compare the *served* output rate
    (prefill included), which is what a saturated benchmark measures.
 """
 
@@ -30,7 +30,7 @@ from econ.assumptions import DEFAULT, IDEAL
 from econ.tables.catalog import load_catalog
 from econ.physics.communication import allreduce_time_s, communication_computation_ratio, ring_allreduce_time_s
 from econ.physics.deployment import DEFAULT_DEPLOYMENT, NEUTRAL_DEPLOYMENT, evaluate
-from econ.optimize import SLO, SearchSpace, frontier, search
+from econ.analyses.optimize import SLO, SearchSpace, frontier, search
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "validation_public.csv"
 ENGINE_MAX_BATCH = 4096

@@ -4,7 +4,7 @@ Lines, each the median (and 90th percentile) of ``--repeat`` runs in this proces
 
 - ``cli all quotes``: ``econ quotes check`` with default arguments (the shipped ``data/quotes.csv``, owned-custom
   tier), the whole command in-process: catalog load, quotes load, check, the printed table and reasons;
-- its phases: ``load_catalog``, ``load_quotes``, ``check_quotes all (cold)`` (:func:`econ.quotes.check_quotes` on a
+- its phases: ``load_catalog``, ``load_quotes``, ``check_quotes all (cold)`` (:func:`econ.analyses.quotes.check_quotes` on a
   catalog object it has not seen, as in a fresh ``econ`` process) and ``print table + reasons`` (the command's
   output of that result);
 - ``check_quotes all (cached)``: the same check again on the same catalog object: the layouts, grid and screen come
@@ -12,7 +12,7 @@ Lines, each the median (and 90th percentile) of ``--repeat`` runs in this proces
 - ``cli all --tco hyperscaler``: the same command in another cost tier;
 - ``cli one quote``: ``econ quotes check --model llama-3.3-70b --input-price 0.59 --output-price 0.79 --hardware
   h100-sxm --tco hyperscaler`` (the README example);
-- ``pnl day 6``: :func:`econ.provider_economics.modeled_floor_pnl` on DeepSeek's day-6 figures;
+- ``pnl day 6``: :func:`econ.analyses.provider_economics.modeled_floor_pnl` on DeepSeek's day-6 figures;
 - ``page uncached`` / ``page cached``: the Quote checker page rerun after a sidebar change, with Streamlit's
   AppTest (the approach of ``benchmarks/bench_dashboard.py``: a PUE never seen before misses every cache).
 
@@ -21,7 +21,7 @@ Usage::
     .venv/bin/python benchmarks/bench_quotes.py [--repeat 7] [--no-page] [--reference]
 
 ``--reference`` times the exhaustive reference search (every grid point through the full engine) instead of the
-screened one; both give the same answers (tests/test_quotes_fast.py). The machine is shared: read medians.
+screened one; both give the same answers (tests/analyses/test_quotes_fast.py). The machine is shared: read medians.
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def _cli(argv):
 
 def bench(repeat: int, page: bool) -> list[tuple[str, float, float]]:
     from econ.tables.catalog import load_catalog
-    from econ.provider_economics import DEEPSEEK_DAY6, load_disclosure, modeled_floor_pnl
-    from econ.quotes import check_quotes, load_quotes
+    from econ.analyses.provider_economics import DEEPSEEK_DAY6, load_disclosure, modeled_floor_pnl
+    from econ.analyses.quotes import check_quotes, load_quotes
 
     from econ.commands.quotes import _print
 
@@ -113,10 +113,10 @@ def main() -> None:
     ap.add_argument("--reference", action="store_true", help="time the exhaustive reference search")
     args = ap.parse_args()
     if args.reference:
-        import econ.quotes
-        if not hasattr(econ.quotes, "EXHAUSTIVE_SEARCH"):
-            ap.error("this tree has no screened search (econ.quotes.EXHAUSTIVE_SEARCH): it always runs the reference")
-        econ.quotes.EXHAUSTIVE_SEARCH = True
+        import econ.analyses.quotes
+        if not hasattr(econ.analyses.quotes, "EXHAUSTIVE_SEARCH"):
+            ap.error("this tree has no screened search (econ.analyses.quotes.EXHAUSTIVE_SEARCH): it always runs the reference")
+        econ.analyses.quotes.EXHAUSTIVE_SEARCH = True
     rows = bench(args.repeat, not args.no_page)
     print(f"{'case':<28} {'median ms':>10} {'p90 ms':>8}")
     for name, med, p90 in rows:

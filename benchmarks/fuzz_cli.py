@@ -18,7 +18,7 @@ restarts the worker if it is killed, times out or dies. Outcomes:
 - ``timeout`` / ``crash``: the worker exceeded the time limit or died (e.g. an allocation abort); these
   are bounded-work findings (issue 12 finding 1, the engine's), reported apart from tracebacks.
 
-``tests/test_fuzz_cli.py`` runs a few hundred of these in CI with the same generator.
+``tests/cli/test_fuzz_cli.py`` runs a few hundred of these in CI with the same generator.
 """
 
 from __future__ import annotations

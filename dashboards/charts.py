@@ -364,7 +364,7 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
     Parameters
     ----------
     curve : pl.DataFrame
-        Rows of :func:`econ.sweep.batch_curve` (feasible rows are plotted).
+        Rows of :func:`econ.analyses.sweep.batch_curve` (feasible rows are plotted).
     max_batch : int
         KV-cache capacity wall (``max_batch_size``): a vertical rule.
     sweet_spot : float or None
@@ -479,7 +479,7 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
     Parameters
     ----------
     best : pl.DataFrame
-        :attr:`econ.compare.Comparison.best` (rows with a rank are drawn, cheapest on top).
+        :attr:`econ.analyses.compare.Comparison.best` (rows with a rank are drawn, cheapest on top).
     """
     ranked = best.filter(pl.col("rank").is_not_null())
     parts = [p for p in COST_PART_TITLES if f"usd_per_m_tokens_{p}" in ranked.columns]
@@ -695,7 +695,7 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
     levels : sequence of float
         Interactivity levels: a dashed rule each, labelled.
     picks : pl.DataFrame, optional
-        The point read at each level (:func:`econ.compare.value_at_interactivity` rows with ``series``,
+        The point read at each level (:func:`econ.analyses.compare.value_at_interactivity` rows with ``series``,
         ``at_tokens_per_s_per_user``, ``tokens_per_s_per_user`` and ``y``): hollow rings.
     measured : pl.DataFrame, optional
         Public measurements (:func:`econ.tables.measured.measured_points`, priced with :func:`econ.tables.measured.with_cost`
@@ -817,7 +817,7 @@ def cost_axis_domain(frontier: pl.DataFrame, y: str, picks: pl.DataFrame | None 
 
 
 def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label") -> dict:
-    """Stacked horizontal bars: where each deployment's decode step goes (:func:`econ.breakdown.step_breakdown`).
+    """Stacked horizontal bars: where each deployment's decode step goes (:func:`econ.analyses.breakdown.step_breakdown`).
 
     Parameters
     ----------
@@ -829,7 +829,7 @@ def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label") -> dict:
     """
     import textwrap
 
-    from econ.breakdown import COMPONENT_TITLES, COMPONENTS
+    from econ.analyses.breakdown import COMPONENT_TITLES, COMPONENTS
 
     colours = {"weights": OKABE_ITO[0], "kv_cache": OKABE_ITO[4], "gemm": OKABE_ITO[5], "attention": OKABE_ITO[1],
                "communication": OKABE_ITO[3], "overhead": "#999999", "prefill_chunks": OKABE_ITO[2],

@@ -195,7 +195,7 @@ ASSUMPTION_SOURCES: dict[str, str] = {
     "layer_overhead_s": "0 (v1 had none); calibrated per generation x precision (data/calibration.csv). Measured kernel"
                         " floors are 3-14 us per GEMM, 10-20 us per attention call, ~4 us per custom all-reduce, i.e. "
                         "~30-40 us per layer in isolation (NVIDIA AIConfigurator 0.12 kernel tables, data/kernels/)",
-    "moe_tile_rows": "1 (no padding), also in the calibrated profiles (econ.calibration.MOE_TILE_ROWS): the MMA tiles "
+    "moe_tile_rows": "1 (no padding), also in the calibrated profiles (econ.analyses.calibration.MOE_TILE_ROWS): the MMA tiles "
                      "are 64 rows on Hopper and 128 on Blackwell, but measured fused-MoE kernels at 1-8 tokens per "
                      "expert run at their bytes-bound time (AIConfigurator 0.12); set 64 or 128 to study padding",
     "moe_gemm_half_width": "0 (no width effect) until calibrated per generation; NVIDIA AIConfigurator 0.12 fused-MoE "

@@ -618,7 +618,7 @@ def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, 
 def run(inp: EngineInputs, cost: CostInputs, assumptions: Assumptions = DEFAULT,
         deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT):
     """Physics and cost of validated array inputs: (Physics, Costs). The entry point of array searches
-    (:mod:`econ.optimize`); callers validate first (:func:`evaluate` does it for frames)."""
+    (:mod:`econ.analyses.optimize`); callers validate first (:func:`evaluate` does it for frames)."""
     phys = run_physics(inp, assumptions, deployment)
     return phys, run_costs(phys, inp, inp.hardware, cost)
 
@@ -1596,7 +1596,7 @@ def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_
 
 _SMALL_FRAME_ROWS = 16
 """Up to this many rows the result frame is built from Python rows with a fixed schema (~0.2 ms for ~90
-columns) instead of one Polars Series per column (~1.5 ms); equal frames (tests/test_engine_small_frame.py)."""
+columns) instead of one Polars Series per column (~1.5 ms); equal frames (tests/engine/test_engine_small_frame.py)."""
 
 
 def _small_result_frame(n_rows: int, columns) -> pl.DataFrame:

@@ -19,7 +19,7 @@ Speed floor
 per user) of every command and page that needs one: ``econ cost`` (the automatic batch),
 ``econ optimize`` and ``econ frontier`` (the SLO), ``econ cluster`` and ``econ fleet size``
 (serving), ``econ compare``, the dashboard's scenario, and the quote checker's floor for quotes
-that publish no speed (``econ.quotes.DEFAULT_MIN_TOKENS_PER_S_PER_USER`` holds the same value; a test
+that publish no speed (``econ.analyses.quotes.DEFAULT_MIN_TOKENS_PER_S_PER_USER`` holds the same value; a test
 keeps them equal).
 
 :data:`INTERACTIVITY_LEVELS` are the default interactivity levels at which the cost-vs-interactivity

@@ -4,7 +4,7 @@ A file is written as a hidden temporary file in the target's own folder
 (``.NAME.<pid>.<hex>.tmp``), flushed and fsynced, then published with one atomic rename (or a hard
 link when an existing file must not be replaced), and the folder is fsynced. A reader therefore sees
 the previous file or the new one, never a truncated one, whatever happens to the writing process
-(``tests/test_reliability_write.py`` kills it with SIGKILL mid-write).
+(``tests/ground/test_reliability_write.py`` kills it with SIGKILL mid-write).
 
 - An existing target is replaced only with ``force=True`` (the CLI's ``--force``); otherwise the
   write is refused *before* any work, and again at publication time (a file that appeared meanwhile

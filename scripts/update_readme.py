@@ -5,7 +5,7 @@ Usage::
     .venv/bin/python scripts/update_readme.py            # rewrite README.md in place
     .venv/bin/python scripts/update_readme.py --check    # exit 1 and show a diff if it is out of date
 
-``tests/test_readme.py`` runs the same commands and fails when the README differs; after a change of
+``tests/cli/test_readme.py`` runs the same commands and fails when the README differs; after a change of
 the model or of the CLI's output, run this script and commit README.md.
 
 Conventions of a ```console block (documented here and in the test):

@@ -2,9 +2,9 @@
 
 Per accelerator, the frontier read at chosen interactivity levels (default 20 / 50 / 100 output tokens/s
 per user): $/M output, input and blended tokens, output tokens/s per GPU, tokens per $1 and tokens/s per
-provisioned MW (:func:`econ.compare.interactivity_table`), as a chart (the cost frontier with the levels,
+provisioned MW (:func:`econ.analyses.compare.interactivity_table`), as a chart (the cost frontier with the levels,
 the point read at each, the public measurements) and a table with downloads. The page computes nothing:
-its frontier comes from its own econ call, the reading from ``econ.compare``, the measurements from
+its frontier comes from its own econ call, the reading from ``econ.analyses.compare``, the measurements from
 ``econ.tables.measured``.
 """
 
@@ -15,7 +15,7 @@ import streamlit as st
 
 from dashboards import charts
 from dashboards.components import chart, safe_text, state, table
-from econ.compare import LEVEL_COLUMN, interactivity_table
+from econ.analyses.compare import LEVEL_COLUMN, interactivity_table
 from econ.tables.measured import measured_points, with_cost
 from econ.io.scenario import SPECS, from_mapping
 

@@ -161,7 +161,7 @@ def efficiency_status(catalog, hardware: str, precision: str, assumptions) -> di
     from dashboards.components import sources
     from econ.assumptions import PROFILE_PARAMETERS
 
-    from econ.calibration import HELD
+    from econ.analyses.calibration import HELD
 
     prof = profile_of(catalog, hardware, precision)
     row = _rows(catalog).get(prof, {}) if prof else {}

@@ -16,7 +16,7 @@ literals* (a bare ``http://...``, ``www....`` or ``name@host.tld``) are differen
 renderer (remark-gfm, mdast-util-gfm-autolink-literal) finds them in the text *after* escapes are
 resolved, so escaping cannot stop them; :func:`md` puts each such run in an inline code span
 instead (code is never linked), which shows it verbatim in monospace. Control characters are
-replaced by U+FFFD. ``tests/test_reliability_text.py`` checks pages with link and image payloads
+replaced by U+FFFD. ``tests/dashboards/test_reliability_text.py`` checks pages with link and image payloads
 render no link to the payload and no ``<img>`` (Markdown rendered by markdown-it-py, and in Chromium).
 """
 

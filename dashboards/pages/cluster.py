@@ -1,9 +1,9 @@
 """Cluster: capex, power, racks, reliability, training and serving for G accelerators, and the fleet planner.
 
-One econ call per panel (``econ.cluster``): :func:`econ.cluster.cluster_plan` over the chosen size and a ladder
-of sizes; :func:`econ.cluster.power_table` (power on each basis); :func:`econ.cluster.fleet_numbers` (seed 001's
-calculators); :func:`econ.cluster.buildout_capex` (itemized build-out); :func:`econ.cluster.size_from_budget`
-(what a power or capex budget buys); :func:`econ.cluster.training_run` (a 6ND run with failures and checkpoints).
+One econ call per panel (``econ.analyses.cluster``): :func:`econ.analyses.cluster.cluster_plan` over the chosen size and a ladder
+of sizes; :func:`econ.analyses.cluster.power_table` (power on each basis); :func:`econ.analyses.cluster.fleet_numbers` (seed 001's
+calculators); :func:`econ.analyses.cluster.buildout_capex` (itemized build-out); :func:`econ.analyses.cluster.size_from_budget`
+(what a power or capex budget buys); :func:`econ.analyses.cluster.training_run` (a 6ND run with failures and checkpoints).
 The page gathers inputs and shows results; every number is formatted by ``econ.io.formatting``.
 """
 
@@ -24,8 +24,8 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
-from econ import cluster as cl  # noqa: E402
-from econ.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
+from econ.analyses import cluster as cl  # noqa: E402
+from econ.analyses.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PEAK_COLUMN, PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -57,7 +57,7 @@ def scale_ladder(num_gpus: int) -> list[int]:
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
 def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, _catalog=None) -> pl.DataFrame:
-    """:func:`econ.cluster.cluster_plan` at the chosen size (first row) and the scale ladder."""
+    """:func:`econ.analyses.cluster.cluster_plan` at the chosen size (first row) and the scale ladder."""
     cat = _catalog if _catalog is not None else state.catalog()
     return cluster_plan(
         cat, hardware=sc.hardware, num_gpus=scale_ladder(sc.cluster_gpus), model=sc.model,
@@ -75,7 +75,7 @@ def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_e
 def budget_plan(token: str, hardware: str, model: str, kind: str, amount: float, power_of: str, pue: float,
                 power_basis, efficiency_model: str, price: float, floor: float, usd_per_kwh: float,
                 utilization: float, prices_key: tuple, _prices: cl.BuildoutPrices = None, _catalog=None) -> pl.DataFrame:
-    """:func:`econ.cluster.size_from_budget` (serving through :func:`econ.cluster.serving_rate`)."""
+    """:func:`econ.analyses.cluster.size_from_budget` (serving through :func:`econ.analyses.cluster.serving_rate`)."""
     cat = _catalog if _catalog is not None else state.catalog()
     return cl.size_from_budget(
         cat, hardware=hardware, power_w=amount * 1e6 if kind == "power" else None, power_of=power_of,
@@ -224,7 +224,7 @@ def kpis(row: dict, sc: Scenario) -> None:
     ok = row["serving_gpus_per_replica"] is not None
     c[1].metric("GPUs per serving replica", f"{row['serving_gpus_per_replica']} x {row['serving_precision'].upper()}"
                 if ok else "none", help=(f"Batch {row['serving_batch_size']:,}, {row['serving_replicas']:,} replicas: "
-                                         "the cheapest deployment meeting the floor (econ.compare.hardware_comparison)")
+                                         "the cheapest deployment meeting the floor (econ.analyses.compare.hardware_comparison)")
                 if ok else "No deployment of this accelerator meets the floor")
     c[2].metric("Revenue per year", fmt.usd_millions(row["revenue_per_year_usd"]),
                 help=f"Output tokens only at {fmt.usd_per_m(sc.price_usd_per_m_output_tokens)} per M")
@@ -406,7 +406,7 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
     c = _grid(5)
     c[0].metric("Budget: output tokens per day", fmt.compact(r["serving_tokens_per_day"]),
                 help=f"{cat.model(sc.model)['display_name']} at >= {sc.min_tokens_per_s_per_user:g} tokens/s per user, "
-                     f"utilization {sc.utilization_frac:.0%} (engine: econ.cluster.serving_rate)")
+                     f"utilization {sc.utilization_frac:.0%} (engine: econ.analyses.cluster.serving_rate)")
     c[1].metric("Budget: revenue per year", fmt.usd(r["revenue_per_year_usd"]),
                 help=f"At {fmt.usd_per_m(sc.price_usd_per_m_output_tokens)} per M output tokens")
     c[2].metric("Budget: energy + opex per year", fmt.usd(r["opex_per_year_usd"]))

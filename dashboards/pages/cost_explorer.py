@@ -21,10 +21,10 @@ import streamlit as st  # noqa: E402
 from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fields, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES  # noqa: E402
-from econ.compare import auto_batch_row, curve_on_layout  # noqa: E402
+from econ.analyses.compare import auto_batch_row, curve_on_layout  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
-from econ.sweep import cost_table  # noqa: E402
+from econ.analyses.sweep import cost_table  # noqa: E402
 
 TITLE = "Cost explorer"
 ICON = ":material/payments:"
@@ -42,7 +42,7 @@ def explore(token: str, sc: Scenario, _catalog=None) -> tuple[dict, pl.DataFrame
 
     The KPI row is at the scenario's batch, else ("auto") at the sweet spot, or, when the sweet spot is
     slower than the scenario's speed floor, at the largest batch of the curve that meets it
-    (:func:`econ.compare.auto_batch_row`, the rule of ``econ cost --batch auto``). The curve is evaluated
+    (:func:`econ.analyses.compare.auto_batch_row`, the rule of ``econ cost --batch auto``). The curve is evaluated
     on the KPI row's layout.
     """
     cat = _catalog if _catalog is not None else state.catalog()
@@ -53,7 +53,7 @@ def explore(token: str, sc: Scenario, _catalog=None) -> tuple[dict, pl.DataFrame
     first, curve = auto_batch_row(cat, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, **kw)
     row = first.row(0, named=True)
     if curve is None:
-        curve = curve_on_layout(cat, row, **kw)  # econ.sweep.batch_curve's rows, without re-deriving the layout
+        curve = curve_on_layout(cat, row, **kw)  # econ.analyses.sweep.batch_curve's rows, without re-deriving the layout
     return row, curve
 
 

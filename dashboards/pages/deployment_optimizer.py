@@ -1,6 +1,6 @@
 """Deployment optimizer: the cheapest TP/EP/PP/DP deployment meeting the SLOs, the frontier, the layout.
 
-One econ call (:func:`econ.optimize.optimize`: every parallel layout x precision x batch x aggregated /
+One econ call (:func:`econ.analyses.optimize.optimize`: every parallel layout x precision x batch x aggregated /
 disaggregated, one vectorized evaluation per accelerator and scale-up domain size), then: the best
 deployment's metrics, the throughput and cost frontiers per accelerator (and per domain size: the same
 chip on an 8- vs a 72-GPU domain), the chosen deployment drawn GPU by GPU with the links its traffic
@@ -29,7 +29,7 @@ from dashboards.components.scenario_sidebar import BASIS_TITLES as TIER_TITLES  
 from econ.assumptions import DEFAULT_DEPLOYMENT, DeploymentAssumptions, deployment_assumptions_frame  # noqa: E402
 from econ.physics.deployment import instance_layout, traffic_summary  # noqa: E402
 from econ.errors import EconError  # noqa: E402
-from econ.optimize import SLO, OptimizeResult, SearchSpace, optimize, rejected_summary  # noqa: E402
+from econ.analyses.optimize import SLO, OptimizeResult, SearchSpace, optimize, rejected_summary  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
 
 TITLE = "Deployment optimizer"
@@ -75,7 +75,7 @@ DRAW_LIMIT = 256
 def run(token: str, model: str, hardware: tuple, input_len: int, output_len: int, slo: SLO, space: SearchSpace,
         _assumptions, assumptions_key: str, _economics, economics_key: str, deployment: DeploymentAssumptions,
         _catalog=None) -> OptimizeResult:
-    """:func:`econ.optimize.optimize` for the page's inputs, cached per catalog + inputs."""
+    """:func:`econ.analyses.optimize.optimize` for the page's inputs, cached per catalog + inputs."""
     cat = _catalog if _catalog is not None else state.catalog()
     return optimize(cat, model=model, hardware=list(hardware) or None, input_len=input_len, output_len=output_len,
                     slo=slo, space=space, assumptions=_assumptions, economics=_economics, deployment=deployment,

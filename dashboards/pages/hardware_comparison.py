@@ -1,10 +1,10 @@
 """Hardware comparison: cost versus interactivity per accelerator, and the cheapest deployment at a floor.
 
-One econ call (:func:`econ.compare.hardware_comparison`: accelerator x precision x GPU count x batch,
+One econ call (:func:`econ.analyses.compare.hardware_comparison`: accelerator x precision x GPU count x batch,
 one vectorized evaluation). The headline reads each accelerator's cost frontier
-(:func:`econ.compare.cost_frontier`) at chosen interactivity levels (20 / 50 / 100 output tokens/s per
+(:func:`econ.analyses.compare.cost_frontier`) at chosen interactivity levels (20 / 50 / 100 output tokens/s per
 user): $/M output, input and blended tokens, output tokens/s per GPU, tokens per $1 and per provisioned
-MW (:func:`econ.compare.interactivity_table`), with the public measurements on the chart. Then the
+MW (:func:`econ.analyses.compare.interactivity_table`), with the public measurements on the chart. Then the
 ranked $/M bar chart at the floor split into capex, facility, opex and power, the
 throughput-interactivity frontier, and the tables with downloads.
 """
@@ -24,7 +24,7 @@ import streamlit as st  # noqa: E402
 from dashboards import charts  # noqa: E402
 from dashboards.components import (chart, fields, fmt, interactivity, safe_text, scenario_sidebar, sources,  # noqa: E402
                                    state, table)
-from econ.compare import Comparison, cost_frontier, hardware_comparison  # noqa: E402
+from econ.analyses.compare import Comparison, cost_frontier, hardware_comparison  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -43,7 +43,7 @@ BEST_SHOWN = ["rank", "hardware", "precision", "num_gpus", "batch_size", "bindin
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
 def compare(token: str, sc: Scenario, _catalog=None) -> tuple[Comparison, pl.DataFrame]:
-    """:func:`econ.compare.hardware_comparison` for the scenario and its cost frontier, cached per catalog + scenario."""
+    """:func:`econ.analyses.compare.hardware_comparison` for the scenario and its cost frontier, cached per catalog + scenario."""
     cat = _catalog if _catalog is not None else state.catalog()
     result = hardware_comparison(cat, model=sc.model, hardware=sc.compare_hardware or None,
                                  precisions=sc.compare_precisions or None,

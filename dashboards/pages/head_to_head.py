@@ -1,8 +1,8 @@
 """Head to head: two (model, accelerator, precision, cost tier) set-ups side by side.
 
-One econ call (:func:`econ.compare.head_to_head`: each set-up searched over every deployment, both
+One econ call (:func:`econ.analyses.compare.head_to_head`: each set-up searched over every deployment, both
 Pareto frontiers of all-in $/M output tokens against tokens/s per user, read at the interactivity
-levels, the step of each point split by :func:`econ.breakdown.step_breakdown`). The page draws: the
+levels, the step of each point split by :func:`econ.analyses.breakdown.step_breakdown`). The page draws: the
 ratio B/A at each level (KPIs and table), both frontiers on one chart with the public measurements,
 each set-up's numbers per level, and where the time per output token goes, with what binds.
 """
@@ -22,7 +22,7 @@ import streamlit as st  # noqa: E402
 from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fields, fmt, interactivity, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES, PRECISION_TITLES  # noqa: E402
-from econ.compare import LEVEL_COLUMN, HeadToHead, Setup, head_to_head  # noqa: E402
+from econ.analyses.compare import LEVEL_COLUMN, HeadToHead, Setup, head_to_head  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -73,7 +73,7 @@ def label(setup: Setup, name: str, models: dict, hws: dict) -> str:
 @st.cache_data(show_spinner="Searching both set-ups...", max_entries=16, ttl=3600)
 def compute(token: str, a: Setup, b: Setup, levels: tuple, input_len: int, output_len: int, assumptions_key: str,
             economics_key: str, _assumptions=None, _economics=None, _catalog=None) -> HeadToHead:
-    """:func:`econ.compare.head_to_head`, cached per catalog, set-ups, levels, lengths and assumptions."""
+    """:func:`econ.analyses.compare.head_to_head`, cached per catalog, set-ups, levels, lengths and assumptions."""
     cat = _catalog if _catalog is not None else state.catalog()
     return head_to_head(cat, a, b, levels=levels, input_len=input_len, output_len=output_len,
                         assumptions=_assumptions, economics=_economics)

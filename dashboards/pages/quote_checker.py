@@ -4,11 +4,11 @@ Inputs: the shared sidebar (power, finance, utilization, token mix, output lengt
 (hyperscaler / neocloud / owned-custom / rental-3yr / on-demand TCO tiers or a typed $/GPU-hour; default: the
 sidebar's), the accelerator generations floors of quotes without their own hardware come from, the speed floor for
 quotes that publish none, and an optional upload of the analyst's own quotes (CSV or XLSX, the columns of
-``data/quotes.csv``). One econ call (:func:`econ.quotes.check_quotes` over the catalog quotes and the upload),
+``data/quotes.csv``). One econ call (:func:`econ.analyses.quotes.check_quotes` over the catalog quotes and the upload),
 then the verdict counts, the chart of each quoted price against the band of modeled floors, the table with tier,
 band and reasons and downloads, and the detail of one quote across accelerators. Two forms: one typed price
-(:func:`econ.quotes.single_quote`), and a provider's P&L beside econ's modeled floor for the same traffic
-(:mod:`econ.provider_economics`, defaults: DeepSeek's day-6 disclosure).
+(:func:`econ.analyses.quotes.single_quote`), and a provider's P&L beside econ's modeled floor for the same traffic
+(:mod:`econ.analyses.provider_economics`, defaults: DeepSeek's day-6 disclosure).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dashboards import charts  # noqa: E402
 from dashboards.charts import Col  # noqa: E402
 from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
-from econ.quotes import (  # noqa: E402
+from econ.analyses.quotes import (  # noqa: E402
     DEFAULT_MIN_TOKENS_PER_S_PER_USER, MAX_QUOTE_ROWS, NOT_COMPARABLE, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, VERDICTS,
     WEIGHT_FORMATS, QuoteCheck, check_quotes, cost_basis_label, generations, load_provider_systems, load_quotes,
     read_quotes, single_quote,
@@ -134,9 +134,9 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
     Parameters
     ----------
     summary : pl.DataFrame
-        :attr:`econ.quotes.QuoteCheck.summary` rows to draw (one per quote), with ``quote_set``.
+        :attr:`econ.analyses.quotes.QuoteCheck.summary` rows to draw (one per quote), with ``quote_set``.
     per_hardware : pl.DataFrame
-        :attr:`econ.quotes.QuoteCheck.per_hardware` rows of the same quotes: one tick per accelerator in the
+        :attr:`econ.analyses.quotes.QuoteCheck.per_hardware` rows of the same quotes: one tick per accelerator in the
         quote's scope that meets the speed floor.
 
     Returns
@@ -233,7 +233,7 @@ def run_check(token: str, sc: Scenario, include_catalog: bool, upload: bytes | N
 @st.cache_data(show_spinner="Finding the floor of this price ...", max_entries=32, ttl=3600)
 def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tuple, speed_default: float,
               quote: tuple, _catalog=None) -> QuoteCheck:
-    """:func:`econ.quotes.check_quotes` of one typed quote (``quote``: model, provider, input, cached, output
+    """:func:`econ.analyses.quotes.check_quotes` of one typed quote (``quote``: model, provider, input, cached, output
     price, speed, hardware, weight format)."""
     cat = _catalog if _catalog is not None else state.catalog()
     model, provider, p_in, p_c, p_out, speed, hw, wf = quote
@@ -248,8 +248,8 @@ def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tup
 @st.cache_data(show_spinner="Pricing the traffic with econ's floor ...", max_entries=16, ttl=3600)
 def provider_pnl_page(token: str, sc: Scenario, inputs: tuple, model: str, hardware: str, speed: float,
                       weight_format: str | None, _catalog=None) -> tuple[dict, dict]:
-    """(the provider's P&L, econ's modeled floor P&L) for the form's figures (:mod:`econ.provider_economics`)."""
-    from econ.provider_economics import modeled_floor_pnl, provider_pnl
+    """(the provider's P&L, econ's modeled floor P&L) for the form's figures (:mod:`econ.analyses.provider_economics`)."""
+    from econ.analyses.provider_economics import modeled_floor_pnl, provider_pnl
 
     cat = _catalog if _catalog is not None else state.catalog()
     kw = dict(inputs)
@@ -499,7 +499,7 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
 
 
 def _pnl_defaults(cat) -> dict:
-    from econ.provider_economics import load_disclosure
+    from econ.analyses.provider_economics import load_disclosure
     d = load_disclosure(data_dir=cat.data_dir)
     return {"gpus": d.inputs["gpu_hours_per_day"] / 24.0, **d.inputs, "model": d.model, "hardware": d.hardware,
             "speed": d.output_tokens_per_s_per_user, "weight_format": d.weight_format, "source": d.source,

@@ -474,7 +474,7 @@ def economics_from(args, catalog, scenario=None, *, base=None):
     from dataclasses import replace
 
     from econ.assumptions import Economics
-    from econ.sweep import make_economics
+    from econ.analyses.sweep import make_economics
 
     check_economics(args)
     default = Economics()

@@ -1,12 +1,12 @@
 """``econ calibrate``: refit the efficiency profiles on the public measurements, with grouped cross-validation.
 
-Runs :func:`econ.calibration.fit` and :func:`econ.calibration.cross_validate` (leave one model x hardware group
+Runs :func:`econ.analyses.calibration.fit` and :func:`econ.analyses.calibration.cross_validate` (leave one model x hardware group
 out) on ``data/measurements.csv`` and prints the held-out error per family beside the pure roofline and the v1
 global efficiencies; ``--write`` writes ``data/calibration.csv`` and, beside it, the held-out error per family
 (``calibration_errors.csv``) and every held-out prediction (``calibration_predictions.csv``) (atomic, never over
 a file without ``--force``); ``--check`` refits (no cross-validation) and exits 1 naming every parameter of the
-committed table that drifted beyond the tolerance (econ.calibration.DRIFT_RTOL), or when the two error tables
-no longer match the measurements or calibration.csv (econ.calibration.check_errors).
+committed table that drifted beyond the tolerance (econ.analyses.calibration.DRIFT_RTOL), or when the two error tables
+no longer match the measurements or calibration.csv (econ.analyses.calibration.check_errors).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from econ import calibration as cal
+from econ.analyses import calibration as cal
 from econ.assumptions import IDEAL
 from econ.commands._common import add_data_dir, catalog_from, progress, render
 from econ.errors import InvalidInputError
@@ -89,7 +89,7 @@ def _profiles_frame(full: cal.FitResult) -> pl.DataFrame:
 
 
 def _check_error_tables(args, cases, committed) -> list[str]:
-    """Problems of the shipped error tables (econ.calibration.check_errors); none when they were never written."""
+    """Problems of the shipped error tables (econ.analyses.calibration.check_errors); none when they were never written."""
     from econ.tables.catalog import load_calibration_errors, load_calibration_predictions
 
     errors, preds = load_calibration_errors(args.data_dir), load_calibration_predictions(args.data_dir)

@@ -1,6 +1,6 @@
 """``econ cluster``: capex, power, racks, reliability, training and serving economics of G accelerators.
 
-A thin layer over :func:`econ.cluster.cluster_plan` (which builds on :func:`econ.cluster.size_cluster`):
+A thin layer over :func:`econ.analyses.cluster.cluster_plan` (which builds on :func:`econ.analyses.cluster.size_cluster`):
 flags in, one call, a table out. With ``--model`` the table adds checkpoint, training and serving
 columns (tokens/day at the tokens/s-per-user floor, revenue at ``--price``, payback).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from econ.cluster import EFFICIENCY_MODELS, PLAN_COLUMNS, cluster_plan, plan_status
+from econ.analyses.cluster import EFFICIENCY_MODELS, PLAN_COLUMNS, cluster_plan, plan_status
 from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
                                    parse_int_list, slo_from, workload_from)

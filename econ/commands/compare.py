@@ -1,7 +1,7 @@
 """``econ compare A B``: two (model, accelerator, precision, cost tier) set-ups head to head.
 
 Each set-up is ``MODEL:HARDWARE[:PRECISION[:TIER]]`` (``deepseek-v3:b200:fp4:neocloud``); both are searched
-over every deployment (:func:`econ.compare.head_to_head`) and read at the interactivity levels of
+over every deployment (:func:`econ.analyses.compare.head_to_head`) and read at the interactivity levels of
 ``--at``: all-in $/M output tokens, output tokens/s per GPU, tokens per $1 and per provisioned MW, the
 ratio B/A, and where the decode step's time goes (weights, KV cache, GEMM, attention, communication,
 overhead) with what binds.
@@ -80,7 +80,7 @@ def _levels(text: str | None, scenario) -> list[float]:
 
 
 def _setups(args, scenario):
-    from econ.compare import Setup, parse_setup
+    from econ.analyses.compare import Setup, parse_setup
 
     a, b = args.a, args.b
     rest = list(args.setups or [])
@@ -108,7 +108,7 @@ def _setups(args, scenario):
 
 
 def run(args) -> int:
-    from econ.compare import head_to_head
+    from econ.analyses.compare import head_to_head
     from econ.presets import workload_of
 
     catalog = catalog_from(args)

@@ -14,7 +14,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
 from econ.engine import MAX_PARALLEL
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
-from econ.sweep import MAX_BATCH, MAX_CONTEXT, cost_table
+from econ.analyses.sweep import MAX_BATCH, MAX_CONTEXT, cost_table
 
 __all__ = ["register", "run", "compute", "add_cost_arguments", "parse_mix", "SUMMARY_COLUMNS", "COST_DEFAULTS"]
 
@@ -131,16 +131,16 @@ def _hardware_list(text: str) -> list[str]:
 def compute(args):
     """Check the flags of :func:`add_cost_arguments` and compute the cost table.
 
-    With ``--batch auto`` each accelerator's row is at the sweet spot (:func:`econ.sweep.cost_table`),
+    With ``--batch auto`` each accelerator's row is at the sweet spot (:func:`econ.analyses.sweep.cost_table`),
     or, when the sweet spot is slower than the speed floor (or later than the TTFT limit), at the
-    largest batch of its batch curve that meets them (:func:`econ.compare.auto_batch_row`); explicit
+    largest batch of its batch curve that meets them (:func:`econ.analyses.compare.auto_batch_row`); explicit
     batches are reported as asked, with ``meets_slo``.
 
     Returns
     -------
     (frame, catalog, assumptions, economics): the cost rows (one block per accelerator) and their inputs.
     """
-    from econ.compare import auto_batch_row
+    from econ.analyses.compare import auto_batch_row
 
     catalog = catalog_from(args)
     sc, catalog = apply_scenario(args, catalog)

@@ -1,6 +1,6 @@
 """``econ fleet``: the seeds' cluster chapters as calculators, forward and inverse.
 
-Subcommands (each a thin layer over ``econ.cluster``: flags in, one call, a table out):
+Subcommands (each a thin layer over ``econ.analyses.cluster``: flags in, one call, a table out):
 
 - ``power``  IT and facility MW of G GPUs on the TDP, all-in and a typed per-GPU basis, rack kW vs cooling limits;
 - ``scale``  peak and realized FLOP/s across cluster sizes under seed 000's MFU(G) or seed 001's chain;
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from econ import cluster as cl
+from econ.analyses import cluster as cl
 from econ.io import formatting
 from econ.commands._common import (add_data_dir, add_slo_options, add_workload_options, catalog_from, check_range,
                                    parse_int_list, render, slo_from, workload_from)

@@ -1,6 +1,6 @@
 """``econ optimize`` and ``econ frontier``: the cheapest deployment meeting SLOs, and the Pareto frontier.
 
-Both search every deployment of :mod:`econ.optimize` (TP/EP/PP/DP, attention-DP, precision, batch,
+Both search every deployment of :mod:`econ.analyses.optimize` (TP/EP/PP/DP, attention-DP, precision, batch,
 aggregated vs disaggregated) for one model on one accelerator, a list, or ``all``.
 """
 
@@ -18,7 +18,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
                                    parse_int_list, progress, render, slo_from, workload_from)
 from econ.errors import InvalidInputError
-from econ.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary
+from econ.analyses.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary
 from econ.physics.precision import PRECISIONS
 
 TABLE_COLUMNS = ("hardware", "scale_up_domain_size", "layout", "precision", "batch_size", "total_gpus",
@@ -81,7 +81,7 @@ def register(sub) -> None:
 
 
 def _inputs(args):
-    """Check the flags; return (catalog, kwargs of econ.optimize.search with ``hardware`` a list or None)."""
+    """Check the flags; return (catalog, kwargs of econ.analyses.optimize.search with ``hardware`` a list or None)."""
     catalog = catalog_from(args)
     sc, catalog = load_scenario(args, catalog)
     if args.model is None:

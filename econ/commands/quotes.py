@@ -22,7 +22,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
                                    check_range, economics_from, load_scenario, render, terminal_width)
 from econ.errors import InvalidInputError
 from econ.safe_write import check_target, write_bytes
-from econ.sweep import MAX_CONTEXT
+from econ.analyses.sweep import MAX_CONTEXT
 
 TABLE_COLUMNS = (
     "quote_id", "model", "verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens",
@@ -66,7 +66,7 @@ def _add_output(c, formats=("table", "csv", "json", "xlsx")) -> None:
 
 
 def _register_check(qsub) -> None:
-    from econ.quotes import TIERS, WEIGHT_FORMATS
+    from econ.analyses.quotes import TIERS, WEIGHT_FORMATS
 
     c = qsub.add_parser(
         "check", help="verdict (below-floor, thin, plausible, rich, not-gpu-comparable), margins, band and "
@@ -123,13 +123,13 @@ def _single(args) -> bool:
 
 
 def compute(args):
-    """Check the flags, load the quotes (or build the typed one) and run :func:`econ.quotes.check_quotes`.
+    """Check the flags, load the quotes (or build the typed one) and run :func:`econ.analyses.quotes.check_quotes`.
 
     Returns
     -------
     (QuoteCheck, catalog, economics)
     """
-    from econ.quotes import DEFAULT_MIN_TOKENS_PER_S_PER_USER, check_quotes, load_quotes, single_quote
+    from econ.analyses.quotes import DEFAULT_MIN_TOKENS_PER_S_PER_USER, check_quotes, load_quotes, single_quote
 
     speed = args.min_tokens_per_s_per_user
     check_range("--min-tokens-per-s-per-user", speed, 1e-6, 1e5, "tokens/s per user")
@@ -260,11 +260,11 @@ PNL_FLAGS = {
     "usd_per_m_cached_input_tokens": ("cached_input_price", "--cached-input-price"),
     "usd_per_m_output_tokens": ("output_price", "--output-price"),
 }
-""":func:`econ.provider_economics.provider_pnl` argument -> (argparse attribute, flag)."""
+""":func:`econ.analyses.provider_economics.provider_pnl` argument -> (argparse attribute, flag)."""
 
 
 def _register_pnl(qsub) -> None:
-    from econ.quotes import WEIGHT_FORMATS
+    from econ.analyses.quotes import WEIGHT_FORMATS
 
     c = qsub.add_parser(
         "pnl", help="a provider's daily P&L (fleet, traffic, prices) beside econ's modeled floor for that traffic",
@@ -305,7 +305,7 @@ def pnl_compute(args) -> tuple[dict, dict, dict]:
     """(provider P&L, modeled floor P&L, context) from the flags (and ``--disclosure``)."""
     import numpy as np
 
-    from econ.provider_economics import gpu_hours_per_day, load_disclosure, modeled_floor_pnl, provider_pnl
+    from econ.analyses.provider_economics import gpu_hours_per_day, load_disclosure, modeled_floor_pnl, provider_pnl
 
     if args.output:
         check_target(args.output, args.force, force_hint="--force")
@@ -458,7 +458,7 @@ def _register_import(qsub) -> None:
 def run_import(args) -> int:
     import re
 
-    from econ.quotes import import_litellm, quotes_csv_bytes
+    from econ.analyses.quotes import import_litellm, quotes_csv_bytes
 
     if args.as_of is not None and not re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", args.as_of):
         raise InvalidInputError(f"--as-of={args.as_of!r} is not a date (YYYY-MM-DD, YYYY-MM or YYYY)")

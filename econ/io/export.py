@@ -2,7 +2,7 @@
 
 Every exporter takes a Polars frame whose column names carry their units (``usd_per_m_output_tokens``)
 and writes it without changing its headers, values or row order, so a file read back with
-``pl.read_csv`` / ``pl.read_excel`` equals the frame (tests/test_export.py):
+``pl.read_csv`` / ``pl.read_excel`` equals the frame (tests/io/test_export.py):
 
 - CSV: UTF-8, header row, polars' shortest round-trip float text. Text cells that a spreadsheet would
   run as a formula are neutralized (see :func:`neutralize_formulas`); :func:`restore_formulas` undoes it.
@@ -917,7 +917,7 @@ def cost_workbook_bytes(cost_frame: pl.DataFrame, catalog, economics, assumption
     Parameters
     ----------
     cost_frame : pl.DataFrame
-        From :func:`econ.sweep.evaluate` or :func:`econ.sweep.cost_table` (needs ``hardware``,
+        From :func:`econ.analyses.sweep.evaluate` or :func:`econ.analyses.sweep.cost_table` (needs ``hardware``,
         ``basis``, ``output_tokens_per_s_per_gpu``, ``input_tokens_per_s_per_gpu`` and at least one
         of :data:`CHAIN_COLUMNS`).
     catalog : Catalog

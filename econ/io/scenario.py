@@ -4,10 +4,10 @@ The dashboard keeps its state in a ``Scenario`` (so a copied link reproduces the
 reads one from ``--scenario FILE``. Reading is forgiving on purpose: an unknown field, an unknown
 catalog id, an unparsable or out-of-range value gives a *warning* and that field's default, never an
 exception, because a stale link or a hand-edited file must still open. Writing is exact: a scenario
-written and read back is equal to itself (``tests/test_scenario.py``).
+written and read back is equal to itself (``tests/io/test_scenario.py``).
 
 Field ranges are the ones the core accepts (:class:`econ.assumptions.Assumptions`,
-:class:`econ.assumptions.Economics`, :func:`econ.cluster.size_cluster`), narrowed where the core's
+:class:`econ.assumptions.Economics`, :func:`econ.analyses.cluster.size_cluster`), narrowed where the core's
 range is wider than any real facility (PUE <= 3, the limit of ``size_cluster``).
 """
 
@@ -218,9 +218,9 @@ class Scenario:
     compare_objective : {"output", "blended"}
         Rank by $/M output tokens or by the blended $/M at ``input_output_mix``.
     cluster_gpus ... price_usd_per_m_output_tokens
-        Inputs of :func:`econ.compare.cluster_plan` (cluster page, ``econ cluster``).
+        Inputs of :func:`econ.analyses.compare.cluster_plan` (cluster page, ``econ cluster``).
     h2h_a_model ... h2h_b_basis
-        The two set-ups of the head-to-head page (:func:`econ.compare.head_to_head`).
+        The two set-ups of the head-to-head page (:func:`econ.analyses.compare.head_to_head`).
     custom_accelerator, custom_name ... custom_power_w
         A user's own accelerator (:class:`econ.tables.custom.CustomAccelerator`), catalog id
         :data:`econ.tables.custom.CUSTOM_ID` while ``custom_accelerator`` is true.
@@ -375,7 +375,7 @@ class Scenario:
         return replace(self, workload="custom")
 
     def cost_kwargs(self) -> dict:
-        """Keyword arguments of :func:`econ.sweep.cost_table` / ``batch_curve`` (without catalog)."""
+        """Keyword arguments of :func:`econ.analyses.sweep.cost_table` / ``batch_curve`` (without catalog)."""
         return dict(model=self.model, hardware=self.hardware, precision=self.precision, num_gpus=self.num_gpus,
                     input_len=self.input_len, output_len=self.output_len)
 
@@ -409,7 +409,7 @@ class Scenario:
 
 
 SCENARIO_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Scenario))
-"""Field names in declaration order (``tests/test_scenario.py`` checks they match :data:`SPECS`)."""
+"""Field names in declaration order (``tests/io/test_scenario.py`` checks they match :data:`SPECS`)."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ BUILDOUT_CAPEX_SCHEMA: dict[str, Col] = {
     "id": TXT, "category": TXT, "value": _num(0, 1e12, unit="(see unit column)"), "unit": TXT, "description": TXT,
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
-"""``data/buildout_capex.csv``: itemized build-out unit prices (issue 13; read by ``econ.cluster.buildout_prices``).
+"""``data/buildout_capex.csv``: itemized build-out unit prices (issue 13; read by ``econ.analyses.cluster.buildout_prices``).
 Loaded beside, not in, :data:`TABLES` (the dashboard's table editor lists only those)."""
 
 TABLES: dict[str, tuple[str, dict[str, Col], str]] = {
@@ -234,7 +234,7 @@ CALIBRATION_ERRORS_SCHEMA: dict[str, Col] = {
 }
 """``data/calibration_errors.csv`` (optional): the held-out error of the calibration per family, beside the pure
 roofline and the v1 global (uncalibrated) efficiencies on the same cases, written by ``econ calibrate --write``
-(:func:`econ.calibration.errors_frame`; data/README.md). ``by`` is ``all``, ``family`` (scenario family),
+(:func:`econ.analyses.calibration.errors_frame`; data/README.md). ``by`` is ``all``, ``family`` (scenario family),
 ``moe`` (``dense`` / ``moe``) or ``profile`` (generation x precision)."""
 
 ERROR_GROUPINGS: tuple[str, ...] = ("all", "family", "moe", "profile")
@@ -253,7 +253,7 @@ CALIBRATION_PREDICTIONS_SCHEMA: dict[str, Col] = {
 }
 """``data/calibration_predictions.csv`` (optional): one row per included measurement with its held-out prediction
 (the fold that left its model x hardware group out), written by ``econ calibrate --write``
-(:func:`econ.calibration.predictions_frame`; data/README.md). ``source`` / ``as_of`` are the measurement's."""
+(:func:`econ.analyses.calibration.predictions_frame`; data/README.md). ``source`` / ``as_of`` are the measurement's."""
 
 
 def _optional_path(base: Path, fname: str) -> Path | None:

@@ -34,7 +34,7 @@ import polars as pl
 PARAM_COUNT_TOLERANCE_FRAC = 0.03
 """Largest relative gap between the parameters counted from a model's config and its stated
 ``total_params_b``. Every shipped model lands within 2.7% (Kimi-K2: 1.026 T counted vs 1 T stated);
-``tests/test_core_known_answers.py`` holds the same 3% against the vendors' totals."""
+``tests/physics/test_core_known_answers.py`` holds the same 3% against the vendors' totals."""
 
 CONTROL_CHARS = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 """Characters refused in any cell: C0 controls except tab, line feed, carriage return; and DEL."""

@@ -4,7 +4,7 @@ cost chain, atomic writes, the CLI, and a LibreOffice recalculation of the cost 
 The round trips are exact (values, headers, row order): XLSX numbers are written with Python's shortest
 round-trip repr, so even 0.1 + 0.2 reads back bit for bit. The LibreOffice test recalculates a cost
 workbook headless after changing Assumptions cells (and, separately, after zeroing every cached
-formula value) and compares with econ.sweep.evaluate within 1e-9 relative.
+formula value) and compares with econ.analyses.sweep.evaluate within 1e-9 relative.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from econ.cli import main
 from econ.commands import cost as cost_cmd
 from econ.errors import InvalidInputError
 from econ.engine import evaluate
-from econ.sweep import cost_table
+from econ.analyses.sweep import cost_table
 
 TRICKY = ["=cmd|' /C calc'!A0", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'=already", "plain", "", None,
           "ünïcødé ✓ 😀", "a,b\n\"c\"", "HYPERLINK", " =spaced"]
@@ -536,7 +536,7 @@ PER_ROW_KWH = [0.05, 0.12, 0.30, 0.12, 0.05]
                                      "per-row-power-price-zeroed-cache"])
 def test_libreoffice_recalculates_the_cost_chain_like_econ(variant, soffice, tmp_path, catalog, cost_frame):
     """Write a cost workbook, change it as an analyst would (or wipe its cached results), let LibreOffice
-    recalculate it headless, and compare with econ.sweep.evaluate at the same inputs (1e-9 relative;
+    recalculate it headless, and compare with econ.analyses.sweep.evaluate at the same inputs (1e-9 relative;
     measured agreement ~2e-15)."""
     points, economics = cost_points(), ECON
     if variant == "changed-assumptions":  # economics and two hardware inputs

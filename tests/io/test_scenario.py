@@ -202,13 +202,13 @@ def _cost(capsys, *argv):
 
 
 def test_cost_reads_the_scenario_file_and_flags_override_it(catalog, tmp_path, capsys):
-    from econ.sweep import cost_table
+    from econ.analyses.sweep import cost_table
     sc = Scenario(model="llama-3.1-8b", hardware="h200-sxm", precision="fp8", num_gpus=2, pue=1.2,
                   region="us-tx-industrial", eta_bw=0.7, utilization_frac=0.5, input_len=2048)
     path = tmp_path / "s.toml"
     path.write_text(sc.to_toml())
     data, _ = _cost(capsys, "--scenario", str(path))
-    from econ.compare import auto_batch_row  # batch auto: the sweet spot, or the largest batch at the file's floor
+    from econ.analyses.compare import auto_batch_row  # batch auto: the sweet spot, or the largest batch at the file's floor
     want = auto_batch_row(catalog, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, **sc.cost_kwargs(),
                           assumptions=sc.assumptions(), economics=sc.economics(catalog))[0].row(0, named=True)
     for c in ("num_gpus", "batch_size", "usd_per_m_output_tokens", "usd_per_m_input_tokens", "tokens_per_s_per_user"):

@@ -16,7 +16,7 @@ from econ.tables.catalog import load_catalog
 from econ.physics.memory import min_gpus_for_weights, weight_bytes_resident
 from econ.physics.performance import ridge_point_flop_per_byte, sweet_spot_batch_rule_of_thumb
 from econ.engine import evaluate
-from econ.sweep import cost_table
+from econ.analyses.sweep import cost_table
 from econ.economics.tco import capital_recovery_factor
 
 
@@ -103,7 +103,7 @@ def test_700b_fp8_needs_nine_h100(catalog):
 
 
 def test_power_known_answer():
-    from econ.cluster import facility_power_w, it_power_w
+    from econ.analyses.cluster import facility_power_w, it_power_w
     it = it_power_w(10_000, 700.0)
     assert it == pytest.approx(7e6)
     assert facility_power_w(it, 1.40) == pytest.approx(9.8e6)

@@ -12,7 +12,7 @@ from econ.assumptions import DEFAULT, IDEAL, Assumptions
 from econ.tables.catalog import load_catalog
 from econ.physics.memory import max_batch_size
 from econ.engine import evaluate
-from econ.sweep import grid
+from econ.analyses.sweep import grid
 
 CATALOG = load_catalog()
 MODELS = CATALOG.models["id"].to_list()

@@ -3,7 +3,7 @@
 Known answers come from the seeds (seed 001: ring all-reduce, the communication/computation ratios
 of Table 11; seed 002: EP inside a rack, pipelines add capacity not bandwidth) and from published
 figures (TensorRT-LLM DeepSeek-R1 on B200: KV capacity per GPU with attention-DP vs TP). The
-reduction to the two orchestrators the engine replaced is in tests/test_engine_regression.py.
+reduction to the two orchestrators the engine replaced is in tests/engine/test_engine_regression.py.
 """
 
 from dataclasses import replace
@@ -222,7 +222,7 @@ def test_cost_split_identity(disaggregated):
 
 def test_aggregated_served_rate_matches_end_to_end_formula():
     """Aggregated: output rate over all work = 1 / (1/out + (in/out)/in_rate): the end-to-end throughput
-    of econ.calibration's offline cases (and of trtllm-bench / MLPerf offline)."""
+    of econ.analyses.calibration's offline cases (and of trtllm-bench / MLPerf offline)."""
     r = _one(model="llama-3.1-70b", hardware="h100-sxm", tp=8, batch_size=256, input_len=2048, output_len=128)
     e2e = 128 / (2048 / r["input_tokens_per_s_per_gpu"] + 128 / r["output_tokens_per_s_per_gpu"])
     assert r["served_output_tokens_per_s_per_gpu"] == pytest.approx(e2e, rel=1e-9)

@@ -63,7 +63,7 @@ def _edit(path, fn):
 
 
 @pytest.mark.parametrize("mutate, pattern", [
-    # an extra column alone loads (with a warning; tests/test_reliability_data.py); a misspelled one is missing
+    # an extra column alone loads (with a warning; tests/tables/test_reliability_data.py); a misspelled one is missing
     (lambda d: d.rename({"tdp_w": "tdp_watts"}), r"missing column\(s\) \['tdp_w'\] \(misspelled\? unknown column\(s\) \['tdp_watts'\]\)"),
     (lambda d: d.drop("hbm_bandwidth_tb_per_s"), r"missing column\(s\) \['hbm_bandwidth_tb_per_s'\]"),
     (lambda d: d.with_columns(pl.when(pl.col("id") == "h100-sxm").then(pl.lit("-3.35")).otherwise(pl.col("hbm_bandwidth_tb_per_s")).alias("hbm_bandwidth_tb_per_s")),

@@ -1,0 +1,1 @@
+"""econ.analyses: see ../shared/DESIGN.md, "Package layout"."""

@@ -1,0 +1,739 @@
+"""Hardware comparison at a service-level floor, the throughput-interactivity frontier, and cluster plans.
+
+:func:`hardware_comparison` answers "for this model, what does each accelerator cost per million
+tokens when every user must get at least X tokens/s?". It builds the whole search space (accelerator x
+precision x GPU count x batch size), evaluates it in ONE vectorized :func:`econ.engine.evaluate` call
+(``strict=False``, so unsupported precisions and unpriced accelerators come back as infeasible rows
+with a reason instead of raising), and picks per accelerator the cheapest feasible row that meets the
+floor. The same evaluation gives the Pareto frontier of output tokens/s per GPU against tokens/s per
+user, the trade-off curve of InferenceMAX-style plots (SemiAnalysis InferenceMAX, 2025).
+
+:func:`value_at_interactivity` reads a frontier the way analysts quote it: per accelerator (or set-up),
+the cheapest point at or above each interactivity level ("$ per M tokens at 20 / 50 / 100 tokens/s per
+user"); :func:`interactivity_table` adds tokens per dollar and tokens/s per provisioned MW.
+:func:`head_to_head` puts two (model, accelerator, precision, cost tier) set-ups side by side: both
+frontiers, the ratio at each level and where the step time goes (:func:`econ.analyses.breakdown.step_breakdown`).
+
+:func:`cluster_plan` sizes a cluster of one accelerator (``econ.analyses.cluster``) and adds what the model
+knows: checkpoint size and write time, a 6 N D training run, and the tokens/day the cluster serves at
+the floor with the revenue and payback that implies.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+
+from econ.assumptions import DEFAULT, Assumptions, Economics
+from econ.tables.catalog import Catalog, check_ids
+from econ.errors import InvalidInputError
+from econ.physics.precision import PRECISIONS
+from econ.engine import BASES, BASIS_ALIASES, evaluate
+from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS
+from econ.analyses.sweep import layout_candidates_frame
+from econ.validate import require_in_range, require_integer
+
+DEFAULT_GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+"""GPUs per model replica searched: powers of two up to 64 (eight 8-GPU servers). [accelerators]"""
+
+DEFAULT_BATCH_SIZES: tuple[int, ...] = tuple(sorted({int(round(2 ** (k / 3))) for k in range(0, 40)}))
+"""Batch sizes searched: three per octave from 1 to 8,192 (each step <= 26% above the last). [sequences]"""
+
+COST_PARTS: tuple[str, ...] = ("capex", "facility", "opex", "power", "rental")
+"""Parts of $/GPU-hour: owned = capex annuity + facility annuity + opex + power; rented = the rate."""
+
+OBJECTIVES = {"output": "usd_per_m_output_tokens", "blended": "usd_per_m_blended_tokens"}
+
+BEST_COLUMNS: tuple[str, ...] = (
+    "rank", "hardware", "display_name", "vendor", "meets_slo", "status", "precision", "layout", "num_gpus", "tp",
+    "dp", "ep", "pp",
+    "batch_size", "max_batch_size", "binding_wall", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu",
+    "ttft_s", "basis", "usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility",
+    "usd_per_gpu_hour_opex", "usd_per_gpu_hour_power", "usd_per_gpu_hour_rental", "usd_per_m_input_tokens",
+    "usd_per_m_output_tokens", "usd_per_m_blended_tokens", "objective", "usd_per_m_tokens_capex",
+    "usd_per_m_tokens_facility", "usd_per_m_tokens_opex", "usd_per_m_tokens_power", "usd_per_m_tokens_rental",
+)
+
+FRONTIER_COLUMNS: tuple[str, ...] = (
+    "hardware", "display_name", "precision", "num_gpus", "batch_size", "tokens_per_s_per_user",
+    "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens", "binding_wall",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Result of :func:`hardware_comparison`.
+
+    Attributes
+    ----------
+    best : pl.DataFrame
+        One row per accelerator compared (:data:`BEST_COLUMNS`), cheapest first; accelerators with no
+        deployment meeting the floor come last with null costs and the reason in ``status``.
+    frontier : pl.DataFrame
+        Per accelerator, the Pareto-optimal rows of (tokens/s per user, output tokens/s per GPU),
+        sorted by tokens/s per user (:data:`FRONTIER_COLUMNS`).
+    points : pl.DataFrame
+        Every evaluated configuration (``econ.analyses.sweep.RESULT_COLUMNS`` + ``meets_slo``).
+    """
+
+    best: pl.DataFrame
+    frontier: pl.DataFrame
+    points: pl.DataFrame
+
+
+def search_space(catalog: Catalog, *, model: str, hardware=None, precisions=None,
+                 gpu_counts=DEFAULT_GPU_COUNTS, batch_sizes=DEFAULT_BATCH_SIZES, input_len: int = 1024,
+                 output_len: int = 1024) -> pl.DataFrame:
+    """The configurations :func:`hardware_comparison` evaluates (a cross join, no loop over rows).
+
+    Layouts at each GPU count are those ``econ cost`` chooses among
+    (:func:`econ.analyses.sweep.layout_candidates_frame`: tensor x pipeline filling the scale-up domain first, and
+    attention-DP + EP for MoE models); counts with no valid layout (more pipeline stages than layers, a
+    tp the heads do not divide) are dropped.
+
+    Returns
+    -------
+    pl.DataFrame with ``model``, ``hardware``, ``precision``, ``num_gpus``, ``tp``, ``dp``, ``ep``, ``pp``,
+    ``batch_size`` (sequences per instance, >= dp), ``input_len``, ``output_len``.
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError
+    """
+    check_ids("model", [model], catalog.models["id"].to_list())
+    hw_all = catalog.accelerators["id"].to_list()
+    hardware = list(hardware) if hardware else hw_all
+    check_ids("hardware", hardware, hw_all)
+    precisions = list(precisions) if precisions else list(PRECISIONS)
+    for p in precisions:
+        if p not in PRECISIONS:
+            raise InvalidInputError(f"precision={p!r} is not one of {list(PRECISIONS)}")
+    gpus = require_integer("gpu_counts", np.asarray(list(gpu_counts), dtype=float), 1, 1 << 16, "accelerators")
+    batches = require_integer("batch_sizes", np.asarray(list(batch_sizes), dtype=float), 1, 1 << 20, "sequences")
+    keys = pl.DataFrame({"hardware": hardware}).join(pl.DataFrame({"precision": precisions}), how="cross") \
+        .with_columns(model=pl.lit(model)).select("model", "hardware", "precision")
+    # the layouts econ cost chooses among at each GPU count (tensor x pipeline; attention-DP + EP for MoE)
+    deploy = pl.concat([layout_candidates_frame(catalog, keys, num_gpus=int(n)) for n in gpus.astype(np.int64)])
+    return (deploy
+            .join(pl.DataFrame({"batch_size": batches.astype(np.int64)}), how="cross")
+            .filter(pl.col("batch_size") >= pl.col("dp"))
+            .with_columns(input_len=pl.lit(int(input_len), dtype=pl.Int64),
+                          output_len=pl.lit(int(output_len), dtype=pl.Int64))
+            .select("model", "hardware", "precision", "num_gpus", "tp", "dp", "ep", "pp", "batch_size", "input_len",
+                    "output_len"))
+
+
+SEARCH_SPACE_MEMO = 16
+"""Search spaces kept per catalog object by :func:`hardware_comparison` (a rerun that changes only the
+economics, e.g. PUE, reuses the grid: the layouts do not depend on prices)."""
+
+
+def _search_space_memo(catalog: Catalog, **kwargs) -> pl.DataFrame:
+    """:func:`search_space`, memoized on the catalog object (an LRU of :data:`SEARCH_SPACE_MEMO` grids).
+
+    Same answer as :func:`search_space` (it depends only on the catalog and these arguments, not on the
+    economics or the efficiency assumptions); the catalog is frozen, so a new catalog starts empty.
+    """
+    key = tuple((k, tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in sorted(kwargs.items()))
+    memo = getattr(catalog, "_search_space_memo", None)
+    if memo is None:
+        from collections import OrderedDict
+        memo = OrderedDict()
+        object.__setattr__(catalog, "_search_space_memo", memo)  # a cache, not a field (as engine.catalog_arrays)
+    if key in memo:
+        memo.move_to_end(key)
+        return memo[key]
+    out = search_space(catalog, **kwargs)
+    memo[key] = out
+    while len(memo) > SEARCH_SPACE_MEMO:
+        memo.popitem(last=False)
+    return out
+
+
+def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisions=None,
+                        min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
+                        objective: str = "output",
+                        gpu_counts=DEFAULT_GPU_COUNTS, batch_sizes=DEFAULT_BATCH_SIZES, input_len: int = 1024,
+                        output_len: int = 1024, assumptions: Assumptions = DEFAULT,
+                        economics: Economics = Economics()) -> Comparison:
+    """Cheapest deployment of ``model`` on each accelerator that gives every user a minimum speed.
+
+    Parameters
+    ----------
+    catalog : Catalog
+    model : str
+        Model id.
+    hardware : sequence of str, optional
+        Accelerator ids; None or empty = every accelerator in the catalog.
+    precisions : sequence of {"bf16", "fp8", "fp4"}, optional
+        Weight precisions allowed; None or empty = all three (each accelerator uses what it supports).
+    min_tokens_per_s_per_user : float >= 0
+        Service-level floor on decode speed per sequence, 1 / TPOT (default: the one default floor,
+        :data:`econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER`). [tokens/s]
+    objective : {"output", "blended"}
+        Minimize $/M output tokens, or the blended $/M at ``economics.input_output_mix``.
+    gpu_counts, batch_sizes : sequences of int
+        The grid searched (defaults :data:`DEFAULT_GPU_COUNTS`, :data:`DEFAULT_BATCH_SIZES`).
+    input_len, output_len : int [tokens]
+    assumptions, economics : see :func:`econ.engine.evaluate`.
+
+    Returns
+    -------
+    Comparison
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError
+        Unknown ids, an unknown objective or precision, or a floor outside [0, 1e4] tokens/s.
+
+    Notes
+    -----
+    The optimum is over a grid: the batch is within 26% of the best batch for its deployment (three
+    sizes per octave), and GPU counts are powers of two. The $/M split into capex, facility, opex and
+    power (or rental) scales the objective by each part's share of $/GPU-hour (the deployment's
+    throughput is common to all parts). Input cost is that of the same deployment (prefill on the
+    replica chosen for decode).
+    """
+    if objective not in OBJECTIVES:
+        raise InvalidInputError(f"objective={objective!r} is not one of {list(OBJECTIVES)}")
+    slo = float(require_in_range("min_tokens_per_s_per_user", min_tokens_per_s_per_user, 0.0, 1e4, "tokens/s"))
+    points = _search_space_memo(catalog, model=model, hardware=hardware, precisions=precisions, gpu_counts=gpu_counts,
+                                batch_sizes=batch_sizes, input_len=input_len, output_len=output_len)
+    res = evaluate(points, catalog, assumptions, economics, strict=False)
+    res = res.with_columns(
+        meets_slo=(pl.col("feasible") & (pl.col("tokens_per_s_per_user") >= slo)).fill_null(False),
+        usd_per_gpu_hour_rental=pl.when(pl.col("basis") == "rental").then(pl.col("usd_per_gpu_hour"))
+        .otherwise(pl.col("usd_per_gpu_hour") * 0.0),
+    )
+    obj = OBJECTIVES[objective]
+    names = catalog.accelerators.select(pl.col("id").alias("hardware"), "display_name", "vendor")
+    best = (res.filter(pl.col("meets_slo"))
+            .sort([obj, "num_gpus", "batch_size"])
+            .unique(subset="hardware", keep="first", maintain_order=True)
+            .with_columns(objective=pl.lit(objective), status=pl.lit(""))
+            .with_columns([(pl.col(obj) * pl.col(f"usd_per_gpu_hour_{p}") / pl.col("usd_per_gpu_hour"))
+                          .alias(f"usd_per_m_tokens_{p}") for p in COST_PARTS]))
+    best = best.with_columns(rank=pl.int_range(1, best.height + 1, dtype=pl.Int64))
+    missing = _why_not(res, slo, max(int(x) for x in gpu_counts))
+    missing = missing.filter(~pl.col("hardware").is_in(best["hardware"].implode()))
+    best = pl.concat([best.join(names, on="hardware", how="left"),
+                      missing.join(names, on="hardware", how="left")], how="diagonal_relaxed")
+    order = points.select("hardware").unique(maintain_order=True).with_row_index("_order")
+    best = (best.join(order, on="hardware", how="left")
+            .sort([pl.col("rank").is_null(), "rank", "_order"]).select(BEST_COLUMNS))
+    return Comparison(best=best, frontier=throughput_frontier(res, names), points=res)
+
+
+def _why_not(res: pl.DataFrame, slo: float, max_gpus: int) -> pl.DataFrame:
+    """One row per accelerator: why no configuration met the floor (vectorized group-by)."""
+    agg = res.group_by("hardware", maintain_order=True).agg(
+        any_feasible=pl.col("feasible").any(),
+        best_speed=pl.col("tokens_per_s_per_user").filter(pl.col("feasible")).max(),
+        price_missing=pl.col("infeasible_reason").str.starts_with("no ").any(),
+        unsupported=pl.col("infeasible_reason").eq("precision not supported by hardware").all(),
+        price_reason=pl.col("infeasible_reason").filter(pl.col("infeasible_reason").str.starts_with("no ")).first(),
+        precisions=pl.col("precision").unique().sort().str.join("/"),
+    )
+    status = (pl.when(pl.col("any_feasible"))
+              .then(pl.format("no deployment reaches {} tokens/s per user (fastest: {})",
+                              pl.lit(f"{slo:g}"), pl.col("best_speed").round(1)))
+              .when(pl.col("price_missing")).then(pl.col("price_reason"))
+              .when(pl.col("unsupported")).then(pl.format("no hardware support for {}", pl.col("precisions")))
+              .otherwise(pl.lit(f"weights do not fit in HBM on up to {max_gpus} accelerators")))
+    return agg.select("hardware", status.alias("status"), meets_slo=pl.lit(False))
+
+
+def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Pareto frontier of output tokens/s per GPU against tokens/s per user, per accelerator.
+
+    Parameters
+    ----------
+    points : pl.DataFrame
+        Rows of :func:`econ.engine.evaluate` (infeasible rows are ignored).
+    names : pl.DataFrame, optional
+        ``hardware`` -> ``display_name`` to attach.
+
+    Returns
+    -------
+    pl.DataFrame (:data:`FRONTIER_COLUMNS`, plus the ``*_low`` / ``*_high`` band of throughput, cost and speed
+    when the engine reports one), per accelerator sorted by tokens/s per user ascending: no kept row is
+    beaten on both axes by another row of the same accelerator.
+
+    Notes
+    -----
+    Sorting by interactivity descending, a row is on the frontier when its throughput exceeds the
+    running maximum of every faster row (cumulative max over the group): O(n log n), no loop.
+    """
+    f = (points.filter(pl.col("feasible"))
+         .sort(["hardware", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"], descending=[False, True, True])
+         .with_columns(_prev=pl.col("output_tokens_per_s_per_gpu").cum_max().shift(1).over("hardware"))
+         .filter(pl.col("_prev").is_null() | (pl.col("output_tokens_per_s_per_gpu") > pl.col("_prev")))
+         .sort(["hardware", "tokens_per_s_per_user"]))
+    if names is None:
+        f = f.with_columns(display_name=pl.col("hardware"))
+    else:
+        f = f.join(names.select("hardware", "display_name"), on="hardware", how="left")
+    bands = [f"{c}_{end}" for c in ("output_tokens_per_s_per_gpu", "usd_per_m_output_tokens", "tokens_per_s_per_user")
+             for end in ("low", "high") if f"{c}_{end}" in f.columns]  # the engine's uncertainty band, when given
+    return f.select(*FRONTIER_COLUMNS, *bands)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cost vs interactivity: the frontier read at chosen tokens/s-per-user levels
+# ---------------------------------------------------------------------------------------------
+
+LEVEL_COLUMN = "at_tokens_per_s_per_user"
+"""Column of :func:`value_at_interactivity` holding the interactivity level a row answers. [tokens/s per user]"""
+
+CARRIED_COLUMNS: tuple[str, ...] = (
+    "hardware", "model", "precision", "layout", "num_gpus", "total_gpus", "tp", "dp", "ep", "pp", "batch_size",
+    "disaggregated", "scale_up_domain_size", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu",
+    "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in", "usd_per_m_input_tokens",
+    "usd_per_m_blended_tokens", "usd_per_gpu_hour", "binding_wall", "ttft_s", "basis", "prefill_tp", "prefill_dp",
+    "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances", "input_len", "output_len")
+"""Columns of the chosen point carried into :func:`value_at_interactivity`'s answer when present (plus every
+``*_low`` / ``*_high`` uncertainty column)."""
+
+
+def _levels(levels) -> list[float]:
+    """Interactivity levels as a sorted list of distinct finite floats in [0, 1e6] (tokens/s per user)."""
+    vals = [float(v) for v in (levels if levels is not None else INTERACTIVITY_LEVELS)]
+    if not vals:
+        raise InvalidInputError("levels is empty (give at least one tokens/s-per-user level)")
+    for v in vals:
+        if not math.isfinite(v) or not 0.0 <= v <= 1e6:
+            raise InvalidInputError(f"levels={v!r} is outside [0, 1000000] (tokens/s per user)")
+    return sorted(set(vals))
+
+
+def value_at_interactivity(points: pl.DataFrame, levels=INTERACTIVITY_LEVELS, *, by=("hardware",),
+                           speed: str = "tokens_per_s_per_user", cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
+    """Per group and interactivity level, the cheapest point at least that fast: "$/M tokens at X tokens/s per user".
+
+    Parameters
+    ----------
+    points : pl.DataFrame
+        Evaluated deployments (a frontier from :func:`econ.analyses.optimize.pareto_frontier` or
+        :func:`cost_frontier`, or every point: the answer is the same, since the cheapest point at least
+        as fast as X is on the frontier). Columns ``by``, ``speed`` and ``cost``; rows with a null cost or
+        ``feasible = False`` are ignored.
+    levels : sequence of float
+        Interactivity levels, output tokens/s per user (default :data:`econ.presets.INTERACTIVITY_LEVELS`,
+        20 / 50 / 100). [tokens/s]
+    by : sequence of str
+        Group columns (one answer per accelerator by default; ``("setup",)`` for :func:`head_to_head`).
+    speed : str
+        The interactivity column (maximized). [tokens/s per user]
+    cost : str
+        The cost column minimized (``usd_per_m_output_tokens``; the optimizer's
+        ``usd_per_m_output_tokens_all_in``). [USD per M tokens]
+
+    Returns
+    -------
+    pl.DataFrame, one row per group and level (groups in first-seen order, levels ascending): ``by``,
+    :data:`LEVEL_COLUMN`, ``reached`` (a point at least that fast exists), ``fastest_tokens_per_s_per_user``
+    (the group's fastest point), then the chosen point's ``cost`` and :data:`CARRIED_COLUMNS` (null
+    where not reached).
+
+    Raises
+    ------
+    InvalidInputError
+        A missing column, or a level outside [0, 1e6] or not finite.
+
+    Notes
+    -----
+    Vectorized: the points are crossed with the levels, kept where ``speed >= level``, sorted by cost
+    (ties: the faster point) and the first row of each (group, level) kept; O(points x levels), which
+    for a frontier (tens of points per group) is a few thousand rows.
+    """
+    by = list(by)
+    for c in (*by, speed, cost):
+        if c not in points.columns:
+            raise InvalidInputError(f"points is missing column {c!r} (needed by value_at_interactivity)")
+    lv = pl.DataFrame({LEVEL_COLUMN: _levels(levels)})
+    ok = points.filter(pl.col(cost).is_not_null() & pl.col(speed).is_not_null())
+    if "feasible" in ok.columns:
+        ok = ok.filter(pl.col("feasible").fill_null(False))
+    carried = [c for c in CARRIED_COLUMNS if c in ok.columns and c not in by and c != cost]
+    carried += [c for c in ok.columns if c.endswith(("_low", "_high")) and c not in carried and c not in by]
+    keep = [*by, cost, *carried]
+    best = (ok.select(keep).join(lv, how="cross")
+            .filter(pl.col(speed) >= pl.col(LEVEL_COLUMN))
+            .sort([cost, speed], descending=[False, True])
+            .group_by([*by, LEVEL_COLUMN], maintain_order=True).first())
+    groups = points.select(by).unique(maintain_order=True)
+    fastest = ok.group_by(by, maintain_order=True).agg(pl.col(speed).max().alias("fastest_tokens_per_s_per_user"))
+    out = (groups.join(lv, how="cross")
+           .join(best, on=[*by, LEVEL_COLUMN], how="left", nulls_equal=True)
+           .join(fastest, on=by, how="left", nulls_equal=True)
+           .with_columns(reached=pl.col(cost).is_not_null()))
+    return out.select(*by, LEVEL_COLUMN, "reached", "fastest_tokens_per_s_per_user", cost, *carried)
+
+
+def add_efficiency(frame: pl.DataFrame, catalog: Catalog, economics: Economics = Economics(), *,
+                   cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
+    """Add tokens per dollar and tokens/s per provisioned MW to rows of deployments.
+
+    Parameters
+    ----------
+    frame : pl.DataFrame with ``hardware``, ``output_tokens_per_s_per_gpu`` and ``cost``
+    catalog : Catalog (``all_in_power_w`` per accelerator)
+    economics : Economics (``pue``)
+    cost : str, the $/M output tokens column the dollars are read from
+
+    Returns
+    -------
+    ``frame`` plus
+    ``output_tokens_per_usd`` = 1e6 / ``cost``: output tokens one dollar buys [tokens/USD];
+    ``provisioned_power_w_per_gpu`` = ``all_in_power_w`` x PUE: the utility power provisioned per
+    accelerator, host, network and cooling included [W];
+    ``output_tokens_per_s_per_mw`` = ``output_tokens_per_s_per_gpu`` / provisioned power x 1e6: output
+    tokens/s per MW of provisioned power [tokens/s/MW] (the "tokens per MW" of SemiAnalysis InferenceX,
+    which divides by all-in provisioned power per GPU).
+    Null where the cost or the throughput is null; ``*_low`` / ``*_high`` variants when the inputs have them.
+    """
+    power = catalog.accelerators.select(pl.col("id").alias("hardware"),
+                                        (pl.col("all_in_power_w") * float(economics.pue))
+                                        .alias("provisioned_power_w_per_gpu"))
+    out = frame.drop([c for c in ("provisioned_power_w_per_gpu",) if c in frame.columns]).join(
+        power, on="hardware", how="left")
+    exprs = [(1e6 / pl.col(cost)).alias("output_tokens_per_usd"),
+             (pl.col("output_tokens_per_s_per_gpu") / pl.col("provisioned_power_w_per_gpu") * 1e6)
+             .alias("output_tokens_per_s_per_mw")]
+    for end in ("_low", "_high"):  # a cheaper bound buys more tokens: low cost -> high tokens per dollar
+        other = "_high" if end == "_low" else "_low"
+        if f"{cost}{end}" in out.columns:
+            exprs.append((1e6 / pl.col(f"{cost}{end}")).alias(f"output_tokens_per_usd{other}"))
+        if f"output_tokens_per_s_per_gpu{end}" in out.columns:
+            exprs.append((pl.col(f"output_tokens_per_s_per_gpu{end}") / pl.col("provisioned_power_w_per_gpu") * 1e6)
+                         .alias(f"output_tokens_per_s_per_mw{end}"))
+    return out.with_columns(exprs)
+
+
+def interactivity_table(points: pl.DataFrame, catalog: Catalog, economics: Economics = Economics(),
+                        levels=INTERACTIVITY_LEVELS, *, by=("hardware",), speed: str = "tokens_per_s_per_user",
+                        cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
+    """:func:`value_at_interactivity` with :func:`add_efficiency`: the headline cost-vs-interactivity table.
+
+    One row per group and level: $/M output (``cost``), input and blended tokens, output tokens/s per
+    GPU, output tokens per $1 and output tokens/s per provisioned MW of the cheapest deployment at least
+    ``level`` tokens/s per user fast. Parameters as :func:`value_at_interactivity`; ``catalog`` and
+    ``economics`` as :func:`add_efficiency`.
+    """
+    return add_efficiency(value_at_interactivity(points, levels, by=by, speed=speed, cost=cost), catalog, economics,
+                          cost=cost)
+
+
+def cost_frontier(points: pl.DataFrame, *, by=("hardware",), speed: str = "tokens_per_s_per_user",
+                  cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
+    """Pareto frontier of cost against interactivity per group: no kept point is beaten on both.
+
+    A thin, documented use of :func:`econ.analyses.optimize.pareto_frontier` on the feasible priced rows of
+    ``points`` (e.g. :attr:`Comparison.points`): per group, sorted by ``speed`` ascending.
+    """
+    from econ.analyses.optimize import pareto_frontier
+
+    ok = points.filter(pl.col(cost).is_not_null() & pl.col(speed).is_not_null())
+    if "feasible" in ok.columns:
+        ok = ok.filter(pl.col("feasible").fill_null(False))
+    return pareto_frontier(ok, by=tuple(by), x=speed, y=cost)
+
+
+def batch_at_floor(curve: pl.DataFrame, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
+                   max_ttft_s: float = math.inf, at_most: int | None = None,
+                   speed: str = "served_tokens_per_s_per_user", ttft: str = "served_ttft_s") -> int | None:
+    """The largest batch of a batch curve that meets a speed floor (and a TTFT limit): the "auto" batch under an SLO.
+
+    Parameters
+    ----------
+    curve : pl.DataFrame
+        Rows of one deployment over batch sizes (:func:`econ.analyses.sweep.batch_curve`), with ``batch_size``,
+        ``feasible``, ``speed`` and ``ttft``.
+    min_tokens_per_s_per_user : float >= 0
+        The floor, as served (default: the one default floor). [tokens/s]
+    max_ttft_s : float > 0 [s]
+    at_most : int, optional
+        Upper bound on the batch (the sweet spot: beyond it cost per token no longer falls). [sequences]
+    speed, ttft : str
+        Columns read (served figures by default: aggregated serving includes its prefill chunks).
+
+    Returns
+    -------
+    int or None: the largest qualifying ``batch_size`` (within the curve's grid), None when no row qualifies.
+    """
+    ok = curve.filter(pl.col("feasible").fill_null(False) & (pl.col(speed) >= float(min_tokens_per_s_per_user))
+                      & (pl.col(ttft) <= float(max_ttft_s)))
+    if at_most is not None:
+        ok = ok.filter(pl.col("batch_size") <= int(at_most))
+    return None if ok.height == 0 else int(ok["batch_size"].max())
+
+
+AUTO_LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
+
+
+def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
+                   max_ttft_s: float = math.inf, curve: pl.DataFrame | None = None,
+                   **cost_kwargs) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The "auto" batch of ``econ cost`` and the Cost explorer: the sweet spot, unless it misses the speed floor.
+
+    Parameters
+    ----------
+    catalog : Catalog
+    min_tokens_per_s_per_user, max_ttft_s : the SLO (served figures) [tokens/s], [s]
+    curve : pl.DataFrame, optional
+        The deployment's batch curve (:func:`econ.analyses.sweep.batch_curve` on the chosen layout) when the caller
+        has it; computed (4 batches per octave) only when the sweet spot misses the SLO.
+    cost_kwargs : the keyword arguments of :func:`econ.analyses.sweep.cost_table` (``model``, ``hardware``, ...;
+        without ``batch_sizes``).
+
+    Returns
+    -------
+    (row, curve): a one-row :func:`econ.analyses.sweep.cost_table` frame, and the curve when one was used (else
+    ``curve`` as given). The row is at the sweet spot (:func:`econ.analyses.sweep.cost_table`'s auto batch) when
+    that meets the SLO, else at the largest batch of the curve that does (:func:`batch_at_floor`); when
+    none does, at the sweet spot (its ``served_tokens_per_s_per_user`` tells by how much it misses).
+
+    Raises
+    ------
+    As :func:`econ.analyses.sweep.cost_table`.
+    """
+    from econ.analyses.sweep import batch_curve, cost_table
+
+    row = cost_table(catalog, **cost_kwargs, min_tokens_per_s_per_user=min_tokens_per_s_per_user,
+                     max_ttft_s=None if math.isinf(max_ttft_s) else max_ttft_s)  # layout and batch chosen together
+    r = row.row(0, named=True)
+    speed = r.get("served_tokens_per_s_per_user", r.get("tokens_per_s_per_user"))
+    ttft = r.get("served_ttft_s", r.get("ttft_s"))
+    if not r["feasible"] or (speed is not None and speed >= min_tokens_per_s_per_user
+                             and ttft is not None and ttft <= max_ttft_s):
+        return row, curve
+    if curve is None:
+        curve = batch_curve(catalog, **{**cost_kwargs, **{k: r[k] for k in AUTO_LAYOUT_KEYS}})
+    b = batch_at_floor(curve, min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
+                       at_most=r["batch_size"])
+    return (row if b is None else curve.filter(pl.col("batch_size") == b).head(1)), curve
+
+
+def curve_on_layout(catalog: Catalog, row: dict, *, points_per_octave: int = 4, **cost_kwargs) -> pl.DataFrame:
+    """The batch curve of a deployment already evaluated: :func:`econ.analyses.sweep.batch_curve`'s rows in one engine pass.
+
+    :func:`econ.analyses.sweep.batch_curve` evaluates the deployment once to learn its layout and KV-capacity maximum,
+    then the grid; when the caller has that row (the KPI row of the Cost explorer), this skips the first
+    pass. Same grid (``points_per_octave`` log-spaced batches per doubling from ``dp`` to the maximum, the
+    maximum included), same rows (``tests/dashboards/test_interactivity.py`` checks they are equal).
+
+    Parameters
+    ----------
+    row : dict
+        A :func:`econ.analyses.sweep.cost_table` row: ``num_gpus``, ``tp``, ``dp``, ``ep``, ``pp``, ``max_batch_size``.
+    cost_kwargs : the other keyword arguments of :func:`econ.analyses.sweep.cost_table` (the row's model, accelerator...).
+    """
+    from econ.analyses.sweep import cost_table
+
+    require_in_range("points_per_octave", points_per_octave, 1, 64)
+    max_b, dp = int(row["max_batch_size"]), int(row["dp"])
+    n = max(2, int(np.log2(max(max_b / dp, 2)) * points_per_octave) + 1)
+    batches = (np.unique(np.round(np.geomspace(1, max_b / dp, n)).astype(int)) * dp if max_b > dp
+               else np.array([dp]))
+    layout = {k: row[k] for k in AUTO_LAYOUT_KEYS}
+    return cost_table(catalog, batch_sizes=[int(b) for b in batches if b <= max_b], **{**cost_kwargs, **layout})
+
+
+# ---------------------------------------------------------------------------------------------
+# Head to head: two set-ups side by side
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """One side of a head-to-head comparison.
+
+    Attributes
+    ----------
+    model, hardware : str
+        Catalog ids.
+    precision : {"bf16", "fp8", "fp4"}
+        Weight and matmul precision.
+    basis : str
+        Cost tier of $/GPU-hour (:data:`econ.engine.BASES`; ``owned-custom`` is accepted for ``owned``).
+    """
+
+    model: str
+    hardware: str
+    precision: str = "fp8"
+    basis: str = "owned"
+
+    @property
+    def spec(self) -> str:
+        """``model:hardware:precision:tier``, the text :func:`parse_setup` reads."""
+        return f"{self.model}:{self.hardware}:{self.precision}:{self.basis}"
+
+
+def parse_setup(text: str, *, name: str = "setup", default_basis: str = "owned") -> Setup:
+    """``MODEL:HARDWARE[:PRECISION[:TIER]]`` -> :class:`Setup` (precision fp8 and the default tier when omitted).
+
+    Raises
+    ------
+    InvalidInputError
+        Not 2 to 4 ``:``-separated parts, an unknown precision or tier (named with ``name``). Ids are
+        checked against a catalog by :func:`head_to_head`.
+    """
+    parts = [p.strip() for p in str(text).split(":")]
+    if not 2 <= len(parts) <= 4 or not all(parts):
+        raise InvalidInputError(f"{name}={str(text)[:80]!r} is not MODEL:HARDWARE[:PRECISION[:TIER]] "
+                                f"(e.g. deepseek-v3:b200:fp4:neocloud)")
+    precision = parts[2] if len(parts) > 2 else "fp8"
+    if precision not in PRECISIONS:
+        raise InvalidInputError(f"{name}: precision {precision!r} is not one of {list(PRECISIONS)}")
+    basis = BASIS_ALIASES.get(parts[3], parts[3]) if len(parts) > 3 else default_basis
+    if basis not in BASES:
+        raise InvalidInputError(f"{name}: tier {parts[3]!r} is not one of "
+                                f"{[b if b != 'owned' else 'owned-custom' for b in BASES]}")
+    return Setup(parts[0], parts[1], precision, basis)
+
+
+SETUP_NAMES = ("A", "B")
+"""Labels of the two sides of :func:`head_to_head` (the ``setup`` column)."""
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Result of :func:`head_to_head`.
+
+    Attributes
+    ----------
+    setups : tuple of (Setup, Setup)
+    frontier : pl.DataFrame
+        Both Pareto frontiers of all-in $/M output tokens against tokens/s per user, ``setup`` = "A"/"B"
+        (:data:`econ.analyses.optimize.POINT_COLUMNS` + ``setup``, ``basis``, ``input_len``, ``output_len``).
+    at_levels : pl.DataFrame
+        :func:`interactivity_table` of each frontier (``by = ("setup",)``).
+    ratio : pl.DataFrame
+        One row per level: each side's cost and throughput, ``cost_ratio_b_to_a`` (B's $/M over A's:
+        below 1, B is cheaper) and ``throughput_ratio_b_to_a`` (output tokens/s per GPU, B over A).
+    breakdown : pl.DataFrame
+        :func:`econ.analyses.breakdown.step_breakdown` (long) of each side's point at each level it reaches,
+        with ``setup`` and :data:`LEVEL_COLUMN`.
+    binding : pl.DataFrame
+        The same points wide: component times, ``binding_side``, ``hidden_s``, ``binding_wall``.
+    """
+
+    setups: tuple
+    frontier: pl.DataFrame
+    at_levels: pl.DataFrame
+    ratio: pl.DataFrame
+    breakdown: pl.DataFrame
+    binding: pl.DataFrame
+
+
+def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_LEVELS, input_len: int = 1024,
+                 output_len: int = 1024, max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
+                 economics: Economics = Economics(), deployment=None, space=None) -> HeadToHead:
+    """Two (model, accelerator, precision, cost tier) set-ups side by side on cost against interactivity.
+
+    Parameters
+    ----------
+    catalog : Catalog
+    a, b : Setup
+    levels : sequence of float
+        Interactivity levels read off both frontiers [tokens/s per user] (default 20 / 50 / 100).
+    input_len, output_len : int [tokens]
+    max_ttft_s : float > 0
+        Points slower to the first token are left off the frontiers. [s]
+    assumptions, economics : as :func:`econ.engine.evaluate`; each side's ``basis`` replaces
+        ``economics.basis`` (``economics.usd_per_gpu_hour`` is the rate of tier "custom").
+    deployment : DeploymentAssumptions, optional
+    space : econ.analyses.optimize.SearchSpace, optional
+        The search (default: everything); each side's precision replaces ``space.precisions``.
+
+    Returns
+    -------
+    HeadToHead
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError
+        Unknown ids, bad levels, or a side that cannot serve at all (its reason: the precision is not
+        supported, the tier has no rate for the accelerator, the weights do not fit...).
+
+    Notes
+    -----
+    Each side is one :func:`econ.analyses.optimize.search` over every layout (TP/EP/PP/attention-DP, aggregated
+    and disaggregated) and batch; its frontier is :func:`econ.analyses.optimize.pareto_frontier` of all-in $/M
+    output tokens (every GPU the request uses, prefill included) against served tokens/s per user.
+    """
+    from econ.assumptions import DEFAULT_DEPLOYMENT
+    from econ.analyses.breakdown import step_breakdown
+    from econ.analyses.optimize import SLO, SearchSpace, pareto_frontier, rejected_summary, search
+
+    deployment = deployment or DEFAULT_DEPLOYMENT
+    space = space or SearchSpace()
+    _levels(levels)
+    cost = "usd_per_m_output_tokens_all_in"
+    fronts, econ_by = [], {}
+    for name, s in zip(SETUP_NAMES, (a, b)):
+        check_ids("model", [s.model], catalog.models["id"].to_list())
+        check_ids("hardware", [s.hardware], catalog.accelerators["id"].to_list())
+        e = replace(economics, basis=s.basis)
+        econ_by[name] = e
+        res = search(catalog, model=s.model, hardware=[s.hardware], input_len=input_len, output_len=output_len,
+                     slo=SLO(max_ttft_s=max_ttft_s), space=replace(space, precisions=(s.precision,)),
+                     assumptions=assumptions, economics=e, deployment=deployment)
+        pts = res.points.filter(pl.col("ttft_s") <= max_ttft_s)
+        if pts.height == 0:
+            summary = rejected_summary(res.rejected)
+            why = "; ".join(f"{r['reason']}" + (f" ({r['detail']})" if r["detail"] else "")
+                            for r in summary.head(2).iter_rows(named=True)) or "no deployment meets the TTFT limit"
+            raise InvalidInputError(f"set-up {name} ({s.spec}) cannot serve: {why}")
+        f = pareto_frontier(pts, by=("hardware",), y=cost).with_columns(
+            setup=pl.lit(name), basis=pl.lit(s.basis), input_len=pl.lit(int(input_len), dtype=pl.Int64),
+            output_len=pl.lit(int(output_len), dtype=pl.Int64))
+        fronts.append(f)
+    frontier = pl.concat(fronts, how="vertical_relaxed")
+    at = pl.concat([interactivity_table(frontier.filter(pl.col("setup") == n), catalog, econ_by[n], levels,
+                                        by=("setup",), cost=cost) for n in SETUP_NAMES], how="vertical_relaxed")
+    wide = at.select("setup", LEVEL_COLUMN, cost, "output_tokens_per_s_per_gpu", "tokens_per_s_per_user").pivot(
+        on="setup", index=LEVEL_COLUMN, values=[cost, "output_tokens_per_s_per_gpu", "tokens_per_s_per_user"])
+    ratio = wide.rename({f"{c}_{n}": f"{c}_{n.lower()}" for c in (cost, "output_tokens_per_s_per_gpu",
+                                                                   "tokens_per_s_per_user") for n in SETUP_NAMES})
+    ratio = ratio.with_columns(
+        cost_ratio_b_to_a=pl.col(f"{cost}_b") / pl.col(f"{cost}_a"),
+        throughput_ratio_b_to_a=pl.col("output_tokens_per_s_per_gpu_b") / pl.col("output_tokens_per_s_per_gpu_a"),
+    ).sort(LEVEL_COLUMN)
+    reached = at.filter(pl.col("reached"))
+    parts, wides = [], []
+    for n in SETUP_NAMES:  # two engine calls per side (the points, and at a one-token context)
+        rows = reached.filter(pl.col("setup") == n)
+        if rows.height:
+            parts.append(step_breakdown(rows, catalog, assumptions, econ_by[n], deployment,
+                                        keep=("setup", LEVEL_COLUMN)))
+            wides.append(step_breakdown(rows, catalog, assumptions, econ_by[n], deployment, wide=True,
+                                        keep=("setup", LEVEL_COLUMN, "layout", "batch_size")))
+    breakdown = pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame()
+    binding = pl.concat(wides, how="vertical_relaxed") if wides else pl.DataFrame()
+    return HeadToHead(setups=(a, b), frontier=frontier, at_levels=at, ratio=ratio, breakdown=breakdown,
+                      binding=binding)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cluster plan: moved to econ.analyses.cluster (issue 13); re-exported here for existing callers
+# ---------------------------------------------------------------------------------------------
+
+from econ.analyses.cluster import (  # noqa: E402
+    DEFAULT_GPUS_PER_RACK,
+    PLAN_COLUMNS,
+    RACK_SCALE_DOMAINS,
+    cluster_plan,
+    default_gpus_per_rack,
+    plan_status,
+)
+
+
+__all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier", "cluster_plan",
+           "value_at_interactivity", "add_efficiency", "interactivity_table", "cost_frontier", "Setup",
+           "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES", "batch_at_floor",
+           "auto_batch_row", "curve_on_layout",
+           "plan_status", "default_gpus_per_rack", "DEFAULT_GPU_COUNTS", "DEFAULT_BATCH_SIZES", "BEST_COLUMNS",
+           "FRONTIER_COLUMNS", "PLAN_COLUMNS", "COST_PARTS", "OBJECTIVES"]

@@ -1,0 +1,87 @@
+"""One engine, one answer: the same deployment gives identical numbers on every front end (issue 8).
+
+Anchored on ``econ cost`` (the CLI): the configuration the quote checker, the cluster page and the
+optimizer each report is re-evaluated through the CLI with explicit layout flags, and every shared
+figure must agree to floating-point rounding. Before the engine merge the quote checker and the cluster
+page priced tensor x pipeline layouts only (econ.analyses.sweep.evaluate) while the optimizer used another
+orchestrator; DeepSeek-V3 came out with different capacities and costs on different pages.
+"""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from econ.tables.catalog import load_catalog
+from econ.cli import main
+from econ.analyses.cluster import cluster_plan, serving_rate
+from econ.analyses.optimize import SearchSpace, search
+from econ.analyses.quotes import check_quotes, validate_quotes
+
+MODEL, HW, PRECISION = "deepseek-v3", "h200-sxm", "fp8"
+REL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def cli_row(capsys, *, tp, dp, ep, pp, num_gpus, batch, input_len=1024, output_len=1024, extra=()):
+    code = main(["cost", "--model", MODEL, "--hardware", HW, "--precision", PRECISION, "--gpus", str(num_gpus),
+                 "--tp", str(tp), "--dp", str(dp), "--ep", str(ep), "--pp", str(pp), "--batch", str(batch),
+                 "--input-len", str(input_len), "--output-len", str(output_len), "--all-columns", "--format", "json",
+                 *extra])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    data = json.loads(out)
+    return data[0] if isinstance(data, list) else data
+
+
+def test_optimizer_point_equals_cli(catalog, capsys):
+    res = search(catalog, model=MODEL, hardware=HW, input_len=1024, output_len=1024,
+                 space=SearchSpace(num_gpus=8, tp=1, dp=8, ep=8, pp=1, precisions=(PRECISION,), modes=("aggregated",)))
+    p = res.points.filter(pl.col("batch_size") == 512).row(0, named=True)
+    c = cli_row(capsys, tp=1, dp=8, ep=8, pp=1, num_gpus=8, batch=512)
+    assert c["layout"] == p["layout"] == "ADP8 EP8"
+    for opt, cli in (("decode_tokens_per_s_per_user", "tokens_per_s_per_user"), ("tpot_s", "served_tpot_s"),
+                     ("tokens_per_s_per_user", "served_tokens_per_s_per_user"), ("ttft_s", "served_ttft_s"),
+                     ("output_tokens_per_s_per_gpu", "served_output_tokens_per_s_per_gpu"),
+                     ("usd_per_m_output_tokens", "usd_per_m_output_tokens"),
+                     ("usd_per_m_input_tokens", "usd_per_m_input_tokens"),
+                     ("usd_per_m_output_tokens_all_in", "usd_per_m_output_tokens_all_in"),
+                     ("max_batch_size", "max_batch_size"), ("usd_per_gpu_hour", "usd_per_gpu_hour")):
+        assert p[opt] == pytest.approx(c[cli], rel=REL), (opt, cli)
+
+
+def test_quote_checker_floor_equals_cli(catalog, capsys):
+    quotes = validate_quotes(pl.DataFrame({"provider": ["x"], "model": [MODEL], "usd_per_m_input_tokens": ["0.27"],
+                                           "usd_per_m_output_tokens": ["1.10"]}), catalog)
+    chk = check_quotes(quotes, catalog, hardware=[HW])
+    f = chk.summary.row(0, named=True)
+    assert f["floor_hardware"] == HW and f["floor_layout"]
+    c = cli_row(capsys, tp=f["floor_tp"], dp=f["floor_dp"], ep=f["floor_ep"], pp=f["floor_pp"],
+                num_gpus=f["floor_num_gpus"], batch=f["floor_batch_size"], input_len=3072, output_len=1024,
+                extra=["--precision", f["floor_precision"]])
+    assert c["layout"] == f["floor_layout"]
+    for q, cli in (("floor_usd_per_m_blended_tokens", "usd_per_m_blended_tokens"),
+                   ("floor_usd_per_m_output_tokens", "usd_per_m_output_tokens"),
+                   ("floor_usd_per_m_input_tokens", "usd_per_m_input_tokens"),
+                   ("floor_tokens_per_s_per_user", "tokens_per_s_per_user")):
+        assert f[q] == pytest.approx(c[cli], rel=REL), q
+
+
+def test_cluster_serving_equals_cli(catalog, capsys):
+    r = serving_rate(catalog, MODEL, HW, min_tokens_per_s_per_user=20.0, precisions=[PRECISION])
+    assert r["meets_slo"] and r["layout"]
+    c = cli_row(capsys, tp=r["tp"], dp=r["dp"], ep=r["ep"], pp=r["pp"], num_gpus=r["gpus_per_replica"],
+                batch=r["batch_size"])
+    assert c["layout"] == r["layout"]
+    for k in ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens"):
+        assert r[k] == pytest.approx(c[k], rel=REL), k
+    plan = cluster_plan(catalog, hardware=HW, num_gpus=[1024], model=MODEL, precisions=[PRECISION],
+                        min_tokens_per_s_per_user=20.0).row(0, named=True)
+    assert plan["serving_output_tokens_per_s_per_gpu"] == pytest.approx(c["output_tokens_per_s_per_gpu"], rel=REL)
+    assert plan["serving_batch_size"] == c["batch_size"] and plan["serving_gpus_per_replica"] == c["num_gpus"]

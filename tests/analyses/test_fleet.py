@@ -1,0 +1,473 @@
+"""Fleet and build-out planner (issue 13): every known answer of the seeds' cluster chapters, forward and inverse,
+from the core and from the CLI, plus bad input and properties.
+
+Known answers and their sources (tolerances: exact products at rel=1e-9; figures the seeds print rounded to
+their last digit at half a unit of it):
+- 10,000 H100 at 700 W TDP, PUE 1.40: 7.0 MW IT, 9.8 MW facility (seed 001 Table 9 and text).
+- 32,768 GPUs at 1 PFLOP/s and 1.4 kW, seed 000 MFU: 32.77 EF peak, 32.0%, 10.49 EF, 45.9 MW (seed 000).
+- 1,024 GPUs, seed 001 chain: 0.50 x 0.50 x 0.77 = 19.25% of peak ("roughly 19.2 percent", seed 001).
+- MTBF 8,192 GPUs 366.2 min, 100,000 GPUs 30 min at 50,000 h per GPU; 175B -> 2,450 GB (seed 001 Tables 6, 7).
+- NVLink 4 / InfiniBand NDR = 450 / 50 GB/s = 9x (seed 001; data/accelerators.csv h100-sxm).
+- 7B data-parallel all-reduce over 256 GPUs on IB NDR: 560.4 ms (seed 001 Table 11).
+- 100k H100 at $45k all-in = $4.5B before the building; seed 004's ~$5B lies between IT-only and IT + a full
+  new build (seed 004).
+- DeepSeek-V3: 2.788M H800 GPU-hours x $2 = $5.576M (DeepSeek-V3 technical report, arXiv:2412.19437, Table 1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ.analyses import cluster as cl
+from econ.tables.catalog import load_catalog
+from econ.errors import InvalidInputError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def cli(capsys, *argv):
+    from econ.cli import main
+    code = main(list(argv))
+    out = capsys.readouterr()
+    data = json.loads(out.out) if code == 0 and "json" in argv else out.out
+    return code, data, out.err
+
+
+# ------------------------------------------------------------------------------------------------
+# 1. Power basis
+# ------------------------------------------------------------------------------------------------
+
+def test_power_10k_h100_tdp_basis_seed001(catalog):
+    hw = catalog.accelerator("h100-sxm")
+    t = cl.power_table(10_000, pue=1.40, gpus_per_rack=32, tdp_w=hw["tdp_w"], all_in_w=hw["all_in_power_w"])
+    tdp, allin = t.rows(named=True)
+    assert (tdp["power_basis"], tdp["it_power_mw"], tdp["facility_power_mw"]) == ("tdp", pytest.approx(7.0),
+                                                                                  pytest.approx(9.8))
+    # all-in: 1.5 kW critical IT per H100 (SemiAnalysis: ~150 MW for 100k H100) -> 15 MW IT, 21 MW facility
+    assert allin["it_power_mw"] == pytest.approx(15.0) and allin["facility_power_mw"] == pytest.approx(21.0)
+    # racks of 32 H100: 22.4 kW on TDP (air-coolable), 48 kW all-in (above ~30 kW: liquid)
+    assert (tdp["rack_power_kw"], tdp["rack_cooling"]) == (pytest.approx(22.4), "air")
+    assert (allin["rack_power_kw"], allin["rack_cooling"]) == (pytest.approx(48.0), "liquid")
+    assert tdp["air_cooling_limit_kw"] == 30.0 and tdp["ai_rack_kw"] == 70.0
+
+
+def test_power_basis_names_and_typed_value(catalog):
+    hw = catalog.accelerator("h100-sxm")
+    assert cl.power_w_per_gpu(hw, "tdp") == 700.0
+    assert cl.power_w_per_gpu(hw, "all-in") == hw["all_in_power_w"] == 1500.0
+    assert cl.power_w_per_gpu(hw, "1400") == 1400.0 and cl.power_w_per_gpu(hw, 1234.5) == 1234.5
+
+
+@pytest.mark.parametrize(("kw", "cls"), [(12.0, "air"), (30.0, "air"), (30.1, "liquid"), (70.0, "liquid"),
+                                         (120.0, "liquid, high-density")])
+def test_rack_cooling_classes_seed001(kw, cls):
+    assert cl.rack_cooling(kw) == cls
+
+
+def test_cli_power_10k_h100(capsys):
+    code, data, _ = cli(capsys, "fleet", "power", "--hardware", "h100-sxm", "--gpus", "10000", "--pue", "1.4",
+                        "--format", "json")
+    assert code == 0
+    tdp = next(r for r in data if r["power_basis"] == "tdp")
+    assert tdp["it_power_mw"] == pytest.approx(7.0) and tdp["facility_power_mw"] == pytest.approx(9.8)
+
+
+def test_cli_cluster_power_basis_flag(capsys):
+    code, data, _ = cli(capsys, "cluster", "--hardware", "h100-sxm", "--gpus", "10000", "--power-basis", "tdp",
+                        "--pue", "1.4", "--format", "json")
+    assert code == 0 and data["power_basis"] == "tdp"
+    assert data["it_power_mw"] == pytest.approx(7.0) and data["facility_power_mw"] == pytest.approx(9.8)
+    code, data, _ = cli(capsys, "cluster", "--hardware", "h100-sxm", "--gpus", "10000", "--power-basis", "700",
+                        "--pue", "1.4", "--format", "json")
+    assert code == 0 and data["power_basis"] == "typed" and data["facility_power_mw"] == pytest.approx(9.8)
+
+
+# ------------------------------------------------------------------------------------------------
+# 2. Efficiency at scale
+# ------------------------------------------------------------------------------------------------
+
+def test_seed000_32768_gpus():
+    row = cl.scale_table(32768, flop_per_s_per_gpu=1e15, power_w_per_gpu=1400.0, pue=1.0,
+                         efficiency_model="seed000").row(0, named=True)
+    assert row["peak_flop_per_s"] / 1e18 == pytest.approx(32.77, abs=0.005)
+    assert row["mfu_frac"] == pytest.approx(0.32, abs=1e-12)
+    assert row["realized_flop_per_s"] / 1e18 == pytest.approx(10.49, abs=0.005)
+    assert row["facility_power_mw"] == pytest.approx(45.9, abs=0.05)
+    assert row["goodput_frac"] == 1.0 and row["scaling_efficiency_frac"] == 1.0   # seed 000 applies no goodput
+    assert row["chain"] == "MFU 32.0% x scaling 100.0% x goodput 100.0% = 32.00% of peak"
+
+
+def test_cli_seed000_table(capsys):
+    code, data, _ = cli(capsys, "fleet", "scale", "--gpus", "1,8,512,8192,32768", "--peak-tflops", "1000",
+                        "--power-w", "1400", "--efficiency", "seed000", "--format", "json")
+    assert code == 0
+    assert [r["mfu_frac"] for r in data] == pytest.approx([0.62, 0.56, 0.44, 0.36, 0.32], abs=1e-12)
+    last = data[-1]
+    assert last["realized_flop_per_s"] / 1e18 == pytest.approx(10.49, abs=0.005)
+    assert last["facility_power_mw"] == pytest.approx(45.9, abs=0.05)
+
+
+def test_seed001_chain_1024_gpus():
+    row = cl.efficiency_chain(1024, "seed001").row(0, named=True)
+    assert (row["mfu_frac"], row["scaling_efficiency_frac"], row["goodput_frac"]) == pytest.approx((0.5, 0.5, 0.77))
+    assert row["realized_frac_of_peak"] == pytest.approx(0.1925, rel=1e-12)
+    assert row["chain"] == "MFU 50.0% x scaling 50.0% x goodput 77.0% = 19.25% of peak"
+
+
+def test_cli_seed001_1024_h100(capsys):
+    code, data, _ = cli(capsys, "fleet", "scale", "--hardware", "h100-sxm", "--gpus", "1024", "--efficiency",
+                        "seed001", "--format", "json")
+    assert code == 0
+    assert data["realized_frac_of_peak"] == pytest.approx(0.1925, rel=1e-12)
+    assert data["realized_flop_per_s"] / 1e12 == pytest.approx(194_951.7, abs=0.05)   # seed 001 SP 1.4
+
+
+@pytest.mark.parametrize(("g", "eta"), [(1, 1.0), (32, 0.90), (256, 0.70), (1024, 0.50), (8192, 0.35),
+                                        (100_000, 0.35)])
+def test_scaling_efficiency_table5(g, eta):
+    assert cl.scaling_efficiency_frac(g) == pytest.approx(eta, abs=1e-12)
+
+
+def test_cluster_plan_models_differ_and_show_chain(catalog):
+    s0 = cl.cluster_plan(catalog, hardware="h100-sxm", num_gpus=32768, efficiency_model="seed000").row(0, named=True)
+    s1 = cl.cluster_plan(catalog, hardware="h100-sxm", num_gpus=1024).row(0, named=True)
+    assert s0["goodput_frac"] == 1.0 and s0["realized_frac_of_peak"] == pytest.approx(0.32)
+    assert s1["efficiency_model"] == "seed001" and s1["realized_frac_of_peak"] == pytest.approx(0.1925)
+    assert "19.25% of peak" in s1["efficiency_chain"]
+
+
+# ------------------------------------------------------------------------------------------------
+# 3. Fleet calculators
+# ------------------------------------------------------------------------------------------------
+
+def _numbers(g, **kw) -> dict:
+    f = cl.fleet_numbers(g, **kw)
+    return dict(zip(f["quantity"], f["value"]))
+
+
+def test_fleet_numbers_seed001():
+    n = _numbers(8192)
+    assert n["Cluster MTBF"] / 60 == pytest.approx(366.2, abs=0.05)
+    assert n["P(at least one failure in 24 h)"] == pytest.approx(0.9804, abs=0.00005)
+    assert n["Checkpoint size"] == pytest.approx(2450e9, rel=1e-12)
+    assert n["Checkpoint write"] == pytest.approx(24.5, rel=1e-12)
+    assert n["Scale-up / scale-out bandwidth"] == pytest.approx(9.0)
+    assert n["Amdahl limit"] == pytest.approx(10.0) and n["Amdahl speedup"] == pytest.approx(10.0, abs=0.05)
+    assert n["Goodput, seed 001 budget"] == pytest.approx(0.77)
+    assert _numbers(100_000)["Cluster MTBF"] / 60 == pytest.approx(30.0, rel=1e-12)
+    # Little: 100 req/s x 20 s = 2,000 in flight; / 64 per replica -> 32 replicas
+    assert n["Requests in flight (Little)"] == 2000 and n["Serving replicas"] == 32
+
+
+def test_allreduce_seed001_table11():
+    n = _numbers(256)
+    assert n["Ring all-reduce, scale-out"] * 1e3 == pytest.approx(560.4, abs=0.05)   # 7B BF16 grads, IB NDR
+    assert n["Communication / computation (ring, scale-out)"] == pytest.approx(0.11, abs=0.005)
+    # NVLink is 9x the bandwidth: the bandwidth term is 9x smaller
+    assert cl.ring_allreduce_time_s(14e9, 256, 450e9, 0.0) * 9 == pytest.approx(
+        cl.ring_allreduce_time_s(14e9, 256, 50e9, 0.0), rel=1e-12)
+    # tree: same bandwidth term in the limit, log2 N latency hops instead of N
+    assert cl.tree_allreduce_time_s(0.0, 1024, 50e9, 5e-6) == pytest.approx(2 * 10 * 5e-6)
+    assert cl.ring_allreduce_time_s(0.0, 1024, 50e9, 5e-6) == pytest.approx(2 * 1023 * 5e-6)
+
+
+def test_nvlink_vs_infiniband_from_catalog(catalog, capsys):
+    hw = catalog.accelerator("h100-sxm")
+    assert hw["scale_up_bandwidth_gb_per_s"] / hw["scale_out_bandwidth_gb_per_s"] == pytest.approx(9.0)
+    code, data, _ = cli(capsys, "fleet", "calc", "--hardware", "h100-sxm", "--gpus", "8192", "--format", "json")
+    assert code == 0
+    rows = {r["quantity"]: r["value"] for r in data}
+    assert rows["Scale-up / scale-out bandwidth"] == pytest.approx(9.0)
+    assert rows["Cluster MTBF"] / 60 == pytest.approx(366.2, abs=0.05)
+    assert rows["Checkpoint size"] == pytest.approx(2.45e12)
+
+
+def test_young_interval_and_waste():
+    # tau = sqrt(2 x 24.5 s x 6.1 h): the waste at tau is the minimum of write/tau + tau/(2M)
+    m = 50_000 / 8192 * 3600
+    tau = cl.young_checkpoint_interval_s(24.5, m)
+    assert tau == pytest.approx(np.sqrt(2 * 24.5 * m))
+    w = cl.checkpoint_failure_overhead_frac(tau, 24.5, m, 0.0)
+    assert w == pytest.approx(np.sqrt(2 * 24.5 / m), rel=1e-12)
+    for other in (tau * 0.5, tau * 2):
+        assert cl.checkpoint_failure_overhead_frac(other, 24.5, m, 0.0) > w
+
+
+def test_cli_calc_table_is_si(capsys):
+    code, text, _ = cli(capsys, "fleet", "calc", "--gpus", "8192")
+    assert code == 0
+    assert "366.2 min" in text and "2.45 TB" in text and "98.0%" in text and "9.00x" in text
+
+
+# ------------------------------------------------------------------------------------------------
+# 4. Build-out capex
+# ------------------------------------------------------------------------------------------------
+
+def test_buildout_table_sourced(catalog):
+    t = catalog.buildout_capex
+    assert set(cl.BUILDOUT_ITEMS.values()) <= set(t["id"])
+    assert (t["source"].str.len_chars() > 10).all() and t["as_of"].null_count() == 0
+
+
+@pytest.mark.parametrize(("g", "tiers", "cheah_network_usd_per_gpu"), [
+    pytest.param(512, 1, (288_000 + 675_840) / 512, id="1-tier-512"),
+    pytest.param(1024, 2, (1_728_000 + 2_621_440) / 1024, id="2-tier-1024"),
+    pytest.param(32768, 3, (92_160_000 + 124_518_400) / 32768, id="3-tier-32768"),
+])
+def test_network_by_tier_vs_cheah_spreadsheet(catalog, g, tiers, cheah_network_usd_per_gpu):
+    p = cl.buildout_prices(catalog, "h100-sxm")
+    sw, links, t = cl.network_usd_per_gpu(g, p.switch_usd, p.switch_radix, p.link_usd, p.rails)
+    assert int(t) == tiers
+    assert float(sw) == pytest.approx((2 * tiers - 1) / 64 * 36_000)        # Cheah's switch counts exactly
+    assert float(sw + links) == pytest.approx(cheah_network_usd_per_gpu, rel=0.022)
+
+
+def test_100k_h100_seed004(catalog):
+    # seed 004's $45k all-in per H100: $4.5B before the building
+    p = cl.buildout_prices(catalog, "h100-sxm", all_in_it_usd_per_gpu=45_000.0, facility_usd_per_mw=0.0)
+    row = cl.buildout_capex(100_000, p, it_power_w_per_gpu=1500.0).row(0, named=True)
+    assert row["capex_it_usd"] == pytest.approx(4.5e9, rel=1e-12) and row["capex_total_usd"] == pytest.approx(4.5e9)
+    # itemized default: board 31,905 + host 6,845 + 3-tier network + storage 278 ~ $45.7k per GPU, $4.57B
+    item = cl.buildout_capex(100_000, cl.buildout_prices(catalog, "h100-sxm"), it_power_w_per_gpu=1500.0).row(
+        0, named=True)
+    assert item["it_capex_per_gpu_usd"] == pytest.approx(45_000, rel=0.02)
+    # seed 004's ~$5B lies between IT only and IT + a full new liquid-cooled build at 150 MW
+    assert item["capex_it_usd"] < 5e9 < item["capex_total_usd"]
+    parts = ("capex_accelerators_usd", "capex_servers_usd", "capex_network_switches_usd", "capex_network_links_usd",
+             "capex_storage_usd", "capex_it_all_in_usd")
+    assert sum(item[c] for c in parts) == pytest.approx(item["capex_it_usd"], rel=1e-12)
+    assert item["capex_facility_usd"] == pytest.approx(150 * 14.83e6, rel=1e-12)
+
+
+def test_cli_capex_seed004(capsys):
+    code, data, _ = cli(capsys, "fleet", "capex", "--hardware", "h100-sxm", "--gpus", "100000", "--all-in-usd",
+                        "45000", "--facility-usd-per-mw", "0", "--format", "json")
+    assert code == 0 and data["capex_total_usd"] == pytest.approx(4.5e9)
+    code, text, _ = cli(capsys, "fleet", "capex", "--hardware", "h100-sxm", "--gpus", "100000", "--all-in-usd",
+                        "45000", "--facility-usd-per-mw", "0")
+    assert "$4.5B" in text and "4500000000" not in text.replace(",", "")
+
+
+def test_cooling_class_sets_facility_price(catalog):
+    air = cl.buildout_prices(catalog, "h100-sxm", cooling="air")
+    liquid = cl.buildout_prices(catalog, "gb200-nvl72")
+    assert air.facility_usd_per_mw == 11.7e6 and liquid.cooling == "liquid" and liquid.facility_usd_per_mw == 14.83e6
+
+
+# ------------------------------------------------------------------------------------------------
+# 5. Inverse sizing
+# ------------------------------------------------------------------------------------------------
+
+def test_size_from_power_budget(catalog):
+    row = cl.size_from_budget(catalog, hardware="h100-sxm", power_w=9.8e6, pue=1.4, power_basis="tdp").row(
+        0, named=True)
+    assert row["num_gpus"] == 10_000 and row["it_power_mw"] == pytest.approx(7.0)
+    it = cl.size_from_budget(catalog, hardware="h100-sxm", power_w=7e6, power_of="it", pue=1.4,
+                             power_basis="tdp").row(0, named=True)
+    assert it["num_gpus"] == 10_000 and it["facility_power_mw"] == pytest.approx(9.8)
+
+
+def test_size_from_capex_budget_is_the_largest_that_fits(catalog):
+    p = cl.buildout_prices(catalog, "h100-sxm")
+    row = cl.size_from_budget(catalog, hardware="h100-sxm", capex_usd=5e9, prices=p).row(0, named=True)
+    g = row["num_gpus"]
+    assert row["capex_total_usd"] <= 5e9
+    nxt = cl.buildout_capex(g + 1, p, it_power_w_per_gpu=1500.0)["capex_total_usd"][0]
+    assert nxt > 5e9
+    # seed 004 basis: $45k all-in and no building -> 111,111 GPUs for $5B
+    p45 = cl.buildout_prices(catalog, "h100-sxm", all_in_it_usd_per_gpu=45_000.0, facility_usd_per_mw=0.0)
+    assert cl.gpus_for_capex(5e9, p45, it_power_w_per_gpu=1500.0) == 111_111
+
+
+def test_gpus_for_capex_across_a_tier_boundary(catalog):
+    p = cl.buildout_prices(catalog, "h100-sxm")
+    cost_512 = cl.buildout_capex(512, p, it_power_w_per_gpu=1500.0)["capex_total_usd"][0]
+    assert cl.gpus_for_capex(cost_512, p, it_power_w_per_gpu=1500.0) == 512
+    assert cl.gpus_for_capex(cost_512 * 1.001, p, it_power_w_per_gpu=1500.0) == 512   # 513 needs a 2nd tier
+
+
+def test_size_serving_goes_through_serving_rate(catalog, monkeypatch):
+    calls = []
+
+    def fake(catalog, model, hardware, **kw):
+        calls.append((model, hardware))
+        return {"meets_slo": True, "precision": "fp8", "gpus_per_replica": 4, "batch_size": 64,
+                "tokens_per_s_per_user": 30.0, "output_tokens_per_s_per_gpu": 1000.0, "status": ""}
+
+    monkeypatch.setattr(cl, "serving_rate", fake)
+    row = cl.size_from_budget(catalog, hardware="h100-sxm", power_w=1.2e6, pue=1.2, model="llama-3.3-70b",
+                              price_usd_per_m_output_tokens=1.0, utilization_frac=0.5).row(0, named=True)
+    assert calls == [("llama-3.3-70b", "h100-sxm")]
+    # 1 MW IT / 1.5 kW = 666 GPUs -> 166 replicas of 4 -> 664 GPUs x 1,000 tok/s x 0.5 x 86,400 s
+    assert row["num_gpus"] == 666 and row["serving_replicas"] == 166
+    assert row["serving_tokens_per_day"] == pytest.approx(664 * 1000 * 0.5 * 86400)
+    assert row["revenue_per_year_usd"] == pytest.approx(664 * 1000 * 0.5 * 86400 * 365 / 1e6)
+    margin = row["revenue_per_year_usd"] - row["opex_per_year_usd"]
+    assert row["payback_years"] == pytest.approx(row["capex_total_usd"] / margin)
+
+
+# ------------------------------------------------------------------------------------------------
+# 6. Training runs
+# ------------------------------------------------------------------------------------------------
+
+def test_deepseek_v3_gpu_hours_cost(capsys):
+    assert cl.gpu_hours_cost_usd(2.788e6, 2.0) == pytest.approx(5.576e6, rel=1e-12)
+    code, data, _ = cli(capsys, "fleet", "train", "--gpu-hours", "2.788e6", "--usd-per-gpu-hour", "2",
+                        "--format", "json")
+    assert code == 0 and data["training_cost_usd"] == pytest.approx(5.576e6, rel=1e-12)
+
+
+def test_deepseek_v3_implied_mfu(catalog, capsys):
+    # pre-training 2.664M H800 GPU-hours for 14.8T tokens at ~37B active params: ~34% of the BF16 dense peak
+    code, data, _ = cli(capsys, "fleet", "train", "--gpu-hours", "2.664e6", "--model", "deepseek-v3", "--tokens",
+                        "14.8e12", "--hardware", "h800-sxm", "--format", "json")
+    assert code == 0
+    m = catalog.model("deepseek-v3")
+    expected = 6 * m["active_matmul_params"] * 14.8e12 / (2.664e6 * 3600 * 989e12)
+    assert data["implied_mfu_frac"] == pytest.approx(expected, rel=1e-12)
+    assert 0.30 < data["implied_mfu_frac"] < 0.40
+
+
+def test_training_run_arithmetic():
+    f = cl.training_run(1024, training_flop=3.15e23, flop_per_s_per_gpu=989e12, usd_per_gpu_hour=2.0,
+                        params_for_checkpoint=175e9).row(0, named=True)
+    seconds = 3.15e23 / 194_951.68e12
+    assert f["training_days"] == pytest.approx(seconds / 86400, rel=1e-9)             # 18.7 days (GPT-3 scale)
+    assert f["gpu_hours"] == pytest.approx(seconds / 3600 * 1024, rel=1e-9)
+    assert f["training_cost_usd"] == pytest.approx(f["gpu_hours"] * 2.0, rel=1e-12)
+    assert f["expected_failures"] == pytest.approx(seconds / (50_000 / 1024 * 3600), rel=1e-9)
+    assert f["checkpoint_bytes"] == pytest.approx(2450e9)
+
+
+def test_training_run_derived_goodput_has_failures_and_checkpoints():
+    kw = dict(training_flop=3.15e23, flop_per_s_per_gpu=989e12, usd_per_gpu_hour=2.0, params_for_checkpoint=175e9)
+    budget = cl.training_run(8192, **kw).row(0, named=True)
+    derived = cl.training_run(8192, goodput="derived", **kw).row(0, named=True)
+    assert derived["goodput_frac"] == pytest.approx(0.90 - derived["checkpoint_failure_overhead_frac"])
+    assert derived["training_days"] * derived["goodput_frac"] == pytest.approx(
+        budget["training_days"] * budget["goodput_frac"], rel=1e-12)
+    # more failures (lower MTBF) -> more waste -> longer
+    worse = cl.training_run(8192, goodput="derived", mtbf_h_per_gpu=5000.0, **kw).row(0, named=True)
+    assert worse["training_days"] > derived["training_days"]
+
+
+def test_cli_train_run(capsys):
+    code, data, _ = cli(capsys, "fleet", "train", "--hardware", "h100-sxm", "--gpus", "1024", "--params", "175e9",
+                        "--tokens", "300e9", "--format", "json")
+    assert code == 0 and data["training_days"] == pytest.approx(3.15e23 / 194_951.68e12 / 86400, rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------------------
+# Bad input: named, with the range, never a traceback
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (("fleet", "power", "--hardware", "h100-sxm", "--gpus", "0"), "--gpus=0 is outside [1, 100000000]"),
+    (("fleet", "power", "--hardware", "h100-sxm", "--gpus", "-5"), "--gpus=-5 is outside"),
+    (("fleet", "power", "--hardware", "h100-sxm", "--gpus", "100", "--pue", "0.9"), "--pue=0.9 is outside [1, 3]"),
+    (("fleet", "power", "--hardware", "h100-sxm", "--gpus", "100", "--pue", "3.5"), "--pue=3.5 is outside [1, 3]"),
+    (("fleet", "power", "--hardware", "h100-sxm", "--gpus", "100", "--pue", "nan"), "--pue=nan is outside"),
+    (("fleet", "power", "--gpus", "100", "--power-w", "0"), "--power-w=0 is outside (0, 100000] W"),
+    (("fleet", "power", "--gpus", "100", "--power-w", "inf"), "--power-w=inf is outside"),
+    (("fleet", "scale", "--gpus", "8", "--peak-tflops", "-1", "--power-w", "700"), "--peak-tflops=-1 is outside"),
+    (("fleet", "scale", "--gpus", "8", "--hardware", "h100-sxm", "--mfu", "1.5"), "--mfu=1.5 is outside (0, 1]"),
+    (("fleet", "calc", "--gpus", "8192", "--mtbf-h", "0"), "--mtbf-h=0 is outside (0, 1e+09] h"),
+    (("fleet", "calc", "--gpus", "8192", "--mtbf-h", "-3"), "--mtbf-h=-3 is outside"),
+    (("fleet", "size", "--hardware", "h100-sxm", "--power-mw", "0"), "--power-mw=0 is outside (0, 1e+06] MW"),
+    (("fleet", "size", "--hardware", "h100-sxm", "--capex-usd=-1e9"), "--capex-usd=-1000000000 is outside"),
+    (("fleet", "size", "--hardware", "h100-sxm", "--capex-usd", "inf"), "--capex-usd=inf is outside"),
+    (("fleet", "size", "--hardware", "h100-sxm", "--capex-usd", "1000"), "does not buy one h100-sxm"),
+    (("fleet", "size", "--hardware", "h100-sxm", "--power-mw", "10", "--pue", "4"), "--pue=4 is outside [1, 3]"),
+    (("fleet", "train", "--gpu-hours", "-1"), "--gpu-hours=-1 is outside"),
+    (("fleet", "train", "--hardware", "h100-sxm", "--gpus", "8"), "give --model or --params"),
+    (("fleet", "train", "--hardware", "h100-sxm", "--gpus", "8", "--params", "7e9", "--goodput", "2"),
+     "--goodput=2 is outside (0, 1]"),
+    (("fleet", "capex", "--hardware", "nope", "--gpus", "8"), "unknown hardware id 'nope'"),
+    (("cluster", "--hardware", "h100-sxm", "--power-basis", "bogus"), "power_basis='bogus' is not one of"),
+    (("cluster", "--hardware", "h100-sxm", "--power-basis", "-700"), "power_w_per_gpu=-700 is outside (0, 100000]"),
+])
+def test_cli_bad_input_is_named(capsys, argv, message):
+    code, _, err = cli(capsys, *argv)
+    assert code == 2 and message in err, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda c: cl.power_table(0, pue=1.4, gpus_per_rack=8, tdp_w=700), r"num_gpus=0 is outside \[1, 1000000000\]"),
+    (lambda c: cl.power_table(10, pue=0.5, gpus_per_rack=8, tdp_w=700), r"pue=0.5 is outside \[1, 3\]"),
+    (lambda c: cl.power_table(10, pue=1.2, gpus_per_rack=8, tdp_w=float("nan")), r"is not a finite number"),
+    (lambda c: cl.efficiency_chain(8, "seed002"), r"efficiency_model='seed002' is not one of"),
+    (lambda c: cl.efficiency_chain(8, mfu_frac=0.0), r"mfu_frac=0 is outside \(0, 1\]"),
+    (lambda c: cl.size_from_budget(c, hardware="h100-sxm"), r"give exactly one budget"),
+    (lambda c: cl.size_from_budget(c, hardware="h100-sxm", power_w=-1.0), r"power_budget_w=-1 is outside"),
+    (lambda c: cl.buildout_prices(c, "h100-sxm", switch_usd=-5.0), r"switch_usd=-5 is outside"),
+    (lambda c: cl.buildout_prices(c, "h100-sxm", cooling="oil"), r"cooling='oil' is not one of"),
+    (lambda c: cl.training_run(8, training_flop=0.0, flop_per_s_per_gpu=1e15, usd_per_gpu_hour=2.0),
+     r"training_flop=0 is outside \(0"),
+    (lambda c: cl.training_run(8, training_flop=1e20, flop_per_s_per_gpu=1e15, usd_per_gpu_hour=2.0,
+                               goodput="derived"), r"needs params_for_checkpoint"),
+    (lambda c: cl.fleet_numbers(1), r"num_gpus=1 is outside \[2"),
+    (lambda c: cl.fleet_numbers(8, mtbf_h_per_gpu=0.0), r"mtbf_h_per_gpu=0 is outside \(0, inf\]"),
+    (lambda c: cl.cluster_plan(c, hardware="h100-sxm", num_gpus=8, efficiency_model="x"),
+     r"efficiency_model='x' is not one of"),
+])
+def test_core_bad_input_is_named(catalog, call, match):
+    with pytest.raises(InvalidInputError, match=match):
+        call(catalog)
+
+
+# ------------------------------------------------------------------------------------------------
+# Properties
+# ------------------------------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(g1=st.integers(1, 10_000_000), g2=st.integers(1, 10_000_000))
+def test_scaling_efficiency_never_rises(g1, g2):
+    lo, hi = sorted((g1, g2))
+    assert 0.35 - 1e-12 <= cl.scaling_efficiency_frac(hi) <= cl.scaling_efficiency_frac(lo) <= 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(g=st.integers(1, 2_000_000))
+def test_network_cost_per_gpu_never_falls_with_size(g):
+    sw, links, t = cl.network_usd_per_gpu(np.array([g, g + 1, 2 * g]), 36_000.0, 64.0, 1280.0, 8.0)
+    total = sw + links
+    assert (np.diff(total) >= 0).all() and (t >= 1).all()
+    assert (8 * 2 * 32.0 ** t >= np.array([g, g + 1, 2 * g])).all()          # the fabric holds the GPUs
+
+
+@settings(max_examples=30, deadline=None)
+@given(budget=st.floats(1e6, 5e10))
+def test_capex_inverse_is_consistent(budget):
+    p = cl.BuildoutPrices(accelerator_usd_per_gpu=31_905.0, server_usd_per_gpu=6_845.0, switch_usd=36_000.0,
+                          switch_radix=64.0, link_usd=1280.0, rails=8.0, storage_usd_per_gpu=278.0,
+                          facility_usd_per_mw=11.7e6, cooling="air")
+    g = cl.gpus_for_capex(budget, p, it_power_w_per_gpu=1500.0)
+    if g:
+        assert cl.buildout_capex(g, p, it_power_w_per_gpu=1500.0)["capex_total_usd"][0] <= budget * (1 + 1e-12)
+    assert cl.buildout_capex(g + 1, p, it_power_w_per_gpu=1500.0)["capex_total_usd"][0] > budget
+
+
+# ------------------------------------------------------------------------------------------------
+# README: the fleet section has runnable examples (tests/cli/test_readme.py checks every one against a real run)
+# ------------------------------------------------------------------------------------------------
+
+def test_readme_has_a_fleet_section_with_examples():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Fleet and build-out", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"^\$ econ (fleet \w+)", section, flags=re.M)
+    assert {"fleet power", "fleet scale", "fleet capex", "fleet size", "fleet train"} <= set(commands)
+    for figure in ("7.00 MW", "9.80 MW", "32.8 EFLOP/s", "10.5 EFLOP/s", "45.9 MW", "19.2%", "$4.5B", "$5.58M"):
+        assert figure in section, figure

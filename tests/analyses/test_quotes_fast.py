@@ -1,0 +1,178 @@
+"""The screened floor search of econ/analyses/quotes.py against the exhaustive reference (issue 10 follow-up: speed).
+
+``check_quotes`` screens the whole grid with one decode-only engine pass and sends only the rows that can be an
+answer through the whole engine (:func:`econ.analyses.quotes._screened_search`); ``EXHAUSTIVE_SEARCH = True`` evaluates
+every grid point with the whole engine, as the checker did before. Both must give the same frames: text, integer
+and boolean columns exactly, floats to 1e-9 relative (the engine evaluates the same rows in other blocks).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import econ.analyses.quotes as quotes
+from econ.assumptions import Economics
+from econ.tables.catalog import load_catalog
+from econ.engine import evaluate
+from econ.analyses.quotes import _batch_grid, check_quotes, load_quotes, single_quote, validate_quotes
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def _both(monkeypatch, fn):
+    monkeypatch.setattr(quotes, "EXHAUSTIVE_SEARCH", True)
+    ref = fn()
+    monkeypatch.setattr(quotes, "EXHAUSTIVE_SEARCH", False)
+    return ref, fn()
+
+
+def _assert_same(ref: pl.DataFrame, got: pl.DataFrame, what: str) -> None:
+    assert ref.schema == got.schema, what
+    assert ref.height == got.height, what
+    for c in ref.columns:
+        a, b = ref[c], got[c]
+        if a.dtype.is_float():
+            assert (a.is_null() == b.is_null()).all(), f"{what}.{c}: nulls differ"
+            np.testing.assert_allclose(b.drop_nulls().to_numpy(), a.drop_nulls().to_numpy(), rtol=1e-9, atol=0,
+                                       err_msg=f"{what}.{c}")
+        else:
+            diff = a.ne_missing(b)
+            assert not diff.any(), f"{what}.{c}: {a.filter(diff)[:3].to_list()} vs {b.filter(diff)[:3].to_list()}"
+
+
+def _assert_checks_equal(ref, got) -> None:
+    _assert_same(ref.summary, got.summary, "summary")
+    _assert_same(ref.per_hardware, got.per_hardware, "per_hardware")
+    assert ref.settings == got.settings
+
+
+@pytest.mark.parametrize("kw", [
+    {},  # econ quotes check: owned-custom tier, every generation
+    {"economics": Economics(basis="hyperscaler"), "generation": ["hopper", "blackwell"]},
+    {"economics": Economics(basis="on-demand", input_output_mix=10.0, cache_hit_frac=0.5, utilization_frac=0.5),
+     "min_tokens_per_s_per_user": 50.0, "output_len": 256},
+], ids=["default", "hyperscaler-hopper-blackwell", "on-demand-mix-speed50"])
+def test_screened_search_equals_the_exhaustive_one_on_the_shipped_quotes(catalog, monkeypatch, kw):
+    q = load_quotes(catalog)
+    ref, got = _both(monkeypatch, lambda: check_quotes(q, catalog, **kw))
+    _assert_checks_equal(ref, got)
+    assert ref.summary["floor_usd_per_m_blended_tokens"].is_not_null().sum() > 50  # not a vacuous comparison
+
+
+def test_screened_search_equals_the_exhaustive_one_on_typed_quotes(catalog, monkeypatch):
+    """DeepSeek's day-6 setting (custom $2/GPU-hour, H800, MTP, wide EP, cache hits), pinned MXFP4 gpt-oss at a
+    high speed, a speed no accelerator reaches, non-GPU hardware and a price below every floor."""
+    typed = [
+        dict(model="deepseek-v3", usd_per_m_input_tokens=0.55, usd_per_m_output_tokens=2.19,
+             usd_per_m_cached_input_tokens=0.14, output_tokens_per_s_per_user=20.0, hardware="h800-sxm",
+             weight_format="fp8", quote_id="day6"),
+        dict(model="gpt-oss-120b", usd_per_m_input_tokens=0.1, usd_per_m_output_tokens=0.5,
+             output_tokens_per_s_per_user=200.0, quote_id="oss"),
+        dict(model="llama-3.1-405b", usd_per_m_input_tokens=3.0, usd_per_m_output_tokens=3.0,
+             output_tokens_per_s_per_user=5000.0, quote_id="unreachable"),
+        dict(model="llama-3.3-70b", usd_per_m_input_tokens=0.59, usd_per_m_output_tokens=0.79, hardware="groq-lpu",
+             quote_id="groq"),
+        dict(model="qwen3-235b-a22b", usd_per_m_input_tokens=0.01, usd_per_m_output_tokens=0.02, quote_id="below"),
+    ]
+    q = pl.concat([single_quote(catalog, **t) for t in typed], how="vertical")
+    e = Economics(basis="custom", usd_per_gpu_hour=2.0, utilization_frac=1.0, input_output_mix=608 / 168,
+                  cache_hit_frac=342 / 608)
+    ref, got = _both(monkeypatch, lambda: check_quotes(q, catalog, economics=e))
+    _assert_checks_equal(ref, got)
+    verdicts = dict(got.summary.select("quote_id", "verdict").iter_rows())
+    assert verdicts["groq"] == "not-gpu-comparable" and verdicts["below"] == "below-floor"
+
+
+def test_no_accelerator_with_a_rate_gives_the_same_empty_floors(catalog, monkeypatch):
+    """A tier no accelerator of the search has a rate in: nothing feasible, every quote not-gpu-comparable."""
+    no_rate = quotes.tier_rates(catalog, Economics(basis="rental")).filter(~pl.col("has_rate"))["hardware"].to_list()
+    assert no_rate, "the catalog lists a rental rate for every accelerator: pick another tier for this test"
+    q = load_quotes(catalog).head(5)
+    ref, got = _both(monkeypatch, lambda: check_quotes(q, catalog, economics=Economics(basis="rental"),
+                                                       hardware=no_rate[:2]))
+    _assert_checks_equal(ref, got)
+    assert set(got.summary["verdict"]) == {"not-gpu-comparable"}
+
+
+def test_breakeven_batch_is_on_the_floor_deployments_own_weight_format(catalog):
+    """The break-even batch reads the floor deployment's curve in its own weight format. A bf16 quote of a model
+    that another quote serves in fp8 has fp8-weight rows on the same accelerator, precision and layout; they are
+    cheaper per batch and must not set the bf16 quote's break-even batch (they did before: batch 16 instead of 23
+    for aws-bedrock-llama-3.1-70b on GB200 NVL72 TP4)."""
+    rows = [dict(quote_id="plain", provider="acme", model="llama-3.1-70b", provider_model_name="Llama-3.1-70B",
+                 usd_per_m_input_tokens="0.72", usd_per_m_output_tokens="0.72"),
+            dict(quote_id="turbo", provider="acme", model="llama-3.1-70b", provider_model_name="Llama-3.1-70B-Turbo",
+                 usd_per_m_input_tokens="0.4", usd_per_m_output_tokens="0.4")]
+    raw = pl.DataFrame(rows).with_columns(pl.lit(None, pl.String).alias(c) for c in quotes.QUOTE_SCHEMA
+                                          if c not in rows[0])
+    q = validate_quotes(raw.select(list(quotes.QUOTE_SCHEMA)), catalog)
+    s = check_quotes(q, catalog, hardware=["gb200-nvl72"]).summary
+    r = s.filter(pl.col("quote_id") == "plain").row(0, named=True)
+    assert (r["weight_format"], r["floor_weight_format"], r["floor_precision"]) == ("bf16", "bf16", "bf16")
+    b = r["breakeven_batch_size"]
+    assert b is not None and b <= r["floor_batch_size"]
+    dp = r["floor_dp"]
+    prev = max(g * dp for g in _batch_grid()["batch_size"].to_list() if g * dp < b)
+    pts = pl.DataFrame({"batch_size": [prev, b]}).with_columns(
+        model=pl.lit("llama-3.1-70b"), hardware=pl.lit("gb200-nvl72"), precision=pl.lit("bf16"),
+        weight_format=pl.lit("bf16"), num_gpus=pl.lit(r["floor_num_gpus"]), tp=pl.lit(r["floor_tp"]),
+        dp=pl.lit(dp), ep=pl.lit(r["floor_ep"]), pp=pl.lit(r["floor_pp"]), input_len=pl.lit(3072),
+        output_len=pl.lit(1024))
+    res = evaluate(pts, catalog, strict=False)
+    cost, speed = res["usd_per_m_blended_tokens"].to_list(), res["tokens_per_s_per_user"].to_list()
+    price = r["price_usd_per_m_blended_tokens"]
+    assert cost[1] <= price < cost[0]
+    assert r["breakeven_tokens_per_s_per_user"] == pytest.approx(speed[1], rel=1e-12)
+
+
+def test_a_cached_screen_serves_other_economics_of_the_same_tier(catalog, monkeypatch):
+    """The screen (physics only) is cached per catalog: a second check that changes only power, PUE, finance,
+    utilization and token mix reuses it (no second screening pass) and still equals the exhaustive search."""
+    q = load_quotes(catalog).filter(pl.col("model").is_in(["deepseek-v3", "llama-3.3-70b", "gpt-oss-120b"]))
+    first = Economics(pue=1.2, usd_per_kwh=0.05)
+    second = Economics(pue=1.6, usd_per_kwh=0.2, utilization_frac=0.45, cost_of_capital_frac=0.15,
+                       cache_hit_frac=0.3)
+    real, screens = quotes.evaluate, []
+
+    def counting(points, *a, **kw):
+        if kw.get("columns") == quotes.SCREEN_COLUMNS:
+            screens.append(points.height)
+        return real(points, *a, **kw)
+
+    monkeypatch.setattr(quotes, "evaluate", counting)
+    check_quotes(q, catalog, economics=first)
+    n = len(screens)
+    ref, got = _both(monkeypatch, lambda: check_quotes(q, catalog, economics=second))
+    assert len(screens) == n  # the second economics screened nothing again
+    _assert_checks_equal(ref, got)
+
+
+def test_the_screen_does_not_depend_on_the_economics(catalog):
+    """What the cache relies on: the screening columns of the engine are the same under any economics."""
+    pts = quotes.floor_points(["deepseek-v3", "llama-3.3-70b"], catalog, hardware=["h100-sxm", "b200", "mi300x"])
+    a = evaluate(pts, catalog, economics=Economics(), strict=False, columns=quotes.SCREEN_COLUMNS)
+    b = evaluate(pts, catalog, economics=Economics(pue=1.9, usd_per_kwh=0.3, utilization_frac=0.3,
+                                                   input_output_mix=9.0, cache_hit_frac=0.8,
+                                                   cached_input_cost_frac=0.5), strict=False,
+                 columns=quotes.SCREEN_COLUMNS)
+    assert a.height > 1000 and a["feasible"].any()
+    assert a.equals(b)
+
+
+def test_the_search_cache_is_one_bound_for_the_process():
+    """Many catalog objects (custom accelerators on the dashboard) share one bound on cached searches."""
+    from dataclasses import replace as _replace
+
+    base = load_catalog()
+    catalogs = [_replace(base) for _ in range(quotes.SEARCH_CACHE_ENTRIES + 4)]
+    for i, c in enumerate(catalogs):
+        assert quotes._memo(c, ("probe", i), lambda i=i: i) == i
+        assert quotes._memo(c, ("probe", i), lambda: -1) == i  # a hit on its own catalog
+    assert len(quotes._SEARCH_CACHE) <= quotes.SEARCH_CACHE_ENTRIES
+    assert quotes._memo(catalogs[0], ("probe", 0), lambda: "rebuilt") == "rebuilt"  # the oldest was evicted
+    assert quotes._memo(catalogs[1], ("probe", 0), lambda: "other") == "other"  # keys are per catalog
