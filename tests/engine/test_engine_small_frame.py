@@ -12,6 +12,7 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 from econ import engine
+from econ.engine import frame as engine_frame
 from econ.tables.catalog import load_catalog
 
 CATALOG = load_catalog()
@@ -39,10 +40,10 @@ def _grid() -> pl.DataFrame:
 
 def test_few_rows_equal_the_column_wise_frame():
     points = _grid()
-    assert points.height > engine._SMALL_FRAME_ROWS  # the whole grid takes the column-wise path
+    assert points.height > engine_frame._SMALL_FRAME_ROWS  # the whole grid takes the column-wise path
     whole = engine.evaluate(points, CATALOG, strict=False)
     assert whole["feasible"].any() and not whole["feasible"].all()  # both kinds of rows are compared
-    step = engine._SMALL_FRAME_ROWS
+    step = engine_frame._SMALL_FRAME_ROWS
     for start in range(0, points.height, step):
         part = engine.evaluate(points.slice(start, step), CATALOG, strict=False)
         assert_frame_equal(part, whole.slice(start, step))

@@ -1,0 +1,30 @@
+"""The one engine: a frame of deployments -> decode, prefill, capacity, serving and cost, vectorized.
+
+Every front end (``econ cost``, quotes, cluster and fleet, hardware comparison, optimize, frontier, exports,
+every dashboard page) reaches the physics through :func:`evaluate` (a Polars frame in, a frame out) or, for
+searches that build their candidates as arrays, through :func:`run` on the typed bundles. Three modules:
+
+- :mod:`econ.engine.core`: the chain on typed per-row bundles (:func:`run` = :func:`run_physics` ->
+  :func:`run_costs` -> :func:`run_status`), read like pvlib's ``ModelChain.run_model``;
+- :mod:`econ.engine.arrays`: the catalog as arrays gathered by integer codes, weight formats, the calibration
+  profiles (efficiencies and bands);
+- :mod:`econ.engine.frame`: :func:`evaluate` (read and validate a frame, resolve layouts, run blocks, build the
+  result frame).
+
+This package face lists the public names; everything else is internal to the engine.
+"""
+
+from econ.engine.arrays import (FORMATS, CatalogArrays, catalog_arrays, efficiency, profile_band, profile_names,
+                                resolve_formats)
+from econ.engine.core import (BASES, BASIS_ALIASES, BASIS_SOURCES, ECONOMIC_COLUMNS, MAX_BATCH, MAX_CONTEXT,
+                              MAX_PARALLEL, MODES, REASONS, CostInputs, Costs, EngineInputs, Physics, Serving,
+                              Workload, run, run_costs, run_physics, run_status, sweet_spot, tier_rate)
+from econ.engine.frame import RESULT_COLUMNS, default_speculation, evaluate
+
+__all__ = ["evaluate", "default_speculation", "RESULT_COLUMNS",
+           "run", "run_physics", "run_costs", "run_status", "sweet_spot", "tier_rate",
+           "EngineInputs", "Workload", "Serving", "CostInputs", "Physics", "Costs",
+           "BASES", "BASIS_ALIASES", "BASIS_SOURCES", "REASONS", "MODES", "ECONOMIC_COLUMNS",
+           "MAX_BATCH", "MAX_CONTEXT", "MAX_PARALLEL",
+           "catalog_arrays", "CatalogArrays", "FORMATS", "resolve_formats", "efficiency", "profile_band",
+           "profile_names"]

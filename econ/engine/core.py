@@ -1,0 +1,562 @@
+"""The engine's chain on typed bundles: decode, prefill, capacity, serving, queue and cost of a block of rows.
+
+Like pvlib's ``ModelChain.run_model``, :func:`run` is a short list of named steps, each a call of a pure
+kernel (:mod:`econ.physics`, :mod:`econ.economics`): :func:`run_physics` (KV bytes, capacity wall, decode
+step, prefill throughput and TTFT, aggregated or disaggregated serving, the percentile queue), then
+:func:`run_costs` ($/GPU-hour of the row's cost tier -> $/M input, output, blended and all-in output tokens),
+then :func:`run_status` (feasible or the reason, and the binding wall). Inputs are the typed per-row arrays
+of :mod:`econ.physics.inputs` bundled in :class:`EngineInputs` and :class:`CostInputs`; callers validate
+first (:func:`econ.engine.frame.evaluate` does it for frames).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from econ.physics.architecture import kv_bytes_per_sequence
+from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions,
+                              Economics)
+from econ.physics.communication import indicator, kv_transfer_time_s
+from econ.physics.deployment import size_pools
+from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
+from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
+from econ.physics.performance import (Collectives, DecodeStep, PrefillStep, collectives,
+                              crossover_batch, decode_step, prefill_step)
+from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
+from econ.physics.serving import waiting_time_quantile_s
+from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
+
+MAX_BATCH = 1 << 20
+MAX_CONTEXT = 1 << 24
+MAX_PARALLEL = 1 << 16
+"""Validation ranges of batch [sequences], context [tokens] and tp/dp/ep/pp/instances (not physical claims)."""
+
+MODES: tuple[str, ...] = ("aggregated", "disaggregated")
+BASES: tuple[str, ...] = ("owned", "hyperscaler", "neocloud", "rental-3yr", "on-demand", "rental", "custom")
+"""Cost bases of $/GPU-hour (``Economics.basis``), index = basis code (:data:`BASIS_SOURCES`)."""
+BASIS_ALIASES: dict[str, str] = {"owned-custom": "owned"}
+BASIS_SOURCES: dict[str, str] = {
+    "owned": "owned-custom: the capex + facility + power x PUE + opex chain of econ.economics.tco with this scenario's "
+             "economics (accelerators.csv all_in_capex_usd, all_in_power_w)",
+    "hyperscaler": "SemiAnalysis InferenceX cost of owning as a hyperscaler, $/GPU-hour at 100% use "
+                   "(accelerators.csv tco_hyperscaler_usd_per_hour)",
+    "neocloud": "SemiAnalysis InferenceX cost of owning as a neocloud giant (tco_neocloud_usd_per_hour)",
+    "rental-3yr": "SemiAnalysis 3-year rental price (rental_3yr_usd_per_hour)",
+    "on-demand": "on-demand rental at a GPU cloud where listed, else at a hyperscaler "
+                 "(rental_on_demand_neocloud_usd_per_hour, rental_on_demand_hyperscaler_usd_per_hour)",
+    "rental": "the catalog's representative rental rate (rental_usd_per_hour; its tier in rental_tier)",
+    "custom": "a $/GPU-hour typed by the user (Economics.usd_per_gpu_hour)",
+}
+"""Where each basis's $/GPU-hour comes from. Every basis but owned is a rate per hour of the fleet's
+existence; divided by utilization it is per *utilized* GPU-hour, like the owned chain."""
+
+REASONS: tuple[str, ...] = (
+    "", "batch exceeds KV-cache capacity", "weights do not fit in HBM",
+    "no capex in catalog (not sold; use a rental or TCO tier)", "no rate for this cost tier in catalog",
+    "precision not supported by hardware",
+    "no valid layout (domain, heads, layers or experts)", "prefill instance does not fit in HBM",
+    "KV transfer exceeds the prefill pool's link bandwidth", "context exceeds the model's maximum",
+    "weight format wider than the matmul precision", "speculative decoding not available as set",
+)
+"""``infeasible_reason`` values; the index is the reason code."""
+
+ECONOMIC_COLUMNS = ("usd_per_kwh", "pue", "build_usd_per_mw_it", "cost_of_capital_frac",
+                    "accelerator_life_years", "facility_life_years", "opex_frac_of_capex_per_year",
+                    "utilization_frac", "input_output_mix", "cache_hit_frac", "cached_input_cost_frac")
+
+
+
+# ----------------------------------------------------------------------------------------------------
+# Typed bundles of the engine (per-row arrays)
+# ----------------------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Workload:
+    """The requests of each row.
+
+    Attributes
+    ----------
+    batch_size : [sequences per (decode) instance, all attention-DP groups]
+    input_len, output_len : [tokens] prompt and answer lengths
+    decode_context_tokens : [tokens] mean context a decode step attends (input + output / 2 by default)
+    capacity_context_tokens : [tokens] context each sequence's KV cache is sized for (input + output)
+    prefill_tokens : [tokens] prompt tokens a request prefills after prefix-cache hits
+    arrival_rate_per_s : [requests/s], NaN = none (the unit runs at capacity)
+    """
+
+    batch_size: np.ndarray
+    input_len: np.ndarray
+    output_len: np.ndarray
+    decode_context_tokens: np.ndarray
+    capacity_context_tokens: np.ndarray
+    prefill_tokens: np.ndarray
+    arrival_rate_per_s: np.ndarray
+
+
+@dataclass(slots=True)
+class Serving:
+    """How each row serves its traffic.
+
+    Attributes
+    ----------
+    disaggregated : 0/1 (float) prefill on its own pool of instances (xPyD)
+    prefill : Layout of one prefill instance (equal to the decode layout when aggregated)
+    prefill_instances, decode_instances : [-] x and y of an xPyD unit, NaN = size them (:func:`size_pools`)
+    """
+
+    disaggregated: np.ndarray
+    prefill: Layout
+    prefill_instances: np.ndarray
+    decode_instances: np.ndarray
+
+
+@dataclass(slots=True)
+class EngineInputs:
+    """Everything the physics needs for a block of rows (:func:`run_physics`)."""
+
+    model: ModelFacts
+    hardware: HardwareFacts
+    layout: Layout
+    formats: Formats
+    eff: Efficiency
+    workload: Workload
+    serving: Serving
+    comm: Collectives | None = None
+    """:func:`econ.physics.performance.collectives` of ``layout`` when already known (None: computed by run_physics)."""
+    spec: Speculation | None = None
+    """Speculative decoding (None = off)."""
+
+
+@dataclass(slots=True)
+class CostInputs:
+    """Economics of each row (:class:`econ.assumptions.Economics` fields, per row), and the cost basis.
+
+    Attributes
+    ----------
+    basis_code : int array, index into :data:`BASES` (0 = the owned chain)
+    usd_per_gpu_hour : float array, the custom rate (basis "custom"), NaN otherwise [USD/h]
+    other fields : see :class:`econ.assumptions.Economics` (units there)
+    """
+
+    basis_code: np.ndarray
+    usd_per_gpu_hour: np.ndarray
+    usd_per_kwh: np.ndarray
+    pue: np.ndarray
+    build_usd_per_mw_it: np.ndarray
+    cost_of_capital_frac: np.ndarray
+    accelerator_life_years: np.ndarray
+    facility_life_years: np.ndarray
+    opex_frac_of_capex_per_year: np.ndarray
+    utilization_frac: np.ndarray
+    input_output_mix: np.ndarray
+    cache_hit_frac: np.ndarray
+    cached_input_cost_frac: np.ndarray
+
+    @classmethod
+    def from_economics(cls, economics: Economics, n: int) -> "CostInputs":
+        """One economics for ``n`` rows."""
+        return cls(basis_code=np.full(n, BASES.index(economics.basis)),
+                   usd_per_gpu_hour=np.full(n, np.nan if economics.usd_per_gpu_hour is None
+                                            else float(economics.usd_per_gpu_hour)),
+                   **{k: np.full(n, float(getattr(economics, k))) for k in ECONOMIC_COLUMNS})
+
+    @property
+    def owned(self) -> np.ndarray:
+        """True where $/GPU-hour comes from the owned capex chain."""
+        return self.basis_code == 0
+
+
+@dataclass(slots=True)
+class Physics:
+    """What :func:`run_physics` returns for a block of rows.
+
+    Attributes
+    ----------
+    decode : DecodeStep of the decode instance at ``batch_size``
+    prefill : PrefillStep of the prefill instance, prompts batched up to the prefill chunk (throughput)
+    ttft_s : [s] the request's own prompt prefilled alone (one per attention group; no queueing)
+    prefill_layout : Layout the prompts are prefilled on (decode layout when aggregated)
+    weight_bytes : [B] one replica's weights; weight_bytes_per_gpu : [B] on each accelerator
+    kv_bytes_per_sequence : [B] at the capacity context; kv_replication : [-]
+    max_batch_size, prefill_max_batch_size : [sequences] capacity walls of the two instances
+    kv_bytes_per_gpu : [B] KV cache on each accelerator at min(batch, max); hbm_used_frac : [-]
+    prefill_stall_s : [s] prompts interleaved per decode step (aggregated)
+    served_tpot_s, served_ttft_s, served_tokens_per_s_per_user : as served (stalls, KV transfer included)
+    kv_transfer_bytes, kv_transfer_s, kv_link_frac : one prompt's KV cache between the pools
+    prefill_instances, decode_instances, total_gpus : the serving unit
+    served_requests_per_s, pool_utilization_frac, served_output_tokens_per_s_per_gpu : the unit's output
+    ttft_percentile_s : [s] TTFT at ``Assumptions.latency_percentile`` under Poisson arrivals at the served
+        rate: the lone prompt's prefill + KV transfer + the prefill queue's wait (:mod:`econ.physics.serving`)
+    tpot_percentile_s : [s] served TPOT x ``eff.tpot_tail_factor``
+    prefill_utilization_frac : [-] busy share of the prefill servers (their queue's rho)
+    """
+
+    decode: DecodeStep
+    prefill: PrefillStep
+    ttft_s: np.ndarray
+    prefill_layout: Layout
+    weight_bytes: np.ndarray
+    weight_bytes_per_gpu: np.ndarray
+    kv_bytes_per_sequence: np.ndarray
+    kv_replication: np.ndarray
+    max_batch_size: np.ndarray
+    prefill_max_batch_size: np.ndarray
+    kv_bytes_per_gpu: np.ndarray
+    hbm_used_frac: np.ndarray
+    prefill_stall_s: np.ndarray
+    served_tpot_s: np.ndarray
+    served_ttft_s: np.ndarray
+    served_tokens_per_s_per_user: np.ndarray
+    kv_transfer_bytes: np.ndarray
+    kv_transfer_s: np.ndarray
+    kv_link_frac: np.ndarray
+    prefill_instances: np.ndarray
+    decode_instances: np.ndarray
+    total_gpus: np.ndarray
+    served_requests_per_s: np.ndarray
+    pool_utilization_frac: np.ndarray
+    served_output_tokens_per_s_per_gpu: np.ndarray
+    ttft_percentile_s: np.ndarray
+    tpot_percentile_s: np.ndarray
+    prefill_utilization_frac: np.ndarray
+
+
+@dataclass(slots=True)
+class Costs:
+    """What :func:`run_costs` returns: $/GPU-hour and its owned split [USD per utilized accelerator-hour],
+    and $ per million tokens [USD/M tokens]."""
+
+    usd_per_gpu_hour: np.ndarray
+    usd_per_gpu_hour_capex: np.ndarray
+    usd_per_gpu_hour_facility: np.ndarray
+    usd_per_gpu_hour_opex: np.ndarray
+    usd_per_gpu_hour_power: np.ndarray
+    usd_per_m_input_tokens: np.ndarray
+    usd_per_m_output_tokens: np.ndarray
+    usd_per_m_blended_tokens: np.ndarray
+    usd_per_m_output_tokens_all_in: np.ndarray
+
+
+# ----------------------------------------------------------------------------------------------------
+# Physics and cost of a block (arrays in, typed bundles out)
+# ----------------------------------------------------------------------------------------------------
+
+def _kv_bytes(context_tokens, model: ModelFacts, formats: Formats):
+    return kv_bytes_per_sequence(context_tokens, model.kv_elements_per_token_per_layer, formats.kv_bytes_per_element,
+                                 model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+
+
+def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool, comm=None) -> DecodeStep:
+    return decode_step(batch_size=batch_size, context_tokens=inp.workload.decode_context_tokens,
+                       kv_bytes_per_sequence=kv_dec, kv_replication=repl, model=inp.model, hardware=inp.hardware,
+                       layout=inp.layout, formats=inp.formats, eff=inp.eff, stream_input_embedding=stream, comm=comm,
+                       spec=inp.spec)
+
+
+def _head_bytes(inp: EngineInputs):
+    """Weights the speculative draft adds to a replica: (non-routed, routed-expert) bytes. [B]
+
+    An MTP module of an MoE model holds a full set of experts (sharded like the model's, ``routed``) and
+    attention/shared weights (replicated per attention-DP group, ``non-routed``); an EAGLE head and a draft
+    model are non-routed."""
+    sp = inp.spec
+    if sp is None:
+        return 0.0, 0.0
+    m, fm = inp.model, inp.formats
+    code = sp.method_code
+    routed = m.num_experts * m.routed_expert_params * np.minimum(m.num_moe_layers, 1.0)
+    mtp_nr = (m.mtp_module_params - routed) * fm.weight_bytes_per_param
+    nr = np.where(code == 1, mtp_nr, np.where(code == 2, m.draft_head_params * fm.weight_bytes_per_param,
+                                              np.where(code == 3, sp.draft_params * fm.weight_bytes_per_param, 0.0)))
+    return nr, np.where(code == 1, routed * fm.expert_bytes, 0.0)
+
+
+def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
+                deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *, sweet_spot: bool = False,
+                decode_only: bool = False) -> Physics:
+    """Decode, prefill, capacity and serving of every row of a block (already validated arrays).
+
+    Parameters
+    ----------
+    inp : EngineInputs, arrays broadcastable to one length
+    assumptions : Assumptions, the scalar serving facts used here (usable_hbm_frac, prefill_chunk_tokens,
+        stream_input_embedding); the efficiencies come from ``inp.eff``
+    deployment : DeploymentAssumptions (KV transfer, pool sizing)
+    sweet_spot : bool, also solve the decode memory/compute crossover batch (60 extra decode passes);
+        returned as the attribute ``sweet_spot_batch`` of the decode step's owner dict (see :func:`sweet_spot`)
+    decode_only : bool, skip the prefill steps, the prefill queue and the KV transfer (the caller asks for
+        decode and decode-cost figures only, every row aggregated with no arrival rate): the prefill-side
+        fields come back NaN, ``served_*`` equal the decode step's (no interleaved prompts counted)
+
+    Returns
+    -------
+    Physics
+
+    Notes
+    -----
+    Capacity: weights / N + B kv repl / N <= usable HBM (DESIGN.md "Capacity"), with non-routed weights
+    replicated over the dp attention groups. Aggregated serving pays, per decode step, for the prompts
+    of the B / output_len requests that finish per step; disaggregated serving moves each prompt's KV
+    cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else scale-out)
+    and sizes x prefill and y decode instances (:func:`econ.physics.deployment.size_pools`).
+    """
+    a, da = assumptions, deployment
+    m, hw, lay, fm, wl, sv = inp.model, inp.hardware, inp.layout, inp.formats, inp.workload, inp.serving
+    tp, dp, pp = lay.tp, lay.dp, lay.pp
+    n = lay.num_gpus
+    batch = wl.batch_size
+    head_nr, head_routed = _head_bytes(inp)
+    w_res = _resident(m, fm) + head_nr + head_routed
+    slots = (m.num_experts + lay.redundant_experts) / np.maximum(m.num_experts, 1.0)
+    routed_res = (m.routed_params_total * fm.expert_bytes + head_routed) * slots  # + redundant hot experts
+    nr_res = w_res - m.routed_params_total * fm.expert_bytes - head_routed
+    repl = kv_replication(tp, m.kv_shard_heads)
+    kv_cap = _kv_bytes(wl.capacity_context_tokens, m, fm)
+    kv_dec = _kv_bytes(wl.decode_context_tokens, m, fm)
+    kv_prompt = _kv_bytes(wl.input_len, m, fm)
+    replica_w = nr_res * dp + routed_res
+    comm = collectives(hw, lay, inp.eff) if inp.comm is None else inp.comm  # alpha-beta coefficients
+    d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm)
+    max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
+
+    if decode_only:
+        return _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch)
+
+    # prefill: on the instance itself (aggregated) or on the prefill pool's instance (disaggregated)
+    dis = sv.disaggregated
+    if sv.prefill is lay or not np.any(dis):
+        pl_, p_comm = lay, comm
+    else:
+        pl_ = Layout(*(dis * getattr(sv.prefill, k) + (1.0 - dis) * getattr(lay, k) for k in ("tp", "dp", "ep", "pp")),
+                     scale_up_domain_size=lay.scale_up_domain_size)
+        p_comm = collectives(hw, pl_, inp.eff)
+    p_repl = kv_replication(pl_.tp, m.kv_shard_heads)
+    pn = pl_.num_gpus
+    p_max_b = max_batch_size(pn, hw.hbm_capacity_bytes, a.usable_hbm_frac, nr_res * pl_.dp + routed_res, kv_prompt,
+                             p_repl)
+    req = np.maximum(a.prefill_chunk_tokens / wl.input_len, 1.0)
+    req = dis * np.maximum(np.minimum(req, np.floor(p_max_b / pl_.dp)), 1.0) + (1.0 - dis) * req
+
+    def pre(requests) -> PrefillStep:
+        return prefill_step(prompt_tokens=wl.input_len, requests_per_step=requests,
+                            kv_bytes_per_sequence=kv_prompt * p_repl, model=m, hardware=hw, layout=pl_, formats=fm,
+                            eff=inp.eff, stream_input_embedding=a.stream_input_embedding, comm=p_comm)
+
+    p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
+    ttft = pre(np.ones_like(req)).time_s  # the request's own prompt alone (queueing not modeled)
+
+    # serving the request mix
+    s_out, s_pre = wl.output_len, wl.prefill_tokens
+    in_tput_instance = p.input_tokens_per_s_per_gpu * pn  # prompt tokens/s of one (prefill) instance
+    stall = (1.0 - dis) * batch / s_out * s_pre / in_tput_instance
+    served_tpot = d.tpot_s + stall
+    rate_d = batch / (served_tpot * s_out)  # requests/s one decode instance finishes
+    rate_p = in_tput_instance / s_pre
+    shape = np.shape(rate_d)
+    x_pool, y_pool, served_pool, util_pool = (np.ones(shape) for _ in range(4))
+    sel = np.flatnonzero(np.broadcast_to(dis, shape) > 0)
+    if sel.size:  # xPyD sizing only where a row is disaggregated (2 x max_pool_instances vector passes)
+        def at(v):
+            return np.broadcast_to(v, shape)[sel]
+        pools = size_pools(rate_p[sel], rate_d[sel], at(pn), at(n), arrival_rate_per_s=at(wl.arrival_rate_per_s),
+                           prefill_instances=at(sv.prefill_instances), decode_instances=at(sv.decode_instances),
+                           max_instances=da.max_pool_instances, tolerance_frac=da.pool_sizing_tolerance_frac)
+        x_pool[sel], y_pool[sel] = pools["prefill_instances"], pools["decode_instances"]
+        served_pool[sel], util_pool[sel] = pools["served_requests_per_s"], pools["utilization_frac"]
+    arrival = wl.arrival_rate_per_s
+    has_rate = ~np.isnan(arrival)
+    lam = np.where(has_rate, arrival, 1.0)
+    replicas = np.where(has_rate, np.ceil(lam / rate_d - 1e-9), 1.0)
+    agg_served = np.where(has_rate, np.minimum(lam, replicas * rate_d), rate_d)
+    x_inst = dis * x_pool
+    y_inst = dis * y_pool + (1.0 - dis) * replicas
+    served = dis * served_pool + (1.0 - dis) * agg_served
+    total = x_inst * pn + y_inst * n
+    util = dis * util_pool + (1.0 - dis) * agg_served / (replicas * rate_d)
+
+    shards = np.minimum(pl_.pp * np.minimum(pl_.tp, m.kv_shard_heads), pp * np.minimum(tp, m.kv_shard_heads))
+    up = indicator(lay.scale_up_domain_size - total + 1.0)  # both pools inside one scale-up domain
+    link = up * hw.scale_up_bandwidth_bytes_per_s + (1.0 - up) * hw.scale_out_bandwidth_bytes_per_s
+    kv_t = dis * (kv_transfer_time_s(kv_prompt, shards, link, eta=da.kv_transfer_eta,
+                                     latency_s=da.kv_transfer_latency_s) + inp.eff.kernel_launch_latency_s)
+    kv_frac = dis * served * kv_prompt / np.maximum(x_inst * pn * link * da.kv_transfer_eta, 1e-30)
+    held = np.minimum(batch, max_b)
+    # Poisson arrivals queue for a prefill server: each aggregated replica serves its own share; the x
+    # instances of a disaggregated prefill pool share the unit's stream (econ.physics.serving, M/M/c)
+    servers = np.maximum(dis * x_inst + (1.0 - dis), 1.0)
+    lam_q = np.where(dis > 0, served, served / np.maximum(y_inst, 1.0))
+    wait = waiting_time_quantile_s(lam_q, rate_p, servers, a.latency_percentile / 100.0)
+    return Physics(
+        ttft_percentile_s=ttft + kv_t + wait, tpot_percentile_s=served_tpot * inp.eff.tpot_tail_factor,
+        prefill_utilization_frac=np.minimum(lam_q / (servers * rate_p), 1.0),
+        decode=d, prefill=p, ttft_s=ttft, prefill_layout=pl_, weight_bytes=w_res,
+        weight_bytes_per_gpu=(nr_res / tp + routed_res / lay.stage_gpus) / pp, kv_bytes_per_sequence=kv_cap,
+        kv_replication=repl, max_batch_size=max_b, prefill_max_batch_size=p_max_b,
+        kv_bytes_per_gpu=held / dp * kv_cap * repl / (tp * pp),
+        hbm_used_frac=(replica_w + held * kv_cap * repl) / (n * hw.hbm_capacity_bytes),
+        prefill_stall_s=stall, served_tpot_s=served_tpot, served_ttft_s=ttft + kv_t,
+        served_tokens_per_s_per_user=1.0 / served_tpot, kv_transfer_bytes=dis * kv_prompt, kv_transfer_s=kv_t,
+        kv_link_frac=kv_frac, prefill_instances=x_inst, decode_instances=y_inst, total_gpus=total,
+        served_requests_per_s=served, pool_utilization_frac=util,
+        served_output_tokens_per_s_per_gpu=served * s_out / total)
+
+
+def _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch) -> Physics:
+    """:class:`Physics` without the prefill side (see ``decode_only`` of :func:`run_physics`)."""
+    n, tp, dp, pp = lay.num_gpus, lay.tp, lay.dp, lay.pp
+    shape = np.shape(d.tpot_s)
+    nan, one, zero = np.full(shape, np.nan), np.ones(shape), np.zeros(shape)
+    held = np.minimum(batch, max_b)
+    rate = batch / (d.tpot_s * inp.workload.output_len)
+    p = PrefillStep(time_s=nan, prefill_flop=nan, t_mem_s=nan, t_flop_s=nan, t_comm_s=nan,
+                    input_tokens_per_s_per_gpu=nan)
+    return Physics(
+        decode=d, prefill=p, ttft_s=nan, prefill_layout=lay, weight_bytes=w_res,
+        weight_bytes_per_gpu=(nr_res / tp + routed_res / lay.stage_gpus) / pp, kv_bytes_per_sequence=kv_cap,
+        kv_replication=repl, max_batch_size=max_b, prefill_max_batch_size=max_b,
+        kv_bytes_per_gpu=held / dp * kv_cap * repl / (tp * pp),
+        hbm_used_frac=(replica_w + held * kv_cap * repl) / (n * inp.hardware.hbm_capacity_bytes),
+        prefill_stall_s=nan, served_tpot_s=d.tpot_s, served_ttft_s=nan, served_tokens_per_s_per_user=1.0 / d.tpot_s,
+        kv_transfer_bytes=zero, kv_transfer_s=zero, kv_link_frac=zero, prefill_instances=zero, decode_instances=one,
+        total_gpus=n * one, served_requests_per_s=rate, pool_utilization_frac=one,
+        served_output_tokens_per_s_per_gpu=nan, ttft_percentile_s=nan, tpot_percentile_s=nan,
+        prefill_utilization_frac=nan)
+
+
+def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
+    """Decode batch at which the step turns compute-bound (t_flop = t_mem), by vectorized bisection.
+
+    Returns
+    -------
+    ndarray [sequences]: real-valued; ``inf`` where decode stays memory-bound up to 1e7 (KV reads grow as
+    fast as FLOPs): capacity decides there (:func:`econ.physics.performance.crossover_batch`).
+    """
+    m, fm = inp.model, inp.formats
+    repl = kv_replication(inp.layout.tp, m.kv_shard_heads)
+    kv_dec = _kv_bytes(inp.workload.decode_context_tokens, m, fm)
+
+    comm = collectives(inp.hardware, inp.layout, inp.eff) if inp.comm is None else inp.comm
+
+    def dec(b):
+        return _decode(inp, b, kv_dec, repl, assumptions.stream_input_embedding, comm)
+
+    return crossover_batch(lambda b: dec(b).t_mem_s, lambda b: dec(b).t_flop_s)
+
+
+def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: CostInputs) -> Costs:
+    """$/GPU-hour and $/M tokens of :func:`run_physics` rows.
+
+    Parameters
+    ----------
+    phys : Physics; inp : EngineInputs; hardware : HardwareFacts (capex, power, rental per row)
+    cost : CostInputs
+
+    Returns
+    -------
+    Costs [USD per utilized GPU-hour, USD/M tokens]
+
+    Notes
+    -----
+    $/GPU-hour owned: (capex CRF + build $/MW x MW CRF + opex) / (8760 utilization) + power x PUE x $/kWh
+    (:func:`econ.economics.tco.gpu_hour_cost_components`); rented: rate / utilization. Aggregated: each phase is
+    charged for the accelerator-time it takes on the shared instance (then divided by the unit's
+    utilization if an arrival rate leaves capacity idle). Disaggregated: the prefill pool's accelerators
+    over the prompt tokens it serves, the decode pool's over the output tokens. All-in output: every
+    accelerator of the unit over the unit's output rate.
+    """
+    parts = gpu_hour_cost_components(hardware.all_in_capex_usd, hardware.all_in_power_w, cost.build_usd_per_mw_it,
+                                     cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
+                                     cost.accelerator_life_years, cost.facility_life_years,
+                                     cost.opex_frac_of_capex_per_year, cost.utilization_frac)
+    rent = usd_per_gpu_hour_rented(tier_rate(hardware, cost.basis_code, cost.usd_per_gpu_hour), cost.utilization_frac)
+    owned = cost.owned
+    zero = np.zeros(np.shape(owned))
+    split = {k: np.where(owned, v, zero) for k, v in parts.items()}
+    gh = np.where(owned, parts["capex"] + parts["facility"] + parts["opex"] + parts["power"], rent)
+    dis, wl = inp.serving.disaggregated, inp.workload
+    d, p = phys.decode, phys.prefill
+    agg_in = usd_per_m_tokens(gh, p.input_tokens_per_s_per_gpu) / phys.pool_utilization_frac
+    agg_out = usd_per_m_tokens(gh, d.output_tokens_per_s_per_gpu) / phys.pool_utilization_frac
+    served = phys.served_requests_per_s
+    pn = phys.prefill_layout.num_gpus
+    dis_in = usd_per_m_tokens(gh, served * wl.prefill_tokens / np.maximum(phys.prefill_instances * pn, 1.0))
+    dis_out = usd_per_m_tokens(gh, served * wl.output_len / (phys.decode_instances * inp.layout.num_gpus))
+    usd_in = dis * dis_in + (1.0 - dis) * agg_in
+    usd_out = dis * dis_out + (1.0 - dis) * agg_out
+    blend = usd_per_m_blended_tokens(usd_in, usd_out, cost.input_output_mix, cost.cache_hit_frac,
+                                     cost.cached_input_cost_frac)
+    return Costs(usd_per_gpu_hour=gh, usd_per_gpu_hour_capex=split["capex"],
+                 usd_per_gpu_hour_facility=split["facility"], usd_per_gpu_hour_opex=split["opex"],
+                 usd_per_gpu_hour_power=split["power"], usd_per_m_input_tokens=usd_in,
+                 usd_per_m_output_tokens=usd_out, usd_per_m_blended_tokens=blend,
+                 usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh, phys.served_output_tokens_per_s_per_gpu))
+
+
+def tier_rate(hardware: HardwareFacts, basis_code, custom_usd_per_gpu_hour=np.nan):
+    """$/GPU-hour of each row's cost tier per hour of existence (NaN: owned chain, or no rate in the catalog).
+
+    Parameters
+    ----------
+    hardware : HardwareFacts; basis_code : int array (index into :data:`BASES`)
+    custom_usd_per_gpu_hour : float array or scalar, the rate of basis "custom" [USD/h]
+
+    Returns
+    -------
+    float array [USD/h] (:data:`BASIS_SOURCES` says where each comes from).
+    """
+    on_demand = np.where(np.isnan(hardware.rental_on_demand_neocloud_usd_per_hour),
+                         hardware.rental_on_demand_hyperscaler_usd_per_hour,
+                         hardware.rental_on_demand_neocloud_usd_per_hour)
+    shape = np.shape(basis_code)
+    options = [np.full(shape, np.nan), hardware.tco_hyperscaler_usd_per_hour, hardware.tco_neocloud_usd_per_hour,
+               hardware.rental_3yr_usd_per_hour, on_demand, hardware.rental_usd_per_hour, custom_usd_per_gpu_hour]
+    return np.choose(basis_code, [np.broadcast_to(o, shape) for o in options])
+
+
+def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, owned, layout_bad=False,
+               context_over=False, too_wide=False, spec_bad=False):
+    """(feasible, reason code into :data:`REASONS`, binding-wall code into :data:`econ.physics.performance.WALLS`).
+
+    The first matching reason of: context beyond the model's maximum, a given weight format wider than
+    the matmul precision, speculative decoding not available as set, invalid layout, precision not in
+    hardware, missing price, KV capacity (weights alone or the batch), prefill instance, KV link.
+    """
+    max_b = phys.max_batch_size
+    batch, dis = inp.workload.batch_size, inp.serving.disaggregated
+    layout_bad, context_over = np.asarray(layout_bad, dtype=bool), np.asarray(context_over, dtype=bool)
+    too_wide, spec_bad = np.asarray(too_wide, dtype=bool), np.asarray(spec_bad, dtype=bool)
+    unsupported, price_missing = np.asarray(unsupported, dtype=bool), np.asarray(price_missing, dtype=bool)
+    over = batch > max_b
+    fits = max_b >= inp.layout.dp
+    p_fits = (dis == 0) | (phys.prefill_max_batch_size >= phys.prefill_layout.dp)
+    link_over = phys.kv_link_frac > 1.0
+    feasible = ~over & ~unsupported & ~price_missing & p_fits & ~link_over & ~layout_bad & ~context_over \
+        & ~too_wide & ~spec_bad
+    code = np.where(over, np.where(fits, 1, 2), 0)
+    code = np.where(~over & ~p_fits, 7, code)
+    code = np.where(~over & p_fits & link_over, 8, code)
+    code = np.where(price_missing, np.where(owned, 3, 4), code)
+    code = np.where(unsupported, 5, code)
+    code = np.where(layout_bad, 6, code)
+    code = np.where(spec_bad, 11, code)
+    code = np.where(too_wide, 10, code)
+    code = np.where(context_over, 9, code)
+    wall = np.where(over | ~p_fits, 0, np.where(link_over, 3, phys.decode.binding_wall_code))
+    return feasible, code.astype(np.int8), wall.astype(np.int8)
+
+
+def run(inp: EngineInputs, cost: CostInputs, assumptions: Assumptions = DEFAULT,
+        deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT):
+    """Physics and cost of validated array inputs: (Physics, Costs). The entry point of array searches
+    (:mod:`econ.analyses.optimize`); callers validate first (:func:`evaluate` does it for frames)."""
+    phys = run_physics(inp, assumptions, deployment)
+    return phys, run_costs(phys, inp, inp.hardware, cost)
+
+
+def _resident(model: ModelFacts, formats: Formats):
+    """One replica's weight bytes with the row's formats (no speculative head). [B]"""
+    return weight_bytes_resident(model.total_params, model.embedding_params, model.lm_head_params,
+                                 formats.weight_bytes_per_param, formats.embedding_bytes_per_param,
+                                 model.routed_params_total, formats.expert_bytes)
