@@ -146,8 +146,9 @@ def optional_number(field: str, *, auto_label: str, container=None, label: str |
 
 
 def text(field: str, *, container=None, label: str | None = None, help: str | None = None) -> str:
-    """A text input for a free-text scenario field (a name): at most econ.io.scenario.MAX_TEXT_CHARS characters."""
-    from econ.io.scenario import MAX_TEXT_CHARS, from_mapping
+    """A text input for a free-text scenario field (a name): at most econ.vocabulary.MAX_TEXT_CHARS characters."""
+    from econ.io.scenario import from_mapping
+    from econ.vocabulary import MAX_TEXT_CHARS
 
     c = container or st
     key = state.seed(field, str(getattr(state.scenario(), field)))

@@ -12,18 +12,16 @@ import streamlit as st
 from dashboards.components import fields, safe_text, state
 from econ.tables.catalog import GENERATIONS
 from econ.tables.custom import CUSTOM_ID
-from econ.engine import BASIS_SOURCES
 from econ.physics.precision import PRECISIONS
 from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of
 from econ.io.scenario import Scenario, from_mapping, from_toml
+from econ.vocabulary import TIER_SPECS, TIERS, Tier
 
 PRECISION_TITLES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4 (NVFP4)"}
 LOADED_KEY = "_econ_loaded_file"
 
-BASIS_TITLES = {"owned": "Owned (custom TCO)", "hyperscaler": "Hyperscaler TCO", "neocloud": "Neocloud TCO",
-                "rental-3yr": "3-year rental", "on-demand": "On-demand rental", "rental": "Rental (catalog rate)",
-                "custom": "Custom $/GPU-hour"}
-"""Human names of the cost tiers (econ.engine.BASES)."""
+BASIS_TITLES = {t: TIER_SPECS[Tier(t)].label for t in TIERS}
+"""Human names of the cost tiers (econ.vocabulary.TIER_SPECS)."""
 DEFAULT_CUSTOM_RATE = 2.0
 """$/GPU-hour a custom tier starts from (an H100-class 2025 market rate; the user types their own)."""
 
@@ -175,7 +173,7 @@ def show(key: str = "sidebar") -> Scenario:
     basis = fields.select("basis", list(BASIS_TITLES), container=sb, label="Cost tier ($ per GPU-hour)",
                           format_func=lambda b: BASIS_TITLES.get(b, b),
                           help="Where a GPU-hour's price comes from: " + "; ".join(
-                              f"{BASIS_TITLES[b]}: {BASIS_SOURCES[b]}" for b in BASIS_TITLES if b in BASIS_SOURCES))
+                              f"{spec.label}: {spec.source}" for spec in TIER_SPECS.values()))
     if basis == "custom":
         if state.scenario().usd_per_gpu_hour is None:
             state.update(usd_per_gpu_hour=DEFAULT_CUSTOM_RATE)

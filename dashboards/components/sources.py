@@ -13,6 +13,7 @@ import streamlit as st
 from dashboards.components import safe_text
 
 from econ.assumptions import assumptions_frame
+from econ.vocabulary import TIER_SPECS
 
 _URL = re.compile(r"https?://[^\s;,)]+")
 
@@ -75,7 +76,7 @@ _FIELD_UNITS: dict[str, tuple[str, float]] = {  # where the unit's default scale
     "scale_up_latency_s": ("\u00b5s", 1e6), "scale_out_latency_s": ("\u00b5s", 1e6),
 }
 _GROUP_TITLES = {"performance": "Performance", "economics": "Economics"}
-_CHOICE_TITLES = {("basis", "owned"): "Owned (TCO)", ("basis", "rental"): "Rented (market rate)"}
+_CHOICE_TITLES = {("basis", t.value): spec.label for t, spec in TIER_SPECS.items()}
 
 
 def display_unit(field: str) -> tuple[str, float]:

@@ -31,10 +31,11 @@ from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.tables.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
 from econ.physics.precision import PRECISIONS
-from econ.engine import BASES, BASIS_ALIASES, evaluate
+from econ.engine import evaluate
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_integer
+from econ.vocabulary import TCO_CHOICES, TIER_ALIASES, TIERS
 
 DEFAULT_GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 """GPUs per model replica searched: powers of two up to 64 (eight 8-GPU servers). [accelerators]"""
@@ -557,7 +558,7 @@ class Setup:
     precision : {"bf16", "fp8", "fp4"}
         Weight and matmul precision.
     basis : str
-        Cost tier of $/GPU-hour (:data:`econ.engine.BASES`; ``owned-custom`` is accepted for ``owned``).
+        Cost tier of $/GPU-hour (:data:`econ.vocabulary.TIERS`; ``owned-custom`` is accepted for ``owned``).
     """
 
     model: str
@@ -587,10 +588,9 @@ def parse_setup(text: str, *, name: str = "setup", default_basis: str = "owned")
     precision = parts[2] if len(parts) > 2 else "fp8"
     if precision not in PRECISIONS:
         raise InvalidInputError(f"{name}: precision {precision!r} is not one of {list(PRECISIONS)}")
-    basis = BASIS_ALIASES.get(parts[3], parts[3]) if len(parts) > 3 else default_basis
-    if basis not in BASES:
-        raise InvalidInputError(f"{name}: tier {parts[3]!r} is not one of "
-                                f"{[b if b != 'owned' else 'owned-custom' for b in BASES]}")
+    basis = TIER_ALIASES.get(parts[3], parts[3]) if len(parts) > 3 else default_basis
+    if basis not in TIERS:
+        raise InvalidInputError(f"{name}: tier {parts[3]!r} is not one of {[*TCO_CHOICES, 'custom']}")
     return Setup(parts[0], parts[1], precision, basis)
 
 

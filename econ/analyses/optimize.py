@@ -39,12 +39,13 @@ from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels
-from econ.engine import (BASES, MAX_CONTEXT, MODES, REASONS, CostInputs, EngineInputs, Serving, Workload,
+from econ.engine import (CostInputs, EngineInputs, Serving, Workload,
                          catalog_arrays, default_speculation, efficiency, resolve_formats, run, run_status, tier_rate)
 from econ.errors import InvalidInputError
 from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
+from econ.vocabulary import MAX_CONTEXT, MODES, REASONS, Reason, tier_code
 
 POINT_COLUMNS: tuple[str, ...] = (
     "model", "hardware", "scale_up_domain_size", "layout", "family", "num_gpus", "tp", "ep", "pp", "dp", "batch_size",
@@ -513,12 +514,12 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     if space.precisions is not None:
         for pr in sorted(set(precisions) - set(ok_prec)):  # <= 3 precisions
             rej("any", pr, "any", "precision not supported by hardware", f"no dense {pr} peak for {hw}")
-    basis_code = BASES.index(economics.basis)
+    basis_code = tier_code(economics.basis)
     facts = catalog_arrays(catalog).accelerators(catalog_arrays(catalog).hardware_ids.index(hw))
     rate = tier_rate(facts, basis_code, np.nan if economics.usd_per_gpu_hour is None else economics.usd_per_gpu_hour)
     price_missing = (h["all_in_capex_usd"] is None) if owned else bool(np.isnan(rate))
     if price_missing:
-        rej("any", "any", "any", REASONS[3] if owned else REASONS[4],
+        rej("any", "any", "any", REASONS[Reason.NO_CAPEX] if owned else REASONS[Reason.NO_TIER_RATE],
             f"{hw} has no " + ("all_in_capex_usd" if owned else f"{economics.basis} rate"))
         return None, rejected
     if not ok_prec:

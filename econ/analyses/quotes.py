@@ -57,11 +57,12 @@ import polars as pl
 from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog, Col, read_table, validate_table
-from econ.engine import BASIS_SOURCES, MAX_BATCH, MAX_CONTEXT, catalog_arrays, evaluate, tier_rate
+from econ.engine import catalog_arrays, evaluate, tier_rate
 from econ.errors import DataError, InvalidInputError
 from econ.economics.pricing import usd_per_m_blended_tokens
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
+from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, TIER_SPECS, tier, tier_code
 
 MAX_QUOTE_ROWS = 10_000
 """Largest quotes file accepted in one check (a guard against pasting a whole price feed). [rows]"""
@@ -159,7 +160,7 @@ AMD by CDNA generation (MI300X/MI325X CDNA 3, MI355X CDNA 4), Google TPUs, Intel
 ``measurements.csv`` ``hardware_generation``. An id no rule matches gets ``<vendor>-<year>``."""
 
 TIERS: tuple[str, ...] = ("hyperscaler", "neocloud", "owned-custom", "rental-3yr", "on-demand")
-"""Cost tiers of ``--tco`` (each sourced per accelerator: :data:`econ.engine.BASIS_SOURCES`); ``owned-custom``
+"""Cost tiers of ``--tco`` (each sourced per accelerator: :data:`econ.vocabulary.TIER_SPECS`); ``owned-custom``
 is the engine's basis ``owned``, the capex + facility + power + opex chain. ``--usd-per-gpu-hour X`` is basis
 ``custom``; ``rental`` (the catalog's mixed-basis representative rate) stays available as ``--rental``."""
 
@@ -302,7 +303,7 @@ SETTING_SOURCES: dict[str, str] = {
     "output_len_tokens": "econ default request (1024 generated tokens)",
     "thin_margin_below_frac": "issue 4 verdict thresholds",
     "rich_margin_above_frac": "issue 4 verdict thresholds",
-    "cost_basis": "econ.engine.BASIS_SOURCES (data/README.md, accelerators.csv cost tiers)",
+    "cost_basis": "econ.vocabulary.TIER_SPECS (data/README.md, accelerators.csv cost tiers)",
     "usd_per_gpu_hour": "typed by the user (--usd-per-gpu-hour), per hour of the fleet's existence",
     "utilization_frac": "share of hours serving paid traffic; every $/GPU-hour of the check is per utilized hour",
     "generations": "econ.analyses.quotes.GENERATION_RULES; floors of quotes without their own hardware come from these",
@@ -345,11 +346,9 @@ def tier_rates(catalog: Catalog, economics: Economics) -> pl.DataFrame:
     owned-custom, whose chain depends on utilization, and where the tier has no rate] and ``has_rate``
     (owned-custom: the accelerator has an ``all_in_capex_usd``). Rates from :func:`econ.engine.tier_rate`.
     """
-    from econ.engine import BASES
-
     arr = catalog_arrays(catalog)
     n = len(arr.hardware_ids)
-    code = np.full(n, BASES.index(economics.basis))
+    code = np.full(n, tier_code(economics.basis))
     custom = np.full(n, np.nan if economics.usd_per_gpu_hour is None else float(economics.usd_per_gpu_hour))
     hw = arr.accelerators(np.arange(n))
     rate = np.asarray(tier_rate(hw, code, custom), dtype=float)
@@ -1221,7 +1220,7 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         "min_tokens_per_s_per_user": speed_default,
         "input_len_tokens": input_len, "output_len_tokens": output_len,
         "input_output_mix": mix, "cache_hit_frac": h, "cost_basis": cost_basis_label(economics.basis),
-        "cost_basis_source": BASIS_SOURCES[economics.basis],
+        "cost_basis_source": TIER_SPECS[tier(economics.basis)].source,
         "usd_per_gpu_hour": economics.usd_per_gpu_hour, "utilization_frac": economics.utilization_frac,
         "generations": ", ".join(picked) if picked else "any",
         "thin_margin_below_frac": THIN_MARGIN_FRAC, "rich_margin_above_frac": RICH_MARGIN_FRAC,

@@ -17,14 +17,15 @@ import polars as pl
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
 from econ.tables.catalog import Catalog
 from econ.physics.deployment import layout_problems
-from econ.engine import MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL, MODES, evaluate
+from econ.engine import evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
 from econ.physics.memory import weight_bytes_resident
 from econ.physics.precision import WEIGHT_BYTES_PER_PARAM
 from econ.validate import require_in_range
+from econ.vocabulary import MODES
 
 __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", "choose_layout", "layout_candidates",
-           "MAX_BATCH", "MAX_CONTEXT"]
+           ]
 
 _LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
 LAYOUT_COST_TOLERANCE_FRAC = 0.02

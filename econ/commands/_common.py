@@ -341,13 +341,29 @@ def progress(description: str, *, total: int | None = None, delay_s: float = 1.0
 # shared option groups: every subcommand takes the same scenario, workload, SLO and economics flags
 # ---------------------------------------------------------------------------------------------
 
-TCO_CHOICES: tuple[str, ...] = ("hyperscaler", "neocloud", "owned-custom", "rental-3yr", "on-demand", "rental")
-"""``--tco`` tiers (econ.engine.BASES; ``owned-custom`` is the owned chain with this scenario's economics;
-"custom" is ``--usd-per-gpu-hour``). The same flag names as ``econ quotes check``."""
+from econ.vocabulary import FIELDS, TCO_CHOICES, TIER_SPECS, Tier  # noqa: E402  (the one vocabulary of inputs)
 
-TCO_HELP = ("cost tier of a GPU-hour: owned-custom (capex annuity + facility + opex + power x PUE with these "
-            "economics; the default), hyperscaler / neocloud (SemiAnalysis cost of owning), rental-3yr, on-demand, "
-            "rental (the catalog's representative rate)")
+TCO_HELP = ("cost tier of a GPU-hour: " + "; ".join(f"{TIER_SPECS[t].cli_name} ({TIER_SPECS[t].label})"
+                                                   for t in Tier if t is not Tier.CUSTOM)
+            + "; each sourced per accelerator (data/README.md)")
+
+
+def add_field_option(group, name: str, *, dest: str | None = None, metavar: str | None = None, aliases=()):
+    """``--flag`` of the vocabulary field ``name``: its flag name, type, help, range and default from
+    :data:`econ.vocabulary.FIELDS` (one place for each). The value is checked by :func:`check_fields`."""
+    f = FIELDS[name]
+    kind = {"float": float, "int": int}.get(f.kind, str)
+    group.add_argument(f.flag_name, *aliases, dest=dest or name, type=kind,
+                       metavar=metavar or {"float": "X", "int": "N"}.get(f.kind, "VALUE"), help=f.help_text())
+
+
+def check_fields(args, names) -> None:
+    """Range-check the vocabulary fields ``names`` that were given on the command line (each error names the flag
+    the user typed, the value and the one range of :data:`econ.vocabulary.FIELDS`)."""
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None:
+            FIELDS[name].check(value, shown_as=FIELDS[name].flag_name)
 
 
 def add_scenario_option(p) -> None:
@@ -405,24 +421,30 @@ def add_economics_options(p, *, mix: bool = True, build: bool = False) -> None:
     g = p.add_argument_group("economics")
     k = g.add_mutually_exclusive_group()
     k.add_argument("--region", help="power-price region id (econ list regions)")
-    k.add_argument("--usd-per-kwh", type=float, help="electricity price, USD/kWh")
+    add_field_option(k, "usd_per_kwh")
     g.add_argument("--facility", help="facility class id (sets PUE and build cost; econ list facilities)")
-    g.add_argument("--pue", type=float, help="power usage effectiveness, in [1, 5]")
+    add_field_option(g, "pue")
     if build:
-        g.add_argument("--build-usd-per-mw", type=float, help="facility build cost per MW of IT load, USD")
+        add_field_option(g, "build_usd_per_mw_it", dest="build_usd_per_mw")
     t = g.add_mutually_exclusive_group()
-    t.add_argument("--tco", choices=TCO_CHOICES, help=TCO_HELP + " [owned-custom]")
-    t.add_argument("--usd-per-gpu-hour", type=float, metavar="USD",
-                   help="price every GPU-hour at this rate (tier 'custom'), USD per GPU-hour of existence")
+    t.add_argument("--tco", choices=TCO_CHOICES, help=TCO_HELP + f" [{TIER_SPECS[Tier.OWNED].cli_name}]")
+    add_field_option(t, "usd_per_gpu_hour", metavar="USD")
     t.add_argument("--rental", dest="tco", action="store_const", const="rental", help="short for --tco rental")
     t.add_argument("--owned", dest="tco", action="store_const", const="owned-custom",
                    help="short for --tco owned-custom")
-    g.add_argument("--utilization", type=float, help="share of hours serving paid traffic, (0, 1] [0.7]")
-    g.add_argument("--cost-of-capital", type=float, help="annual rate, e.g. 0.10 [0.10]")
-    g.add_argument("--life-years", type=float, help="accelerator economic life, years [5]")
+    add_field_option(g, "utilization_frac", dest="utilization")
+    add_field_option(g, "cost_of_capital_frac", dest="cost_of_capital")
+    add_field_option(g, "accelerator_life_years", dest="life_years")
     if mix:
         g.add_argument("--input-output-mix", help="input:output tokens for the blended price [3:1]")
-        g.add_argument("--cache-hit-rate", type=float, help="share of input tokens served from a prefix cache, [0, 1]")
+        add_field_option(g, "cache_hit_frac", dest="cache_hit_rate")
+
+
+_ECONOMIC_FLAGS = {"usd_per_kwh": "usd_per_kwh", "pue": "pue", "build_usd_per_mw": "build_usd_per_mw_it",
+                   "usd_per_gpu_hour": "usd_per_gpu_hour", "utilization": "utilization_frac",
+                   "cost_of_capital": "cost_of_capital_frac", "life_years": "accelerator_life_years",
+                   "cache_hit_rate": "cache_hit_frac"}
+"""argparse dest -> vocabulary field of the economics flags."""
 
 
 def load_scenario(args, catalog):
@@ -454,15 +476,11 @@ def parse_mix(text: str) -> float:
 
 
 def check_economics(args) -> None:
-    """Range-check the economics flags that were given (each error names the flag and its range)."""
-    check_range("--usd-per-kwh", getattr(args, "usd_per_kwh", None), 0, 10, "USD/kWh")
-    check_range("--pue", getattr(args, "pue", None), 1, 5)  # Economics and facilities.csv: [1, 5]
-    check_range("--build-usd-per-mw", getattr(args, "build_usd_per_mw", None), 0, 1e9, "USD/MW")
-    check_range("--usd-per-gpu-hour", getattr(args, "usd_per_gpu_hour", None), 1e-6, 1e4, "USD/GPU-hour")
-    check_range("--utilization", getattr(args, "utilization", None), 0.01, 1)
-    check_range("--cost-of-capital", getattr(args, "cost_of_capital", None), 0, 1)
-    check_range("--life-years", getattr(args, "life_years", None), 0.1, 50, "years")
-    check_range("--cache-hit-rate", getattr(args, "cache_hit_rate", None), 0, 1)
+    """Range-check the economics flags that were given (each error names the flag and the field's one range)."""
+    for dest, name in _ECONOMIC_FLAGS.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            FIELDS[name].check(value, shown_as=FIELDS[name].flag_name)
 
 
 def economics_from(args, catalog, scenario=None, *, base=None):
@@ -506,8 +524,8 @@ def workload_from(args, scenario=None) -> tuple[int, int]:
     InvalidInputError
         A length outside [1, 16,777,216] tokens.
     """
-    from econ.engine import MAX_CONTEXT
     from econ.presets import lengths
+    from econ.vocabulary import MAX_CONTEXT
 
     name = getattr(args, "workload", None)
     given_in, given_out = getattr(args, "input_len", None), getattr(args, "output_len", None)

@@ -11,10 +11,10 @@ from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
 from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
                                    parse_int_list, parse_mix, render, slo_from, workload_from)
-from econ.engine import MAX_PARALLEL
+from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
-from econ.analyses.sweep import MAX_BATCH, MAX_CONTEXT, cost_table
+from econ.analyses.sweep import cost_table
 
 __all__ = ["register", "run", "compute", "add_cost_arguments", "parse_mix", "SUMMARY_COLUMNS", "COST_DEFAULTS"]
 

@@ -22,7 +22,7 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
                                    check_range, economics_from, load_scenario, render, terminal_width)
 from econ.errors import InvalidInputError
 from econ.safe_write import check_target, write_bytes
-from econ.analyses.sweep import MAX_CONTEXT
+from econ.vocabulary import MAX_CONTEXT
 
 TABLE_COLUMNS = (
     "quote_id", "model", "verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens",

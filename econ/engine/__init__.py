@@ -16,15 +16,13 @@ This package face lists the public names; everything else is internal to the eng
 
 from econ.engine.arrays import (FORMATS, CatalogArrays, catalog_arrays, efficiency, profile_band, profile_names,
                                 resolve_formats)
-from econ.engine.core import (BASES, BASIS_ALIASES, BASIS_SOURCES, ECONOMIC_COLUMNS, MAX_BATCH, MAX_CONTEXT,
-                              MAX_PARALLEL, MODES, REASONS, CostInputs, Costs, EngineInputs, Physics, Serving,
-                              Workload, run, run_costs, run_physics, run_status, sweet_spot, tier_rate)
+from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, Costs, EngineInputs, Physics, Serving, Workload, run,
+                              run_costs, run_physics, run_status, sweet_spot, tier_rate)
 from econ.engine.frame import RESULT_COLUMNS, default_speculation, evaluate
 
 __all__ = ["evaluate", "default_speculation", "RESULT_COLUMNS",
            "run", "run_physics", "run_costs", "run_status", "sweet_spot", "tier_rate",
            "EngineInputs", "Workload", "Serving", "CostInputs", "Physics", "Costs",
-           "BASES", "BASIS_ALIASES", "BASIS_SOURCES", "REASONS", "MODES", "ECONOMIC_COLUMNS",
-           "MAX_BATCH", "MAX_CONTEXT", "MAX_PARALLEL",
+           "ECONOMIC_COLUMNS",
            "catalog_arrays", "CatalogArrays", "FORMATS", "resolve_formats", "efficiency", "profile_band",
            "profile_names"]

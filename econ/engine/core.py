@@ -27,40 +27,9 @@ from econ.physics.performance import (Collectives, DecodeStep, PrefillStep, coll
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
 from econ.physics.serving import waiting_time_quantile_s
 from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
+from econ.vocabulary import TIER_SPECS, TIERS, Reason, Tier, tier_code
 
-MAX_BATCH = 1 << 20
-MAX_CONTEXT = 1 << 24
-MAX_PARALLEL = 1 << 16
-"""Validation ranges of batch [sequences], context [tokens] and tp/dp/ep/pp/instances (not physical claims)."""
-
-MODES: tuple[str, ...] = ("aggregated", "disaggregated")
-BASES: tuple[str, ...] = ("owned", "hyperscaler", "neocloud", "rental-3yr", "on-demand", "rental", "custom")
-"""Cost bases of $/GPU-hour (``Economics.basis``), index = basis code (:data:`BASIS_SOURCES`)."""
-BASIS_ALIASES: dict[str, str] = {"owned-custom": "owned"}
-BASIS_SOURCES: dict[str, str] = {
-    "owned": "owned-custom: the capex + facility + power x PUE + opex chain of econ.economics.tco with this scenario's "
-             "economics (accelerators.csv all_in_capex_usd, all_in_power_w)",
-    "hyperscaler": "SemiAnalysis InferenceX cost of owning as a hyperscaler, $/GPU-hour at 100% use "
-                   "(accelerators.csv tco_hyperscaler_usd_per_hour)",
-    "neocloud": "SemiAnalysis InferenceX cost of owning as a neocloud giant (tco_neocloud_usd_per_hour)",
-    "rental-3yr": "SemiAnalysis 3-year rental price (rental_3yr_usd_per_hour)",
-    "on-demand": "on-demand rental at a GPU cloud where listed, else at a hyperscaler "
-                 "(rental_on_demand_neocloud_usd_per_hour, rental_on_demand_hyperscaler_usd_per_hour)",
-    "rental": "the catalog's representative rental rate (rental_usd_per_hour; its tier in rental_tier)",
-    "custom": "a $/GPU-hour typed by the user (Economics.usd_per_gpu_hour)",
-}
-"""Where each basis's $/GPU-hour comes from. Every basis but owned is a rate per hour of the fleet's
-existence; divided by utilization it is per *utilized* GPU-hour, like the owned chain."""
-
-REASONS: tuple[str, ...] = (
-    "", "batch exceeds KV-cache capacity", "weights do not fit in HBM",
-    "no capex in catalog (not sold; use a rental or TCO tier)", "no rate for this cost tier in catalog",
-    "precision not supported by hardware",
-    "no valid layout (domain, heads, layers or experts)", "prefill instance does not fit in HBM",
-    "KV transfer exceeds the prefill pool's link bandwidth", "context exceeds the model's maximum",
-    "weight format wider than the matmul precision", "speculative decoding not available as set",
-)
-"""``infeasible_reason`` values; the index is the reason code."""
+_OWNED = tier_code(Tier.OWNED)
 
 ECONOMIC_COLUMNS = ("usd_per_kwh", "pue", "build_usd_per_mw_it", "cost_of_capital_frac",
                     "accelerator_life_years", "facility_life_years", "opex_frac_of_capex_per_year",
@@ -135,7 +104,7 @@ class CostInputs:
 
     Attributes
     ----------
-    basis_code : int array, index into :data:`BASES` (0 = the owned chain)
+    basis_code : int array, index into :data:`econ.vocabulary.TIERS`
     usd_per_gpu_hour : float array, the custom rate (basis "custom"), NaN otherwise [USD/h]
     other fields : see :class:`econ.assumptions.Economics` (units there)
     """
@@ -157,7 +126,7 @@ class CostInputs:
     @classmethod
     def from_economics(cls, economics: Economics, n: int) -> "CostInputs":
         """One economics for ``n`` rows."""
-        return cls(basis_code=np.full(n, BASES.index(economics.basis)),
+        return cls(basis_code=np.full(n, tier_code(economics.basis)),
                    usd_per_gpu_hour=np.full(n, np.nan if economics.usd_per_gpu_hour is None
                                             else float(economics.usd_per_gpu_hour)),
                    **{k: np.full(n, float(getattr(economics, k))) for k in ECONOMIC_COLUMNS})
@@ -165,7 +134,7 @@ class CostInputs:
     @property
     def owned(self) -> np.ndarray:
         """True where $/GPU-hour comes from the owned capex chain."""
-        return self.basis_code == 0
+        return self.basis_code == _OWNED
 
 
 @dataclass(slots=True)
@@ -499,25 +468,37 @@ def tier_rate(hardware: HardwareFacts, basis_code, custom_usd_per_gpu_hour=np.na
 
     Parameters
     ----------
-    hardware : HardwareFacts; basis_code : int array (index into :data:`BASES`)
-    custom_usd_per_gpu_hour : float array or scalar, the rate of basis "custom" [USD/h]
+    hardware : HardwareFacts
+    basis_code : int scalar or array, index into :data:`econ.vocabulary.TIERS`
+    custom_usd_per_gpu_hour : float array or scalar, the rate of tier "custom" [USD/h]
 
     Returns
     -------
-    float array [USD/h] (:data:`BASIS_SOURCES` says where each comes from).
+    float array of the shape of ``basis_code`` [USD/h]. Each tier's rate is the first non-missing value of its
+    named rate columns (:data:`econ.vocabulary.TIER_SPECS`, which also says where each comes from); a block
+    whose rows share one tier reads that tier's columns only.
     """
-    on_demand = np.where(np.isnan(hardware.rental_on_demand_neocloud_usd_per_hour),
-                         hardware.rental_on_demand_hyperscaler_usd_per_hour,
-                         hardware.rental_on_demand_neocloud_usd_per_hour)
-    shape = np.shape(basis_code)
-    options = [np.full(shape, np.nan), hardware.tco_hyperscaler_usd_per_hour, hardware.tco_neocloud_usd_per_hour,
-               hardware.rental_3yr_usd_per_hour, on_demand, hardware.rental_usd_per_hour, custom_usd_per_gpu_hour]
-    return np.choose(basis_code, [np.broadcast_to(o, shape) for o in options])
+    codes = np.asarray(basis_code)
+    shape = codes.shape
+    out = np.full(shape, np.nan)
+    if codes.size == 0:
+        return out
+    lo, hi = int(codes.min()), int(codes.max())
+    for code in range(lo, hi + 1):  # <= 7 tiers; usually one
+        tier = Tier(TIERS[code])
+        if tier is Tier.CUSTOM:
+            rate = custom_usd_per_gpu_hour
+        else:
+            rate = np.nan
+            for column in TIER_SPECS[tier].rate_columns:
+                rate = np.where(np.isnan(rate), getattr(hardware, column), rate)
+        out = rate if lo == hi else np.where(codes == code, rate, out)
+    return np.broadcast_to(np.asarray(out, dtype=float), shape) if lo == hi else out
 
 
 def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, owned, layout_bad=False,
                context_over=False, too_wide=False, spec_bad=False):
-    """(feasible, reason code into :data:`REASONS`, binding-wall code into :data:`econ.physics.performance.WALLS`).
+    """(feasible, :class:`econ.vocabulary.Reason` code, binding-wall code into :data:`econ.physics.performance.WALLS`).
 
     The first matching reason of: context beyond the model's maximum, a given weight format wider than
     the matmul precision, speculative decoding not available as set, invalid layout, precision not in
@@ -534,15 +515,15 @@ def run_status(phys: Physics, inp: EngineInputs, *, unsupported, price_missing, 
     link_over = phys.kv_link_frac > 1.0
     feasible = ~over & ~unsupported & ~price_missing & p_fits & ~link_over & ~layout_bad & ~context_over \
         & ~too_wide & ~spec_bad
-    code = np.where(over, np.where(fits, 1, 2), 0)
-    code = np.where(~over & ~p_fits, 7, code)
-    code = np.where(~over & p_fits & link_over, 8, code)
-    code = np.where(price_missing, np.where(owned, 3, 4), code)
-    code = np.where(unsupported, 5, code)
-    code = np.where(layout_bad, 6, code)
-    code = np.where(spec_bad, 11, code)
-    code = np.where(too_wide, 10, code)
-    code = np.where(context_over, 9, code)
+    code = np.where(over, np.where(fits, Reason.KV_CAPACITY, Reason.WEIGHTS_DO_NOT_FIT), Reason.NONE)
+    code = np.where(~over & ~p_fits, Reason.PREFILL_DOES_NOT_FIT, code)
+    code = np.where(~over & p_fits & link_over, Reason.KV_LINK_OVERLOADED, code)
+    code = np.where(price_missing, np.where(owned, Reason.NO_CAPEX, Reason.NO_TIER_RATE), code)
+    code = np.where(unsupported, Reason.PRECISION_UNSUPPORTED, code)
+    code = np.where(layout_bad, Reason.NO_VALID_LAYOUT, code)
+    code = np.where(spec_bad, Reason.SPECULATION_UNAVAILABLE, code)
+    code = np.where(too_wide, Reason.FORMAT_WIDER_THAN_PRECISION, code)
+    code = np.where(context_over, Reason.CONTEXT_OVER_MAXIMUM, code)
     wall = np.where(over | ~p_fits, 0, np.where(link_over, 3, phys.decode.binding_wall_code))
     return feasible, code.astype(np.int8), wall.astype(np.int8)
 

@@ -40,9 +40,10 @@ from econ.errors import InvalidInputError, UnsupportedPrecisionError
 from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, Layout, ModelFacts, Speculation
 from econ.physics.performance import (WALLS, Collectives, collectives)
 from econ.validate import require_in_range, require_integer
+from econ.vocabulary import (FIELDS, MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL, REASONS, TIER_ALIASES, TIERS, Tier,
+                             tier_code)
 from econ.engine.arrays import FORMATS, CatalogArrays, catalog_arrays, efficiency, profile_band, resolve_formats
-from econ.engine.core import (BASES, BASIS_ALIASES, ECONOMIC_COLUMNS, MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL, REASONS,
-                              CostInputs, EngineInputs, Serving, Workload, _kv_bytes, _resident, run_costs,
+from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, Serving, Workload, _kv_bytes, _resident, run_costs,
                               run_physics, run_status, sweet_spot, tier_rate)
 
 
@@ -188,7 +189,7 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         ``disaggregated`` (bool), ``prefill_tp`` / ``prefill_dp`` / ``prefill_ep`` / ``prefill_pp`` (the
         prefill pool's instance; default = the decode instance), ``prefill_instances`` /
         ``decode_instances`` (x, y; default sized), ``arrival_rate_per_s`` [requests/s] (default: the unit
-        runs at capacity); ``basis`` (a cost tier of :data:`BASES`), ``usd_per_gpu_hour`` (the rate of basis
+        runs at capacity); ``basis`` (a cost tier of :data:`econ.vocabulary.TIERS`), ``usd_per_gpu_hour`` (the rate of basis
         "custom") and any :class:`~econ.assumptions.Economics` field as a per-row override.
     catalog : Catalog
     assumptions : Assumptions (``assumptions.IDEAL`` for the pure roofline)
@@ -237,9 +238,9 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     hw_code = _codes(points["hardware"], arr.hardware_ids, "hardware", "hardware")
     prec_code = _codes(points["precision"], prec.PRECISIONS, "precision")
     kv_code = _kv_precision_codes(points, prec_code)
-    basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis).replace(BASIS_ALIASES), BASES,
+    basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis).replace(TIER_ALIASES), TIERS,
                          "basis")
-                  if "basis" in points.columns else np.full(n, BASES.index(economics.basis), dtype=np.int32))
+                  if "basis" in points.columns else np.full(n, tier_code(economics.basis), dtype=np.int32))
     raw = _read_inputs(points, economics)
     raw["precision_code"], raw["kv_code"] = prec_code, kv_code
     for col, names, kind in (("weight_format", FORMATS, None), ("expert_weight_format", FORMATS, None),
@@ -346,16 +347,10 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     raw["usd_per_gpu_hour"] = _col(points, "usd_per_gpu_hour", np.nan if economics.usd_per_gpu_hour is None
                                    else float(economics.usd_per_gpu_hour))
     given = ~np.isnan(raw["usd_per_gpu_hour"])
-    if given.any():
-        require_in_range("usd_per_gpu_hour", raw["usd_per_gpu_hour"][given], 0.0, 1e4, "USD/h", lo_inclusive=False)
-    require_in_range("pue", raw["pue"], 1.0, 5.0)
-    for name in ("usd_per_kwh", "build_usd_per_mw_it", "opex_frac_of_capex_per_year", "input_output_mix"):
-        require_in_range(name, raw[name], 0.0, np.inf)
-    require_in_range("utilization_frac", raw["utilization_frac"], 0.01, 1.0)
-    for name in ("cost_of_capital_frac", "cache_hit_frac", "cached_input_cost_frac"):
-        require_in_range(name, raw[name], 0.0, 1.0)
-    for name in ("accelerator_life_years", "facility_life_years"):
-        require_in_range(name, raw[name], 0.1, 100.0, "years")
+    for name in ("usd_per_gpu_hour", *ECONOMIC_COLUMNS):  # the one range of each field (econ.vocabulary)
+        f = FIELDS[name]
+        values = raw[name][given] if name == "usd_per_gpu_hour" else raw[name]
+        require_in_range(name, values, f.lo, f.hi, f.unit, lo_inclusive=not f.lo_open)
     return raw
 
 
@@ -769,9 +764,9 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
         if f["owned"][i]:
             raise InvalidInputError(f"hardware={pts['hardware'][r]} has no capex in accelerators.csv (it is not sold; "
                                     f"use a rental or TCO tier){_row_note(r, n)}")
-        tier = BASES[int(f["basis_code"][i])]
-        have = [b for b in BASES[1:-1] if not np.isnan(tier_rate(ctx.arrays.accelerators(
-            ctx.arrays.hardware_ids.index(pts["hardware"][r])), BASES.index(b)))]
+        tier = TIERS[int(f["basis_code"][i])]
+        have = [t.value for t in Tier if t not in (Tier.OWNED, Tier.CUSTOM) and not np.isnan(tier_rate(
+            ctx.arrays.accelerators(ctx.arrays.hardware_ids.index(pts["hardware"][r])), tier_code(t)))]
         raise InvalidInputError(f"hardware={pts['hardware'][r]} has no {tier} rate in accelerators.csv (tiers with a "
                                 f"rate: {', '.join(have) or 'none'}){_row_note(r, n)}")
 
@@ -782,7 +777,7 @@ def _result_columns(points, out: dict, want, prec_code, kv_code, basis_code, pro
     kind: "text" (a String Series), "labels" ((int codes, names)), "int_or_null" (float array, NaN -> null,
     Int64), "int" (Int64), "value" ((array, whether NaN becomes null)).
     """
-    label_names = {"precision": prec.PRECISIONS, "kv_precision": tuple(prec.KV_BYTES_PER_ELEMENT), "basis": BASES,
+    label_names = {"precision": prec.PRECISIONS, "kv_precision": tuple(prec.KV_BYTES_PER_ELEMENT), "basis": TIERS,
                    "binding_wall": WALLS, "infeasible_reason": REASONS, "weight_format": FORMATS,
                    "expert_weight_format": FORMATS, "spec_method": SPEC_METHODS, "efficiency_profile": profile_labels}
     given_codes = {"precision": prec_code, "kv_precision": kv_code, "basis": basis_code}

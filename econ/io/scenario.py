@@ -15,20 +15,14 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import tomllib
 from dataclasses import dataclass, fields, replace
 
+from econ import vocabulary as V
 from econ.assumptions import Assumptions, Economics
-from econ.tables.catalog import GENERATIONS as _GENERATIONS
 from econ.tables.custom import CUSTOM_ID, CustomAccelerator
-from econ.physics.precision import PRECISIONS
-from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS, WORKLOAD_CHOICES, WORKLOADS
+from econ.presets import WORKLOADS
 
-_E = Economics()
-_A = Assumptions()
-MAX_CONTEXT_TOKENS = 1 << 24
-MAX_BATCH = 1 << 20
 MAX_SCENARIO_BYTES = 1_000_000
 """Largest scenario file read (a complete scenario is about 3 kB). [B]"""
 MAX_SCENARIO_DEPTH = 16
@@ -36,146 +30,18 @@ MAX_SCENARIO_DEPTH = 16
 MAX_WARNINGS = 20
 """Warnings listed for one scenario; the rest are counted."""
 _SHOWN_CHARS = 60  # a value quoted in a warning is cut to this many characters
-MAX_TEXT_CHARS = 60
-"""Longest free-text field (the custom accelerator's name)."""
-MAX_LEVELS = 8
-"""Most interactivity levels a scenario holds."""
-_BASES = ("owned", "hyperscaler", "neocloud", "rental-3yr", "on-demand", "rental", "custom")
+
+FieldSpec = V.Field
+"""How one scenario field is parsed, bounded and described: the vocabulary's :class:`econ.vocabulary.Field`."""
+
+SPECS: dict[str, V.Field] = {name: f for name, f in V.FIELDS.items() if f.scenario}
+"""The scenario's fields: every vocabulary field that belongs to the dashboard's state (one range, one default,
+one label each; :data:`econ.vocabulary.FIELDS`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class FieldSpec:
-    """How one scenario field is parsed, bounded and described.
+def _d(name: str):
+    return V.FIELDS[name].default
 
-    Attributes
-    ----------
-    kind : {"int", "float", "bool", "str", "ids", "floats", "text"}
-        ``ids`` is a tuple of catalog ids (empty = all); ``floats`` a tuple of numbers in [lo, hi]; ``text``
-        free text (a display name) of at most :data:`MAX_TEXT_CHARS` printable characters.
-    lo, hi : float or None
-        Inclusive valid range for numbers.
-    choices : tuple of str or None
-        Allowed values of a ``str`` field that is not a catalog id.
-    catalog : str or None
-        ``"models"``, ``"accelerators"``, ``"power_prices"``: the field is an id of that table.
-    none_token : str or None
-        The field may be None (automatic); written as this token in URLs and TOML (``"auto"``).
-    unit, label : str
-        For messages and forms.
-    """
-
-    kind: str
-    lo: float | None = None
-    hi: float | None = None
-    choices: tuple[str, ...] | None = None
-    catalog: str | None = None
-    none_token: str | None = None
-    unit: str = ""
-    label: str = ""
-
-
-def _f(lo, hi, unit="", label="", none=None):
-    return FieldSpec("float", lo, hi, unit=unit, label=label, none_token=none)
-
-
-def _i(lo, hi, unit="", label="", none=None):
-    return FieldSpec("int", lo, hi, unit=unit, label=label, none_token=none)
-
-
-SPECS: dict[str, FieldSpec] = {
-    # what is served, and where
-    "model": FieldSpec("str", catalog="models", label="Model"),
-    "hardware": FieldSpec("str", catalog="accelerators", label="Accelerator"),
-    "precision": FieldSpec("str", choices=PRECISIONS, label="Weight precision"),
-    "num_gpus": _i(1, 4096, "accelerators", "GPUs per replica", none="auto"),
-    "batch_size": _i(1, MAX_BATCH, "sequences", "Batch size", none="auto"),
-    "input_len": _i(1, MAX_CONTEXT_TOKENS, "tokens", "Input length"),
-    "output_len": _i(1, MAX_CONTEXT_TOKENS, "tokens", "Output length"),
-    "workload": FieldSpec("str", choices=WORKLOAD_CHOICES, label="Workload"),
-    # economics (econ.assumptions.Economics)
-    "region": FieldSpec("str", catalog="power_prices", none_token="custom", label="Power-price region"),
-    "usd_per_kwh": _f(0.0, 10.0, "USD/kWh", "Electricity price"),
-    "pue": _f(1.0, 3.0, "ratio", "PUE"),
-    "build_usd_per_mw_it": _f(0.0, 1e9, "USD/MW", "Facility build cost"),
-    "basis": FieldSpec("str", choices=_BASES, label="Cost basis ($/GPU-hour tier)"),
-    "usd_per_gpu_hour": _f(1e-6, 1e4, "USD/h", "Custom $/GPU-hour", none="none"),
-    "cost_of_capital_frac": _f(0.0, 1.0, "1/year", "Cost of capital"),
-    "accelerator_life_years": _f(0.1, 50.0, "years", "Accelerator life"),
-    "facility_life_years": _f(0.1, 100.0, "years", "Facility life"),
-    "opex_frac_of_capex_per_year": _f(0.0, 1.0, "1/year", "Opex share of capex"),
-    "utilization_frac": _f(0.01, 1.0, "", "Utilization"),
-    "input_output_mix": _f(0.0, 1e4, "input per output token", "Input:output mix"),
-    "cache_hit_frac": _f(0.0, 1.0, "", "Prefix-cache hit rate"),
-    "cached_input_cost_frac": _f(0.0, 1.0, "", "Cached input cost (share of uncached)"),
-    # efficiency factors (econ.assumptions.Assumptions)
-    "eta_bw": _f(1e-3, 1.0, "", "HBM bandwidth efficiency"),
-    "eta_flop": _f(1e-3, 1.0, "", "Decode FLOP efficiency"),
-    "eta_prefill": _f(1e-3, 1.0, "", "Prefill FLOP efficiency (MFU)"),
-    "overlap_frac": _f(0.0, 1.0, "", "Communication overlap"),
-    "overhead_s": _f(0.0, 1.0, "s", "Per-step overhead"),
-    "usable_hbm_frac": _f(0.05, 1.0, "", "Usable HBM share"),
-    "prefill_chunk_tokens": _i(1, 10_000_000, "tokens", "Prefill chunk"),
-    "stream_input_embedding": FieldSpec("bool", label="Stream input embedding"),
-    "embedding_bytes_per_param": _f(0.25, 4.0, "bytes", "Embedding bytes per parameter"),
-    "activation_bytes": _f(0.5, 4.0, "bytes", "Activation bytes"),
-    "scale_up_latency_s": _f(0.0, 1e-2, "s", "Scale-up hop latency"),
-    "scale_out_latency_s": _f(0.0, 1e-1, "s", "Scale-out hop latency"),
-    "eta_routed_flop_frac": _f(1e-2, 1.0, "", "MoE routed-expert FLOP efficiency"),
-    "eta_routed_bw_frac": _f(1e-2, 1.0, "", "MoE routed-expert bandwidth efficiency"),
-    "moe_layer_overhead_s": _f(0.0, 1e-2, "s", "MoE per-layer overhead"),
-    "layer_overhead_s": _f(0.0, 1e-3, "s", "Per-layer overhead"),
-    "moe_tile_rows": _f(1.0, 512.0, "rows", "Grouped-GEMM tile rows"),
-    "moe_gemm_half_width": _f(0.0, 1e6, "columns", "Grouped-GEMM half-efficiency expert width"),
-    "max_batch_per_group": _i(1, 1 << 20, "sequences", "Engine max batch per attention group"),
-    "latency_percentile": _f(0.001, 99.999, "%", "Latency percentile"),
-    "tpot_tail_factor": _f(1.0, 10.0, "", "TPOT tail over mean"),
-    # hardware comparison
-    "min_tokens_per_s_per_user": _f(0.0, 10_000.0, "tokens/s", "Minimum tokens/s per user"),
-    "interactivity_levels": FieldSpec("floats", 0.0, 10_000.0, unit="tokens/s per user",
-                                      label="Interactivity levels"),
-    "compare_hardware": FieldSpec("ids", catalog="accelerators", label="Accelerators compared"),
-    "compare_precisions": FieldSpec("ids", choices=PRECISIONS, label="Precisions compared"),
-    "compare_objective": FieldSpec("str", choices=("output", "blended"), label="Rank by"),
-    # cluster
-    "cluster_gpus": _i(1, 10_000_000, "accelerators", "Cluster size"),
-    "gpus_per_rack": _i(1, 1024, "accelerators per rack", "GPUs per rack", none="auto"),
-    "training_precision": FieldSpec("str", choices=PRECISIONS, label="Training precision"),
-    "mfu_frac": _f(0.01, 1.0, "", "MFU", none="curve"),
-    "bubble_frac": _f(0.0, 0.5, "", "Pipeline bubbles"),
-    "checkpoint_overhead_frac": _f(0.0, 0.5, "", "Checkpointing overhead"),
-    "failure_recovery_frac": _f(0.0, 0.5, "", "Failure recovery"),
-    "maintenance_frac": _f(0.0, 0.5, "", "Maintenance"),
-    "failure_window_h": _f(0.01, 8760.0, "h", "Failure window"),
-    "mtbf_h_per_gpu": _f(1.0, 1e7, "h", "MTBF per GPU"),
-    "checkpoint_write_gb_per_s": _f(0.01, 1e6, "GB/s", "Checkpoint write bandwidth"),
-    "training_tokens": _f(1e6, 1e16, "tokens", "Training tokens"),
-    "price_usd_per_m_output_tokens": _f(0.0, 1000.0, "USD/M tokens", "Selling price"),
-    # head to head (two set-ups)
-    "h2h_a_model": FieldSpec("str", catalog="models", label="Set-up A: model"),
-    "h2h_a_hardware": FieldSpec("str", catalog="accelerators", label="Set-up A: accelerator"),
-    "h2h_a_precision": FieldSpec("str", choices=PRECISIONS, label="Set-up A: precision"),
-    "h2h_a_basis": FieldSpec("str", choices=_BASES, label="Set-up A: cost tier"),
-    "h2h_b_model": FieldSpec("str", catalog="models", label="Set-up B: model"),
-    "h2h_b_hardware": FieldSpec("str", catalog="accelerators", label="Set-up B: accelerator"),
-    "h2h_b_precision": FieldSpec("str", choices=PRECISIONS, label="Set-up B: precision"),
-    "h2h_b_basis": FieldSpec("str", choices=_BASES, label="Set-up B: cost tier"),
-    # custom accelerator (econ.tables.custom.CustomAccelerator), used as catalog id econ.tables.custom.CUSTOM_ID
-    "custom_accelerator": FieldSpec("bool", label="Custom accelerator in use"),
-    "custom_name": FieldSpec("text", label="Custom accelerator: name"),
-    "custom_bf16_tflop_per_s": _f(0.1, 1e5, "TFLOP/s", "Custom: dense BF16"),
-    "custom_fp8_tflop_per_s": _f(0.1, 1e5, "TFLOP/s", "Custom: dense FP8", none="none"),
-    "custom_fp4_tflop_per_s": _f(0.1, 1e5, "TFLOP/s", "Custom: dense FP4", none="none"),
-    "custom_hbm_gib": _f(1.0, 1e4, "GiB", "Custom: HBM capacity"),
-    "custom_hbm_tb_per_s": _f(0.01, 100.0, "TB/s", "Custom: HBM bandwidth"),
-    "custom_scale_up_domain_size": _i(1, 100_000, "accelerators", "Custom: scale-up domain"),
-    "custom_scale_up_gb_per_s": _f(0.1, 1e5, "GB/s", "Custom: scale-up bandwidth"),
-    "custom_scale_out_gb_per_s": _f(0.1, 1e5, "GB/s", "Custom: scale-out bandwidth"),
-    "custom_capex_usd": _f(1.0, 1e7, "USD", "Custom: all-in capex", none="none"),
-    "custom_usd_per_gpu_hour": _f(0.001, 1e3, "USD/h", "Custom: rental rate", none="none"),
-    "custom_power_w": _f(1.0, 1e5, "W", "Custom: all-in power"),
-    "custom_generation": FieldSpec("str", choices=_GENERATIONS, none_token="none",
-                                   label="Custom: calibrated like (generation)"),
-}
 
 CUSTOM_FIELDS: dict[str, str] = {
     "custom_name": "name", "custom_bf16_tflop_per_s": "bf16_tflop_per_s", "custom_fp8_tflop_per_s": "fp8_tflop_per_s",
@@ -185,7 +51,6 @@ CUSTOM_FIELDS: dict[str, str] = {
     "custom_usd_per_gpu_hour": "usd_per_gpu_hour", "custom_power_w": "power_w", "custom_generation": "generation",
 }
 """Scenario field -> :class:`econ.tables.custom.CustomAccelerator` field."""
-_CA = CustomAccelerator()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,89 +101,89 @@ class Scenario:
     Together, ``data/quotes.csv``).
     """
 
-    model: str = "llama-3.3-70b"
-    hardware: str = "h100-sxm"
-    precision: str = "fp8"
-    num_gpus: int | None = None
-    batch_size: int | None = None
-    input_len: int = WORKLOADS["chat"].input_len
-    output_len: int = WORKLOADS["chat"].output_len
-    workload: str = "chat"
-    region: str | None = None
-    usd_per_kwh: float = _E.usd_per_kwh
-    pue: float = _E.pue
-    build_usd_per_mw_it: float = _E.build_usd_per_mw_it
-    basis: str = _E.basis
-    usd_per_gpu_hour: float | None = _E.usd_per_gpu_hour
-    cost_of_capital_frac: float = _E.cost_of_capital_frac
-    accelerator_life_years: float = _E.accelerator_life_years
-    facility_life_years: float = _E.facility_life_years
-    opex_frac_of_capex_per_year: float = _E.opex_frac_of_capex_per_year
-    utilization_frac: float = _E.utilization_frac
-    input_output_mix: float = _E.input_output_mix
-    cache_hit_frac: float = _E.cache_hit_frac
-    cached_input_cost_frac: float = _E.cached_input_cost_frac
-    eta_bw: float = _A.eta_bw
-    eta_flop: float = _A.eta_flop
-    eta_prefill: float = _A.eta_prefill
-    overlap_frac: float = _A.overlap_frac
-    overhead_s: float = _A.overhead_s
-    usable_hbm_frac: float = _A.usable_hbm_frac
-    prefill_chunk_tokens: int = _A.prefill_chunk_tokens
-    stream_input_embedding: bool = _A.stream_input_embedding
-    embedding_bytes_per_param: float = _A.embedding_bytes_per_param
-    activation_bytes: float = _A.activation_bytes
-    scale_up_latency_s: float = _A.scale_up_latency_s
-    scale_out_latency_s: float = _A.scale_out_latency_s
-    eta_routed_flop_frac: float = _A.eta_routed_flop_frac
-    eta_routed_bw_frac: float = _A.eta_routed_bw_frac
-    moe_layer_overhead_s: float = _A.moe_layer_overhead_s
-    layer_overhead_s: float = _A.layer_overhead_s
-    moe_tile_rows: float = _A.moe_tile_rows
-    moe_gemm_half_width: float = _A.moe_gemm_half_width
-    max_batch_per_group: int = _A.max_batch_per_group
-    latency_percentile: float = _A.latency_percentile
-    tpot_tail_factor: float = _A.tpot_tail_factor
-    min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER
-    interactivity_levels: tuple[float, ...] = INTERACTIVITY_LEVELS
-    compare_hardware: tuple[str, ...] = ()
-    compare_precisions: tuple[str, ...] = ()
-    compare_objective: str = "output"
-    cluster_gpus: int = 1024
-    gpus_per_rack: int | None = None
-    training_precision: str = "bf16"
-    mfu_frac: float | None = None
-    bubble_frac: float = 0.05
-    checkpoint_overhead_frac: float = 0.03
-    failure_recovery_frac: float = 0.10
-    maintenance_frac: float = 0.05
-    failure_window_h: float = 24.0
-    mtbf_h_per_gpu: float = 50_000.0
-    checkpoint_write_gb_per_s: float = 100.0
-    training_tokens: float = 15e12
-    price_usd_per_m_output_tokens: float = 0.90
-    h2h_a_model: str = "llama-3.3-70b"
-    h2h_a_hardware: str = "h100-sxm"
-    h2h_a_precision: str = "fp8"
-    h2h_a_basis: str = "owned"
-    h2h_b_model: str = "llama-3.3-70b"
-    h2h_b_hardware: str = "b200"
-    h2h_b_precision: str = "fp8"
-    h2h_b_basis: str = "owned"
-    custom_accelerator: bool = False
-    custom_name: str = _CA.name
-    custom_bf16_tflop_per_s: float = _CA.bf16_tflop_per_s
-    custom_fp8_tflop_per_s: float | None = _CA.fp8_tflop_per_s
-    custom_fp4_tflop_per_s: float | None = _CA.fp4_tflop_per_s
-    custom_hbm_gib: float = _CA.hbm_gib
-    custom_hbm_tb_per_s: float = _CA.hbm_tb_per_s
-    custom_scale_up_domain_size: int = _CA.scale_up_domain_size
-    custom_scale_up_gb_per_s: float = _CA.scale_up_gb_per_s
-    custom_scale_out_gb_per_s: float = _CA.scale_out_gb_per_s
-    custom_capex_usd: float | None = _CA.capex_usd
-    custom_usd_per_gpu_hour: float | None = _CA.usd_per_gpu_hour
-    custom_power_w: float = _CA.power_w
-    custom_generation: str | None = _CA.generation
+    model: str = _d("model")
+    hardware: str = _d("hardware")
+    precision: str = _d("precision")
+    num_gpus: int | None = _d("num_gpus")
+    batch_size: int | None = _d("batch_size")
+    input_len: int = _d("input_len")
+    output_len: int = _d("output_len")
+    workload: str = _d("workload")
+    region: str | None = _d("region")
+    usd_per_kwh: float = _d("usd_per_kwh")
+    pue: float = _d("pue")
+    build_usd_per_mw_it: float = _d("build_usd_per_mw_it")
+    basis: str = _d("basis")
+    usd_per_gpu_hour: float | None = _d("usd_per_gpu_hour")
+    cost_of_capital_frac: float = _d("cost_of_capital_frac")
+    accelerator_life_years: float = _d("accelerator_life_years")
+    facility_life_years: float = _d("facility_life_years")
+    opex_frac_of_capex_per_year: float = _d("opex_frac_of_capex_per_year")
+    utilization_frac: float = _d("utilization_frac")
+    input_output_mix: float = _d("input_output_mix")
+    cache_hit_frac: float = _d("cache_hit_frac")
+    cached_input_cost_frac: float = _d("cached_input_cost_frac")
+    eta_bw: float = _d("eta_bw")
+    eta_flop: float = _d("eta_flop")
+    eta_prefill: float = _d("eta_prefill")
+    overlap_frac: float = _d("overlap_frac")
+    overhead_s: float = _d("overhead_s")
+    usable_hbm_frac: float = _d("usable_hbm_frac")
+    prefill_chunk_tokens: int = _d("prefill_chunk_tokens")
+    stream_input_embedding: bool = _d("stream_input_embedding")
+    embedding_bytes_per_param: float = _d("embedding_bytes_per_param")
+    activation_bytes: float = _d("activation_bytes")
+    scale_up_latency_s: float = _d("scale_up_latency_s")
+    scale_out_latency_s: float = _d("scale_out_latency_s")
+    eta_routed_flop_frac: float = _d("eta_routed_flop_frac")
+    eta_routed_bw_frac: float = _d("eta_routed_bw_frac")
+    moe_layer_overhead_s: float = _d("moe_layer_overhead_s")
+    layer_overhead_s: float = _d("layer_overhead_s")
+    moe_tile_rows: float = _d("moe_tile_rows")
+    moe_gemm_half_width: float = _d("moe_gemm_half_width")
+    max_batch_per_group: int = _d("max_batch_per_group")
+    latency_percentile: float = _d("latency_percentile")
+    tpot_tail_factor: float = _d("tpot_tail_factor")
+    min_tokens_per_s_per_user: float = _d("min_tokens_per_s_per_user")
+    interactivity_levels: tuple[float, ...] = _d("interactivity_levels")
+    compare_hardware: tuple[str, ...] = _d("compare_hardware")
+    compare_precisions: tuple[str, ...] = _d("compare_precisions")
+    compare_objective: str = _d("compare_objective")
+    cluster_gpus: int = _d("cluster_gpus")
+    gpus_per_rack: int | None = _d("gpus_per_rack")
+    training_precision: str = _d("training_precision")
+    mfu_frac: float | None = _d("mfu_frac")
+    bubble_frac: float = _d("bubble_frac")
+    checkpoint_overhead_frac: float = _d("checkpoint_overhead_frac")
+    failure_recovery_frac: float = _d("failure_recovery_frac")
+    maintenance_frac: float = _d("maintenance_frac")
+    failure_window_h: float = _d("failure_window_h")
+    mtbf_h_per_gpu: float = _d("mtbf_h_per_gpu")
+    checkpoint_write_gb_per_s: float = _d("checkpoint_write_gb_per_s")
+    training_tokens: float = _d("training_tokens")
+    price_usd_per_m_output_tokens: float = _d("price_usd_per_m_output_tokens")
+    h2h_a_model: str = _d("h2h_a_model")
+    h2h_a_hardware: str = _d("h2h_a_hardware")
+    h2h_a_precision: str = _d("h2h_a_precision")
+    h2h_a_basis: str = _d("h2h_a_basis")
+    h2h_b_model: str = _d("h2h_b_model")
+    h2h_b_hardware: str = _d("h2h_b_hardware")
+    h2h_b_precision: str = _d("h2h_b_precision")
+    h2h_b_basis: str = _d("h2h_b_basis")
+    custom_accelerator: bool = _d("custom_accelerator")
+    custom_name: str = _d("custom_name")
+    custom_bf16_tflop_per_s: float = _d("custom_bf16_tflop_per_s")
+    custom_fp8_tflop_per_s: float | None = _d("custom_fp8_tflop_per_s")
+    custom_fp4_tflop_per_s: float | None = _d("custom_fp4_tflop_per_s")
+    custom_hbm_gib: float = _d("custom_hbm_gib")
+    custom_hbm_tb_per_s: float = _d("custom_hbm_tb_per_s")
+    custom_scale_up_domain_size: int = _d("custom_scale_up_domain_size")
+    custom_scale_up_gb_per_s: float = _d("custom_scale_up_gb_per_s")
+    custom_scale_out_gb_per_s: float = _d("custom_scale_out_gb_per_s")
+    custom_capex_usd: float | None = _d("custom_capex_usd")
+    custom_usd_per_gpu_hour: float | None = _d("custom_usd_per_gpu_hour")
+    custom_power_w: float = _d("custom_power_w")
+    custom_generation: str | None = _d("custom_generation")
 
     # -- conversions to the core's inputs -------------------------------------------------------
     def assumptions(self) -> Assumptions:
@@ -657,20 +522,8 @@ def _show(value) -> str:
     if isinstance(value, (dict, list, tuple)):
         return f"<{type(value).__name__} of {len(value)} item(s)>"
     text = repr(value) if isinstance(value, str) else repr(str(value)) if not isinstance(value, (int, float)) \
-        else _num_show(value)
+        else V.show(value)
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + f"...' ({len(text):,} characters)"
-
-
-def _num_show(x) -> str:
-    if isinstance(x, bool):
-        return repr(x)
-    if isinstance(x, int) and abs(x) >= 10**15:
-        digits = len(str(abs(x))) if abs(x) < 10**4000 else 4000
-        return f"a {digits}-digit integer"
-    try:
-        return _num_text(x)
-    except (OverflowError, ValueError):
-        return repr(x)
 
 
 def _field_hint(key: str) -> str:
@@ -686,7 +539,7 @@ def _known(key: str, value, catalog) -> bool:
 
 
 _ID_TABLE = {"models": ("models", "id"), "accelerators": ("accelerators", "id"),
-             "power_prices": ("power_prices", "region_id")}
+             "power_prices": ("power_prices", "region_id"), "facilities": ("facilities", "id")}
 
 
 def _fallback(key: str, default_value, catalog):
@@ -699,110 +552,17 @@ def _fallback(key: str, default_value, catalog):
     return default_value
 
 
-def _parse(key: str, spec: FieldSpec, raw, catalog) -> tuple[bool, object, str]:
-    """(ok, value, problem): one field, forgiving of text and of typed values."""
-    # a text field (a name) keeps "None" or "null" as written: only an empty value is missing
-    nones = ("",) if spec.kind == "text" else ("", "none", "null") + ((spec.none_token,) if spec.none_token else ())
-    if raw is None or (isinstance(raw, str) and raw.strip().lower() in nones):
-        if spec.none_token is not None:
-            return True, None, ""
-        if spec.kind == "ids":
-            return True, (), ""
-        return False, None, f"{key}={_show(raw)} is not valid ({_expect(spec)})"
-    if isinstance(raw, dict) or (isinstance(raw, (list, tuple)) and spec.kind not in ("ids", "floats")):
-        return False, None, f"{key}={_show(raw)} is not a single value ({_expect(spec)})"
-    if spec.kind == "bool":
-        if isinstance(raw, bool):
-            return True, raw, ""
-        t = str(raw).strip().lower()
-        if t in ("true", "1", "yes", "on"):
-            return True, True, ""
-        if t in ("false", "0", "no", "off"):
-            return True, False, ""
-        return False, None, f"{key}={_show(raw)} is not true/false"
-    if spec.kind in ("int", "float"):
-        if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
-            return False, None, f"{key}={_show(raw)} is not a number ({_expect(spec)})"
-        if isinstance(raw, int) and not spec.lo <= raw <= spec.hi:  # exact: no float conversion to overflow
-            return False, None, f"{key}={_num_show(raw)} is outside {_expect(spec)}"
-        try:
-            x = float(raw) if isinstance(raw, (int, float)) else float(raw.strip().replace("_", ""))
-        except (ValueError, OverflowError):
-            return False, None, f"{key}={_show(raw)} is not a number ({_expect(spec)})"
-        if not math.isfinite(x) or x < spec.lo or x > spec.hi:
-            shown = _num_show(x) if math.isfinite(x) or not isinstance(raw, str) else _cut(raw.strip(), _SHOWN_CHARS)
-            return False, None, f"{key}={shown} is outside {_expect(spec)}"
-        if spec.kind == "int":
-            if x != round(x):
-                return False, None, f"{key}={_num_text(x)} is not a whole number ({_expect(spec)})"
-            return True, int(round(x)), ""
-        return True, x, ""
-    if spec.kind == "str":
-        v = str(raw).strip()
-        if spec.choices is _BASES and v == "owned-custom":  # the tier's name in the CLI and the issue
-            v = "owned"
-        if spec.choices is not None and v not in spec.choices:
-            return False, None, f"{key}={_show(v)} is not one of {list(spec.choices)}"
-        if spec.catalog and catalog is not None:
-            table, col = _ID_TABLE[spec.catalog]
-            ids = getattr(catalog, table)[col].to_list()
-            if v not in ids:
-                close = difflib.get_close_matches(v, ids, n=3, cutoff=0.3) if len(v) <= 200 else []
-                hint = f"; closest: {', '.join(close)}" if close else ""
-                return False, None, f"unknown {key} id {_show(v)}{hint}"
-        return True, v, ""
-    if spec.kind == "text":
-        v = str(raw).strip()
-        if len(v) > MAX_TEXT_CHARS or any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 for c in v):
-            return False, None, f"{key}={_show(v)} is not a name of at most {MAX_TEXT_CHARS} printable characters"
-        return True, v, ""
-    if spec.kind == "floats":
-        items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
-        items = [part for i in items for part in (i.split(",") if isinstance(i, str) else [i])]
-        out = []
-        for i in items:
-            if isinstance(i, str) and not i.strip():
-                continue
-            ok, x, _ = _parse(key, FieldSpec("float", spec.lo, spec.hi, unit=spec.unit), i, catalog)
-            if not ok:
-                return False, None, f"{key} has {_show(i)}, not a number in {_expect(spec)}"
-            out.append(x)
-        if not out or len(out) > MAX_LEVELS:
-            return False, None, f"{key} needs 1 to {MAX_LEVELS} numbers in {_expect(spec)}"
-        return True, tuple(sorted(set(out))), ""
-    # ids: comma-separated text or a list (a URL's repeated key gives a list of comma-separated texts)
-    items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
-    if any(not isinstance(i, (str, int, float)) or isinstance(i, bool) for i in items):
-        return False, None, f"{key} must be a list of ids (text), not {_show(raw)}"
-    items = [part for i in items for part in (i.split(",") if isinstance(i, str) else [i])]
-    items = [str(i).strip() for i in items if str(i).strip()]
-    allowed = spec.choices
+def _parse(key: str, spec: V.Field, raw, catalog) -> tuple[bool, object, str]:
+    """(ok, value, problem): one field by the vocabulary's one parser (:meth:`econ.vocabulary.Field.parse`)."""
+    ids = None
     if spec.catalog and catalog is not None:
         table, col = _ID_TABLE[spec.catalog]
-        allowed = tuple(getattr(catalog, table)[col].to_list())
-    if allowed is not None:
-        bad = [i for i in items if i not in allowed]
-        if bad:
-            shown = ", ".join(_show(b) for b in bad[:8]) + (f" (+{len(bad) - 8} more)" if len(bad) > 8 else "")
-            return False, None, f"{key} has unknown id(s) [{shown}]"
-    return True, tuple(dict.fromkeys(items)), ""
+        ids = tuple(getattr(catalog, table)[col].to_list())
+    return spec.parse(raw, ids)
 
 
-def _expect(spec: FieldSpec) -> str:
-    if spec.kind in ("int", "float", "floats"):
-        unit = f" ({spec.unit})" if spec.unit else ""
-        auto = f" or {spec.none_token!r}" if spec.none_token else ""
-        return f"[{_num_text(spec.lo)}, {_num_text(spec.hi)}]{unit}{auto}"
-    if spec.choices:
-        return f"one of {list(spec.choices)}"
-    return "a value"
-
-
-def _num_text(x: float) -> str:
-    x = float(x)
-    if not math.isfinite(x):
-        return str(x)
-    return str(int(x)) if x == int(x) and abs(x) < 1e15 else f"{x:g}"
+def _expect(spec: V.Field) -> str:
+    return spec.range_text()
 
 
 def _to_text(spec: FieldSpec, v) -> str:
@@ -811,9 +571,9 @@ def _to_text(spec: FieldSpec, v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (list, tuple)):
-        return ",".join(_to_text(FieldSpec("float"), i) if isinstance(i, float) else str(i) for i in v)
+        return ",".join(_to_text(spec, i) if isinstance(i, float) else str(i) for i in v)
     if isinstance(v, float):
-        return repr(v) if v != int(v) or abs(v) >= 1e15 else _num_text(v)
+        return repr(v) if v != int(v) or abs(v) >= 1e15 else V.num_text(v)
     return str(v)
 
 

@@ -23,10 +23,6 @@ import polars as pl
 from econ.errors import InvalidInputError
 from econ.physics.performance import pipeline_hops
 
-MODES: tuple[str, ...] = ("aggregated", "disaggregated")
-MAX_PARALLEL = 1 << 16
-"""Upper bound of tp, dp, ep, pp and of instances per pool (a validation range, not a physical claim)."""
-
 
 def size_pools(prefill_requests_per_s, decode_requests_per_s, prefill_gpus, decode_gpus, *,
                arrival_rate_per_s=np.nan, prefill_instances=np.nan, decode_instances=np.nan, max_instances=16,

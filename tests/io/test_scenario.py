@@ -63,7 +63,7 @@ def _value(spec):
     if spec.kind == "int":
         base = st.integers(int(spec.lo), int(min(spec.hi, 1 << 40)))
     elif spec.kind == "float":
-        base = st.floats(spec.lo, spec.hi, allow_nan=False, allow_infinity=False)
+        base = st.floats(spec.lo, spec.hi, allow_nan=False, allow_infinity=False, exclude_min=spec.lo_open)
     elif spec.kind == "ids":
         return st.just(())
     elif spec.kind == "floats":

@@ -206,7 +206,7 @@ def test_percentile_ttft_grows_with_load_and_percentile():
 
 @pytest.mark.parametrize("p", [0.0, 100.0, -5.0, 150.0])
 def test_percentile_outside_0_100_is_refused(p):
-    with pytest.raises(InvalidInputError, match=rf"latency_percentile={p!r} is outside \(0, 100\)"):
+    with pytest.raises(InvalidInputError, match=rf"latency_percentile={p:g} is outside \[0.001, 99.999\] \(%\)"):
         Assumptions(latency_percentile=p)
 
 

@@ -1,0 +1,894 @@
+"""One vocabulary of inputs: every field a user can set, once, with its unit, range, default, label, help and source.
+
+Like PyPSA's component attribute tables (``pypsa/data/component_attrs/*.csv``: attribute, type, unit, default,
+description), one row per input field drives every place that reads one: the CLI flags
+(:mod:`econ.commands._common`), the dashboard widgets (``dashboards/components``), scenario files and URLs
+(:mod:`econ.io.scenario`), the export assumption sheets and the validation of the core's own dataclasses
+(:class:`econ.assumptions.Assumptions`, :class:`~econ.assumptions.Economics`,
+:class:`~econ.assumptions.DeploymentAssumptions`, :class:`econ.tables.custom.CustomAccelerator`). A default, a
+valid range or a label therefore lives in exactly one place: :data:`FIELDS`.
+
+The module also holds the enumerations those inputs take: cost tiers (:class:`Tier`, each with its named rate
+columns: never a position in a list), failure reasons (:class:`Reason`), precisions, weight formats, KV-cache
+formats, speculative-decoding methods, serving modes and accelerator generations; and the result columns
+(:data:`COLUMNS`: name, label with unit, display formats), so tables, charts and exports title a column the
+same way.
+
+It sits on the ground floor of the package (imports only :mod:`econ.errors` and :mod:`econ.presets`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+
+from econ.errors import InvalidInputError
+from econ.presets import (DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_WORKLOAD, INTERACTIVITY_LEVELS, WORKLOAD_CHOICES,
+                          WORKLOADS)
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Enumerations of the inputs
+# ---------------------------------------------------------------------------------------------------------------------
+
+PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
+"""Matmul precisions (tensor-core operand formats); index = precision code."""
+
+KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp8")
+"""KV-cache element formats; index = KV precision code."""
+
+WEIGHT_FORMATS: tuple[str, ...] = ("bf16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
+"""Weight storage formats (bytes per weight in :data:`econ.physics.precision.WEIGHT_FORMATS`); index = format code."""
+
+SPEC_METHODS: tuple[str, ...] = ("none", "mtp", "eagle", "draft")
+"""Speculative-decoding methods; index = method code: none; the model's own multi-token-prediction module(s)
+(DeepSeek-V3, GLM-4.5); an EAGLE-style draft head (one dense decoder layer); a separate draft model."""
+
+MODES: tuple[str, ...] = ("aggregated", "disaggregated")
+"""Serving modes: prefill and decode on the same instances, or on pools of their own (xPyD)."""
+
+GENERATIONS: tuple[str, ...] = ("ampere", "hopper", "blackwell", "ada", "cdna3", "cdna4", "tpu", "gaudi", "trainium",
+                                "other")
+"""Accelerator generations (accelerators.csv ``generation``): the key of the calibration profiles."""
+
+MAX_BATCH = 1 << 20
+"""Largest batch accepted anywhere (validation range, not a physical claim). [sequences]"""
+MAX_CONTEXT = 1 << 24
+"""Longest prompt, answer or context accepted anywhere (validation range; a model's own maximum is
+``models.csv max_context_tokens``). [tokens]"""
+MAX_PARALLEL = 1 << 16
+"""Largest tp / dp / ep / pp / GPU count / instance count accepted (validation range). [-]"""
+
+
+class Tier(StrEnum):
+    """Cost tiers of a GPU-hour (``Economics.basis``). The code of a tier is its position in :data:`TIERS`."""
+
+    OWNED = "owned"
+    HYPERSCALER = "hyperscaler"
+    NEOCLOUD = "neocloud"
+    RENTAL_3YR = "rental-3yr"
+    ON_DEMAND = "on-demand"
+    RENTAL = "rental"
+    CUSTOM = "custom"
+
+
+@dataclass(frozen=True, slots=True)
+class TierSpec:
+    """What one cost tier is.
+
+    Attributes
+    ----------
+    label : str
+        Its name for a reader ("Hyperscaler TCO").
+    cli_name : str
+        Its ``--tco`` value.
+    rate_columns : tuple of str
+        Accelerator columns (:class:`econ.physics.inputs.HardwareFacts` fields, USD per hour of existence) whose
+        first non-missing value is the tier's rate; empty for the owned chain (computed) and custom (typed).
+    source : str
+        Where the rate comes from.
+    """
+
+    label: str
+    cli_name: str
+    rate_columns: tuple[str, ...]
+    source: str
+
+
+TIER_SPECS: dict[Tier, TierSpec] = {
+    Tier.OWNED: TierSpec(
+        "Owned (custom TCO)", "owned-custom", (),
+        "owned-custom: the capex + facility + power x PUE + opex chain of econ.economics.tco with this scenario's "
+        "economics (accelerators.csv all_in_capex_usd, all_in_power_w)"),
+    Tier.HYPERSCALER: TierSpec(
+        "Hyperscaler TCO", "hyperscaler", ("tco_hyperscaler_usd_per_hour",),
+        "SemiAnalysis InferenceX cost of owning as a hyperscaler, $/GPU-hour at 100% use "
+        "(accelerators.csv tco_hyperscaler_usd_per_hour)"),
+    Tier.NEOCLOUD: TierSpec(
+        "Neocloud TCO", "neocloud", ("tco_neocloud_usd_per_hour",),
+        "SemiAnalysis InferenceX cost of owning as a neocloud giant (tco_neocloud_usd_per_hour)"),
+    Tier.RENTAL_3YR: TierSpec(
+        "3-year rental", "rental-3yr", ("rental_3yr_usd_per_hour",),
+        "SemiAnalysis 3-year rental price (rental_3yr_usd_per_hour)"),
+    Tier.ON_DEMAND: TierSpec(
+        "On-demand rental", "on-demand",
+        ("rental_on_demand_neocloud_usd_per_hour", "rental_on_demand_hyperscaler_usd_per_hour"),
+        "on-demand rental at a GPU cloud where listed, else at a hyperscaler "
+        "(rental_on_demand_neocloud_usd_per_hour, rental_on_demand_hyperscaler_usd_per_hour)"),
+    Tier.RENTAL: TierSpec(
+        "Catalog rental rate", "rental", ("rental_usd_per_hour",),
+        "the catalog's representative rental rate (rental_usd_per_hour; its tier in rental_tier)"),
+    Tier.CUSTOM: TierSpec(
+        "Custom $ per GPU-hour", "custom", (),
+        "a $/GPU-hour typed by the user (Economics.usd_per_gpu_hour)"),
+}
+"""Every cost tier by name. Every tier but owned is a rate per hour of the fleet's existence; divided by
+utilization it is per *utilized* GPU-hour, like the owned chain."""
+
+TIERS: tuple[str, ...] = tuple(t.value for t in Tier)
+"""Tier ids in code order (a row's ``basis_code`` indexes this; nothing else depends on the order)."""
+
+TIER_ALIASES: dict[str, str] = {spec.cli_name: tier.value for tier, spec in TIER_SPECS.items()
+                                if spec.cli_name != tier.value}
+"""Other accepted names of a tier (the CLI's ``owned-custom``)."""
+
+TCO_CHOICES: tuple[str, ...] = tuple(TIER_SPECS[t].cli_name for t in Tier if t is not Tier.CUSTOM)
+"""``--tco`` values (custom is ``--usd-per-gpu-hour``)."""
+
+
+def tier(name: str) -> Tier:
+    """The tier called ``name`` (an id or an alias such as ``owned-custom``).
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown name (the message lists the valid ones).
+    """
+    key = TIER_ALIASES.get(str(name), str(name))
+    try:
+        return Tier(key)
+    except ValueError:
+        raise InvalidInputError(f"basis={name!r} is not a cost tier (valid: "
+                                f"{', '.join(TIER_SPECS[t].cli_name for t in Tier)})") from None
+
+
+def tier_code(name: str) -> int:
+    """Position of the tier ``name`` in :data:`TIERS` (a row's ``basis_code``)."""
+    return TIERS.index(tier(name).value)
+
+
+class Reason(IntEnum):
+    """Why a row is infeasible (``infeasible_code``); :data:`REASON_TEXT` says it in words."""
+
+    NONE = 0
+    KV_CAPACITY = 1
+    WEIGHTS_DO_NOT_FIT = 2
+    NO_CAPEX = 3
+    NO_TIER_RATE = 4
+    PRECISION_UNSUPPORTED = 5
+    NO_VALID_LAYOUT = 6
+    PREFILL_DOES_NOT_FIT = 7
+    KV_LINK_OVERLOADED = 8
+    CONTEXT_OVER_MAXIMUM = 9
+    FORMAT_WIDER_THAN_PRECISION = 10
+    SPECULATION_UNAVAILABLE = 11
+
+
+REASON_TEXT: dict[Reason, str] = {
+    Reason.NONE: "",
+    Reason.KV_CAPACITY: "batch exceeds KV-cache capacity",
+    Reason.WEIGHTS_DO_NOT_FIT: "weights do not fit in HBM",
+    Reason.NO_CAPEX: "no capex in catalog (not sold; use a rental or TCO tier)",
+    Reason.NO_TIER_RATE: "no rate for this cost tier in catalog",
+    Reason.PRECISION_UNSUPPORTED: "precision not supported by hardware",
+    Reason.NO_VALID_LAYOUT: "no valid layout (domain, heads, layers or experts)",
+    Reason.PREFILL_DOES_NOT_FIT: "prefill instance does not fit in HBM",
+    Reason.KV_LINK_OVERLOADED: "KV transfer exceeds the prefill pool's link bandwidth",
+    Reason.CONTEXT_OVER_MAXIMUM: "context exceeds the model's maximum",
+    Reason.FORMAT_WIDER_THAN_PRECISION: "weight format wider than the matmul precision",
+    Reason.SPECULATION_UNAVAILABLE: "speculative decoding not available as set",
+}
+
+REASONS: tuple[str, ...] = tuple(REASON_TEXT[r] for r in Reason)
+"""``infeasible_reason`` texts; index = :class:`Reason` code."""
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Input fields
+# ---------------------------------------------------------------------------------------------------------------------
+
+KINDS = ("float", "int", "bool", "str", "text", "ids", "floats")
+MAX_TEXT_CHARS = 60
+"""Longest free-text field (a custom accelerator's name). [characters]"""
+MAX_LEVELS = 8
+"""Most values a list field (interactivity levels) holds."""
+_SHOWN_CHARS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One user input.
+
+    Attributes
+    ----------
+    name : str
+        The one name: Python keyword, scenario/TOML/URL key, export row.
+    kind : {"float", "int", "bool", "str", "text", "ids", "floats"}
+        ``str`` takes one of ``choices`` or a catalog id; ``text`` is free text of at most
+        :data:`MAX_TEXT_CHARS` printable characters; ``ids`` a tuple of ids (empty = all); ``floats`` 1 to
+        :data:`MAX_LEVELS` numbers in [lo, hi].
+    default : object
+        The one default (None = automatic, written as ``none_token``).
+    lo, hi : float or None
+        Valid range of a number (inclusive unless ``lo_open``).
+    unit : str
+        Unit of the stored value ("USD/kWh", "s", "" for a pure number or fraction).
+    label : str
+        Short name for a form or a table ("PUE").
+    help : str
+        One sentence for a tooltip or ``--help``.
+    source : str
+        Where the default comes from (a document, a dataset row, or "assumption" with the reason).
+    group : str
+        "workload", "slo", "deployment", "formats", "speculation", "economics", "efficiency", "serving",
+        "comparison", "fleet", "head_to_head" or "custom".
+    choices : tuple of str, optional
+        Allowed values of a ``str``/``ids`` field that is not a catalog id.
+    catalog : str, optional
+        "models", "accelerators", "power_prices" or "facilities": the field is an id of that table.
+    none_token : str, optional
+        The field may be None (automatic); written as this token in URLs and TOML ("auto").
+    flag : str or None
+        The CLI flag ("--pue"); "" when the field has no flag of its own.
+    lo_open : bool
+        True when ``lo`` itself is outside the range (``(0, 1]``).
+    scenario : bool
+        True when the field is part of :class:`econ.io.scenario.Scenario` (the dashboard's state).
+    column : str, optional
+        The catalog column the field stands for (a custom accelerator's ``hbm_bandwidth_tb_per_s``): the
+        catalog schema takes its range from here, so a typed chip and a shipped row obey one range.
+    """
+
+    name: str
+    kind: str
+    default: object = None
+    lo: float | None = None
+    hi: float | None = None
+    unit: str = ""
+    label: str = ""
+    help: str = ""
+    source: str = ""
+    group: str = ""
+    choices: tuple[str, ...] | None = None
+    catalog: str | None = None
+    none_token: str | None = None
+    flag: str | None = None
+    lo_open: bool = False
+    scenario: bool = True
+    column: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"field {self.name}: kind {self.kind!r} not in {KINDS}")
+
+    # -- text for messages and forms ---------------------------------------------------------------------------
+    def range_text(self, *, tokens: bool = True) -> str:
+        """The valid values in words: "[1, 3]", "(0, 1] (USD/h) or 'none'", "one of ['bf16', 'fp8']";
+        ``tokens=False`` leaves out the automatic value's token (a CLI flag is simply not given)."""
+        if self.kind in ("int", "float", "floats"):
+            unit = f" ({self.unit})" if self.unit else ""
+            auto = f" or {self.none_token!r}" if self.none_token and tokens else ""
+            return f"{'(' if self.lo_open else '['}{num_text(self.lo)}, {num_text(self.hi)}]{unit}{auto}"
+        if self.choices:
+            return f"one of {list(self.choices)}"
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "text":
+            return f"a name of at most {MAX_TEXT_CHARS} printable characters"
+        return "a catalog id" if self.catalog else "a value"
+
+    def in_range(self, x: float) -> bool:
+        """True when the number ``x`` is inside the field's range (False for NaN and infinities)."""
+        if not isinstance(x, (int, float)) or isinstance(x, bool):
+            return False
+        if isinstance(x, float) and not math.isfinite(x):
+            return False
+        if self.lo is not None and (x <= self.lo if self.lo_open else x < self.lo):
+            return False
+        return self.hi is None or x <= self.hi
+
+    def check(self, value, *, shown_as: str | None = None):
+        """``value`` when valid for this field, else InvalidInputError naming the field (or ``shown_as``, e.g.
+        the flag the user typed), the value and the range. None passes for a field that may be automatic.
+
+        Raises
+        ------
+        InvalidInputError
+        """
+        name = shown_as or self.name
+        if value is None:
+            if self.none_token is not None or not self.scenario:
+                return None
+            raise InvalidInputError(f"{name} is missing ({self.range_text()})")
+        if self.kind in ("int", "float"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InvalidInputError(f"{name}={show(value)} is not a number ({self.range_text()})")
+            if not self.in_range(value):
+                raise InvalidInputError(f"{name}={show(value)} is outside {self.range_text()}")
+            if self.kind == "int" and value != int(value):
+                raise InvalidInputError(f"{name}={show(value)} is not a whole number ({self.range_text()})")
+            return value
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise InvalidInputError(f"{name}={show(value)} must be true or false")
+            return value
+        if self.kind == "str" and self.choices is not None and value not in self.choices:
+            raise InvalidInputError(f"{name}={show(value)} is not one of {list(self.choices)}")
+        return value
+
+    def parse(self, raw, ids: tuple[str, ...] | None = None) -> tuple[bool, object, str]:
+        """(ok, value, problem) of one raw value (text from a URL or a form, or a typed value from TOML).
+
+        ``ids`` are the valid catalog ids of a catalog field (None: not checked). The one parser of
+        scenario files, URLs and forms: the same text is accepted or refused the same way everywhere.
+        """
+        key = self.name
+        nones = ("",) if self.kind == "text" else ("", "none", "null") + ((self.none_token,) if self.none_token else ())
+        if raw is None or (isinstance(raw, str) and raw.strip().lower() in nones):
+            if self.none_token is not None:
+                return True, None, ""
+            if self.kind == "ids":
+                return True, (), ""
+            return False, None, f"{key}={show(raw)} is not valid ({self.range_text()})"
+        if isinstance(raw, dict) or (isinstance(raw, (list, tuple)) and self.kind not in ("ids", "floats")):
+            return False, None, f"{key}={show(raw)} is not a single value ({self.range_text()})"
+        if self.kind == "bool":
+            if isinstance(raw, bool):
+                return True, raw, ""
+            t = str(raw).strip().lower()
+            if t in ("true", "1", "yes", "on"):
+                return True, True, ""
+            if t in ("false", "0", "no", "off"):
+                return True, False, ""
+            return False, None, f"{key}={show(raw)} is not true/false"
+        if self.kind in ("int", "float"):
+            return self._parse_number(raw)
+        if self.kind == "str":
+            v = str(raw).strip()
+            if self.choices is not None and self.choices is TIERS:
+                v = TIER_ALIASES.get(v, v)
+            if self.choices is not None and v not in self.choices:
+                return False, None, f"{key}={show(v)} is not one of {list(self.choices)}"
+            if ids is not None and v not in ids:
+                import difflib
+
+                close = difflib.get_close_matches(v, list(ids), n=3, cutoff=0.3) if len(v) <= 200 else []
+                hint = f"; closest: {', '.join(close)}" if close else ""
+                return False, None, f"unknown {key} id {show(v)}{hint}"
+            return True, v, ""
+        if self.kind == "text":
+            v = str(raw).strip()
+            if len(v) > MAX_TEXT_CHARS or any(ord(c) < 32 or 0x7f <= ord(c) < 0xa0 for c in v) \
+                    or any(0xd800 <= ord(c) <= 0xdfff for c in v):
+                return False, None, f"{key}={show(v)} is not a name of at most {MAX_TEXT_CHARS} printable characters"
+            return True, v, ""
+        if self.kind == "floats":
+            items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
+            items = [part for i in items for part in (i.split(",") if isinstance(i, str) else [i])]
+            out = []
+            one = Field(key, "float", lo=self.lo, hi=self.hi, unit=self.unit, lo_open=self.lo_open)
+            for i in items:
+                if isinstance(i, str) and not i.strip():
+                    continue
+                ok, x, _ = one.parse(i)
+                if not ok:
+                    return False, None, f"{key} has {show(i)}, not a number in {self.range_text()}"
+                out.append(x)
+            if not out or len(out) > MAX_LEVELS:
+                return False, None, f"{key} needs 1 to {MAX_LEVELS} numbers in {self.range_text()}"
+            return True, tuple(sorted(set(out))), ""
+        # ids: comma-separated text or a list (a URL's repeated key gives a list of comma-separated texts)
+        items = raw if isinstance(raw, (list, tuple)) else str(raw).split(",")
+        if any(not isinstance(i, (str, int, float)) or isinstance(i, bool) for i in items):
+            return False, None, f"{key} must be a list of ids (text), not {show(raw)}"
+        items = [part for i in items for part in (i.split(",") if isinstance(i, str) else [i])]
+        items = [str(i).strip() for i in items if str(i).strip()]
+        allowed = self.choices if ids is None else ids
+        if allowed is not None:
+            bad = [i for i in items if i not in allowed]
+            if bad:
+                shown = ", ".join(show(b) for b in bad[:8]) + (f" (+{len(bad) - 8} more)" if len(bad) > 8 else "")
+                return False, None, f"{key} has unknown id(s) [{shown}]"
+        return True, tuple(dict.fromkeys(items)), ""
+
+    def _parse_number(self, raw) -> tuple[bool, object, str]:
+        key = self.name
+        if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+            return False, None, f"{key}={show(raw)} is not a number ({self.range_text()})"
+        if isinstance(raw, int) and abs(raw) > 10 ** 300:  # exact: no float conversion to overflow
+            return False, None, f"{key}={show(raw)} is outside {self.range_text()}"
+        try:
+            x = float(raw) if isinstance(raw, (int, float)) else float(raw.strip().replace("_", ""))
+        except (ValueError, OverflowError):
+            return False, None, f"{key}={show(raw)} is not a number ({self.range_text()})"
+        if not self.in_range(x):
+            shown = show(x) if math.isfinite(x) or not isinstance(raw, str) else raw.strip()[:_SHOWN_CHARS]
+            return False, None, f"{key}={shown} is outside {self.range_text()}"
+        if self.kind == "int":
+            if x != round(x):
+                return False, None, f"{key}={num_text(x)} is not a whole number ({self.range_text()})"
+            return True, int(round(x)), ""
+        return True, x, ""
+
+    @property
+    def flag_name(self) -> str | None:
+        """The CLI flag of this field (None when it has none)."""
+        if self.flag == "":
+            return None
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def help_text(self) -> str:
+        """``--help`` text: the help sentence, the range and the default with its source."""
+        default = self.default
+        shown = "not set" if default is None else num_text(default) \
+            if isinstance(default, (int, float)) and not isinstance(default, bool) else str(default)
+        text = self.help or self.label
+        return f"{text}; {self.range_text(tokens=False)} [{shown}]"
+
+
+def num_text(x) -> str:
+    """A number as plain text: 3 not 3.0, 1e+09 for large floats; infinities as written."""
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    return str(int(x)) if x == int(x) and abs(x) < 1e15 else f"{x:g}"
+
+
+def show(value, limit: int = _SHOWN_CHARS) -> str:
+    """A value for a message: numbers as %g (a huge integer as its digit count), text quoted and cut.
+
+    Never raises (``f"{10**400:g}"`` would raise OverflowError).
+    """
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        if abs(value) < 10 ** 15:
+            return str(value)
+        try:
+            return f"{float(value):g}"
+        except OverflowError:
+            return f"a {len(str(abs(value))) if abs(value) < 10 ** 4000 else 'more than 4000'}-digit integer"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
+    text = repr(str(value))
+    return text if len(text) <= limit else text[:limit] + f"...' ({len(str(value)):,} characters)"
+
+
+_V1_FIT = ("v1 global value (one set for every generation), fitted in 2026 by the retired econ.validation to the "
+           "43 in-fit cases of data/validation_cases.csv (NIM, TensorRT-LLM, vLLM on H100/H200/B200/GB200; RMS log "
+           "error 0.16 dense, 0.22 MoE). Used only where a user pins this field: by default every row takes the "
+           "value of its generation x precision profile in data/calibration.csv (econ calibrate; values, standard "
+           "errors and held-out errors there): ")
+
+_SOURCES: dict[str, str] = {
+    "calibrated": (
+        "Every profile parameter comes from the profile of the row's accelerator generation and matmul "
+        "precision (data/calibration.csv: econ calibrate, MAP fit with grouped cross-validation on "
+        "data/measurements.csv); a value the user sets replaces the profile's"),
+    "layer_overhead_s": (
+        "0 (v1 had none); calibrated per generation x precision (data/calibration.csv). Measured kernel "
+        "floors are 3-14 us per GEMM, 10-20 us per attention call, ~4 us per custom all-reduce, i.e. ~30-40 "
+        "us per layer in isolation (NVIDIA AIConfigurator 0.12 kernel tables, data/kernels/)"),
+    "moe_tile_rows": (
+        "1 (no padding), also in the calibrated profiles (econ.analyses.calibration.MOE_TILE_ROWS): the MMA "
+        "tiles are 64 rows on Hopper and 128 on Blackwell, but measured fused-MoE kernels at 1-8 tokens per "
+        "expert run at their bytes-bound time (AIConfigurator 0.12); set 64 or 128 to study padding"),
+    "moe_gemm_half_width": (
+        "0 (no width effect) until calibrated per generation; NVIDIA AIConfigurator 0.12 fused-MoE tables "
+        "(data/kernels/moe_efficiency.csv, TensorRT-LLM EP8, > 512 tokens per expert): Qwen3-235B's 1536-wide"
+        " experts reach 0.53-0.81 of Mixtral's 14336-wide (H200/B200, BF16 / FP8 / FP8-block), i.e. a "
+        "half-saturation width of ~500-1700, median ~900"),
+    "max_batch_per_group": (
+        "4096 sequences per attention group: trtllm-bench's engine cap min(kv_cache_max_requests, 4096) "
+        "(NVIDIA/TensorRT-LLM tensorrt_llm/bench/build/tuning.py), per rank under attention DP"),
+    "latency_percentile": (
+        "99: MLPerf Inference Server and Interactive scenarios state p99 TTFT and TPOT limits "
+        "(mlcommons/inference loadgen mlperf.conf, target_latency_percentile = 99)"),
+    "tpot_tail_factor": (
+        "1 where no profile applies; the profiles carry the measured median p99 / mean TPOT of their MLPerf "
+        "Server and Interactive runs (data/measurements.csv): 1.09-1.27"),
+    "eta_bw": _V1_FIT + (
+        "0.60 +- 0.07. Kernel tables put weight streaming at 0.8-0.9 of HBM on Hopper (data/kernels/)"),
+    "eta_flop": _V1_FIT + (
+        "0.30 +- 0.04 (whole-step decode MFU)"),
+    "eta_prefill": _V1_FIT + (
+        "0.48 +- 0.04, rounded to 0.50"),
+    "overlap_frac": (
+        "Conservative default: TP all-reduces in decode sit on the critical path (no compute-communication "
+        "overlap)"),
+    "overhead_s": _V1_FIT + (
+        "1.45 +- 1.6 ms, rounded to 1.5 ms (launch, scheduling and sampling time of a decode step)"),
+    "usable_hbm_frac": (
+        "vLLM default gpu_memory_utilization=0.9 (docs.vllm.ai, EngineArgs); activations come out of that "
+        "share too"),
+    "prefill_chunk_tokens": (
+        "TensorRT-LLM default max_num_tokens=8192 (TensorRT-LLM docs, 'Useful build-time flags')"),
+    "stream_input_embedding": (
+        "False: a decode step gathers B rows of an untied input embedding; True reproduces the seeds' count "
+        "(seed 001: 16.1 GB, 208.6 tok/s)"),
+    "embedding_bytes_per_param": (
+        "DeepSeek-V3 config: bf16 for embeddings/norms/gates in its fp8 checkpoint (deepseek-ai/DeepSeek-V3 "
+        "inference/configs)"),
+    "activation_bytes": (
+        "bf16 activations in TP all-reduces (Megatron-LM, TensorRT-LLM)"),
+    "scale_up_latency_s": (
+        "NVLink/NVSwitch hop latency ~1 us (assumption; NCCL small-message all-reduce on 8 H100 takes ~10-20 "
+        "us over 2(N-1) ring steps)"),
+    "scale_out_latency_s": (
+        "InfiniBand NDR one-way latency ~5 us (seed 001, Table 4)"),
+    "eta_routed_flop_frac": _V1_FIT + (
+        "0.28 +- 0.04, rounded to 0.30, when the routed roofline was max(bytes, FLOPs); the grouped GEMM is "
+        "now bytes + FLOPs (econ.physics.performance.grouped_gemm_time_s) and the profiles sit near 0.9 "
+        "(AIConfigurator fused MoE: 0.7-1.0 of the dense GEMM efficiency)"),
+    "eta_routed_bw_frac": (
+        "1.0: routed-expert weights stream like dense weights (not a profile parameter; the v1 fit could not "
+        "tell it from 1: 1.0 +- 0.58); lower it for formats whose expert weights stream less efficiently"),
+    "moe_layer_overhead_s": _V1_FIT + (
+        "0.15 ms per MoE layer per forward pass; AIConfigurator's fused-MoE fixed latency is 24-35 us per "
+        "call (the prior of the calibration)"),
+    "basis": (
+        "owned (TCO chain) by default; tiers hyperscaler, neocloud, rental-3yr, on-demand, rental, custom "
+        "(sources: econ.engine.BASIS_SOURCES; data/README.md accelerators.csv)"),
+    "usd_per_gpu_hour": (
+        "none: only for basis custom, a rate typed by the user"),
+    "usd_per_kwh": (
+        "Virginia industrial average 2023, 8.92 c/kWh (EIA Electric Power Annual; data/power_prices.csv "
+        "us-va-industrial)"),
+    "pue": (
+        "Industry-average sanity value 1.40 (seed 001, Table 13); Uptime 2024 survey 1.56"),
+    "build_usd_per_mw_it": (
+        "US 19-market average $11.7M per MW of IT load (Cushman & Wakefield Data Center Development Cost "
+        "Guide 2025)"),
+    "cost_of_capital_frac": (
+        "10%/year: top of strong-corporate bank loans (5-10%), bottom of GPU-backed private credit (10-17%) "
+        "(gpuloans.com, 2025-12)"),
+    "accelerator_life_years": (
+        "5 years: Amazon's 2025 server life for AI infrastructure (10-K); Microsoft/Alphabet/CoreWeave use 6,"
+        " Meta 5.5"),
+    "facility_life_years": (
+        "15 years: assumption, middle of the 10-20 year range in DESIGN.md (no sourced figure found)"),
+    "opex_frac_of_capex_per_year": (
+        "5%/year: assumption for maintenance, spares, staff and support contracts (not sourced; adjust)"),
+    "utilization_frac": (
+        "70%: assumption for an inference fleet's paid-traffic share of hours (diurnal load; not sourced; "
+        "adjust)"),
+    "input_output_mix": (
+        "3:1 input:output, Artificial Analysis blended-price convention"),
+    "cache_hit_frac": (
+        "0: no prefix caching unless stated"),
+    "cached_input_cost_frac": (
+        "0: a cache hit skips prefill compute; KV storage/transfer not modeled"),
+    "expert_imbalance_factor": (
+        "Assumption 1.2 for a deployment running an expert-parallel load balancer (redundant hot experts, "
+        "DeepSeek EPLB / TensorRT-LLM wide-EP); unbalanced routing is commonly 1.2-1.8 max/mean and worse at "
+        "wide EP (TensorRT-LLM tech blogs 'Scaling Expert Parallelism', parts 1-2)"),
+    "dispatch_activation_bytes": (
+        "fp8 dispatch (DeepSeek-V3 report sec. 3.3; deepseek-ai/DeepEP: 'FP8 dispatching and BF16 combining')"),
+    "combine_activation_bytes": (
+        "bf16 combine (same sources)"),
+    "alltoall_scale_up_latency_s": (
+        "Assumption ~10 us per NVLink all-to-all call (kernel start + barrier); not measured here"),
+    "alltoall_scale_out_latency_s": (
+        "~40 us per RDMA call: DeepEP low-latency dispatch at EP128-256 takes 192-194 us for 128 tokens x "
+        "top-8 x 7168 fp8 (7.3 MB) on a 50 GB/s NIC, 147 us of which is bytes/bandwidth (deepseek-ai/DeepEP "
+        "README)"),
+    "kernel_launch_latency_s": (
+        "Assumption ~2 us per kernel node replayed in a CUDA graph (order of magnitude; not measured here)"),
+    "kv_transfer_eta": (
+        "Assumption: 80% of link bandwidth for bulk RDMA/NVLink KV-block copies (NIXL / Mooncake transfer "
+        "engine class)"),
+    "kv_transfer_latency_s": (
+        "Assumption 0.5 ms per request (metadata handshake and completion notification between the pools); "
+        "not measured here"),
+    "kv_head_replication": (
+        "vLLM and TensorRT-LLM replicate KV heads when tp > num_kv_heads"),
+    "max_pool_instances": (
+        "Search bound for xPyD ratios (DeepSeek's production ratio is 4 prefill : 18 decode nodes; 1P1D-4P1D "
+        "common in NVIDIA Dynamo recipes)"),
+    "pool_sizing_tolerance_frac": (
+        "Assumption: 3% more accelerators per request is worth a unit that can actually be deployed and "
+        "scaled in small steps"),
+}
+"""Sources of the defaults of the efficiency, serving and economics fields (verbatim from their earlier homes)."""
+
+FIELDS: dict[str, Field] = {}
+"""Every user input by name (insertion order = the order forms and scenario files list them)."""
+
+
+def _add(name: str, kind: str, default=None, lo=None, hi=None, unit: str = "", label: str = "", help: str = "",
+         source: str | None = None, **kw) -> None:
+    if name in FIELDS:
+        raise ValueError(f"field {name} defined twice")
+    FIELDS[name] = Field(name, kind, default, lo, hi, unit, label, help,
+                         _SOURCES.get(name, "") if source is None else source, **kw)
+
+
+_DEFAULT_MODEL = "llama-3.3-70b"
+
+# -- what is served, and where (workload) ---------------------------------------------------------------------------
+_G = dict(group="workload")
+_add("model", "str", _DEFAULT_MODEL, label="Model", help="model id (econ list models)", catalog="models",
+     source="dashboard opening view: Llama-3.3-70B, the most quoted open model of 2025-26 (data/quotes.csv)", **_G)
+_add("hardware", "str", "h100-sxm", label="Accelerator", help="accelerator id (econ list hardware)",
+     catalog="accelerators", source="dashboard opening view: H100 SXM, the reference accelerator of the seeds", **_G)
+_add("precision", "str", "fp8", label="Weight precision", help="matmul precision of the weights",
+     choices=PRECISIONS, source="FP8: the serving precision of most 2025-26 deployments on Hopper and newer", **_G)
+_add("workload", "str", DEFAULT_WORKLOAD, label="Workload", help="request-shape preset (econ.presets)",
+     choices=WORKLOAD_CHOICES, source="econ.presets (SemiAnalysis InferenceX sequence-length sweeps)", **_G)
+_add("input_len", "int", WORKLOADS[DEFAULT_WORKLOAD].input_len, 1, MAX_CONTEXT, "tokens", "Input length",
+     "prompt tokens per request, ISL", "the workload preset's (econ.presets)", flag="--input-len", **_G)
+_add("output_len", "int", WORKLOADS[DEFAULT_WORKLOAD].output_len, 1, MAX_CONTEXT, "tokens", "Output length",
+     "generated tokens per request, OSL", "the workload preset's (econ.presets)", flag="--output-len", **_G)
+
+# -- deployment ------------------------------------------------------------------------------------------------------
+_G = dict(group="deployment")
+_add("num_gpus", "int", None, 1, 4096, "accelerators", "GPUs per replica",
+     "accelerators per model replica (automatic: the fewest that hold the weights)", "automatic",
+     none_token="auto", flag="--gpus", **_G)
+_add("batch_size", "int", None, 1, MAX_BATCH, "sequences", "Batch size",
+     "concurrent sequences per replica (automatic: the largest batch meeting the speed floor)", "automatic",
+     none_token="auto", flag="--batch", **_G)
+for _k, _label in (("tp", "Tensor parallel"), ("dp", "Attention data parallel"), ("ep", "Expert parallel"),
+                   ("pp", "Pipeline stages")):
+    _add(_k, "int", None, 1, MAX_PARALLEL, "", _label, f"{_label.lower()} degree (automatic: searched)", "automatic",
+         none_token="auto", scenario=False, **_G)
+_add("mode", "str", "aggregated", label="Serving mode", help="prefill and decode together, or disaggregated (xPyD)",
+     choices=MODES, source="aggregated: the common single-pool deployment", scenario=False, **_G)
+
+# -- service-level objectives -----------------------------------------------------------------------------------------
+_G = dict(group="slo")
+_add("min_tokens_per_s_per_user", "float", DEFAULT_MIN_TOKENS_PER_S_PER_USER, 0.0, 10_000.0, "tokens/s",
+     "Minimum tokens/s per user", "SLO: minimum output tokens/s of one stream (interactivity; 0 = no floor)",
+     "econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER: MLPerf Inference v5.0 interactive scenario, TPOT <= 40 ms",
+     **_G)
+_add("tpot_ms", "float", None, 1e-3, 1e6, "ms", "Max TPOT", "SLO: maximum time per output token (= a floor of "
+     "1000/TPOT tokens/s per user)", "none (the speed floor applies)", none_token="none", scenario=False, **_G)
+_add("ttft_ms", "float", None, 1e-3, 1e9, "ms", "Max TTFT", "SLO: maximum time to first token", "no limit",
+     none_token="none", scenario=False, **_G)
+
+# -- economics (econ.assumptions.Economics) ---------------------------------------------------------------------------
+_G = dict(group="economics")
+_add("region", "str", None, label="Power-price region", help="power-price region id (econ list regions)",
+     catalog="power_prices", none_token="custom", source="none: the electricity price field applies", **_G)
+_add("facility", "str", None, label="Facility class", help="facility class id: sets PUE and build cost "
+     "(econ list facilities)", catalog="facilities", none_token="none", scenario=False,
+     source="none: the PUE and build-cost fields apply", **_G)
+_add("usd_per_kwh", "float", 0.0892, 0.0, 10.0, "USD/kWh", "Electricity price", "electricity price", **_G)
+_add("pue", "float", 1.40, 1.0, 3.0, "ratio", "PUE", "power usage effectiveness (facility energy / IT energy)",
+     **_G)
+_add("build_usd_per_mw_it", "float", 11.7e6, 0.0, 1e9, "USD/MW", "Facility build cost",
+     "facility construction capex per MW of critical IT load", flag="--build-usd-per-mw", **_G)
+_add("basis", "str", Tier.OWNED.value, label="Cost tier ($ per GPU-hour)", help="cost tier of a GPU-hour",
+     choices=TIERS, flag="--tco", **_G)
+_add("usd_per_gpu_hour", "float", None, 1e-6, 1e4, "USD/h", "Custom $ per GPU-hour",
+     "price every GPU-hour at this rate (tier 'custom'), per GPU-hour of existence", none_token="none", **_G)
+_add("cost_of_capital_frac", "float", 0.10, 0.0, 1.0, "1/year", "Cost of capital",
+     "annual discount rate of the capital recovery factor", flag="--cost-of-capital", **_G)
+_add("accelerator_life_years", "float", 5.0, 0.1, 50.0, "years", "Accelerator life",
+     "economic life of the IT equipment", flag="--life-years", **_G)
+_add("facility_life_years", "float", 15.0, 0.1, 100.0, "years", "Facility life", "economic life of the building",
+     **_G)
+_add("opex_frac_of_capex_per_year", "float", 0.05, 0.0, 1.0, "1/year", "Opex share of capex",
+     "yearly operations as a share of the accelerator's all-in capex", flag="--opex-frac", **_G)
+_add("utilization_frac", "float", 0.70, 0.01, 1.0, "", "Utilization",
+     "share of hours serving paid traffic; fixed costs and rent spread over these", flag="--utilization", **_G)
+_add("input_output_mix", "float", 3.0, 0.0, 1e4, "input per output token", "Input:output mix",
+     "input tokens per output token in the blended price (3 = 3:1)", **_G)
+_add("cache_hit_frac", "float", 0.0, 0.0, 1.0, "", "Prefix-cache hit rate",
+     "share of input tokens served from a prefix cache", flag="--cache-hit-rate", **_G)
+_add("cached_input_cost_frac", "float", 0.0, 0.0, 1.0, "", "Cached input cost (share of uncached)",
+     "cost of a cached input token relative to an uncached one", **_G)
+
+# -- efficiency factors (econ.assumptions.Assumptions) ----------------------------------------------------------------
+_G = dict(group="efficiency")
+_add("eta_bw", "float", 0.60, 1e-3, 1.0, "", "HBM bandwidth efficiency",
+     "achieved fraction of datasheet HBM bandwidth in decode", **_G)
+_add("eta_flop", "float", 0.30, 1e-3, 1.0, "", "Decode FLOP efficiency",
+     "achieved fraction of dense peak FLOP/s in decode matmuls and attention", **_G)
+_add("eta_prefill", "float", 0.50, 1e-3, 1.0, "", "Prefill FLOP efficiency (MFU)",
+     "achieved fraction of dense peak in prefill", **_G)
+_add("overlap_frac", "float", 0.0, 0.0, 1.0, "", "Communication overlap",
+     "share of communication time hidden behind compute/memory time", **_G)
+_add("overhead_s", "float", 0.0015, 0.0, 1.0, "s", "Per-step overhead",
+     "fixed time per decode step off the roofline (launches, scheduling, sampling)", **_G)
+_add("usable_hbm_frac", "float", 0.90, 0.05, 1.0, "", "Usable HBM share",
+     "fraction of HBM available to weights and KV cache", **_G)
+_add("prefill_chunk_tokens", "int", 8192, 1, 10_000_000, "tokens", "Prefill chunk",
+     "tokens a prefill step processes together (chunked prefill)", **_G)
+_add("stream_input_embedding", "bool", False, label="Stream input embedding",
+     help="stream the whole input-embedding table each decode step (the seeds' textbook count)", **_G)
+_add("embedding_bytes_per_param", "float", 2.0, 0.25, 4.0, "bytes", "Embedding bytes per parameter",
+     "bytes per embedding / LM-head parameter", **_G)
+_add("activation_bytes", "float", 2.0, 0.5, 4.0, "bytes", "Activation bytes",
+     "bytes per activation element in collectives", **_G)
+_add("scale_up_latency_s", "float", 1.0e-6, 0.0, 1e-2, "s", "Scale-up hop latency",
+     "per-hop latency of a collective on the scale-up tier", **_G)
+_add("scale_out_latency_s", "float", 5.0e-6, 0.0, 1e-1, "s", "Scale-out hop latency",
+     "per-hop latency of a collective on the scale-out tier", **_G)
+_add("eta_routed_flop_frac", "float", 0.30, 1e-2, 1.0, "", "MoE routed-expert FLOP efficiency",
+     "efficiency of routed-expert matmuls relative to dense ones", **_G)
+_add("eta_routed_bw_frac", "float", 1.0, 1e-2, 1.0, "", "MoE routed-expert bandwidth efficiency",
+     "HBM efficiency of streaming routed-expert weights relative to dense weights", **_G)
+_add("moe_layer_overhead_s", "float", 1.5e-4, 0.0, 1e-2, "s", "MoE per-layer overhead",
+     "fixed time per MoE layer per forward pass (router, permutation, grouped-GEMM tails)", **_G)
+_add("layer_overhead_s", "float", 0.0, 0.0, 1e-3, "s", "Per-layer overhead",
+     "fixed time per decoder layer per forward pass", **_G)
+_add("moe_tile_rows", "float", 1.0, 1.0, 512.0, "rows", "Grouped-GEMM tile rows",
+     "rows of one grouped-GEMM tile (token padding per touched expert; 1 = none)", **_G)
+_add("moe_gemm_half_width", "float", 0.0, 0.0, 1e6, "columns", "Grouped-GEMM half-efficiency expert width",
+     "expert width at which the grouped GEMM reaches half its wide-expert efficiency (0 = no width effect)", **_G)
+_add("max_batch_per_group", "int", 4096, 1, MAX_BATCH, "sequences", "Engine max batch per attention group",
+     "engine limit on sequences per attention group", **_G)
+_add("latency_percentile", "float", 99.0, 0.001, 99.999, "%", "Latency percentile",
+     "percentile of TTFT / TPOT reported and checked against SLOs", **_G)
+_add("tpot_tail_factor", "float", 1.0, 1.0, 10.0, "", "TPOT tail over mean",
+     "percentile TPOT over mean TPOT under continuous batching", **_G)
+
+# -- multi-accelerator serving (econ.assumptions.DeploymentAssumptions) -----------------------------------------------
+_G = dict(group="serving", scenario=False, flag="")
+_add("expert_imbalance_factor", "float", 1.2, 1.0, 64.0, "", "Expert load imbalance",
+     "token load of the busiest expert-parallel rank over the mean", **_G)
+_add("dispatch_activation_bytes", "float", 1.0, 0.25, 4.0, "bytes", "Dispatch bytes per element",
+     "bytes per element of the MoE dispatch all-to-all", **_G)
+_add("combine_activation_bytes", "float", 2.0, 0.25, 4.0, "bytes", "Combine bytes per element",
+     "bytes per element of the MoE combine all-to-all", **_G)
+_add("alltoall_scale_up_latency_s", "float", 10e-6, 0.0, 1e-2, "s", "All-to-all latency, scale-up",
+     "fixed time of one dispatch or combine call inside a scale-up domain", **_G)
+_add("alltoall_scale_out_latency_s", "float", 40e-6, 0.0, 1e-1, "s", "All-to-all latency, scale-out",
+     "fixed time of one dispatch or combine call across domains", **_G)
+_add("kernel_launch_latency_s", "float", 2e-6, 0.0, 1e-3, "s", "Kernel launch latency",
+     "launch time of each extra kernel a parallel layout adds", **_G)
+_add("kv_transfer_eta", "float", 0.8, 1e-3, 1.0, "", "KV transfer efficiency",
+     "achieved fraction of link bandwidth moving a prompt's KV cache between pools", **_G)
+_add("kv_transfer_latency_s", "float", 0.5e-3, 0.0, 1.0, "s", "KV transfer latency",
+     "fixed time per KV transfer between the prefill and decode pools", **_G)
+_add("kv_head_replication", "bool", True, label="Replicate KV heads",
+     help="tensor parallelism wider than the KV heads replicates heads (else such a tp is rejected)", **_G)
+_add("max_pool_instances", "int", 16, 1, 256, "", "Largest pool searched",
+     "largest x or y searched when sizing an xPyD unit without an arrival rate", **_G)
+_add("pool_sizing_tolerance_frac", "float", 0.03, 0.0, 1.0, "", "Pool sizing tolerance",
+     "extra accelerators per served request accepted for a smaller xPyD unit", **_G)
+
+# -- comparisons (hardware comparison, optimizer, head to head) -------------------------------------------------------
+_G = dict(group="comparison", flag="")
+_add("interactivity_levels", "floats", INTERACTIVITY_LEVELS, 0.0, 10_000.0, "tokens/s per user",
+     "Interactivity levels", "levels at which cost-vs-interactivity tables read the frontier",
+     "econ.presets.INTERACTIVITY_LEVELS (issue 11: $ per M tokens at 20 / 50 / 100 tokens/s per user)", **_G)
+_add("compare_hardware", "ids", (), label="Accelerators compared", help="subset compared (empty = all)",
+     catalog="accelerators", source="all accelerators", **_G)
+_add("compare_precisions", "ids", (), label="Precisions compared", help="subset compared (empty = all)",
+     choices=PRECISIONS, source="all precisions", **_G)
+_add("compare_objective", "str", "output", label="Rank by", help="rank by $/M output tokens or the blended $/M",
+     choices=("output", "blended"), source="output: the quantity analysts quote", **_G)
+
+# -- fleet and cluster ------------------------------------------------------------------------------------------------
+_G = dict(group="fleet", flag="")
+_SEED001 = "seed 001 (ML Systems textbook appendix 'Fleet Foundations')"
+_add("cluster_gpus", "int", 1024, 1, 10_000_000, "accelerators", "Cluster size", "accelerators in the cluster",
+     "assumption: a 1,024-GPU cluster, the scale of seed 001's worked examples", **_G)
+_add("gpus_per_rack", "int", None, 1, 1024, "accelerators per rack", "GPUs per rack",
+     "accelerators per rack (automatic: from the scale-up domain)", "automatic", none_token="auto", **_G)
+_add("training_precision", "str", "bf16", label="Training precision", help="matmul precision of a training run",
+     choices=PRECISIONS, source="bf16: mixed-precision training (seed 001)", **_G)
+_add("mfu_frac", "float", None, 0.01, 1.0, "", "MFU", "model FLOP utilization (automatic: the efficiency curve)",
+     "automatic: the chosen efficiency model", none_token="curve", **_G)
+_add("bubble_frac", "float", 0.05, 0.0, 0.5, "", "Pipeline bubbles", "share of time lost to pipeline bubbles",
+     f"{_SEED001}, Table 8 overhead budget", **_G)
+_add("checkpoint_overhead_frac", "float", 0.03, 0.0, 0.5, "", "Checkpointing overhead",
+     "share of time lost to checkpointing", f"{_SEED001}, Table 8 overhead budget", **_G)
+_add("failure_recovery_frac", "float", 0.10, 0.0, 0.5, "", "Failure recovery",
+     "share of time lost to failure recovery", f"{_SEED001}, Table 8 overhead budget", **_G)
+_add("maintenance_frac", "float", 0.05, 0.0, 0.5, "", "Maintenance", "share of time lost to maintenance",
+     f"{_SEED001}, Table 8 overhead budget", **_G)
+_add("failure_window_h", "float", 24.0, 0.01, 8760.0, "h", "Failure window",
+     "window of the at-least-one-failure probability", "assumption: one day", **_G)
+_add("mtbf_h_per_gpu", "float", 50_000.0, 1.0, 1e7, "h", "MTBF per GPU", "mean time between failures of one GPU",
+     f"{_SEED001}, Table 6", **_G)
+_add("checkpoint_write_gb_per_s", "float", 100.0, 0.01, 1e6, "GB/s", "Checkpoint write bandwidth",
+     "aggregate storage write bandwidth for checkpoints", f"{_SEED001}, Table 7", **_G)
+_add("training_tokens", "float", 15e12, 1e6, 1e16, "tokens", "Training tokens", "tokens of a training run",
+     "Llama 3 pre-training, 15T tokens (arXiv:2407.21783)", **_G)
+_add("price_usd_per_m_output_tokens", "float", 0.90, 0.0, 1000.0, "USD/M tokens", "Selling price",
+     "selling price of output tokens for revenue and payback",
+     "assumption: about the 2025-26 list price of Llama-3.3-70B at Together (data/quotes.csv)", **_G)
+
+# -- head to head (two set-ups) ---------------------------------------------------------------------------------------
+_G = dict(group="head_to_head", flag="")
+for _s, _hw in (("a", "h100-sxm"), ("b", "b200")):
+    _S = _s.upper()
+    _add(f"h2h_{_s}_model", "str", _DEFAULT_MODEL, label=f"Set-up {_S}: model", catalog="models",
+         source="the scenario's default model", **_G)
+    _add(f"h2h_{_s}_hardware", "str", _hw, label=f"Set-up {_S}: accelerator", catalog="accelerators",
+         source="H100 vs B200: the generational comparison analysts ask first", **_G)
+    _add(f"h2h_{_s}_precision", "str", "fp8", label=f"Set-up {_S}: precision", choices=PRECISIONS,
+         source="the scenario's default precision", **_G)
+    _add(f"h2h_{_s}_basis", "str", Tier.OWNED.value, label=f"Set-up {_S}: cost tier", choices=TIERS,
+         source="the scenario's default cost tier", **_G)
+
+# -- a custom accelerator (econ.tables.custom.CustomAccelerator) ------------------------------------------------------
+_G = dict(group="custom", flag="", source="illustrative default of the custom-accelerator form (an H200-class chip); "
+          "not a datasheet")
+_add("custom_accelerator", "bool", False, label="Custom accelerator in use", **_G)
+_add("custom_name", "text", "Custom accelerator", label="Custom accelerator: name", **_G)
+_add("custom_bf16_tflop_per_s", "float", 1000.0, 0.0, 1e5, "TFLOP/s", "Custom: dense BF16", lo_open=True,
+     column="bf16_dense_tflop_per_s", **_G)
+_add("custom_fp8_tflop_per_s", "float", 2000.0, 0.0, 1e5, "TFLOP/s", "Custom: dense FP8", lo_open=True,
+     none_token="none", column="fp8_dense_tflop_per_s", **_G)
+_add("custom_fp4_tflop_per_s", "float", None, 0.0, 1e5, "TFLOP/s", "Custom: dense FP4", lo_open=True,
+     none_token="none", column="fp4_dense_tflop_per_s", **_G)
+_add("custom_hbm_gib", "float", 141.0, 0.0, 1e4, "GiB", "Custom: HBM capacity", lo_open=True,
+     column="hbm_capacity_gib", **_G)
+_add("custom_hbm_tb_per_s", "float", 4.8, 0.0, 1e3, "TB/s", "Custom: HBM bandwidth", lo_open=True,
+     column="hbm_bandwidth_tb_per_s", **_G)
+_add("custom_scale_up_domain_size", "int", 8, 1, 1_000_000, "accelerators", "Custom: scale-up domain",
+     column="scale_up_domain_size", **_G)
+_add("custom_scale_up_gb_per_s", "float", 450.0, 0.0, 1e5, "GB/s", "Custom: scale-up bandwidth", lo_open=True,
+     column="scale_up_bandwidth_gb_per_s", **_G)
+_add("custom_scale_out_gb_per_s", "float", 50.0, 0.0, 1e5, "GB/s", "Custom: scale-out bandwidth", lo_open=True,
+     column="scale_out_bandwidth_gb_per_s", **_G)
+_add("custom_capex_usd", "float", 50_000.0, 0.0, 1e7, "USD", "Custom: all-in capex", lo_open=True,
+     none_token="none", column="all_in_capex_usd", **_G)
+_add("custom_usd_per_gpu_hour", "float", None, 0.0, 1e3, "USD/h", "Custom: rental rate", lo_open=True,
+     none_token="none", column="rental_usd_per_hour", **_G)
+_add("custom_power_w", "float", 1500.0, 0.0, 1e5, "W", "Custom: all-in power", lo_open=True,
+     column="all_in_power_w", **_G)
+_add("custom_generation", "str", None, label="Custom: calibrated like (generation)", choices=GENERATIONS,
+     none_token="none", **_G)
+
+
+def field_named(name: str) -> Field:
+    """The field ``name``.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown name (the closest names listed).
+    """
+    f = FIELDS.get(name)
+    if f is None:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(FIELDS), n=3)
+        raise InvalidInputError(f"{name!r} is not an input field" + (f" (closest: {', '.join(close)})" if close else ""))
+    return f
+
+
+def default(name: str):
+    """The one default of the field ``name``."""
+    return field_named(name).default
+
+
+def check(name: str, value, *, shown_as: str | None = None):
+    """``value`` when valid for the field ``name`` (see :meth:`Field.check`), else InvalidInputError."""
+    return field_named(name).check(value, shown_as=shown_as)
+
+
+def check_fields(obj, names) -> None:
+    """Check every field ``names`` of a dataclass instance ``obj`` against its range (InvalidInputError)."""
+    for n in names:
+        FIELDS[n].check(getattr(obj, n))
+
+
+def group(name: str) -> tuple[Field, ...]:
+    """The fields of one group, in table order."""
+    return tuple(f for f in FIELDS.values() if f.group == name)
+
+
+def sources(names) -> dict[str, str]:
+    """``{field: source of its default}`` for ``names``."""
+    return {n: FIELDS[n].source for n in names}
+
+
+def custom_column_ranges() -> dict[str, Field]:
+    """``{accelerators.csv column: the custom field with its range}``: the catalog schema's ranges of those columns."""
+    return {f.column: f for f in FIELDS.values() if f.column}
