@@ -1,6 +1,6 @@
 """Altair charts built from result frames: pure functions, frame in, chart out.
 
-Every axis, legend and tooltip title comes from one map, :data:`COLUMNS` (column -> human title with
+Every axis, legend and tooltip title comes from one map, :data:`econ.vocabulary.COLUMNS` (column -> human title with
 its unit, Vega/d3 number format, Streamlit table format, display scale), so no chart or table shows a
 raw snake_case name. Colours are the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"),
 distinguishable under the common forms of colour blindness.
@@ -8,10 +8,10 @@ distinguishable under the common forms of colour blindness.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import altair as alt
 import polars as pl
+
+from econ.vocabulary import COLUMNS, column_title
 
 OKABE_ITO: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 """Okabe-Ito colour-blind-safe palette (blue, orange, green, purple, sky blue, vermillion, yellow, black)."""
@@ -26,248 +26,6 @@ COST_PART_TITLES = {"capex": "Accelerator capex", "facility": "Facility capex", 
 
 WALL_TITLES = {"memory": "Memory", "compute": "Compute", "capacity": "KV capacity", "network": "Network"}
 """Short names of the binding walls (memory = HBM bandwidth; capacity = the KV cache does not fit)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Col:
-    """How a column is shown: title with unit, d3 format (charts), printf format (tables), scale.
-
-    ``scale`` multiplies the stored value for display only (USD -> $M is 1e-6); downloads keep the
-    stored unit, which the column name carries.
-    """
-
-    title: str
-    d3: str = ""
-    table: str | None = None
-    scale: float = 1.0
-
-
-def usd_m_col(title: str) -> Col:
-    """A $/M tokens column: three decimals."""
-    return Col(title, "$,.3f", "$%.3f")
-
-
-def usd_h_col(title: str) -> Col:
-    """A $/GPU-hour column: cents."""
-    return Col(title, "$,.2f", "$%.2f")
-
-
-def pct_col(title: str) -> Col:
-    """A fraction shown as a whole percent."""
-    return Col(title, ".0%", "%.0f%%", 100.0)
-
-
-COLUMNS: dict[str, Col] = {
-    "rank": Col("Rank", "d", "%d"),
-    "model": Col("Model"), "hardware": Col("Accelerator"), "display_name": Col("Name"),
-    "vendor": Col("Vendor"), "precision": Col("Precision"), "kv_precision": Col("KV-cache precision"),
-    "num_gpus": Col("GPUs per replica", ",d", "%d"), "tp": Col("Tensor parallel", "d", "%d"),
-    "pp": Col("Pipeline stages", "d", "%d"),
-    "batch_size": Col("Batch size (sequences)", ",d", "%d"),
-    "max_batch_size": Col("Max batch, KV-cache wall (sequences)", ",d", "%d"),
-    "sweet_spot_batch": Col("Memory/compute crossover batch (sequences)", ",.0f", "%.0f"),
-    "context_tokens": Col("Context (tokens)", ",d", "%d"),
-    "input_len": Col("Input length (tokens)", ",d", "%d"), "output_len": Col("Output length (tokens)", ",d", "%d"),
-    "feasible": Col("Feasible"), "meets_slo": Col("Meets tokens/s floor"), "status": Col("Why not"),
-    "binding_wall": Col("Binding wall"), "infeasible_reason": Col("Why infeasible"),
-    "weight_bytes": Col("Weights (GB)", ",.1f", "%.1f", 1e-9),
-    "kv_bytes_per_sequence": Col("KV cache per sequence (MB)", ",.1f", "%.1f", 1e-6),
-    "hbm_used_frac": Col("HBM used (%)", ".1%", "%.1f%%", 100.0),
-    "t_mem_s": Col("Memory time per step (ms)", ",.2f", "%.2f", 1e3),
-    "t_flop_s": Col("Compute time per step (ms)", ",.2f", "%.2f", 1e3),
-    "t_comm_s": Col("Communication time per step (ms)", ",.2f", "%.2f", 1e3),
-    "tpot_s": Col("Time per output token (ms)", ",.1f", "%.1f", 1e3),
-    "ttft_s": Col("Time to first token (s)", ",.3f", "%.3f"),
-    "tokens_per_s_per_user": Col("Output tokens/s per user", ",.1f", "%.1f"),
-    "output_tokens_per_s_per_gpu": Col("Output tokens/s per GPU", ",.0f", "%.0f"),
-    "input_tokens_per_s_per_gpu": Col("Input tokens/s per GPU", ",.0f", "%.0f"),
-    "arithmetic_intensity_flop_per_byte": Col("Arithmetic intensity (FLOP/byte)", ",.0f", "%.0f"),
-    "basis": Col("Cost basis"),
-    "usd_per_gpu_hour": Col("Cost per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "usd_per_gpu_hour_capex": Col("Capex per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "usd_per_gpu_hour_facility": Col("Facility per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "usd_per_gpu_hour_opex": Col("Opex per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "usd_per_gpu_hour_power": Col("Power per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "usd_per_gpu_hour_rental": Col("Rental per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "usd_per_m_input_tokens": usd_m_col("Cost ($ per M input tokens)"),
-    "usd_per_m_output_tokens": usd_m_col("Cost ($ per M output tokens)"),
-    "usd_per_m_blended_tokens": usd_m_col("Cost ($ per M blended tokens)"),
-    "objective": Col("Ranked by"),
-    "usd_per_m_tokens": usd_m_col("Cost ($ per M tokens)"),
-    "usd_per_m_tokens_capex": usd_m_col("Capex ($ per M tokens)"),
-    "usd_per_m_tokens_facility": usd_m_col("Facility ($ per M tokens)"),
-    "usd_per_m_tokens_opex": usd_m_col("Opex ($ per M tokens)"),
-    "usd_per_m_tokens_power": usd_m_col("Power ($ per M tokens)"),
-    "usd_per_m_tokens_rental": usd_m_col("Rental ($ per M tokens)"),
-    "cost_part": Col("Cost component"),
-    # cluster
-    "gpus_per_rack": Col("GPUs per rack", ",d", "%d"),
-    "cluster_gpus": Col("Cluster size (GPUs)", ",d", "%d"),
-    "peak_flop_per_s": Col("Peak compute (EFLOP/s)", ",.2f", "%.2f", 1e-18),
-    "mfu_frac": Col("MFU (%)", ".1%", "%.1f%%", 100.0),
-    "scaling_efficiency_frac": Col("Scaling efficiency (%)", ".1%", "%.1f%%", 100.0),
-    "goodput_frac": Col("Goodput (%)", ".1%", "%.1f%%", 100.0),
-    "realized_flop_per_s": Col("Realized compute (EFLOP/s)", ",.3f", "%.3f", 1e-18),
-    "realized_frac_of_peak": Col("Realized share of peak (%)", ".1%", "%.1f%%", 100.0),
-    "it_power_mw": Col("IT power (MW)", ",.2f", "%.2f"),
-    "facility_power_mw": Col("Facility power (MW)", ",.2f", "%.2f"),
-    "annual_energy_mwh": Col("Annual energy (GWh)", ",.1f", "%.1f", 1e-3),
-    "annual_energy_cost_usd": Col("Annual energy cost ($M)", "$,.2f", "$%.2f", 1e-6),
-    "rack_count": Col("Racks", ",d", "%d"),
-    "rack_power_kw": Col("Rack power (kW)", ",.1f", "%.1f"),
-    "air_cooling_ok": Col("Air-coolable (<= 30 kW/rack)"),
-    "capex_accelerators_usd": Col("Capex: accelerators, servers, network ($M)", "$,.1f", "$%.1f", 1e-6),
-    "capex_facility_usd": Col("Capex: facility ($M)", "$,.1f", "$%.1f", 1e-6),
-    "capex_total_usd": Col("Capex total ($M)", "$,.1f", "$%.1f", 1e-6),
-    "cluster_mtbf_h": Col("Cluster MTBF (h)", ",.2f", "%.2f"),
-    "failure_window_h": Col("Failure window (h)", ",.0f", "%.0f"),
-    "prob_failure_in_window_frac": Col("P(at least one failure in window) (%)", ".1%", "%.1f%%", 100.0),
-    "checkpoint_bytes": Col("Checkpoint size (TB)", ",.2f", "%.2f", 1e-12),
-    "checkpoint_write_s": Col("Checkpoint write time (s)", ",.1f", "%.1f"),
-    "training_tokens": Col("Training tokens (T)", ",.1f", "%.1f", 1e-12),
-    "training_flop": Col("Training compute (FLOP)", ".2e", "%.2e"),
-    "training_days": Col("Training time (days)", ",.1f", "%.1f"),
-    "usd_per_gpu_hour_training": Col("Training cost per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "training_cost_usd": Col("Training cost ($M)", "$,.1f", "$%.1f", 1e-6),
-    "serving_precision": Col("Serving precision"),
-    "serving_gpus_per_replica": Col("Serving GPUs per replica", ",d", "%d"),
-    "serving_replicas": Col("Serving replicas", ",d", "%d"),
-    "serving_batch_size": Col("Serving batch (sequences)", ",d", "%d"),
-    "serving_tokens_per_s_per_user": Col("Serving tokens/s per user", ",.1f", "%.1f"),
-    "serving_output_tokens_per_s_per_gpu": Col("Serving output tokens/s per GPU", ",.0f", "%.0f"),
-    "serving_tokens_per_day": Col("Output tokens per day (billions)", ",.1f", "%.1f", 1e-9),
-    "price_usd_per_m_output_tokens": usd_m_col("Selling price ($ per M output tokens)"),
-    "revenue_per_year_usd": Col("Revenue ($M per year)", "$,.1f", "$%.1f", 1e-6),
-    "opex_per_year_usd": Col("Energy + opex ($M per year)", "$,.1f", "$%.1f", 1e-6),
-    "payback_years": Col("Payback (years)", ",.2f", "%.2f"),
-    # catalog columns whose derived title would read badly
-    "usd_per_kwh": Col("Electricity ($/kWh)", "$,.4f", "$%.4f"), "fx_local_per_usd": Col("FX (local per $)"),
-    "region_id": Col("Region id"), "all_in_power_w": Col("All-in power (W)", ",.0f", "%.0f"),
-    "all_in_capex_usd": Col("All-in capex ($)", "$,.0f", "$%.0f"),
-    "scale_up_domain_size": Col("Scale-up domain (accelerators)", ",d", "%d"),
-    "link": Col("Source link"),
-    # deployment optimizer (parallel layouts, disaggregated serving)
-    "layout": Col("Deployment"), "family": Col("Layout family"), "ep": Col("Expert parallel", "d", "%d"),
-    "dp": Col("Attention data parallel", "d", "%d"), "total_gpus": Col("GPUs in the unit (both pools)", ",d", "%d"),
-    "disaggregated": Col("Disaggregated (xPyD)"),
-    "usd_per_m_output_tokens_all_in": Col("Cost, all-in ($ per M output tokens)", "$,.3f", "$%.4f"),
-    "prefill_instances": Col("Prefill instances (x)", "d", "%d"), "decode_instances": Col("Decode instances (y)", "d", "%d"),
-    "prefill_num_gpus": Col("GPUs per prefill instance", "d", "%d"),
-    "t_comm_tp_s": Col("TP all-reduce per step (ms)", ",.2f", "%.2f", 1e3),
-    "t_comm_ep_s": Col("EP all-to-all per step (ms)", ",.2f", "%.2f", 1e3),
-    "t_comm_pp_s": Col("Pipeline hops per step (ms)", ",.3f", "%.3f", 1e3),
-    "kv_transfer_s": Col("KV transfer (ms)", ",.2f", "%.2f", 1e3),
-    "prefill_stall_s": Col("Prefill stall per step (ms)", ",.2f", "%.2f", 1e3),
-    "decode_tokens_per_s_per_user": Col("Decode-only tokens/s per user", ",.1f", "%.1f"),
-    "weight_bytes_per_gpu": Col("Weights per GPU (GB)", ",.1f", "%.1f", 1e-9),
-    "kv_bytes_per_gpu": Col("KV cache per GPU (GB)", ",.1f", "%.1f", 1e-9),
-    "slo_miss": Col("SLO missed"), "series": Col("Accelerator (domain)"), "detail": Col("Detail"),
-    "families": Col("Families", ",d", "%d"), "example": Col("Example"), "mode": Col("Mode"),
-    # quote checker (provider quotes vs the modeled floor)
-    "quote_set": Col("Quotes from"), "quote_id": Col("Quote"), "provider": Col("Provider"),
-    "quantization": Col("Stated quantization"), "verdict": Col("Verdict"),
-    "price_usd_per_m_input_tokens": usd_m_col("Price, input ($ per M tokens)"),
-    "price_usd_per_m_blended_tokens": usd_m_col("Price, blended ($ per M tokens)"),
-    "floor_usd_per_m_input_tokens": usd_m_col("Floor cost, input ($ per M tokens)"),
-    "floor_usd_per_m_output_tokens": usd_m_col("Floor cost, output ($ per M tokens)"),
-    "floor_usd_per_m_blended_tokens": usd_m_col("Floor cost, blended ($ per M tokens)"),
-    "margin_input_frac": pct_col("Gross margin, input (%)"),
-    "margin_output_frac": pct_col("Gross margin, output (%)"),
-    "margin_blended_frac": pct_col("Gross margin, blended (%)"), "floor_hardware": Col("Floor accelerator"),
-    "floor_num_gpus": Col("Floor GPUs per replica", ",d", "%d"), "floor_tp": Col("Floor tensor parallel", "d", "%d"),
-    "floor_pp": Col("Floor pipeline stages", "d", "%d"), "floor_precision": Col("Floor precision"),
-    "floor_batch_size": Col("Floor batch (sequences)", ",d", "%d"),
-    "floor_tokens_per_s_per_user": Col("Floor output tokens/s per user", ",.1f", "%.1f"),
-    "floor_binding_wall": Col("Floor binding wall"), "floor_batch_limit": Col("What stops a larger batch"),
-    "band_max_usd_per_m_blended_tokens": usd_m_col("Dearest accelerator's floor ($ per M blended tokens)"),
-    "band_max_hardware": Col("Dearest accelerator"),
-    "num_hardware_meeting_floor": Col("Accelerators meeting the speed", "d", "%d"),
-    "speed_floor_tokens_per_s_per_user": Col("Speed floor (output tokens/s per user)", ",.0f", "%.0f"),
-    "speed_floor_source": Col("Speed floor from"), "reference_precision": Col("Precision compared"),
-    "reference_precision_source": Col("Precision from"),
-    "floor_bf16_usd_per_m_blended_tokens": usd_m_col("Floor with bf16 weights ($ per M blended tokens)"),
-    "floor_any_precision_usd_per_m_blended_tokens": usd_m_col("Floor at any precision ($ per M blended tokens)"),
-    "floor_any_precision": Col("Precision of that floor"),
-    "floor_usd_per_gpu_hour": Col("Modeled all-in cost per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "breakeven_usd_per_gpu_hour": Col("Break-even cost per GPU-hour ($)", "$,.2f", "$%.2f"),
-    "breakeven_utilization_frac": pct_col("Break-even utilization (%)"),
-    "breakeven_batch_size": Col("Break-even batch (sequences)", ",d", "%d"), "reason": Col("Reason"),
-    "meets_floor": Col("Meets the speed floor"),
-    "fastest_tokens_per_s_per_user": Col("Fastest output tokens/s per user", ",.0f", "%.0f"),
-    "note": Col("Why no floor"),
-    # cost vs interactivity, head to head, measurements (issue 11)
-    "at_tokens_per_s_per_user": Col("At least (output tokens/s per user)", ",.0f", "%.0f"),
-    "usd_per_m_output_tokens_low": usd_m_col("Cost, low end of the band ($ per M output tokens)"),
-    "usd_per_m_output_tokens_high": usd_m_col("Cost, high end of the band ($ per M output tokens)"),
-    "usd_per_m_output_tokens_all_in_low": usd_m_col("Cost all-in, low end of the band ($ per M output tokens)"),
-    "usd_per_m_output_tokens_all_in_high": usd_m_col("Cost all-in, high end of the band ($ per M output tokens)"),
-    "output_tokens_per_s_per_gpu_low": Col("Output tokens/s per GPU, low end of the band", ",.0f", "%.0f"),
-    "output_tokens_per_s_per_gpu_high": Col("Output tokens/s per GPU, high end of the band", ",.0f", "%.0f"),
-    "reached": Col("Reached"),
-    "output_tokens_per_usd": Col("Output tokens per $1", ",.0f", "%.0f"),
-    "output_tokens_per_s_per_mw": Col("Output tokens/s per MW provisioned", ",.0f", "%.0f"),
-    "provisioned_power_w_per_gpu": Col("Provisioned power per GPU, all-in x PUE (W)", ",.0f", "%.0f"),
-    "setup": Col("Set-up"), "setup_label": Col("Set-up"),
-    "cost_ratio_b_to_a": Col("Cost, B / A", ",.2f", "%.2fx"),
-    "throughput_ratio_b_to_a": Col("Output tokens/s per GPU, B / A", ",.2f", "%.2fx"),
-    "usd_per_m_output_tokens_all_in_a": Col("A: cost, all-in ($ per M output tokens)", "$,.3f", "$%.3f"),
-    "usd_per_m_output_tokens_all_in_b": Col("B: cost, all-in ($ per M output tokens)", "$,.3f", "$%.3f"),
-    "output_tokens_per_s_per_gpu_a": Col("A: output tokens/s per GPU", ",.0f", "%.0f"),
-    "output_tokens_per_s_per_gpu_b": Col("B: output tokens/s per GPU", ",.0f", "%.0f"),
-    "tokens_per_s_per_user_a": Col("A: output tokens/s per user", ",.1f", "%.1f"),
-    "tokens_per_s_per_user_b": Col("B: output tokens/s per user", ",.1f", "%.1f"),
-    "component": Col("Part of the step"), "title": Col("Part of the step"),
-    "time_s": Col("Time per output token (ms)", ",.2f", "%.2f", 1e3),
-    "share_frac": Col("Share of the step (%)", ".0%", "%.0f%%", 100.0),
-    "weights_s": Col("Weights, HBM reads (ms)", ",.2f", "%.2f", 1e3),
-    "kv_cache_s": Col("KV cache, HBM reads (ms)", ",.2f", "%.2f", 1e3),
-    "gemm_s": Col("GEMMs (ms)", ",.2f", "%.2f", 1e3), "attention_s": Col("Attention (ms)", ",.2f", "%.2f", 1e3),
-    "communication_s": Col("Communication, exposed (ms)", ",.2f", "%.2f", 1e3),
-    "overhead_s": Col("Fixed overhead (ms)", ",.2f", "%.2f", 1e3),
-    "prefill_chunks_s": Col("Prefill chunks (ms)", ",.2f", "%.2f", 1e3),
-    "other_s": Col("Other (ms)", ",.2f", "%.2f", 1e3),
-    "served_tpot_s": Col("Time per output token, served (ms)", ",.2f", "%.2f", 1e3),
-    "binding_side": Col("Roofline side that binds"), "hidden_s": Col("Other side, hidden under it (ms)", ",.2f",
-                                                                     "%.2f", 1e3),
-    "source_label": Col("Measured by"), "measurement_basis": Col("How the pair was measured"),
-    "scenario": Col("Benchmark scenario"), "concurrency": Col("Concurrency (requests)", ",.0f", "%.0f"),
-    "speculative_decoding": Col("Speculative decoding"), "length_match": Col("Request lengths"),
-    "case_id": Col("Measurement"), "kind": Col("Points"), "level_label": Col("Interactivity level"),
-    "series_label": Col("Series"),
-    # assumptions
-    "group": Col("Group"), "name": Col("Assumption"), "value": Col("Value"), "source": Col("Source"),
-    "as_of": Col("As of"), "notes": Col("Notes"), "table": Col("Table"), "id": Col("Id"),
-}
-
-
-_UNIT_SUFFIXES = (  # longest first: the suffix vocabulary of data/README.md and STYLE.md
-    ("_usd_per_mw_it", "$ per MW IT"), ("_usd_per_hour", "$ per hour"), ("_tflop_per_s", "TFLOP/s"),
-    ("_gb_per_s", "GB/s"), ("_tb_per_s", "TB/s"), ("usd_per_kwh", "$/kWh"), ("_usd", "$"), ("_gb", "GB"),
-    ("_w", "W"), ("_tokens", "tokens"), ("_params_b", "billion params"), ("_frac", "fraction"), ("_s", "s"),
-    ("_h", "h"), ("_years", "years"),
-)
-_WORDS = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4", "hbm": "HBM", "tdp": "TDP", "id": "Id", "mla": "MLA",
-          "kv": "KV", "moe": "MoE", "nic": "NIC", "fx": "FX", "pue": "PUE", "it": "IT", "q": "Q", "lora": "LoRA",
-          "qk": "QK", "mw": "MW", "usd": "$", "num": "number of", "per": "per"}
-
-
-def title(column: str) -> str:
-    """Human title with unit for a column: from :data:`COLUMNS`, else derived from the unit suffix.
-
-    ``bf16_dense_tflop_per_s`` -> "BF16 dense (TFLOP/s)"; never a raw snake_case name.
-    """
-    if column in COLUMNS:
-        return COLUMNS[column].title
-    unit = ""
-    stem = column
-    for suffix, u in _UNIT_SUFFIXES:
-        if column.endswith(suffix) and column != suffix.lstrip("_"):
-            stem, unit = column[: -len(suffix)] if not suffix.startswith("usd_per") else column[: -len(suffix)], u
-            break
-    words = [_WORDS.get(w, w) for w in stem.strip("_").split("_") if w]
-    text = " ".join(words) if words else unit
-    text = text[:1].upper() + text[1:]
-    return f"{text} ({unit})" if unit and words else text
 
 
 TITLE_CHARS = 46
@@ -296,7 +54,7 @@ def _scaled(frame: pl.DataFrame, columns) -> pl.DataFrame:
 
 def tooltip(columns) -> list[alt.Tooltip]:
     """Tooltips with human titles and formats."""
-    return [alt.Tooltip(c, title=title(c), format=_fmt(c)) if _fmt(c) else alt.Tooltip(c, title=title(c))
+    return [alt.Tooltip(c, title=column_title(c), format=_fmt(c)) if _fmt(c) else alt.Tooltip(c, title=column_title(c))
             for c in columns]
 
 
@@ -305,7 +63,7 @@ def _x(column, *, log=False, domain=None):
         scale = alt.Scale(type="log", domain=domain) if domain else alt.Scale(type="log")
     else:
         scale = alt.Scale(domain=domain) if domain else alt.Undefined
-    return alt.X(column, type="quantitative", title=title(column), scale=scale,
+    return alt.X(column, type="quantitative", title=column_title(column), scale=scale,
                  axis=alt.Axis(format=_fmt(column) if not log else ",~r", labelOverlap=True))
 
 
@@ -313,7 +71,7 @@ def _y(column, *, log=False):
     fmt = _fmt(column)
     if log:
         fmt = fmt.replace(".3f", ".3~f").replace(".2f", ".2~f").replace(",.0f", ",~r")
-    return alt.Y(column, type="quantitative", title=title(column),
+    return alt.Y(column, type="quantitative", title=column_title(column),
                  scale=alt.Scale(type="log") if log else alt.Undefined,
                  axis=alt.Axis(format=fmt, labelOverlap=True, titleLimit=260))
 
@@ -398,7 +156,7 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
     rule_colour = {"field": "label", "type": "nominal", "title": "Batch-size walls (sequences)", "sort": labels,
                    "scale": {"domain": labels, "range": [OKABE_ITO[5], OKABE_ITO[2]][:len(rules)]},
                    "legend": {"orient": "bottom", "labelLimit": 320, "direction": "vertical"}}
-    x = {"field": "batch_size", "type": "quantitative", "title": title("batch_size"),
+    x = {"field": "batch_size", "type": "quantitative", "title": column_title("batch_size"),
          "scale": {"type": "log", "domain": domain}, "axis": {"format": ",~r", "labelOverlap": True}}
     tips = _vl_tooltip(data, cols)
     datasets = {"curve": data, "walls": rules_df}
@@ -409,7 +167,7 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
         fmt = _fmt(y_col)
         if log_y:
             fmt = fmt.replace(".3f", ".3~f").replace(".2f", ".2~f").replace(",.0f", ",~r")
-        y = {"field": y_col, "type": "quantitative", "title": title(y_col),
+        y = {"field": y_col, "type": "quantitative", "title": column_title(y_col),
              "axis": {"format": fmt, "labelOverlap": True, "titleLimit": 260}}
         if log_y:
             y["scale"] = {"type": "log"}
@@ -426,7 +184,7 @@ def batch_curve_chart(curve: pl.DataFrame, *, max_batch: int, sweet_spot: float 
                            "encoding": {"x": {"field": "batch_size", "type": "quantitative"},
                                         "y": {"field": y_col, "type": "quantitative"}, "tooltip": tips}})
         import textwrap
-        head = title(y_col) + " vs batch size"
+        head = column_title(y_col) + " vs batch size"
         lines = textwrap.wrap(head, TITLE_CHARS) or [head]
         return {"layer": layers, "width": width, "height": height,
                 "title": {"text": lines if len(lines) > 1 else head, "anchor": "start"}}
@@ -496,10 +254,10 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
     drawn = [p for p in parts if COST_PART_TITLES[p] in present]  # no legend entry without a bar
     shown = [COST_PART_TITLES[p] for p in drawn]
     return alt.Chart(long).mark_bar(height={"band": 0.8}).encode(
-        y=alt.Y("hardware:N", sort=order, title=title("hardware"), axis=alt.Axis(labelLimit=0)),
+        y=alt.Y("hardware:N", sort=order, title=column_title("hardware"), axis=alt.Axis(labelLimit=0)),
         x=alt.X("sum(usd_per_m_tokens):Q", title=objective_title,
                 axis=alt.Axis(format="$,.3~f", titleLimit=0, labelOverlap=True)),
-        color=alt.Color("cost_part:N", title=title("cost_part"),
+        color=alt.Color("cost_part:N", title=column_title("cost_part"),
                         scale=alt.Scale(domain=shown, range=[COST_PART_COLOURS[p] for p in drawn]),
                         legend=alt.Legend(orient="bottom", labelLimit=0, columns=max(1, len(drawn)))),
         order=alt.Order("cost_part:N"),
@@ -527,13 +285,13 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
     hw = top_series(frontier, "hardware", min_tokens_per_s_per_user=min_tokens_per_s_per_user or 0.0)
     sel = frontier.filter(pl.col("hardware").is_in(hw))
     cols = [c for c in cols if c in sel.columns]
-    colour = {"field": "hardware", "type": "nominal", "title": title("hardware"), "sort": hw,
+    colour = {"field": "hardware", "type": "nominal", "title": column_title("hardware"), "sort": hw,
               "scale": {"domain": hw, "range": list(OKABE_ITO[:len(hw)])},
               "legend": {"orient": "right", "labelLimit": 200}}
-    x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": title("tokens_per_s_per_user"),
+    x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": column_title("tokens_per_s_per_user"),
          "scale": {"type": "log"}, "axis": {"format": ",~r", "labelOverlap": True}}
     yname = "output_tokens_per_s_per_gpu"
-    y = {"field": yname, "type": "quantitative", "title": title(yname), "scale": {"type": "log"},
+    y = {"field": yname, "type": "quantitative", "title": column_title(yname), "scale": {"type": "log"},
          "axis": {"format": ",~r", "labelOverlap": True, "titleLimit": 260}}
     datasets = {"frontier": sel.select(cols)}
     layers = []
@@ -557,7 +315,7 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
                                     "opacity": 0.9, "stroke": "#000000", "strokeWidth": 0.6},
                            "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
                                         "y": {"field": yname, "type": "quantitative"}, "color": colour,
-                                        "shape": {"field": "kind", "type": "nominal", "title": title("kind"),
+                                        "shape": {"field": "kind", "type": "nominal", "title": column_title("kind"),
                                                   "scale": {"range": ["triangle-up"]},
                                                   "legend": {"orient": "bottom", "labelLimit": 0}},
                                         "tooltip": _vl_tooltip(m, mcols)}})
@@ -659,7 +417,7 @@ MEASURED_TOOLTIP = ("hardware", "source_label", "scenario", "precision", "num_gp
 def _vl_field(frame: pl.DataFrame, column: str, **extra) -> dict:
     """A Vega-Lite field definition with the column's human title and format (quantitative or nominal)."""
     numeric = column in frame.columns and frame.schema[column].is_numeric()
-    out = {"field": column, "type": "quantitative" if numeric else "nominal", "title": title(column)}
+    out = {"field": column, "type": "quantitative" if numeric else "nominal", "title": column_title(column)}
     if numeric and _fmt(column):
         out["format"] = _fmt(column)
     out.update(extra)
@@ -709,18 +467,18 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
     present = set(frontier[series].to_list()) if series in frontier.columns else set()
     names = [n for n in names if n in present][:MAX_SERIES]
     data = frontier.filter(pl.col(series).is_in(names))
-    colour = {"field": series, "type": "nominal", "title": title(series), "sort": names,
+    colour = {"field": series, "type": "nominal", "title": column_title(series), "sort": names,
               "scale": {"domain": names, "range": list(OKABE_ITO[:len(names)])},
               "legend": {"orient": "bottom", "columns": 1 if max((len(str(n)) for n in names), default=0) > 20 else 2,
                          "labelLimit": 0, "symbolType": "stroke", "symbolStrokeWidth": 3, "symbolOpacity": 1}}
     domain = cost_axis_domain(data, y, picks) if log_y and y.startswith("usd_per_m") else None
     yscale = {"type": "log", **({"domain": domain} if domain else {})} if log_y else {}
     yfmt = _fmt(y).replace(".3f", ".3~f").replace(".2f", ".2~f").replace(",.0f", ",~r")
-    x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": title("tokens_per_s_per_user"),
+    x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": column_title("tokens_per_s_per_user"),
          "scale": {"type": "log"}, "axis": {"format": ",~r", "labelOverlap": True}}
 
     def yq(col, axis=True):
-        enc = {"field": col, "type": "quantitative", "title": title(y), "scale": yscale}
+        enc = {"field": col, "type": "quantitative", "title": column_title(y), "scale": yscale}
         if axis:
             enc["axis"] = {"format": yfmt, "labelOverlap": True, "titleLimit": 260}
         return enc
@@ -749,7 +507,7 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
         layers.append({"data": {"name": "levels"}, "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#777777"},
                        "encoding": {"x": {"field": "tokens_per_s_per_user", "type": "quantitative"},
                                     "tooltip": [{"field": "level_label", "type": "nominal",
-                                                 "title": title("level_label")}]}})
+                                                 "title": column_title("level_label")}]}})
         layers.append({"data": {"name": "levels"},
                        "mark": {"type": "text", "align": "left", "dx": 3, "baseline": "top", "color": "#555555",
                                 "fontSize": 10},
@@ -847,16 +605,16 @@ def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label") -> dict:
         "data": {"name": "parts"}, "mark": {"type": "bar", "height": {"band": 0.7}},
         "encoding": {
             "y": {"field": label, "type": "nominal", "sort": bars, "title": None, "axis": {"labelLimit": 0}},
-            "x": {"aggregate": "sum", "field": "time_s", "type": "quantitative", "title": title("time_s"),
+            "x": {"aggregate": "sum", "field": "time_s", "type": "quantitative", "title": column_title("time_s"),
                   "axis": {"format": ",~r", "labelOverlap": True}},
-            "color": {"field": "title", "type": "nominal", "title": title("title"), "sort": titles,
+            "color": {"field": "title", "type": "nominal", "title": column_title("title"), "sort": titles,
                       "scale": {"domain": titles, "range": [colours[c] for c in present]},
                       "legend": {"orient": "bottom", "columns": 2, "labelLimit": 0}},
             "order": {"field": "_order", "type": "quantitative"},
             "tooltip": [{"field": label, "type": "nominal", "title": "Deployment"},
-                        {"field": "title", "type": "nominal", "title": title("title")},
-                        {"field": "time_s", "type": "quantitative", "title": title("time_s"), "format": ",.3f"},
-                        {"field": "share_frac", "type": "quantitative", "title": title("share_frac"), "format": ".0%"}]},
+                        {"field": "title", "type": "nominal", "title": column_title("title")},
+                        {"field": "time_s", "type": "quantitative", "title": column_title("time_s"), "format": ",.3f"},
+                        {"field": "share_frac", "type": "quantitative", "title": column_title("share_frac"), "format": ".0%"}]},
         "width": "container", "height": {"step": 34}, "autosize": {"type": "fit-x", "contains": "padding"},
         "title": {"text": textwrap.wrap(head, TITLE_CHARS), "anchor": "start",
                   "subtitle": textwrap.wrap("Binding roofline side, exposed communication, overheads, prefill chunks",

@@ -324,6 +324,11 @@ class Field:
             return value
         if self.kind == "str" and self.choices is not None and value not in self.choices:
             raise InvalidInputError(f"{name}={show(value)} is not one of {list(self.choices)}")
+        if self.kind == "text":
+            ok, _, problem = self.parse(value if isinstance(value, str) else repr(value))
+            if not ok or not isinstance(value, str):
+                raise InvalidInputError(problem.replace(self.name, name, 1) if problem else
+                                        f"{name}={show(value)} is not text")
         return value
 
     def parse(self, raw, ids: tuple[str, ...] | None = None) -> tuple[bool, object, str]:
@@ -892,3 +897,248 @@ def sources(names) -> dict[str, str]:
 def custom_column_ranges() -> dict[str, Field]:
     """``{accelerators.csv column: the custom field with its range}``: the catalog schema's ranges of those columns."""
     return {f.column: f for f in FIELDS.values() if f.column}
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Result columns: the one title (label with unit) and display format of every column a user reads
+# ---------------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """How a result column is shown: title with unit, d3 format (charts), printf format (tables), scale.
+
+    ``scale`` multiplies the stored value for display only (USD -> $M is 1e-6); downloads keep the
+    stored unit, which the column name carries.
+    """
+
+    title: str
+    d3: str = ""
+    table: str | None = None
+    scale: float = 1.0
+
+
+def usd_m_col(title: str) -> Column:
+    """A $/M tokens column: three decimals."""
+    return Column(title, "$,.3f", "$%.3f")
+
+
+def usd_h_col(title: str) -> Column:
+    """A $/GPU-hour column: cents."""
+    return Column(title, "$,.2f", "$%.2f")
+
+
+def pct_col(title: str) -> Column:
+    """A fraction shown as a whole percent."""
+    return Column(title, ".0%", "%.0f%%", 100.0)
+
+
+COLUMNS: dict[str, Column] = {
+    "rank": Column("Rank", "d", "%d"),
+    "model": Column("Model"), "hardware": Column("Accelerator"), "display_name": Column("Name"),
+    "vendor": Column("Vendor"), "precision": Column("Precision"), "kv_precision": Column("KV-cache precision"),
+    "num_gpus": Column("GPUs per replica", ",d", "%d"), "tp": Column("Tensor parallel", "d", "%d"),
+    "pp": Column("Pipeline stages", "d", "%d"),
+    "batch_size": Column("Batch size (sequences)", ",d", "%d"),
+    "max_batch_size": Column("Max batch, KV-cache wall (sequences)", ",d", "%d"),
+    "sweet_spot_batch": Column("Memory/compute crossover batch (sequences)", ",.0f", "%.0f"),
+    "context_tokens": Column("Context (tokens)", ",d", "%d"),
+    "input_len": Column("Input length (tokens)", ",d", "%d"), "output_len": Column("Output length (tokens)", ",d", "%d"),
+    "feasible": Column("Feasible"), "meets_slo": Column("Meets tokens/s floor"), "status": Column("Why not"),
+    "binding_wall": Column("Binding wall"), "infeasible_reason": Column("Why infeasible"),
+    "weight_bytes": Column("Weights (GB)", ",.1f", "%.1f", 1e-9),
+    "kv_bytes_per_sequence": Column("KV cache per sequence (MB)", ",.1f", "%.1f", 1e-6),
+    "hbm_used_frac": Column("HBM used (%)", ".1%", "%.1f%%", 100.0),
+    "t_mem_s": Column("Memory time per step (ms)", ",.2f", "%.2f", 1e3),
+    "t_flop_s": Column("Compute time per step (ms)", ",.2f", "%.2f", 1e3),
+    "t_comm_s": Column("Communication time per step (ms)", ",.2f", "%.2f", 1e3),
+    "tpot_s": Column("Time per output token (ms)", ",.1f", "%.1f", 1e3),
+    "ttft_s": Column("Time to first token (s)", ",.3f", "%.3f"),
+    "tokens_per_s_per_user": Column("Output tokens/s per user", ",.1f", "%.1f"),
+    "output_tokens_per_s_per_gpu": Column("Output tokens/s per GPU", ",.0f", "%.0f"),
+    "input_tokens_per_s_per_gpu": Column("Input tokens/s per GPU", ",.0f", "%.0f"),
+    "arithmetic_intensity_flop_per_byte": Column("Arithmetic intensity (FLOP/byte)", ",.0f", "%.0f"),
+    "basis": Column("Cost basis"),
+    "usd_per_gpu_hour": Column("Cost per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "usd_per_gpu_hour_capex": Column("Capex per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "usd_per_gpu_hour_facility": Column("Facility per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "usd_per_gpu_hour_opex": Column("Opex per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "usd_per_gpu_hour_power": Column("Power per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "usd_per_gpu_hour_rental": Column("Rental per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "usd_per_m_input_tokens": usd_m_col("Cost ($ per M input tokens)"),
+    "usd_per_m_output_tokens": usd_m_col("Cost ($ per M output tokens)"),
+    "usd_per_m_blended_tokens": usd_m_col("Cost ($ per M blended tokens)"),
+    "objective": Column("Ranked by"),
+    "usd_per_m_tokens": usd_m_col("Cost ($ per M tokens)"),
+    "usd_per_m_tokens_capex": usd_m_col("Capex ($ per M tokens)"),
+    "usd_per_m_tokens_facility": usd_m_col("Facility ($ per M tokens)"),
+    "usd_per_m_tokens_opex": usd_m_col("Opex ($ per M tokens)"),
+    "usd_per_m_tokens_power": usd_m_col("Power ($ per M tokens)"),
+    "usd_per_m_tokens_rental": usd_m_col("Rental ($ per M tokens)"),
+    "cost_part": Column("Cost component"),
+    # cluster
+    "gpus_per_rack": Column("GPUs per rack", ",d", "%d"),
+    "cluster_gpus": Column("Cluster size (GPUs)", ",d", "%d"),
+    "peak_flop_per_s": Column("Peak compute (EFLOP/s)", ",.2f", "%.2f", 1e-18),
+    "mfu_frac": Column("MFU (%)", ".1%", "%.1f%%", 100.0),
+    "scaling_efficiency_frac": Column("Scaling efficiency (%)", ".1%", "%.1f%%", 100.0),
+    "goodput_frac": Column("Goodput (%)", ".1%", "%.1f%%", 100.0),
+    "realized_flop_per_s": Column("Realized compute (EFLOP/s)", ",.3f", "%.3f", 1e-18),
+    "realized_frac_of_peak": Column("Realized share of peak (%)", ".1%", "%.1f%%", 100.0),
+    "it_power_mw": Column("IT power (MW)", ",.2f", "%.2f"),
+    "facility_power_mw": Column("Facility power (MW)", ",.2f", "%.2f"),
+    "annual_energy_mwh": Column("Annual energy (GWh)", ",.1f", "%.1f", 1e-3),
+    "annual_energy_cost_usd": Column("Annual energy cost ($M)", "$,.2f", "$%.2f", 1e-6),
+    "rack_count": Column("Racks", ",d", "%d"),
+    "rack_power_kw": Column("Rack power (kW)", ",.1f", "%.1f"),
+    "air_cooling_ok": Column("Air-coolable (<= 30 kW/rack)"),
+    "capex_accelerators_usd": Column("Capex: accelerators, servers, network ($M)", "$,.1f", "$%.1f", 1e-6),
+    "capex_facility_usd": Column("Capex: facility ($M)", "$,.1f", "$%.1f", 1e-6),
+    "capex_total_usd": Column("Capex total ($M)", "$,.1f", "$%.1f", 1e-6),
+    "cluster_mtbf_h": Column("Cluster MTBF (h)", ",.2f", "%.2f"),
+    "failure_window_h": Column("Failure window (h)", ",.0f", "%.0f"),
+    "prob_failure_in_window_frac": Column("P(at least one failure in window) (%)", ".1%", "%.1f%%", 100.0),
+    "checkpoint_bytes": Column("Checkpoint size (TB)", ",.2f", "%.2f", 1e-12),
+    "checkpoint_write_s": Column("Checkpoint write time (s)", ",.1f", "%.1f"),
+    "training_tokens": Column("Training tokens (T)", ",.1f", "%.1f", 1e-12),
+    "training_flop": Column("Training compute (FLOP)", ".2e", "%.2e"),
+    "training_days": Column("Training time (days)", ",.1f", "%.1f"),
+    "usd_per_gpu_hour_training": Column("Training cost per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "training_cost_usd": Column("Training cost ($M)", "$,.1f", "$%.1f", 1e-6),
+    "serving_precision": Column("Serving precision"),
+    "serving_gpus_per_replica": Column("Serving GPUs per replica", ",d", "%d"),
+    "serving_replicas": Column("Serving replicas", ",d", "%d"),
+    "serving_batch_size": Column("Serving batch (sequences)", ",d", "%d"),
+    "serving_tokens_per_s_per_user": Column("Serving tokens/s per user", ",.1f", "%.1f"),
+    "serving_output_tokens_per_s_per_gpu": Column("Serving output tokens/s per GPU", ",.0f", "%.0f"),
+    "serving_tokens_per_day": Column("Output tokens per day (billions)", ",.1f", "%.1f", 1e-9),
+    "price_usd_per_m_output_tokens": usd_m_col("Selling price ($ per M output tokens)"),
+    "revenue_per_year_usd": Column("Revenue ($M per year)", "$,.1f", "$%.1f", 1e-6),
+    "opex_per_year_usd": Column("Energy + opex ($M per year)", "$,.1f", "$%.1f", 1e-6),
+    "payback_years": Column("Payback (years)", ",.2f", "%.2f"),
+    # catalog columns whose derived title would read badly
+    "usd_per_kwh": Column("Electricity ($/kWh)", "$,.4f", "$%.4f"), "fx_local_per_usd": Column("FX (local per $)"),
+    "region_id": Column("Region id"), "all_in_power_w": Column("All-in power (W)", ",.0f", "%.0f"),
+    "all_in_capex_usd": Column("All-in capex ($)", "$,.0f", "$%.0f"),
+    "scale_up_domain_size": Column("Scale-up domain (accelerators)", ",d", "%d"),
+    "link": Column("Source link"),
+    # deployment optimizer (parallel layouts, disaggregated serving)
+    "layout": Column("Deployment"), "family": Column("Layout family"), "ep": Column("Expert parallel", "d", "%d"),
+    "dp": Column("Attention data parallel", "d", "%d"), "total_gpus": Column("GPUs in the unit (both pools)", ",d", "%d"),
+    "disaggregated": Column("Disaggregated (xPyD)"),
+    "usd_per_m_output_tokens_all_in": Column("Cost, all-in ($ per M output tokens)", "$,.3f", "$%.4f"),
+    "prefill_instances": Column("Prefill instances (x)", "d", "%d"), "decode_instances": Column("Decode instances (y)", "d", "%d"),
+    "prefill_num_gpus": Column("GPUs per prefill instance", "d", "%d"),
+    "t_comm_tp_s": Column("TP all-reduce per step (ms)", ",.2f", "%.2f", 1e3),
+    "t_comm_ep_s": Column("EP all-to-all per step (ms)", ",.2f", "%.2f", 1e3),
+    "t_comm_pp_s": Column("Pipeline hops per step (ms)", ",.3f", "%.3f", 1e3),
+    "kv_transfer_s": Column("KV transfer (ms)", ",.2f", "%.2f", 1e3),
+    "prefill_stall_s": Column("Prefill stall per step (ms)", ",.2f", "%.2f", 1e3),
+    "decode_tokens_per_s_per_user": Column("Decode-only tokens/s per user", ",.1f", "%.1f"),
+    "weight_bytes_per_gpu": Column("Weights per GPU (GB)", ",.1f", "%.1f", 1e-9),
+    "kv_bytes_per_gpu": Column("KV cache per GPU (GB)", ",.1f", "%.1f", 1e-9),
+    "slo_miss": Column("SLO missed"), "series": Column("Accelerator (domain)"), "detail": Column("Detail"),
+    "families": Column("Families", ",d", "%d"), "example": Column("Example"), "mode": Column("Mode"),
+    # quote checker (provider quotes vs the modeled floor)
+    "quote_set": Column("Quotes from"), "quote_id": Column("Quote"), "provider": Column("Provider"),
+    "quantization": Column("Stated quantization"), "verdict": Column("Verdict"),
+    "price_usd_per_m_input_tokens": usd_m_col("Price, input ($ per M tokens)"),
+    "price_usd_per_m_blended_tokens": usd_m_col("Price, blended ($ per M tokens)"),
+    "floor_usd_per_m_input_tokens": usd_m_col("Floor cost, input ($ per M tokens)"),
+    "floor_usd_per_m_output_tokens": usd_m_col("Floor cost, output ($ per M tokens)"),
+    "floor_usd_per_m_blended_tokens": usd_m_col("Floor cost, blended ($ per M tokens)"),
+    "margin_input_frac": pct_col("Gross margin, input (%)"),
+    "margin_output_frac": pct_col("Gross margin, output (%)"),
+    "margin_blended_frac": pct_col("Gross margin, blended (%)"), "floor_hardware": Column("Floor accelerator"),
+    "floor_num_gpus": Column("Floor GPUs per replica", ",d", "%d"), "floor_tp": Column("Floor tensor parallel", "d", "%d"),
+    "floor_pp": Column("Floor pipeline stages", "d", "%d"), "floor_precision": Column("Floor precision"),
+    "floor_batch_size": Column("Floor batch (sequences)", ",d", "%d"),
+    "floor_tokens_per_s_per_user": Column("Floor output tokens/s per user", ",.1f", "%.1f"),
+    "floor_binding_wall": Column("Floor binding wall"), "floor_batch_limit": Column("What stops a larger batch"),
+    "band_max_usd_per_m_blended_tokens": usd_m_col("Dearest accelerator's floor ($ per M blended tokens)"),
+    "band_max_hardware": Column("Dearest accelerator"),
+    "num_hardware_meeting_floor": Column("Accelerators meeting the speed", "d", "%d"),
+    "speed_floor_tokens_per_s_per_user": Column("Speed floor (output tokens/s per user)", ",.0f", "%.0f"),
+    "speed_floor_source": Column("Speed floor from"), "reference_precision": Column("Precision compared"),
+    "reference_precision_source": Column("Precision from"),
+    "floor_bf16_usd_per_m_blended_tokens": usd_m_col("Floor with bf16 weights ($ per M blended tokens)"),
+    "floor_any_precision_usd_per_m_blended_tokens": usd_m_col("Floor at any precision ($ per M blended tokens)"),
+    "floor_any_precision": Column("Precision of that floor"),
+    "floor_usd_per_gpu_hour": Column("Modeled all-in cost per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "breakeven_usd_per_gpu_hour": Column("Break-even cost per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "breakeven_utilization_frac": pct_col("Break-even utilization (%)"),
+    "breakeven_batch_size": Column("Break-even batch (sequences)", ",d", "%d"), "reason": Column("Reason"),
+    "meets_floor": Column("Meets the speed floor"),
+    "fastest_tokens_per_s_per_user": Column("Fastest output tokens/s per user", ",.0f", "%.0f"),
+    "note": Column("Why no floor"),
+    # cost vs interactivity, head to head, measurements (issue 11)
+    "at_tokens_per_s_per_user": Column("At least (output tokens/s per user)", ",.0f", "%.0f"),
+    "usd_per_m_output_tokens_low": usd_m_col("Cost, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_high": usd_m_col("Cost, high end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_low": usd_m_col("Cost all-in, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_high": usd_m_col("Cost all-in, high end of the band ($ per M output tokens)"),
+    "output_tokens_per_s_per_gpu_low": Column("Output tokens/s per GPU, low end of the band", ",.0f", "%.0f"),
+    "output_tokens_per_s_per_gpu_high": Column("Output tokens/s per GPU, high end of the band", ",.0f", "%.0f"),
+    "reached": Column("Reached"),
+    "output_tokens_per_usd": Column("Output tokens per $1", ",.0f", "%.0f"),
+    "output_tokens_per_s_per_mw": Column("Output tokens/s per MW provisioned", ",.0f", "%.0f"),
+    "provisioned_power_w_per_gpu": Column("Provisioned power per GPU, all-in x PUE (W)", ",.0f", "%.0f"),
+    "setup": Column("Set-up"), "setup_label": Column("Set-up"),
+    "cost_ratio_b_to_a": Column("Cost, B / A", ",.2f", "%.2fx"),
+    "throughput_ratio_b_to_a": Column("Output tokens/s per GPU, B / A", ",.2f", "%.2fx"),
+    "usd_per_m_output_tokens_all_in_a": Column("A: cost, all-in ($ per M output tokens)", "$,.3f", "$%.3f"),
+    "usd_per_m_output_tokens_all_in_b": Column("B: cost, all-in ($ per M output tokens)", "$,.3f", "$%.3f"),
+    "output_tokens_per_s_per_gpu_a": Column("A: output tokens/s per GPU", ",.0f", "%.0f"),
+    "output_tokens_per_s_per_gpu_b": Column("B: output tokens/s per GPU", ",.0f", "%.0f"),
+    "tokens_per_s_per_user_a": Column("A: output tokens/s per user", ",.1f", "%.1f"),
+    "tokens_per_s_per_user_b": Column("B: output tokens/s per user", ",.1f", "%.1f"),
+    "component": Column("Part of the step"), "title": Column("Part of the step"),
+    "time_s": Column("Time per output token (ms)", ",.2f", "%.2f", 1e3),
+    "share_frac": Column("Share of the step (%)", ".0%", "%.0f%%", 100.0),
+    "weights_s": Column("Weights, HBM reads (ms)", ",.2f", "%.2f", 1e3),
+    "kv_cache_s": Column("KV cache, HBM reads (ms)", ",.2f", "%.2f", 1e3),
+    "gemm_s": Column("GEMMs (ms)", ",.2f", "%.2f", 1e3), "attention_s": Column("Attention (ms)", ",.2f", "%.2f", 1e3),
+    "communication_s": Column("Communication, exposed (ms)", ",.2f", "%.2f", 1e3),
+    "overhead_s": Column("Fixed overhead (ms)", ",.2f", "%.2f", 1e3),
+    "prefill_chunks_s": Column("Prefill chunks (ms)", ",.2f", "%.2f", 1e3),
+    "other_s": Column("Other (ms)", ",.2f", "%.2f", 1e3),
+    "served_tpot_s": Column("Time per output token, served (ms)", ",.2f", "%.2f", 1e3),
+    "binding_side": Column("Roofline side that binds"), "hidden_s": Column("Other side, hidden under it (ms)", ",.2f",
+                                                                     "%.2f", 1e3),
+    "source_label": Column("Measured by"), "measurement_basis": Column("How the pair was measured"),
+    "scenario": Column("Benchmark scenario"), "concurrency": Column("Concurrency (requests)", ",.0f", "%.0f"),
+    "speculative_decoding": Column("Speculative decoding"), "length_match": Column("Request lengths"),
+    "case_id": Column("Measurement"), "kind": Column("Points"), "level_label": Column("Interactivity level"),
+    "series_label": Column("Series"),
+    # assumptions
+    "group": Column("Group"), "name": Column("Assumption"), "value": Column("Value"), "source": Column("Source"),
+    "as_of": Column("As of"), "notes": Column("Notes"), "table": Column("Table"), "id": Column("Id"),
+}
+
+
+_UNIT_SUFFIXES = (  # longest first: the suffix vocabulary of data/README.md and STYLE.md
+    ("_usd_per_mw_it", "$ per MW IT"), ("_usd_per_hour", "$ per hour"), ("_tflop_per_s", "TFLOP/s"),
+    ("_gb_per_s", "GB/s"), ("_tb_per_s", "TB/s"), ("usd_per_kwh", "$/kWh"), ("_usd", "$"), ("_gb", "GB"),
+    ("_w", "W"), ("_tokens", "tokens"), ("_params_b", "billion params"), ("_frac", "fraction"), ("_s", "s"),
+    ("_h", "h"), ("_years", "years"),
+)
+_WORDS = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4", "hbm": "HBM", "tdp": "TDP", "id": "Id", "mla": "MLA",
+          "kv": "KV", "moe": "MoE", "nic": "NIC", "fx": "FX", "pue": "PUE", "it": "IT", "q": "Q", "lora": "LoRA",
+          "qk": "QK", "mw": "MW", "usd": "$", "num": "number of", "per": "per"}
+
+
+def column_title(column: str) -> str:
+    """Human title with unit for a column: from :data:`COLUMNS`, else derived from the unit suffix.
+
+    ``bf16_dense_tflop_per_s`` -> "BF16 dense (TFLOP/s)"; never a raw snake_case name.
+    """
+    if column in COLUMNS:
+        return COLUMNS[column].title
+    unit = ""
+    stem = column
+    for suffix, u in _UNIT_SUFFIXES:
+        if column.endswith(suffix) and column != suffix.lstrip("_"):
+            stem, unit = column[: -len(suffix)] if not suffix.startswith("usd_per") else column[: -len(suffix)], u
+            break
+    words = [_WORDS.get(w, w) for w in stem.strip("_").split("_") if w]
+    text = " ".join(words) if words else unit
+    text = text[:1].upper() + text[1:]
+    return f"{text} ({unit})" if unit and words else text

@@ -1,4 +1,4 @@
-"""Number formats an analyst expects, for metrics and tables: the dashboard's name for :mod:`econ.io.formatting`.
+"""Number formats an analyst expects, for metrics and tables: the dashboard's name for :mod:`econ.formatting`.
 
 One formatting module serves the dashboard and the CLI (``econ/commands/_common.py``); it lives in the
 installed package so the ``econ`` console script has it too. Pages call ``fmt.usd(...)``,
@@ -7,5 +7,5 @@ installed package so the ``econ`` console script has it too. Pages call ``fmt.us
 
 from __future__ import annotations
 
-from econ.io.formatting import *  # noqa: F401,F403
-from econ.io.formatting import __all__  # noqa: F401
+from econ.formatting import *  # noqa: F401,F403
+from econ.formatting import __all__  # noqa: F401

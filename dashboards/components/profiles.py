@@ -16,7 +16,7 @@ GENERATION_TITLES: dict[str, str] = {
     "ampere": "Ampere", "hopper": "Hopper", "blackwell": "Blackwell", "ada": "Ada Lovelace", "cdna3": "CDNA 3",
     "cdna4": "CDNA 4", "tpu": "TPU", "gaudi": "Gaudi", "trainium": "Trainium", "other": "Other",
 }
-"""Accelerator generations (econ.tables.catalog.GENERATIONS) as vendors name them."""
+"""Accelerator generations (econ.vocabulary.GENERATIONS) as vendors name them."""
 
 PRECISION_SHORT: dict[str, str] = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4"}
 

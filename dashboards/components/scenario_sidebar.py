@@ -10,12 +10,10 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards.components import fields, safe_text, state
-from econ.tables.catalog import GENERATIONS
-from econ.tables.custom import CUSTOM_ID
 from econ.physics.precision import PRECISIONS
 from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of
 from econ.io.scenario import Scenario, from_mapping, from_toml
-from econ.vocabulary import TIER_SPECS, TIERS, Tier
+from econ.vocabulary import GENERATIONS, TIER_SPECS, TIERS, Tier
 
 PRECISION_TITLES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4 (NVFP4)"}
 LOADED_KEY = "_econ_loaded_file"

@@ -97,7 +97,7 @@ def label(field: str) -> str:
     """The human name of an assumption (``eta_bw`` -> "HBM bandwidth efficiency")."""
     from econ.io.scenario import SPECS
 
-    from dashboards.charts import title
+    from econ.vocabulary import column_title as title
 
     spec = SPECS.get(field)
     return spec.label if spec is not None and spec.label else title(field)
@@ -105,7 +105,7 @@ def label(field: str) -> str:
 
 def display_value(field: str, value) -> str:
     """An assumption's value as an analyst reads it: ``60%``, ``1.50 ms``, ``$11.7M per MW of IT load``."""
-    from econ.io import formatting as f
+    from econ import formatting as f
 
     if value is None:
         return f.MISSING

@@ -1,6 +1,6 @@
 """A result table with human column titles, analyst number formats, and CSV + XLSX downloads.
 
-Display only: values are scaled for reading ($M, ms, %) as :data:`dashboards.charts.COLUMNS` says;
+Display only: values are scaled for reading ($M, ms, %) as :data:`dashboards.COLUMNS` says;
 downloads keep the stored units, which every column name carries (``capex_total_usd``), plus the
 assumptions and sources (``econ.io.export``, imported lazily).
 """
@@ -12,8 +12,8 @@ import inspect
 import polars as pl
 import streamlit as st
 
-from dashboards.charts import COLUMNS, title
-from econ.io.formatting import MISSING
+from econ.vocabulary import COLUMNS, column_title as title
+from econ.formatting import MISSING
 
 PLACEHOLDER = MISSING
 """What an empty cell shows in every table (``st.dataframe(placeholder=...)``): "–", never "None"."""

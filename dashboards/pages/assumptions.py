@@ -20,7 +20,7 @@ from dataclasses import fields as dc_fields  # noqa: E402
 import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from dashboards.charts import title  # noqa: E402
+from econ.vocabulary import column_title as title  # noqa: E402
 from dashboards.components import fields, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from econ.assumptions import ASSUMPTION_SOURCES, Assumptions, assumptions_frame  # noqa: E402
 from econ.tables.catalog import TABLES, validate_table  # noqa: E402

@@ -4,7 +4,7 @@ One econ call per panel (``econ.analyses.cluster``): :func:`econ.analyses.cluste
 of sizes; :func:`econ.analyses.cluster.power_table` (power on each basis); :func:`econ.analyses.cluster.fleet_numbers` (seed 001's
 calculators); :func:`econ.analyses.cluster.buildout_capex` (itemized build-out); :func:`econ.analyses.cluster.size_from_budget`
 (what a power or capex budget buys); :func:`econ.analyses.cluster.training_run` (a 6ND run with failures and checkpoints).
-The page gathers inputs and shows results; every number is formatted by ``econ.io.formatting``.
+The page gathers inputs and shows results; every number is formatted by ``econ.formatting``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
+from econ.vocabulary import column_title  # noqa: E402
 from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.analyses import cluster as cl  # noqa: E402
 from econ.analyses.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
@@ -86,7 +87,7 @@ def budget_plan(token: str, hardware: str, model: str, kind: str, amount: float,
 
 def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height: int | str = "auto",
                download: bool = True, static: bool = False) -> None:
-    """A result frame as text cells in SI units (``econ.io.formatting.cell``); downloads keep the stored units.
+    """A result frame as text cells in SI units (``econ.formatting.cell``); downloads keep the stored units.
 
     ``static``: a plain table that wraps its cells (no cut-off values on a phone), for a few rows.
     """
@@ -103,10 +104,10 @@ def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height
 
 @functools.lru_cache(maxsize=64)
 def _text_cells(columns: tuple, rows: tuple) -> pl.DataFrame:
-    """Each cell formatted by its column's unit (``econ.io.formatting.cell``), memoized per content (a rerun that
+    """Each cell formatted by its column's unit (``econ.formatting.cell``), memoized per content (a rerun that
     does not change the numbers does not format them again)."""
     labels = {"num_gpus": "Cluster GPUs", "per_gpu_power_w": "Power per GPU", "power_basis": "Power basis"}
-    return pl.DataFrame({labels.get(c, charts.title(c)): [fmt.cell(c, r[i]) for r in rows]
+    return pl.DataFrame({labels.get(c, column_title(c)): [fmt.cell(c, r[i]) for r in rows]
                          for i, c in enumerate(columns)})
 
 

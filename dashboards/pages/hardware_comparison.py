@@ -22,6 +22,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
+from econ.vocabulary import column_title  # noqa: E402
 from dashboards.components import (chart, fields, fmt, interactivity, safe_text, scenario_sidebar, sources,  # noqa: E402
                                    state, table)
 from econ.analyses.compare import Comparison, cost_frontier, hardware_comparison  # noqa: E402
@@ -115,7 +116,7 @@ def render() -> None:
         st.warning("No accelerator reaches the floor with this model; lower the minimum tokens/s per user.",
                    icon=":material/warning:")
     else:
-        chart.show(charts.cost_ranking_chart, best, objective_title=charts.title(objective), key="hc.rank",
+        chart.show(charts.cost_ranking_chart, best, objective_title=column_title(objective), key="hc.rank",
                    cache_key=(cat_in_use.token, sc))
         st.caption("Each bar is the accelerator's cheapest deployment meeting the floor, split by what the GPU-hour "
                    "pays for (owned: capex annuity, facility annuity, opex, power; rented: the market rate).")

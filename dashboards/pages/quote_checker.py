@@ -26,7 +26,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.charts import Col  # noqa: E402
+from econ.vocabulary import COLUMNS, Column, column_title, pct_col, usd_h_col, usd_m_col  # noqa: E402
 from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.analyses.quotes import (  # noqa: E402
@@ -63,38 +63,38 @@ TIER_LABELS = {
 """The page's cost-tier choices (``--tco`` tiers and ``--usd-per-gpu-hour``) and their labels."""
 
 
-QUOTE_COLUMNS: dict[str, Col] = {  # this page's titles where charts.COLUMNS' general one would mislead
-    "price_usd_per_m_output_tokens": charts.usd_m_col("Price, output ($ per M tokens)"),
-    "batch_size": Col("Batch (sequences)", ",d", "%d"),
-    "usd_per_m_input_tokens": charts.usd_m_col("Floor cost, input ($ per M tokens)"),
-    "usd_per_m_output_tokens": charts.usd_m_col("Floor cost, output ($ per M tokens)"),
-    "usd_per_m_blended_tokens": charts.usd_m_col("Floor cost, blended ($ per M tokens)"),
-    "usd_per_gpu_hour": charts.usd_h_col("Cost per utilized GPU-hour ($)"),
-    "generation": Col("Generation"), "in_scope": Col("In the quote's scope"),
-    "layout": Col("Layout"), "quote_hardware": Col("Provider's hardware"), "weight_format": Col("Weight format"),
-    "cost_basis": Col("Cost tier"), "utilization_frac": charts.pct_col("Utilization (%)"),
-    "floor_usd_per_gpu_hour": charts.usd_h_col("Floor $/GPU-hour (utilized)"),
-    "price_usd_per_m_blended_tokens": charts.usd_m_col("Price ($/M blended)"),
-    "floor_usd_per_m_blended_tokens": charts.usd_m_col("Floor ($/M blended)"),
-    "margin_blended_frac": charts.pct_col("Margin, blended (%)"),
-    "floor_usd_per_m_blended_tokens_low": charts.usd_m_col("Floor band low ($/M)"),
-    "floor_usd_per_m_blended_tokens_high": charts.usd_m_col("Floor band high ($/M)"),
-    "margin_blended_frac_low": charts.pct_col("Margin at the band's high floor (%)"),
-    "margin_blended_frac_high": charts.pct_col("Margin at the band's low floor (%)"),
-    "band_straddles_price": Col("Band straddles the price"),
-    "floor_scope": Col("Floor taken from"), "floor_generation": Col("Floor generation"),
-    "floor_layout": Col("Floor layout"), "floor_weight_format": Col("Floor weight format"),
-    "floor_spec_method": Col("Speculative decoding"),
-    "breakeven_usd_per_gpu_hour": charts.usd_h_col("Break-even per utilized GPU-hour ($)"),
-    "breakeven_rate_usd_per_gpu_hour": charts.usd_h_col("Break-even GPU-hour rate at this utilization ($)"),
-    "clearing_generations": Col("Generations where it clears the floor"),
-    "cheapest_clearing_hardware": Col("Cheapest accelerator-hour that clears"),
-    "cheapest_clearing_generation": Col("Its generation"),
-    "cheapest_clearing_usd_per_gpu_hour": charts.usd_h_col("Its cost per utilized GPU-hour ($)"),
-    "cheapest_clearing_usd_per_m_blended_tokens": charts.usd_m_col("Its floor ($ per M blended tokens)"),
+QUOTE_COLUMNS: dict[str, Column] = {  # this page's titles where COLUMNS' general one would mislead
+    "price_usd_per_m_output_tokens": usd_m_col("Price, output ($ per M tokens)"),
+    "batch_size": Column("Batch (sequences)", ",d", "%d"),
+    "usd_per_m_input_tokens": usd_m_col("Floor cost, input ($ per M tokens)"),
+    "usd_per_m_output_tokens": usd_m_col("Floor cost, output ($ per M tokens)"),
+    "usd_per_m_blended_tokens": usd_m_col("Floor cost, blended ($ per M tokens)"),
+    "usd_per_gpu_hour": usd_h_col("Cost per utilized GPU-hour ($)"),
+    "generation": Column("Generation"), "in_scope": Column("In the quote's scope"),
+    "layout": Column("Layout"), "quote_hardware": Column("Provider's hardware"), "weight_format": Column("Weight format"),
+    "cost_basis": Column("Cost tier"), "utilization_frac": pct_col("Utilization (%)"),
+    "floor_usd_per_gpu_hour": usd_h_col("Floor $/GPU-hour (utilized)"),
+    "price_usd_per_m_blended_tokens": usd_m_col("Price ($/M blended)"),
+    "floor_usd_per_m_blended_tokens": usd_m_col("Floor ($/M blended)"),
+    "margin_blended_frac": pct_col("Margin, blended (%)"),
+    "floor_usd_per_m_blended_tokens_low": usd_m_col("Floor band low ($/M)"),
+    "floor_usd_per_m_blended_tokens_high": usd_m_col("Floor band high ($/M)"),
+    "margin_blended_frac_low": pct_col("Margin at the band's high floor (%)"),
+    "margin_blended_frac_high": pct_col("Margin at the band's low floor (%)"),
+    "band_straddles_price": Column("Band straddles the price"),
+    "floor_scope": Column("Floor taken from"), "floor_generation": Column("Floor generation"),
+    "floor_layout": Column("Floor layout"), "floor_weight_format": Column("Floor weight format"),
+    "floor_spec_method": Column("Speculative decoding"),
+    "breakeven_usd_per_gpu_hour": usd_h_col("Break-even per utilized GPU-hour ($)"),
+    "breakeven_rate_usd_per_gpu_hour": usd_h_col("Break-even GPU-hour rate at this utilization ($)"),
+    "clearing_generations": Column("Generations where it clears the floor"),
+    "cheapest_clearing_hardware": Column("Cheapest accelerator-hour that clears"),
+    "cheapest_clearing_generation": Column("Its generation"),
+    "cheapest_clearing_usd_per_gpu_hour": usd_h_col("Its cost per utilized GPU-hour ($)"),
+    "cheapest_clearing_usd_per_m_blended_tokens": usd_m_col("Its floor ($ per M blended tokens)"),
 }
-_COLS = {**charts.COLUMNS, **QUOTE_COLUMNS}
-# Titles, formats and scales of this page's columns: the shared map (charts.COLUMNS) and its overrides.
+_COLS = {**COLUMNS, **QUOTE_COLUMNS}
+# Titles, formats and scales of this page's columns: the shared map (COLUMNS) and its overrides.
 
 TABLE_COLUMNS = ["quote_id", "verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens",
                  "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "margin_blended_frac",
@@ -116,7 +116,7 @@ SINGLE_COLUMNS = ["verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_
 
 
 def _title(c: str) -> str:
-    return _COLS[c].title if c in _COLS else charts.title(c)
+    return _COLS[c].title if c in _COLS else column_title(c)
 
 
 def _tooltip(columns) -> list[alt.Tooltip]:
@@ -298,12 +298,12 @@ def _rate_text(result: QuoteCheck) -> str:
 
 
 def _money(v, digits: int = 0) -> str:
-    from econ.io.formatting import MISSING
+    from econ.formatting import MISSING
     return MISSING if v is None else f"${v:,.{digits}f}"
 
 
 def _frac(v) -> str:
-    from econ.io.formatting import MISSING
+    from econ.formatting import MISSING
     return MISSING if v is None else f"{v:.1%}"
 
 
@@ -575,7 +575,7 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
             ("Gross margin", "gross_margin_frac", "%"), ("Cost-profit ratio", "cost_profit_margin_frac", "%")]
 
     def fmt(v, kind):
-        from econ.io.formatting import MISSING
+        from econ.formatting import MISSING
         if v is None:
             return MISSING
         return (f"{v:,.0f}" if kind == "n" else _money(v) if kind == "$" else _money(v, 3) if kind == "$3"

@@ -44,7 +44,8 @@ import polars as pl
 from econ.physics import precision as prec
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, Assumptions, DeploymentAssumptions,
                               Economics)
-from econ.tables.catalog import DEFAULT_DATA_DIR, GENERATIONS, Catalog
+from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog
+from econ.vocabulary import GENERATIONS
 from econ.engine import evaluate
 from econ.errors import DataError, InvalidInputError
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from econ.io import formatting
+from econ import formatting
 from econ.errors import InvalidInputError
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
 from econ.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR, TOKENS_PER_M, W_PER_KW, W_PER_MW

@@ -13,7 +13,7 @@ import polars as pl
 
 from econ.tables.catalog import load_catalog
 from econ.errors import InvalidInputError
-from econ.io.formatting import cell
+from econ.formatting import cell
 
 
 def add_data_dir(p) -> None:
@@ -94,7 +94,7 @@ def check_range(flag: str, value, lo: float, hi: float, unit: str = "") -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# tables on the terminal (rich), numbers through econ.io.formatting
+# tables on the terminal (rich), numbers through econ.formatting
 # ---------------------------------------------------------------------------------------------
 
 KEEP_IN_TABLE = ("batch_size", "feasible", "binding_wall")
@@ -112,7 +112,7 @@ GAP = 2
 
 
 def _fmt_cell(v, column: str = "") -> str:
-    """One cell as an analyst reads it (``econ.io.formatting.cell``): $6.76B, 98.9 EFLOP/s, missing as '–'."""
+    """One cell as an analyst reads it (``econ.formatting.cell``): $6.76B, 98.9 EFLOP/s, missing as '–'."""
     return cell(column, v)
 
 
@@ -208,7 +208,7 @@ def _numeric(frame: pl.DataFrame, column: str) -> bool:
 def render_table(frame: pl.DataFrame, out=None, *, width: int | None = None, title: str | None = None) -> None:
     """Print a multi-row frame as aligned columns that fit the terminal (``rich``).
 
-    Numbers are right-aligned and formatted by their column's unit suffix (:func:`econ.io.formatting.cell`);
+    Numbers are right-aligned and formatted by their column's unit suffix (:func:`econ.formatting.cell`);
     missing values show as '–'. A table wider than the terminal is split into blocks of columns, each
     repeating the columns that identify a row (:data:`KEY_COLUMNS`); headers wrap at underscores.
     """

@@ -16,7 +16,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.analyses import cluster as cl
-from econ.io import formatting
+from econ import formatting
 from econ.commands._common import (add_data_dir, add_slo_options, add_workload_options, catalog_from, check_range,
                                    parse_int_list, render, slo_from, workload_from)
 from econ.errors import InvalidInputError

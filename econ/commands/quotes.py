@@ -365,7 +365,7 @@ def pnl_frame(reported: dict, modeled: dict) -> pl.DataFrame:
 
 
 def _pnl_cell(field: str, v) -> str:
-    from econ.io.formatting import MISSING
+    from econ.formatting import MISSING
     if v is None:
         return MISSING
     if field.endswith("_frac"):

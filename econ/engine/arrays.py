@@ -15,7 +15,8 @@ import polars as pl
 
 from econ.physics import precision as prec
 from econ.assumptions import (PROFILE_PARAMETERS, Assumptions, DeploymentAssumptions)
-from econ.tables.catalog import GENERATIONS, Catalog
+from econ.tables.catalog import Catalog
+from econ.vocabulary import GENERATIONS
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, ModelFacts
 from econ.physics.performance import (attention_peak_flop_per_s)
 
@@ -40,7 +41,7 @@ class CatalogArrays:
         non-routed / routed-expert weight format its release pins (-1 = follow the matmul precision;
         :data:`econ.physics.precision.CHECKPOINT_FORMATS`)
     mtp_acceptance : float array per model, the sourced MTP acceptance (NaN = speculative decoding off by default)
-    generation_code : int array per accelerator, index into :data:`econ.tables.catalog.GENERATIONS` (-1 = none)
+    generation_code : int array per accelerator, index into :data:`econ.vocabulary.GENERATIONS` (-1 = none)
     profile : dict parameter -> float array [generation, precision] of the calibration profiles
         (data/calibration.csv; NaN = no profile: the scalar assumption applies); keys
         :data:`~econ.assumptions.PROFILE_PARAMETERS` plus ``log_ratio_p10`` / ``log_ratio_p90`` (the band)

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from econ import units
+from econ import vocabulary as V
 
 from econ.tables import rules
 from econ.assumptions import PROFILE_PARAMETERS  # noqa: F401  (re-exported: the fields a calibration profile sets)
@@ -44,6 +45,13 @@ def _num(lo=None, hi=None, *, required=True, lo_inclusive=True, unit="", dtype=p
     return Col(dtype, required, lo, hi, lo_inclusive, unit)
 
 
+def _vocabulary_col(column: str, *, required: bool = True, dtype=pl.Float64) -> Col:
+    """The column a custom accelerator's field stands for, with that field's one range
+    (:func:`econ.vocabulary.custom_column_ranges`): a typed chip and a shipped row obey the same bounds."""
+    f = V.custom_column_ranges()[column]
+    return Col(dtype, required, f.lo, f.hi, not f.lo_open, f.unit)
+
+
 TXT = Col(pl.String)
 TXT_OPT = Col(pl.String, required=False)
 
@@ -51,22 +59,22 @@ ACCELERATOR_SCHEMA: dict[str, Col] = {
     "id": TXT, "display_name": TXT, "vendor": TXT,
     "year": _num(2015, 2035, dtype=pl.Int64),
     "generation": TXT_OPT,
-    "bf16_dense_tflop_per_s": _num(0, 1e5, lo_inclusive=False, unit="TFLOP/s"),
-    "fp8_dense_tflop_per_s": _num(0, 1e5, lo_inclusive=False, required=False, unit="TFLOP/s"),
-    "fp4_dense_tflop_per_s": _num(0, 1e5, lo_inclusive=False, required=False, unit="TFLOP/s"),
-    "hbm_capacity_gib": _num(0, 1e4, lo_inclusive=False, unit="GiB"),
-    "hbm_bandwidth_tb_per_s": _num(0, 1e3, lo_inclusive=False, unit="TB/s"),
+    "bf16_dense_tflop_per_s": _vocabulary_col("bf16_dense_tflop_per_s"),
+    "fp8_dense_tflop_per_s": _vocabulary_col("fp8_dense_tflop_per_s", required=False),
+    "fp4_dense_tflop_per_s": _vocabulary_col("fp4_dense_tflop_per_s", required=False),
+    "hbm_capacity_gib": _vocabulary_col("hbm_capacity_gib"),
+    "hbm_bandwidth_tb_per_s": _vocabulary_col("hbm_bandwidth_tb_per_s"),
     "tdp_w": _num(0, 1e5, lo_inclusive=False, unit="W"),
-    "all_in_power_w": _num(0, 1e5, lo_inclusive=False, unit="W"),
-    "scale_up_domain_size": _num(1, 1e6, dtype=pl.Int64, unit="accelerators"),
-    "scale_up_bandwidth_gb_per_s": _num(0, 1e5, lo_inclusive=False, unit="GB/s"),
+    "all_in_power_w": _vocabulary_col("all_in_power_w"),
+    "scale_up_domain_size": _vocabulary_col("scale_up_domain_size", dtype=pl.Int64),
+    "scale_up_bandwidth_gb_per_s": _vocabulary_col("scale_up_bandwidth_gb_per_s"),
     "scale_up_tech": TXT,
-    "scale_out_bandwidth_gb_per_s": _num(0, 1e5, lo_inclusive=False, unit="GB/s"),
+    "scale_out_bandwidth_gb_per_s": _vocabulary_col("scale_out_bandwidth_gb_per_s"),
     "scale_out_nic": TXT,
     "purchase_price_usd": _num(0, 1e7, lo_inclusive=False, required=False, unit="USD"),
-    "all_in_capex_usd": _num(0, 1e7, lo_inclusive=False, required=False, unit="USD"),
+    "all_in_capex_usd": _vocabulary_col("all_in_capex_usd", required=False),
     "capex_basis": TXT_OPT,
-    "rental_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
+    "rental_usd_per_hour": _vocabulary_col("rental_usd_per_hour", required=False),
     "rental_tier": TXT_OPT,
     "rental_basis": TXT_OPT,
     # cost tiers (issue 10), all per accelerator-hour at 100% utilization; data/README.md says which source each is
@@ -166,13 +174,10 @@ TABLES: dict[str, tuple[str, dict[str, Col], str]] = {
     "facilities": ("facilities.csv", FACILITY_SCHEMA, "id"),
 }
 
-GENERATIONS: tuple[str, ...] = ("ampere", "hopper", "blackwell", "ada", "cdna3", "cdna4", "tpu", "gaudi", "trainium",
-                                "other")
-"""Accelerator generations (accelerators.csv ``generation``): the key of the calibration profiles."""
 
 _ENUMS = {("models", "attention_type"): {"mha", "gqa", "mla"}, ("facilities", "cooling"): {"air", "liquid"},
           ("accelerators", "capex_basis"): CAPEX_BASES, ("accelerators", "rental_tier"): RENTAL_TIERS,
-          ("accelerators", "generation"): set(GENERATIONS)}
+          ("accelerators", "generation"): set(V.GENERATIONS)}
 
 
 CALIBRATION_SCHEMA: dict[str, Col] = {
@@ -213,11 +218,11 @@ def load_calibration(data_dir: str | Path | None = None) -> pl.DataFrame:
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
     path = base / "calibration.csv" if (base / "calibration.csv").is_file() else DEFAULT_DATA_DIR / "calibration.csv"
     table = read_table(path, CALIBRATION_SCHEMA, "profile")
-    bad = table.filter(~pl.col("generation").is_in(list(GENERATIONS)) | ~pl.col("precision").is_in(["bf16", "fp8", "fp4"])
+    bad = table.filter(~pl.col("generation").is_in(list(V.GENERATIONS)) | ~pl.col("precision").is_in(["bf16", "fp8", "fp4"])
                        | (pl.col("profile") != pl.col("generation") + "-" + pl.col("precision")))
     if bad.height:
         raise DataError(f"calibration.csv, row {bad['profile'][0]}: profile must be <generation>-<precision> with "
-                        f"generation in {list(GENERATIONS)} and precision in ['bf16', 'fp8', 'fp4']")
+                        f"generation in {list(V.GENERATIONS)} and precision in ['bf16', 'fp8', 'fp4']")
     return table
 
 

@@ -16,12 +16,12 @@ scenario (TOML file and URL), so a shared link reproduces the accelerator.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from dataclasses import dataclass, fields, replace
 
 import polars as pl
 
 from econ.tables.catalog import ACCELERATOR_SCHEMA, Catalog, validate_table
+from econ import vocabulary as V
 from econ.errors import DataError, InvalidInputError
 
 CUSTOM_ID = "custom-accelerator"
@@ -61,23 +61,23 @@ class CustomAccelerator:
         All-in IT power per accelerator (host and network share included; PUE is applied on top). [W]
     generation : str or None
         The accelerator generation whose calibration profile (``data/calibration.csv``) its efficiencies
-        take ("hopper", "blackwell", ... of :data:`econ.tables.catalog.GENERATIONS`): the closest chip and software
+        take ("hopper", "blackwell", ... of :data:`econ.vocabulary.GENERATIONS`): the closest chip and software
         stack. None = no profile: the scalar efficiencies of ``econ.assumptions`` (uncalibrated).
     """
 
-    name: str = "Custom accelerator"
-    bf16_tflop_per_s: float = 1000.0
-    fp8_tflop_per_s: float | None = 2000.0
-    fp4_tflop_per_s: float | None = None
-    hbm_gib: float = 141.0
-    hbm_tb_per_s: float = 4.8
-    scale_up_domain_size: int = 8
-    scale_up_gb_per_s: float = 450.0
-    scale_out_gb_per_s: float = 50.0
-    capex_usd: float | None = 50_000.0
-    usd_per_gpu_hour: float | None = None
-    power_w: float = 1500.0
-    generation: str | None = None
+    name: str = V.default("custom_name")
+    bf16_tflop_per_s: float = V.default("custom_bf16_tflop_per_s")
+    fp8_tflop_per_s: float | None = V.default("custom_fp8_tflop_per_s")
+    fp4_tflop_per_s: float | None = V.default("custom_fp4_tflop_per_s")
+    hbm_gib: float = V.default("custom_hbm_gib")
+    hbm_tb_per_s: float = V.default("custom_hbm_tb_per_s")
+    scale_up_domain_size: int = V.default("custom_scale_up_domain_size")
+    scale_up_gb_per_s: float = V.default("custom_scale_up_gb_per_s")
+    scale_out_gb_per_s: float = V.default("custom_scale_out_gb_per_s")
+    capex_usd: float | None = V.default("custom_capex_usd")
+    usd_per_gpu_hour: float | None = V.default("custom_usd_per_gpu_hour")
+    power_w: float = V.default("custom_power_w")
+    generation: str | None = V.default("custom_generation")
 
     def row(self, *, as_of: str | None = None) -> dict[str, str | None]:
         """The ``accelerators.csv`` row (text cells, as read from a file) of this accelerator."""
@@ -110,27 +110,16 @@ class CustomAccelerator:
         return cells
 
 
-FIELD_UNITS: dict[str, str] = {
-    "name": "", "bf16_tflop_per_s": "TFLOP/s", "fp8_tflop_per_s": "TFLOP/s", "fp4_tflop_per_s": "TFLOP/s",
-    "hbm_gib": "GiB", "hbm_tb_per_s": "TB/s", "scale_up_domain_size": "accelerators", "scale_up_gb_per_s": "GB/s",
-    "scale_out_gb_per_s": "GB/s", "capex_usd": "USD", "usd_per_gpu_hour": "USD/h", "power_w": "W", "generation": "",
-}
-"""Unit of each :class:`CustomAccelerator` field."""
-
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(CustomAccelerator))
+FIELD_UNITS: dict[str, str] = {f: V.FIELDS[f"custom_{f}"].unit for f in FIELD_NAMES}
+"""Unit of each :class:`CustomAccelerator` field (econ.vocabulary: field ``custom_<name>``)."""
 
 
 def check(spec: CustomAccelerator) -> None:
-    """Raise InvalidInputError for a number that is not finite or not positive, or no price at all."""
+    """Raise InvalidInputError for a field outside its one range (:data:`econ.vocabulary.FIELDS`, the range the
+    catalog schema also applies to the column it becomes), an unknown generation, or no price at all."""
     for f in FIELD_NAMES:
-        v = getattr(spec, f)
-        if f in ("name", "generation") or v is None:
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise InvalidInputError(f"custom accelerator {f}={v!r} must be a positive number ({FIELD_UNITS[f]})")
-    from econ.tables.catalog import GENERATIONS
-    if spec.generation is not None and spec.generation not in GENERATIONS:
-        raise InvalidInputError(f"custom accelerator generation={spec.generation!r} is not one of {list(GENERATIONS)}")
+        V.FIELDS[f"custom_{f}"].check(getattr(spec, f), shown_as=f"custom accelerator {f}")
     if spec.capex_usd is None and spec.usd_per_gpu_hour is None:
         raise InvalidInputError("custom accelerator: give capex_usd (owned) or usd_per_gpu_hour (rented), or both")
 

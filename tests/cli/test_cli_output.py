@@ -1,6 +1,6 @@
 """What the CLI prints: numbers as an analyst reads them, tables that fit the terminal, errors in flag words.
 
-Known answers for econ.io.formatting (the one formatting module of the CLI and the dashboard), the table
+Known answers for econ.formatting (the one formatting module of the CLI and the dashboard), the table
 renderer of econ/commands/_common.py at several widths, "did you mean" on mistyped flags, and the
 translation of core field names into flags (econ.cli.cli_message).
 """
@@ -12,7 +12,7 @@ import math
 import polars as pl
 import pytest
 
-from econ.io import formatting as f
+from econ import formatting as f
 from econ.cli import cli_message, main
 from econ.commands._common import render, render_table
 
