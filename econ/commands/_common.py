@@ -448,18 +448,26 @@ _ECONOMIC_FLAGS = {"usd_per_kwh": "usd_per_kwh", "pue": "pue", "build_usd_per_mw
 
 
 def load_scenario(args, catalog):
-    """The ``--scenario FILE`` of ``args`` (warnings to stderr), or None without one.
+    """The ``--scenario FILE`` of ``args``, or None without one.
 
     A scenario with a custom accelerator returns it with the catalog extended (``(scenario, catalog)``).
+
+    Raises
+    ------
+    InvalidInputError
+        Any field the file holds that cannot be used as written (out of its range, unknown, mistyped): on the
+        command line a scenario is refused rather than priced with a substituted default (the dashboard, which must
+        open a stale link, substitutes and says so on the page). Every problem is listed.
     """
     path = getattr(args, "scenario", None)
     if not path:
         return None, catalog
-    from econ.io.scenario import load_toml_file
+    from econ.io.scenario import MAX_WARNINGS, load_toml_file
 
     sc, warnings = load_toml_file(path, catalog)
-    for w in warnings:
-        print(f"econ: warning: --scenario {path}: {w}", file=sys.stderr)
+    if warnings:
+        shown = "; ".join(w.split("; using the default")[0] for w in warnings[:MAX_WARNINGS])
+        raise InvalidInputError(f"--scenario {path}: {shown}")
     return sc, sc.catalog(catalog)
 
 
