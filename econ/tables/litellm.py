@@ -34,7 +34,7 @@ class LitellmImport:
 
     Attributes
     ----------
-    quotes : pl.DataFrame, validated quotes (:func:`validate_quotes`), one per mapped chat entry
+    quotes : pl.DataFrame, validated quotes (:func:`econ.tables.quote_files.validate_quotes`), one per mapped chat entry
     unmapped : list of str, chat-model keys no alias maps to a catalog model
     skipped : list of (key, reason), mapped entries left out (a bad or missing price), with the field and value
     not_chat : int, entries of another mode (embedding, image, audio, ...), left out
