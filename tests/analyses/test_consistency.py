@@ -18,7 +18,8 @@ from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.analyses.cluster import cluster_plan, serving_rate
 from econ.analyses.optimize import SearchSpace, search
-from econ.analyses.quotes import check_quotes, validate_quotes
+from econ.analyses.quotes import check_quotes
+from econ.tables.quote_files import validate_quotes
 
 MODEL, HW, PRECISION = "deepseek-v3", "h200-sxm", "fp8"
 REL = 1e-9

@@ -19,7 +19,7 @@ import pytest
 
 from econ.cli import main
 from econ.errors import DataError, InvalidInputError
-from econ.analyses.quotes import MAX_QUOTE_ROWS, read_quotes
+from econ.tables.quote_files import MAX_QUOTE_ROWS, read_quotes
 from econ.io.scenario import MAX_SCENARIO_BYTES, Scenario, from_toml, load_toml_file
 from econ.tables.uploads import MAX_TABLE_ROWS, inspect_xlsx, read_table_bytes
 
@@ -103,7 +103,7 @@ _READ_IN_CHILD = """
 import json, resource, sys
 from econ.tables.catalog import load_catalog
 from econ.errors import DataError, InvalidInputError
-from econ.analyses.quotes import read_quotes
+from econ.tables.quote_files import read_quotes
 cat = load_catalog()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:

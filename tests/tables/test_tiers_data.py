@@ -212,7 +212,7 @@ NON_GPU_HARDWARE = {"groq-lpu", "cerebras-wse-3", "sambanova-sn40l"}
 
 @pytest.fixture(scope="module")
 def quotes(catalog):
-    from econ.analyses.quotes import read_quotes
+    from econ.tables.quote_files import read_quotes
     return read_quotes(DEFAULT_DATA_DIR / "quotes.csv", catalog)
 
 
@@ -261,7 +261,7 @@ def test_provider_hardware_is_known_and_sourced(catalog, quotes):
 
 
 def test_bad_weight_format_names_row_and_column(catalog):
-    from econ.analyses.quotes import validate_quotes
+    from econ.tables.quote_files import validate_quotes
     raw = pl.DataFrame({"quote_id": ["q1"], "provider": ["x"], "model": ["llama-3.1-8b"],
                         "usd_per_m_input_tokens": ["0.1"], "usd_per_m_output_tokens": ["0.2"], "weight_format": ["fp6"]})
     with pytest.raises(DataError, match=r"row\(s\) q1, column weight_format: 'fp6' is not one of"):
