@@ -33,6 +33,7 @@ from econ.errors import InvalidInputError
 from econ.physics.precision import PRECISIONS
 from econ.engine import evaluate
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS
+from econ.analyses.search import pareto_frontier
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_integer
 from econ.vocabulary import TCO_CHOICES, TIER_ALIASES, TIERS
@@ -265,14 +266,10 @@ def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None)
 
     Notes
     -----
-    Sorting by interactivity descending, a row is on the frontier when its throughput exceeds the
-    running maximum of every faster row (cumulative max over the group): O(n log n), no loop.
+    :func:`econ.analyses.search.pareto_frontier` with the throughput maximized (the one frontier of every search).
     """
-    f = (points.filter(pl.col("feasible"))
-         .sort(["hardware", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"], descending=[False, True, True])
-         .with_columns(_prev=pl.col("output_tokens_per_s_per_gpu").cum_max().shift(1).over("hardware"))
-         .filter(pl.col("_prev").is_null() | (pl.col("output_tokens_per_s_per_gpu") > pl.col("_prev")))
-         .sort(["hardware", "tokens_per_s_per_user"]))
+    f = pareto_frontier(points.filter(pl.col("feasible")), by=("hardware",), x="tokens_per_s_per_user",
+                        y="output_tokens_per_s_per_gpu", minimize_y=False)
     if names is None:
         f = f.with_columns(display_name=pl.col("hardware"))
     else:
@@ -317,7 +314,7 @@ def value_at_interactivity(points: pl.DataFrame, levels=INTERACTIVITY_LEVELS, *,
     Parameters
     ----------
     points : pl.DataFrame
-        Evaluated deployments (a frontier from :func:`econ.analyses.optimize.pareto_frontier` or
+        Evaluated deployments (a frontier from :func:`econ.analyses.search.pareto_frontier` or
         :func:`cost_frontier`, or every point: the answer is the same, since the cheapest point at least
         as fast as X is on the frontier). Columns ``by``, ``speed`` and ``cost``; rows with a null cost or
         ``feasible = False`` are ignored.
@@ -432,11 +429,9 @@ def cost_frontier(points: pl.DataFrame, *, by=("hardware",), speed: str = "token
                   cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
     """Pareto frontier of cost against interactivity per group: no kept point is beaten on both.
 
-    A thin, documented use of :func:`econ.analyses.optimize.pareto_frontier` on the feasible priced rows of
+    A thin, documented use of :func:`econ.analyses.search.pareto_frontier` on the feasible priced rows of
     ``points`` (e.g. :attr:`Comparison.points`): per group, sorted by ``speed`` ascending.
     """
-    from econ.analyses.optimize import pareto_frontier
-
     ok = points.filter(pl.col(cost).is_not_null() & pl.col(speed).is_not_null())
     if "feasible" in ok.columns:
         ok = ok.filter(pl.col("feasible").fill_null(False))
@@ -661,12 +656,12 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
     Notes
     -----
     Each side is one :func:`econ.analyses.optimize.search` over every layout (TP/EP/PP/attention-DP, aggregated
-    and disaggregated) and batch; its frontier is :func:`econ.analyses.optimize.pareto_frontier` of all-in $/M
+    and disaggregated) and batch; its frontier is :func:`econ.analyses.search.pareto_frontier` of all-in $/M
     output tokens (every GPU the request uses, prefill included) against served tokens/s per user.
     """
     from econ.assumptions import DEFAULT_DEPLOYMENT
     from econ.analyses.breakdown import step_breakdown
-    from econ.analyses.optimize import SLO, SearchSpace, pareto_frontier, rejected_summary, search
+    from econ.analyses.optimize import SLO, SearchSpace, rejected_summary, search
 
     deployment = deployment or DEFAULT_DEPLOYMENT
     space = space or SearchSpace()

@@ -46,6 +46,7 @@ from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
 from econ.vocabulary import MAX_CONTEXT, MODES, REASONS, Reason, tier_code
+from econ.analyses.search import batch_grid, pareto_frontier
 
 POINT_COLUMNS: tuple[str, ...] = (
     "model", "hardware", "scale_up_domain_size", "layout", "family", "num_gpus", "tp", "ep", "pp", "dp", "batch_size",
@@ -294,16 +295,6 @@ def _layout_grid(m: dict, domain: float, space: SearchSpace, deployment: Deploym
         shown = silent & (n <= max_gpus) if pins and space.num_gpus is not None and (n <= max_gpus).any() else silent
         rej = f.filter(pl.Series(shown)).with_columns(reason=why)
     return {"tp": t[ok], "dp": d[ok], "ep": e[ok], "pp": p[ok]}, rej
-
-
-def _batch_grid(max_b_per_group, steps: int, cap: int):
-    """Batch sizes per attention group: 2^(j/steps) rounded, up to min(max, cap), plus the max itself."""
-    top = np.minimum(max_b_per_group, cap)
-    grid = np.unique(np.round(2.0 ** (np.arange(0, steps * math.log2(cap) + 1) / steps)))
-    g = np.broadcast_to(grid, (len(top), len(grid)))
-    keep = g <= top[:, None]
-    cols = np.concatenate([np.where(keep, g, np.nan), top[:, None]], axis=1)
-    return cols  # NaN = not a row
 
 
 def _facts(catalog: Catalog, model: str, hardware: str):
@@ -580,7 +571,7 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     fam_layout = fam_layout.take(keep)  # every per-family array filtered alike (issue 17: labels were misaligned)
 
     # rows = family x batch (per attention group)
-    grid = _batch_grid(np.floor(max_b / fam["dp"]), space.batch_steps_per_octave, space.max_batch_per_group)
+    grid = batch_grid(np.floor(max_b / fam["dp"]), space.batch_steps_per_octave, space.max_batch_per_group)
     fi, gi = np.nonzero(~np.isnan(grid))
     per_group = grid[fi, gi]
     key = fi.astype(np.int64) * (1 << 32) + per_group.astype(np.int64)
@@ -782,45 +773,6 @@ _FLOAT_COLUMNS = {c for c in POINT_COLUMNS if c not in (
     "slo_miss")}
 
 
-def pareto_frontier(points: pl.DataFrame, *, by: tuple[str, ...] = ("hardware", "scale_up_domain_size"),
-                    x: str = "tokens_per_s_per_user", y: str = "usd_per_m_output_tokens_all_in",
-                    minimize_y: bool = True) -> pl.DataFrame:
-    """Pareto-optimal rows of ``points`` per group: no other row is both faster per user and cheaper.
-
-    Parameters
-    ----------
-    points : pl.DataFrame with columns ``x``, ``y`` and ``by``
-    by : group columns (one frontier per accelerator and domain size by default)
-    x : maximized column (tokens/s per user)
-    y : column minimized (cost) or maximized (throughput, ``minimize_y=False``)
-
-    Returns
-    -------
-    pl.DataFrame, the frontier rows sorted by group and ascending ``x``.
-
-    Notes
-    -----
-    Sort each group by x descending (ties: best y first); a row is on the frontier iff its y beats
-    the best y of every faster row (a running minimum per group: ``np.minimum.accumulate`` over the
-    group's slice of one ``np.lexsort`` on numeric keys).
-    """
-    if points.height == 0:
-        return points
-    sign = 1.0 if minimize_y else -1.0
-    group = points.select(pl.struct(list(by)).rank("dense").alias("g"))["g"].to_numpy()
-    xs = points[x].to_numpy().astype(float)
-    ys = points[y].to_numpy().astype(float) * sign
-    order = np.lexsort((ys, -xs, group))  # by group, x descending, best y first (numeric keys only)
-    g, yo = group[order], ys[order]
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    keep = []
-    for a, b in zip(starts, np.r_[starts[1:], len(g)]):  # one running minimum per group (a few dozen groups)
-        seg = yo[a:b]
-        best_faster = np.r_[np.inf, np.minimum.accumulate(seg)[:-1]]
-        keep.append(order[a:b][seg < best_faster])
-    return points[np.sort(np.concatenate(keep))].sort([*by, x])
-
-
 def optimize(catalog: Catalog, *, top: int = 10, **kwargs) -> OptimizeResult:
     """The cheapest deployment meeting the SLOs, the top alternatives, the frontier and the rejections.
 
@@ -888,4 +840,4 @@ def rejected_summary(rejected: pl.DataFrame) -> pl.DataFrame:
 
 
 __all__ = ["SLO", "SearchSpace", "SearchResult", "OptimizeResult", "search", "search_size", "BLOCK_ROWS", "optimize", "frontier",
-           "pareto_frontier", "rejected_summary", "POINT_COLUMNS", "REJECTED_COLUMNS", "frontier_from"]
+           "rejected_summary", "POINT_COLUMNS", "REJECTED_COLUMNS", "frontier_from"]

@@ -66,6 +66,7 @@ from econ.errors import InvalidInputError
 from econ.economics.margins import (NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, breakeven_usd_per_gpu_hour,
                                     breakeven_utilization_frac, gross_margin_frac, verdict_expr)
 from econ.economics.pricing import usd_per_m_blended_tokens
+from econ.analyses.search import octave_grid
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
 from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, TIER_SPECS, tier, tier_code
@@ -333,8 +334,8 @@ def single_quote(catalog: Catalog, *, model: str, usd_per_m_input_tokens: float,
 # --------------------------------------------------------------------------------------------- floors
 
 def _batch_grid() -> pl.DataFrame:
-    k = np.arange(0, int(np.log2(MAX_BATCH)) * BATCHES_PER_OCTAVE + 1)
-    return pl.DataFrame({"batch_size": np.unique(np.round(2.0 ** (k / BATCHES_PER_OCTAVE)).astype(np.int64))})
+    """The floor search's batch sizes: the one grid (:func:`econ.analyses.search.octave_grid`) up to MAX_BATCH."""
+    return pl.DataFrame({"batch_size": octave_grid(BATCHES_PER_OCTAVE, MAX_BATCH)})
 
 
 def _pinned_models(catalog: Catalog) -> set[str]:

@@ -23,6 +23,7 @@ from econ.physics.memory import weight_bytes_resident
 from econ.physics.precision import WEIGHT_BYTES_PER_PARAM
 from econ.validate import require_in_range
 from econ.vocabulary import MODES
+from econ.analyses.search import octave_grid
 
 __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", "choose_layout", "layout_candidates",
            ]
@@ -251,8 +252,8 @@ def _auto_batches(catalog: Catalog, pts: pl.DataFrame, assumptions, economics, d
     ttft_max = math.inf if max_ttft_s is None else float(max_ttft_s)
     octaves = np.log2(np.maximum(top / dps, 1.0))
     steps = int(np.ceil(octaves.max() * AUTO_BATCH_STEPS_PER_OCTAVE)) + 1
-    mult = np.round(2.0 ** (np.arange(steps) / AUTO_BATCH_STEPS_PER_OCTAVE))
-    grid = np.minimum(dps[:, None] * np.unique(mult)[None, :], top[:, None])
+    mult = octave_grid(AUTO_BATCH_STEPS_PER_OCTAVE, 2.0 ** ((steps - 1) / AUTO_BATCH_STEPS_PER_OCTAVE))  # the one grid
+    grid = np.minimum(dps[:, None] * mult[None, :], top[:, None])
     grid = np.concatenate([grid, top[:, None]], axis=1)
     row, col = np.nonzero(np.ones_like(grid, dtype=bool))
     rows = pts[row].with_columns(batch_size=pl.Series(grid[row, col].astype(np.int64)))

@@ -174,7 +174,8 @@ def test_head_to_head_errors_name_the_setup(catalog):
 
 def test_breakdown_adds_up_to_the_served_step(catalog):
     from econ.analyses.breakdown import COMPONENTS, step_breakdown
-    from econ.analyses.optimize import SearchSpace, pareto_frontier, search
+    from econ.analyses.optimize import SearchSpace, search
+    from econ.analyses.search import pareto_frontier
 
     for model, hw, prec in (("llama-3.3-70b", "h100-sxm", "fp8"), ("deepseek-v3", "b200", "fp4")):
         pts = pareto_frontier(search(catalog, model=model, hardware=[hw], space=SearchSpace(precisions=(prec,))).points)
