@@ -135,8 +135,9 @@ def size_cluster(num_gpus, *, flop_per_s_per_gpu, power_w_per_gpu, all_in_capex_
 
     Notes
     -----
-    Composes the kernels of this module; formulas and sources are in each kernel's docstring
-    (seeds 000, 001, 004). Energy uses facility power (IT x PUE) at ``load_factor_frac`` for 8,760 h.
+    Composes the kernels of ``econ.physics.fleet`` and ``econ.economics.buildout``; formulas and sources are in each
+    kernel's docstring (seeds 000, 001, 004). Energy uses facility power (IT x PUE) at ``load_factor_frac`` for
+    8,760 h.
     """
     inputs = {
         "num_gpus": require_integer("num_gpus", num_gpus, 1, np.inf, "GPUs"),

@@ -89,6 +89,31 @@ def prices_from(args, catalog, hardware: str):
                            all_in_it_usd_per_gpu=args.all_in_usd, **overrides)
 
 
+def add_efficiency_options(p, *, default: str) -> None:
+    """The efficiency-at-scale flags (``econ.physics.fleet.EFFICIENCY_MODELS``) of ``cluster`` and ``fleet``."""
+    p.add_argument("--efficiency", choices=EFFICIENCY_MODELS, default=default,
+                   help="seed000: MFU(G) = 0.62 - 0.02 log2 G; seed001: MFU x scaling efficiency(G) x goodput "
+                        f"[{default}]")
+    p.add_argument("--mfu", type=float, help="measured MFU in (0, 1]; default: the efficiency model's "
+                                             "(seed 000's curve, seed 001's 50%%)")
+    p.add_argument("--scaling-efficiency", type=float, help="seed 001 scaling efficiency in (0, 1]; default: "
+                                                            "Table 5 at the cluster size")
+
+
+def check_fraction(flag: str, value) -> None:
+    """A fraction flag in (0, 1], named with its range when not (NaN included); None passes."""
+    if value is None:
+        return
+    if not (value == value) or not 0 < value <= 1:
+        raise InvalidInputError(f"{flag}={value:g} is outside (0, 1]")
+
+
+def check_efficiency(args) -> None:
+    """``--mfu`` and ``--scaling-efficiency`` in (0, 1] (``econ.physics.fleet.efficiency_chain``'s range)."""
+    check_fraction("--mfu", args.mfu)
+    check_fraction("--scaling-efficiency", args.scaling_efficiency)
+
+
 def add_plan_options(p, *, budget_required: bool) -> None:
     """The one set of inputs of a cluster plan (``econ cluster`` and ``econ fleet size``)."""
     add_scenario_option(p)
@@ -107,13 +132,7 @@ def add_plan_options(p, *, budget_required: bool) -> None:
     p.add_argument("--power-basis", default="all-in",
                    help="per-GPU power: tdp (board TDP), all-in (critical IT incl. host and network share), or a "
                         "number of W [all-in]")
-    p.add_argument("--efficiency", choices=EFFICIENCY_MODELS, default="seed001",
-                   help="seed000: MFU(G) = 0.62 - 0.02 log2 G; seed001: MFU x scaling efficiency(G) x goodput "
-                        "[seed001]")
-    p.add_argument("--mfu", type=float, help="measured MFU in (0, 1]; default: the efficiency model's "
-                                             "(seed 000's curve, seed 001's 50%%)")
-    p.add_argument("--scaling-efficiency", type=float, help="seed 001 scaling efficiency in (0, 1]; default: "
-                                                            "Table 5 at the cluster size")
+    add_efficiency_options(p, default="seed001")
     p.add_argument("--overheads", help="goodput losses: bubbles,checkpointing,failure-recovery,maintenance as "
                                        "fractions; default: the model's (seed001 0.05,0.03,0.10,0.05 = Table 8; "
                                        "seed000 none)")
@@ -180,8 +199,7 @@ def run(args) -> int:
     gpus = None if budget else (parse_int_list("--gpus", gpus_text, 1, MAX_GPUS) if gpus_text else [sc.cluster_gpus])
     model = args.model or (sc.model if scenario is not None else None)
     check_range("--gpus-per-rack", args.gpus_per_rack, 1, 1024, "accelerators")
-    check_range("--mfu", args.mfu, 0.01, 1)
-    check_range("--scaling-efficiency", args.scaling_efficiency, 0.01, 1)
+    check_efficiency(args)
     check_range("--failure-window-h", args.failure_window_h, 0.01, 8760, "h")
     check_range("--mtbf-h", args.mtbf_h, 1, 1e7, "h")
     check_range("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 0.01, 1e6, "GB/s")
@@ -226,4 +244,5 @@ def run(args) -> int:
     return 0
 
 
-__all__ = ["register", "run", "add_plan_options", "add_price_options", "prices_from", "show", "check_positive", "MAX_GPUS"]
+__all__ = ["register", "run", "add_efficiency_options", "add_plan_options", "add_price_options", "check_efficiency",
+           "check_fraction", "check_positive", "prices_from", "show", "MAX_GPUS"]

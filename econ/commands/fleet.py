@@ -18,7 +18,8 @@ import polars as pl
 from econ.analyses import cluster as cl
 from econ.commands import cluster as plan_command
 from econ.commands._common import add_data_dir, catalog_from, check_range, economics_from, parse_int_list, render
-from econ.commands.cluster import MAX_GPUS, add_plan_options, add_price_options, check_positive, prices_from, show
+from econ.commands.cluster import (MAX_GPUS, add_efficiency_options, add_plan_options, add_price_options,
+                                   check_efficiency, check_fraction, check_positive, prices_from, show)
 from econ.economics import buildout
 from econ.errors import InvalidInputError
 from econ.io import formatting
@@ -108,10 +109,7 @@ def _hw_gpus(q, *, required_gpus: bool) -> None:
 
 
 def _efficiency(q, *, default: str, goodput: bool = True) -> None:
-    q.add_argument("--efficiency", choices=fleet.EFFICIENCY_MODELS, default=default,
-                   help=f"seed000: MFU(G) = 0.62 - 0.02 log2 G; seed001: MFU x scaling(G) x goodput [{default}]")
-    q.add_argument("--mfu", type=float, help="override the model's MFU, (0, 1]")
-    q.add_argument("--scaling-efficiency", type=float, help="override seed 001's scaling efficiency, (0, 1]")
+    add_efficiency_options(q, default=default)
     if goodput:
         q.add_argument("--goodput", help="budget | derived | none | a fraction (0, 1] [the model's budget]")
 
@@ -135,13 +133,6 @@ def _gpus(args) -> list[int]:
     return parse_int_list("--gpus", args.gpus, 1, MAX_GPUS)
 
 
-def _frac(flag: str, value) -> None:
-    if value is None:
-        return
-    if not (value == value) or not 0 < value <= 1:
-        raise InvalidInputError(f"{flag}={value:g} is outside (0, 1]")
-
-
 def _hardware(catalog, args, *, required: bool = True):
     if args.hardware is None:
         if required:
@@ -160,13 +151,8 @@ def _goodput(text):
         v = float(t)
     except ValueError:
         raise InvalidInputError(f"--goodput={text!r} is not budget, derived, none or a fraction in (0, 1]") from None
-    _frac("--goodput", v)
+    check_fraction("--goodput", v)
     return v
-
-
-def _check_efficiency(args) -> None:
-    _frac("--mfu", args.mfu)
-    _frac("--scaling-efficiency", args.scaling_efficiency)
 
 
 def _peak(hw, precision: str) -> float:
@@ -230,7 +216,7 @@ def _run_scale(catalog, args) -> int:
     pue = economics_from(args, catalog).pue
     check_positive("--peak-tflops", args.peak_tflops, 1e6, "TFLOP/s")
     check_positive("--power-w", args.power_w, 1e5, "W")
-    _check_efficiency(args)
+    check_efficiency(args)
     hw = _hardware(catalog, args, required=args.peak_tflops is None or args.power_w is None)
     peak = args.peak_tflops * FLOP_PER_TFLOP if args.peak_tflops is not None else _peak(hw, args.training_precision)
     watts = args.power_w if args.power_w is not None else fleet.power_w_per_gpu(hw, args.power_basis)
@@ -251,7 +237,7 @@ def _run_calc(catalog, args) -> int:
     if len(gpus) != 1 or gpus[0] < 2:
         raise InvalidInputError("--gpus takes one cluster size of at least 2 GPUs for `econ fleet calc`")
     hw = _hardware(catalog, args, required=False)
-    _frac("--serial-frac", args.serial_frac)
+    check_fraction("--serial-frac", args.serial_frac)
     for flag, v, hi, unit in (("--gradient-gb", args.gradient_gb, 1e6, "GB"), ("--compute-s", args.compute_s, 1e6, "s"),
                               ("--params", args.params, 1e16, "params"),
                               ("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 1e6, "GB/s"),
@@ -297,7 +283,7 @@ def _run_train(catalog, args) -> int:
     check_positive("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 1e6, "GB/s")
     check_positive("--mtbf-h", args.mtbf_h, 1e9, "h")
     check_range("--restart-s", args.restart_s, 0, 1e6, "s")
-    _check_efficiency(args)
+    check_efficiency(args)
     goodput = _goodput(args.goodput)
     active = total = None
     if args.model:
