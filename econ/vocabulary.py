@@ -873,6 +873,13 @@ def default(name: str):
     return field_named(name).default
 
 
+def bounds(name: str) -> tuple[float, float]:
+    """(lo, hi) of the numeric field ``name``: its one valid range (for array checks such as
+    :func:`econ.validate.require_in_range`)."""
+    f = field_named(name)
+    return f.lo, f.hi
+
+
 def check(name: str, value, *, shown_as: str | None = None):
     """``value`` when valid for the field ``name`` (see :meth:`Field.check`), else InvalidInputError."""
     return field_named(name).check(value, shown_as=shown_as)

@@ -1,4 +1,4 @@
-"""Hardware comparison at a service-level floor, the throughput-interactivity frontier, and cluster plans.
+"""Hardware comparison at a service-level floor, the throughput-interactivity frontier, head to head.
 
 :func:`hardware_comparison` answers "for this model, what does each accelerator cost per million
 tokens when every user must get at least X tokens/s?". It builds the whole search space (accelerator x
@@ -14,9 +14,8 @@ user"); :func:`interactivity_table` adds tokens per dollar and tokens/s per prov
 :func:`head_to_head` puts two (model, accelerator, precision, cost tier) set-ups side by side: both
 frontiers, the ratio at each level and where the step time goes (:func:`econ.analyses.breakdown.step_breakdown`).
 
-:func:`cluster_plan` sizes a cluster of one accelerator (``econ.analyses.cluster``) and adds what the model
-knows: checkpoint size and write time, a 6 N D training run, and the tokens/day the cluster serves at
-the floor with the revenue and payback that implies.
+Cluster plans are ``econ.analyses.cluster`` (which calls :func:`hardware_comparison` for the serving rate; this
+module never imports it).
 """
 
 from __future__ import annotations
@@ -712,23 +711,8 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
                       binding=binding)
 
 
-# ---------------------------------------------------------------------------------------------
-# Cluster plan: moved to econ.analyses.cluster (issue 13); re-exported here for existing callers
-# ---------------------------------------------------------------------------------------------
-
-from econ.analyses.cluster import (  # noqa: E402
-    DEFAULT_GPUS_PER_RACK,
-    PLAN_COLUMNS,
-    RACK_SCALE_DOMAINS,
-    cluster_plan,
-    default_gpus_per_rack,
-    plan_status,
-)
-
-
-__all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier", "cluster_plan",
+__all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier",
            "value_at_interactivity", "add_efficiency", "interactivity_table", "cost_frontier", "Setup",
            "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES", "batch_at_floor",
            "auto_batch_row", "curve_on_layout",
-           "plan_status", "default_gpus_per_rack", "DEFAULT_GPU_COUNTS", "DEFAULT_BATCH_SIZES", "BEST_COLUMNS",
-           "FRONTIER_COLUMNS", "PLAN_COLUMNS", "COST_PARTS", "OBJECTIVES"]
+           "DEFAULT_GPU_COUNTS", "DEFAULT_BATCH_SIZES", "BEST_COLUMNS", "FRONTIER_COLUMNS", "COST_PARTS", "OBJECTIVES"]

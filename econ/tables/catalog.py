@@ -163,7 +163,7 @@ BUILDOUT_CAPEX_SCHEMA: dict[str, Col] = {
     "id": TXT, "category": TXT, "value": _num(0, 1e12, unit="(see unit column)"), "unit": TXT, "description": TXT,
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
-"""``data/buildout_capex.csv``: itemized build-out unit prices (issue 13; read by ``econ.analyses.cluster.buildout_prices``).
+"""``data/buildout_capex.csv``: itemized IT unit prices (issue 13; read by ``econ.economics.buildout.buildout_prices``).
 Loaded beside, not in, :data:`TABLES` (the dashboard's table editor lists only those)."""
 
 TABLES: dict[str, tuple[str, dict[str, Col], str]] = {

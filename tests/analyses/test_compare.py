@@ -1,8 +1,8 @@
-"""econ.analyses.compare: the SLO-constrained hardware comparison, the frontier, and the cluster plan.
+"""econ.analyses.compare: the SLO-constrained hardware comparison and the frontier.
 
 Known answers are checked against independent computations with the same public kernels
-(``econ.analyses.sweep.evaluate`` on one configuration; ``econ.analyses.cluster`` formulas written out), at rel=1e-12
-(the same floating-point operations) unless stated.
+(``econ.analyses.sweep.evaluate`` on one configuration), at rel=1e-12 (the same floating-point operations) unless
+stated. The cluster plan is tested in tests/analyses/test_cluster.py.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import econ.analyses.compare as compare
 from econ.assumptions import DEFAULT, Economics
 from econ.tables.catalog import load_catalog
-from econ.analyses.compare import (BEST_COLUMNS, COST_PARTS, DEFAULT_BATCH_SIZES, cluster_plan, default_gpus_per_rack,
-                          hardware_comparison, search_space, throughput_frontier)
+from econ.analyses.compare import (BEST_COLUMNS, COST_PARTS, DEFAULT_BATCH_SIZES, hardware_comparison, search_space,
+                                   throughput_frontier)
 from econ.errors import InvalidInputError, UnknownIdError
 from econ.engine import evaluate
 
@@ -175,70 +175,8 @@ def test_bad_input_is_named(catalog, kwargs, error, match):
 
 
 # ---------------------------------------------------------------------------------------------
-# cluster plan
+# default inputs
 # ---------------------------------------------------------------------------------------------
-
-def test_cluster_plan_known_answers(catalog):
-    e = Economics()
-    g = np.array([1024, 8192])
-    plan = cluster_plan(catalog, hardware="h100-sxm", num_gpus=g, model=MODEL, economics=e)
-    hw = catalog.accelerator("h100-sxm")
-    m = catalog.model(MODEL)
-    # capex: G x all-in + G x power / 1e6 x build $/MW (econ.analyses.cluster.cluster_capex_usd)
-    capex = g * hw["all_in_capex_usd"] + g * hw["all_in_power_w"] / 1e6 * e.build_usd_per_mw_it
-    np.testing.assert_allclose(plan["capex_total_usd"].to_numpy(), capex, rtol=1e-12)
-    np.testing.assert_allclose(plan["facility_power_mw"].to_numpy(), g * hw["all_in_power_w"] * e.pue / 1e6, rtol=1e-12)
-    # default efficiency: seed 001's chain, MFU 50% x scaling efficiency (Table 5: 50% at 1,024, 35% at 8,192)
-    # x goodput 1 - 0.23 = 0.77 (Table 8) (issue 13 made this the default; it was seed 000's curve x goodput)
-    assert plan["mfu_frac"].to_list() == pytest.approx([0.5, 0.5], abs=1e-12)
-    assert plan["scaling_efficiency_frac"].to_list() == pytest.approx([0.5, 0.35], abs=1e-12)
-    assert plan["goodput_frac"][0] == pytest.approx(0.77, abs=1e-12)
-    realized = g * hw["bf16_peak_flop_per_s"] * 0.5 * np.array([0.5, 0.35]) * 0.77
-    days = 6 * m["active_matmul_params"] * 15e12 / realized / 86400
-    np.testing.assert_allclose(plan["training_days"].to_numpy(), days, rtol=1e-12)
-    assert plan["checkpoint_bytes"][0] == pytest.approx(14 * m["total_params"], rel=1e-12)
-    assert plan["checkpoint_write_s"][0] == pytest.approx(14 * m["total_params"] / 100e9, rel=1e-12)
-    # serving: whole replicas of the comparison's best deployment, at the utilization
-    best = hardware_comparison(catalog, model=MODEL, hardware=["h100-sxm"]).best.row(0, named=True)
-    reps = np.floor(g / best["num_gpus"])
-    tokens = reps * best["num_gpus"] * best["output_tokens_per_s_per_gpu"] * e.utilization_frac * 86400
-    np.testing.assert_allclose(plan["serving_tokens_per_day"].to_numpy(), tokens, rtol=1e-12)
-    revenue = tokens * 365 * 0.90 / 1e6
-    np.testing.assert_allclose(plan["revenue_per_year_usd"].to_numpy(), revenue, rtol=1e-12)
-    opex = plan["annual_energy_cost_usd"].to_numpy() + e.opex_frac_of_capex_per_year * g * hw["all_in_capex_usd"]
-    np.testing.assert_allclose(plan["payback_years"].to_numpy(), capex / (revenue - opex), rtol=1e-12)
-
-
-def test_cluster_plan_never_paid_back_is_null_not_inf(catalog):
-    plan = cluster_plan(catalog, hardware="h100-sxm", num_gpus=1024, model=MODEL, price_usd_per_m_output_tokens=0.0)
-    assert plan["payback_years"][0] is None
-    assert "never paid back" in compare.plan_status(plan.row(0, named=True))
-    for c, dt in plan.schema.items():
-        if dt.is_float():
-            assert plan[c].drop_nulls().is_finite().all(), c
-
-
-def test_cluster_plan_without_a_model_has_null_model_columns(catalog):
-    plan = cluster_plan(catalog, hardware="h100-sxm", num_gpus=[8, 16])
-    assert plan.height == 2 and plan["training_days"].is_null().all() and plan["capex_total_usd"].is_not_null().all()
-
-
-def test_rack_scale_systems_fill_a_rack_with_their_domain():
-    assert default_gpus_per_rack([72, 8, 36, 256]).tolist() == [72.0, 32.0, 36.0, 32.0]
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(hardware="tpu-v6e"), r"hardware=tpu-v6e has no all_in_capex_usd in accelerators.csv \(it is not sold\)"),
-    (dict(hardware="a100-80gb-sxm", training_precision="fp8"), r"hardware=a100-80gb-sxm has no dense fp8 peak"),
-    (dict(hardware="h100-sxm", num_gpus=0), r"num_gpus=0 is outside \[1, 100000000\]"),
-    (dict(hardware="h100-sxm", overhead_fracs=(0.6, 0.6)), r"goodput_frac \(1 - sum of overheads\)=-0.2 is outside"),
-    (dict(hardware="h100-sxm", checkpoint_write_gb_per_s=0), r"checkpoint_write_gb_per_s=0 is outside \(0, inf\]"),
-])
-def test_cluster_plan_bad_input_is_named(catalog, kwargs, match):
-    kwargs = {"num_gpus": 1024, **kwargs}
-    with pytest.raises(InvalidInputError, match=match):
-        cluster_plan(catalog, **kwargs)
-
 
 def test_default_scenario_inputs_give_finite_tables(catalog):
     cmp = hardware_comparison(catalog, model=MODEL, assumptions=DEFAULT)
@@ -247,48 +185,3 @@ def test_default_scenario_inputs_give_finite_tables(catalog):
             if dt.is_float():
                 assert frame[c].drop_nulls().is_finite().all(), c
     assert not math.isnan(cmp.best["usd_per_m_output_tokens"].drop_nulls().sum())
-
-
-# ---------------------------------------------------------------------------------------------
-# econ cluster (CLI over cluster_plan)
-# ---------------------------------------------------------------------------------------------
-
-def _cli(capsys, *argv):
-    import json
-
-    from econ.cli import main
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, (json.loads(out.out) if code == 0 and "--format" in argv else out.out), out.err
-
-
-def test_cluster_cli_matches_cluster_plan(catalog, capsys):
-    code, data, _ = _cli(capsys, "cluster", "--hardware", "h100-sxm", "--gpus", "1024", "--model", MODEL,
-                         "--format", "json")
-    assert code == 0
-    plan = cluster_plan(catalog, hardware="h100-sxm", num_gpus=1024, model=MODEL).row(0, named=True)
-    for c in ("capex_total_usd", "facility_power_mw", "training_days", "serving_tokens_per_day", "payback_years"):
-        assert data[c] == pytest.approx(plan[c], rel=1e-12), c
-
-
-def test_cluster_cli_flags_reach_the_model(catalog, capsys):
-    code, data, _ = _cli(capsys, "cluster", "--hardware", "h100-sxm", "--gpus", "8,1024", "--pue", "1.1",
-                         "--usd-per-kwh", "0.05", "--mfu", "0.4", "--overheads", "0.1,0.1", "--format", "json")
-    assert code == 0 and [r["num_gpus"] for r in data] == [8, 1024]
-    assert data[1]["mfu_frac"] == 0.4 and data[1]["goodput_frac"] == pytest.approx(0.8)
-    hw = catalog.accelerator("h100-sxm")
-    assert data[1]["facility_power_mw"] == pytest.approx(1024 * hw["all_in_power_w"] * 1.1 / 1e6, rel=1e-12)
-    assert data[1]["annual_energy_cost_usd"] == pytest.approx(
-        1024 * hw["all_in_power_w"] * 1.1 / 1e3 * 8760 * 0.7 * 0.05, rel=1e-12)
-
-
-@pytest.mark.parametrize("argv, message", [
-    (("cluster",), "--hardware is required (or give --scenario FILE)"),
-    (("cluster", "--hardware", "tpu-v6e"), "has no all_in_capex_usd"),
-    (("cluster", "--hardware", "h100-sxm", "--gpus", "0"), "--gpus=0 is outside [1, 100000000]"),
-    (("cluster", "--hardware", "h100-sxm", "--pue", "4"), "--pue=4 is outside [1, 3]"),
-    (("cluster", "--hardware", "h100-sxm", "--overheads", "a,b"), "--overheads='a,b' is not a comma-separated"),
-])
-def test_cluster_cli_bad_input_exits_2_with_the_flag_named(capsys, argv, message):
-    code, _, err = _cli(capsys, *argv)
-    assert code == 2 and message in err, err

@@ -86,3 +86,64 @@ def test_cluster_serving_equals_cli(catalog, capsys):
                         min_tokens_per_s_per_user=20.0).row(0, named=True)
     assert plan["serving_output_tokens_per_s_per_gpu"] == pytest.approx(c["output_tokens_per_s_per_gpu"], rel=REL)
     assert plan["serving_batch_size"] == c["batch_size"] and plan["serving_gpus_per_replica"] == c["num_gpus"]
+
+
+# ---------------------------------------------------------------------------------------------
+# One cluster capability (issue 16): a 100 MW GB200 NVL72 site through `econ fleet size`, `econ cluster`,
+# the Python API and the dashboard's Cluster page give the same GPUs, capex, MW, tokens/day and payback
+# ---------------------------------------------------------------------------------------------
+
+SITE_HW, SITE_MODEL, SITE_MW = "gb200-nvl72", "llama-3.3-70b", 100.0
+SITE_FIELDS = ("num_gpus", "capex_total_usd", "facility_power_mw", "it_power_mw", "serving_tokens_per_day",
+               "payback_years")
+
+
+def _cli_json(capsys, *argv) -> dict:
+    code = main([*argv, "--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)
+
+
+def test_a_100_mw_gb200_site_is_one_answer_everywhere(catalog, capsys):
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root))
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards.components import fmt
+
+    # Python API: the one function, the one set of defaults (econ.assumptions.Economics)
+    api = cluster_plan(catalog, hardware=SITE_HW, power_w=SITE_MW * 1e6, model=SITE_MODEL).row(0, named=True)
+    assert api["num_gpus"] > 0 and api["serving_tokens_per_day"] > 0 and api["payback_years"] > 0
+    assert api["facility_power_mw"] <= SITE_MW and api["facility"] == "default"
+    # the CLI: `econ fleet size`, `econ cluster` with the same budget, and `econ cluster` with the GPUs it buys
+    site = ("--hardware", SITE_HW, "--model", SITE_MODEL)
+    fleet = _cli_json(capsys, "fleet", "size", *site, "--power-mw", f"{SITE_MW:g}")
+    by_budget = _cli_json(capsys, "cluster", *site, "--power-mw", f"{SITE_MW:g}")
+    by_size = _cli_json(capsys, "cluster", *site, "--gpus", str(api["num_gpus"]))
+    for answer in (fleet, by_budget, by_size):
+        for f in SITE_FIELDS:
+            assert answer[f] == pytest.approx(api[f], rel=1e-12), f
+        assert answer["pue"] == api["pue"] and answer["build_usd_per_mw_it"] == api["build_usd_per_mw_it"]
+    # the dashboard's Cluster page: the budget tab (100 MW) and the cluster at the top (the GPUs it buys)
+    at = AppTest.from_file(str(root / "dashboards" / "pages" / "cluster.py"), default_timeout=120)
+    at.query_params.update(hardware=SITE_HW, model=SITE_MODEL)
+    at.run()
+    at.number_input(key="fl.budget.mw").set_value(SITE_MW)
+    at.number_input(key="sc.cluster_gpus").set_value(api["num_gpus"])
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Budget buys"] == f"{fmt.count(api['num_gpus'])} GPUs"
+    assert shown["Budget: capex"] == fmt.usd(api["capex_total_usd"])
+    assert shown["Budget: facility power"] == fmt.megawatts(api["facility_power_mw"])
+    assert shown["Budget: IT power"] == fmt.megawatts(api["it_power_mw"])
+    assert shown["Budget: output tokens per day"] == fmt.compact(api["serving_tokens_per_day"])
+    assert shown["Budget: payback"] == fmt.years(api["payback_years"])
+    assert shown["Capex total"] == fmt.usd_millions(api["capex_total_usd"])
+    assert shown["Facility power"] == fmt.megawatts(api["facility_power_mw"])
+    assert shown["Output tokens per day"] == fmt.compact(api["serving_tokens_per_day"])
+    assert shown["Payback"] == f"{api['payback_years']:,.2f} years"

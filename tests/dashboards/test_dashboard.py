@@ -22,7 +22,8 @@ from dashboards.components import fmt  # noqa: E402
 from dashboards.components.safe_text import unescape  # noqa: E402
 from dashboards.components.state import CATALOG_KEY, LOCAL_KEY, PAGE_KEY, SCENARIO_KEY  # noqa: E402
 from econ.tables.catalog import load_catalog  # noqa: E402
-from econ.analyses.compare import auto_batch_row, cluster_plan, hardware_comparison  # noqa: E402
+from econ.analyses.cluster import cluster_plan  # noqa: E402
+from econ.analyses.compare import auto_batch_row, hardware_comparison  # noqa: E402
 from econ.engine import RESULT_COLUMNS  # noqa: E402
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402

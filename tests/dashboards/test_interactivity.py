@@ -300,7 +300,7 @@ def test_one_default_floor_everywhere():
     floor = presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER
     assert floor == 25.0  # MLPerf v5.0 interactive: TPOT <= 40 ms
     assert Scenario().min_tokens_per_s_per_user == floor
-    for fn in (compare.hardware_comparison, cluster.serving_rate, cluster.size_from_budget, cluster.cluster_plan,
+    for fn in (compare.hardware_comparison, cluster.serving_rate, cluster.cluster_plan,
                compare.auto_batch_row, compare.batch_at_floor, quotes.check_quotes):
         assert inspect.signature(fn).parameters["min_tokens_per_s_per_user"].default == floor, fn.__name__
 
