@@ -548,10 +548,11 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
 
     Returns
     -------
-    dict with ``meets_slo`` (bool), ``precision`` (str or None), ``gpus_per_replica``, ``tp``, ``dp``, ``ep``,
-    ``pp``, ``layout`` (e.g. "ADP8 EP8"), ``batch_size``, ``tokens_per_s_per_user``,
-    ``output_tokens_per_s_per_gpu``, ``usd_per_m_output_tokens`` (None when no deployment meets the floor),
-    and ``status`` (why not).
+    dict with ``meets_slo`` (bool), ``precision`` (str or None), ``gpus_per_replica`` (every accelerator of the
+    serving unit, both pools when disaggregated), ``tp``, ``dp``, ``ep``, ``pp`` (of the decode instance),
+    ``layout`` (e.g. "ADP8 EP8", "2P(TP8) 1D(ADP16 EP16)"), ``batch_size``, ``tokens_per_s_per_user``,
+    ``output_tokens_per_s_per_gpu`` (over the whole unit), ``usd_per_m_output_tokens`` (all-in: every accelerator of
+    the unit over its output; None when no deployment meets the floor), and ``status`` (why not).
 
     Raises
     ------
@@ -559,8 +560,8 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
 
     Notes
     -----
-    :func:`econ.analyses.compare.hardware_comparison` (one vectorized :func:`econ.engine.evaluate` over precision x
-    layout x batch, the layouts ``econ cost`` chooses among), its cheapest row meeting the floor.
+    :func:`econ.analyses.compare.hardware_comparison` (the one deployment search: every layout, batch and serving
+    mode), its cheapest deployment meeting the floor: the same answer the hardware comparison and head to head give.
     """
     best = hardware_comparison(catalog, model=model, hardware=[hardware], precisions=precisions,
                                min_tokens_per_s_per_user=min_tokens_per_s_per_user, input_len=input_len,
@@ -568,10 +569,10 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
                                economics=economics or Economics()).best.row(0, named=True)
     ok = bool(best["meets_slo"])
     return {"meets_slo": ok, "precision": best["precision"] if ok else None,
-            "gpus_per_replica": int(best["num_gpus"]) if ok else None,
+            "gpus_per_replica": int(best["total_gpus"]) if ok else None,
             **{k: (int(best[k]) if ok else None) for k in ("tp", "dp", "ep", "pp")},
             "layout": best["layout"] if ok else None,
-            "usd_per_m_output_tokens": float(best["usd_per_m_output_tokens"]) if ok else None,
+            "usd_per_m_output_tokens": float(best["usd_per_m_output_tokens_all_in"]) if ok else None,
             "batch_size": int(best["batch_size"]) if ok else None,
             "tokens_per_s_per_user": float(best["tokens_per_s_per_user"]) if ok else None,
             "output_tokens_per_s_per_gpu": float(best["output_tokens_per_s_per_gpu"]) if ok else None,

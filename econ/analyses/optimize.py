@@ -46,7 +46,7 @@ from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
 from econ.vocabulary import MAX_CONTEXT, MODES, REASONS, Reason, tier_code
-from econ.analyses.search import batch_grid, pareto_frontier
+from econ.analyses.search import batch_grid, cheapest, pareto_frontier
 
 POINT_COLUMNS: tuple[str, ...] = (
     "model", "hardware", "scale_up_domain_size", "layout", "family", "num_gpus", "tp", "ep", "pp", "dp", "batch_size",
@@ -793,9 +793,7 @@ def optimize(catalog: Catalog, *, top: int = 10, **kwargs) -> OptimizeResult:
     if ok.height == 0:
         reason = _why_empty(res)
         return OptimizeResult(best=None, top=ok, frontier=front, rejected=res.rejected, reason=reason, slo=res.slo)
-    fam = ["hardware", "scale_up_domain_size", "family", "precision", "disaggregated"]
-    ranked = (ok.sort(["usd_per_m_output_tokens_all_in", "tokens_per_s_per_user"], descending=[False, True])
-              .unique(subset=fam, keep="first", maintain_order=True).head(top))
+    ranked = cheapest(ok, by=("hardware", "scale_up_domain_size", "family", "precision", "disaggregated")).head(top)
     return OptimizeResult(best=ranked.row(0, named=True), top=ranked, frontier=front, rejected=res.rejected,
                           reason="", slo=res.slo)
 

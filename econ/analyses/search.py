@@ -99,4 +99,23 @@ def pareto_frontier(points: pl.DataFrame, *, by: tuple[str, ...] = ("hardware", 
     return points[np.sort(np.concatenate(keep))].sort([*by, x])
 
 
-__all__ = ["octave_grid", "batch_grid", "pareto_frontier"]
+def cheapest(points: pl.DataFrame, *, by: tuple[str, ...] = ("hardware",),
+             cost: str = "usd_per_m_output_tokens_all_in", speed: str = "tokens_per_s_per_user") -> pl.DataFrame:
+    """Per group, the cheapest point (ties: the faster per user, then the first): the one rule by which every search
+    names its answer (the optimizer's best, the hardware comparison's winners, ``econ cost``'s searched layout).
+
+    Parameters
+    ----------
+    points : pl.DataFrame with ``by``, ``cost`` and ``speed`` (filter it to the points that meet the SLO first)
+    by : group columns; () = one answer overall
+    cost : the column minimized [USD per M tokens]; speed : the tie-break, maximized [tokens/s per user]
+
+    Returns
+    -------
+    pl.DataFrame, one row per group in cost order.
+    """
+    ranked = points.sort([cost, speed], descending=[False, True], maintain_order=True)
+    return ranked.unique(subset=list(by), keep="first", maintain_order=True) if by else ranked.head(1)
+
+
+__all__ = ["octave_grid", "batch_grid", "pareto_frontier", "cheapest"]

@@ -217,7 +217,7 @@ def test_cost_explorer_chart_encodings(catalog):
     line = left["layer"][0]["encoding"]
     assert line["x"]["field"] == "batch_size" and line["x"]["scale"]["type"] == "log"
     assert line["x"]["title"] == "Batch size (sequences)"
-    assert line["y"]["field"] == "usd_per_m_output_tokens" and line["y"]["title"] == "Cost ($ per M output tokens)"
+    assert line["y"]["field"] == "usd_per_m_output_tokens" and line["y"]["title"] == "Cost, decode only ($ per M output tokens)"
     assert right["layer"][0]["encoding"]["y"]["field"] == "output_tokens_per_s_per_gpu"
     data = datasets(at)
     rules = data[left["layer"][1]["data"]["name"]]
