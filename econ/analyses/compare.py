@@ -437,7 +437,6 @@ def batch_at_floor(curve: pl.DataFrame, *, min_tokens_per_s_per_user: float = DE
     return None if ok.height == 0 else int(ok["batch_size"].max())
 
 
-AUTO_LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
 
 
 def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
@@ -477,7 +476,7 @@ def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAU
                              and ttft is not None and ttft <= max_ttft_s):
         return row, curve
     if curve is None:
-        curve = batch_curve(catalog, **{**cost_kwargs, **{k: r[k] for k in AUTO_LAYOUT_KEYS}})
+        curve = batch_curve(catalog, **_pinned(cost_kwargs, r))
     b = batch_at_floor(curve, min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
                        at_most=r["batch_size"])
     return (row if b is None else curve.filter(pl.col("batch_size") == b).head(1)), curve
@@ -504,8 +503,16 @@ def curve_on_layout(catalog: Catalog, row: dict, *, points_per_octave: int = 4, 
     n = max(2, int(np.log2(max(max_b / dp, 2)) * points_per_octave) + 1)
     batches = (np.unique(np.round(np.geomspace(1, max_b / dp, n)).astype(int)) * dp if max_b > dp
                else np.array([dp]))
-    layout = {k: row[k] for k in AUTO_LAYOUT_KEYS}
-    return cost_table(catalog, batch_sizes=[int(b) for b in batches if b <= max_b], **{**cost_kwargs, **layout})
+    return cost_table(catalog, batch_sizes=[int(b) for b in batches if b <= max_b], **_pinned(cost_kwargs, row))
+
+
+def _pinned(cost_kwargs: dict, row: dict) -> dict:
+    """``cost_kwargs`` with a row's whole deployment pinned (layout and, when disaggregated, its pools)."""
+    from econ.analyses.sweep import POOL_KEYS, deployment_of
+
+    d = deployment_of(row)
+    pools = {k: d.pop(k) for k in POOL_KEYS if k in d}
+    return {**cost_kwargs, **d, "pools": pools or None}
 
 
 # ---------------------------------------------------------------------------------------------

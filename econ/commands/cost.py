@@ -19,11 +19,13 @@ from econ.analyses.sweep import cost_table
 __all__ = ["register", "run", "compute", "add_cost_arguments", "parse_mix", "SUMMARY_COLUMNS", "COST_DEFAULTS"]
 
 SUMMARY_COLUMNS = (
-    "model", "hardware", "layout", "num_gpus", "tp", "dp", "ep", "pp", "precision", "batch_size", "context_tokens",
+    "model", "hardware", "layout", "num_gpus", "total_gpus", "tp", "dp", "ep", "pp", "precision", "batch_size",
+    "context_tokens",
     "max_batch_size",
     "sweet_spot_batch", "binding_wall", "feasible", "infeasible_reason", "meets_slo", "tpot_s",
     "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s", "basis",
-    "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens",
+    "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in",
+    "usd_per_m_blended_tokens",
     "input_output_mix", "cache_hit_frac",
 )
 
@@ -159,7 +161,7 @@ def compute(args):
         assumptions = replace(assumptions, **IDEAL_OVERRIDES)
     economics = economics_from(args, catalog, sc)
     kw = dict(model=args.model, precision=args.precision, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep,
-              pp=args.pp, mode=args.mode or "aggregated", input_len=args.input_len, output_len=args.output_len,
+              pp=args.pp, mode=args.mode, input_len=args.input_len, output_len=args.output_len,
               context_tokens=args.context, assumptions=assumptions, economics=economics)
     frames, first_error = [], None
     for hw in hardware:  # a handful of accelerators: one cost table each

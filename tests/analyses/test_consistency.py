@@ -74,18 +74,22 @@ def test_quote_checker_floor_equals_cli(catalog, capsys):
         assert f[q] == pytest.approx(c[cli], rel=REL), q
 
 
-def test_cluster_serving_equals_cli(catalog, capsys):
+def test_cluster_serving_equals_the_hardware_comparison(catalog):
+    """A cluster's serving rate is the hardware comparison's answer at the same floor (the one search), and the
+    plan's serving columns are that answer (issue 16)."""
+    from econ.analyses.compare import hardware_comparison
     r = serving_rate(catalog, MODEL, HW, min_tokens_per_s_per_user=20.0, precisions=[PRECISION])
     assert r["meets_slo"] and r["layout"]
-    c = cli_row(capsys, tp=r["tp"], dp=r["dp"], ep=r["ep"], pp=r["pp"], num_gpus=r["gpus_per_replica"],
-                batch=r["batch_size"])
-    assert c["layout"] == r["layout"]
-    for k in ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens"):
-        assert r[k] == pytest.approx(c[k], rel=REL), k
+    best = hardware_comparison(catalog, model=MODEL, hardware=[HW], precisions=[PRECISION],
+                               min_tokens_per_s_per_user=20.0).best.row(0, named=True)
+    assert r["layout"] == best["layout"] and r["gpus_per_replica"] == best["total_gpus"]
+    assert r["usd_per_m_output_tokens"] == pytest.approx(best["usd_per_m_output_tokens_all_in"], rel=REL)
+    for k in ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "batch_size"):
+        assert r[k] == pytest.approx(best[k], rel=REL), k
     plan = cluster_plan(catalog, hardware=HW, num_gpus=[1024], model=MODEL, precisions=[PRECISION],
                         min_tokens_per_s_per_user=20.0).row(0, named=True)
-    assert plan["serving_output_tokens_per_s_per_gpu"] == pytest.approx(c["output_tokens_per_s_per_gpu"], rel=REL)
-    assert plan["serving_batch_size"] == c["batch_size"] and plan["serving_gpus_per_replica"] == c["num_gpus"]
+    assert plan["serving_output_tokens_per_s_per_gpu"] == pytest.approx(r["output_tokens_per_s_per_gpu"], rel=REL)
+    assert plan["serving_batch_size"] == r["batch_size"] and plan["serving_gpus_per_replica"] == r["gpus_per_replica"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,3 +151,67 @@ def test_a_100_mw_gb200_site_is_one_answer_everywhere(catalog, capsys):
     assert shown["Facility power"] == fmt.megawatts(api["facility_power_mw"])
     assert shown["Output tokens per day"] == fmt.compact(api["serving_tokens_per_day"])
     assert shown["Payback"] == f"{api['payback_years']:,.2f} years"
+
+
+# ------------------------------------------------------------------------------------------------
+# One question, one answer: DeepSeek-V3 fp8 on H200 at 100 tokens/s per user (issue 16)
+# ------------------------------------------------------------------------------------------------
+
+DSV3 = dict(model="deepseek-v3", hardware="h200-sxm", precision="fp8", floor=100.0)
+
+
+def _page(name: str, **params):
+    import sys
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root))
+    at = AppTest.from_file(str(root / "dashboards" / "pages" / f"{name}.py"), default_timeout=300)
+    at.query_params.update(**params)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def test_deepseek_v3_on_h200_at_100_tokens_per_user_is_one_answer_everywhere(catalog, capsys):
+    """Hardware comparison (API and page), head to head (API and page), `econ compare` and `econ cost` read the same
+    deployment and the same all-in $/M output tokens; decode-only cost is labelled as such wherever it is shown.
+    (Before issue 16: $6.95/M on the Hardware comparison page against $2.06 'all-in' on Head to head.)"""
+    from dashboards.components import fmt
+    from econ.analyses.compare import Setup, hardware_comparison, head_to_head
+
+    m, hw, p, floor = DSV3["model"], DSV3["hardware"], DSV3["precision"], DSV3["floor"]
+    best = hardware_comparison(catalog, model=m, hardware=[hw], precisions=[p],
+                               min_tokens_per_s_per_user=floor).best.row(0, named=True)
+    all_in, layout = best["usd_per_m_output_tokens_all_in"], best["layout"]
+    assert best["meets_slo"] and best["tokens_per_s_per_user"] >= floor and all_in > 0
+    assert all_in >= best["usd_per_m_output_tokens"]  # all-in (prefill GPUs included) is never below decode only
+    # head to head (Python), econ compare (CLI)
+    h = head_to_head(catalog, Setup(m, hw, p, "owned"), Setup(m, hw, p, "owned"), levels=(floor,))
+    a = h.at_levels.filter(pl.col("setup") == "A").row(0, named=True)
+    assert a["layout"] == layout and a["usd_per_m_output_tokens_all_in"] == pytest.approx(all_in, rel=1e-12)
+    cmp_ = _cli_json(capsys, "compare", f"{m}:{hw}:{p}", f"{m}:{hw}:{p}", "--at", f"{floor:g}")
+    row = [r for r in cmp_["setups"] if r["setup"] == "A"][0]
+    assert row["layout"] == layout and row["usd_per_m_output_tokens_all_in"] == pytest.approx(all_in, rel=1e-12)
+    # econ cost: the automatic layout and batch under the same floor are the same deployment
+    cost = _cli_json(capsys, "cost", "--model", m, "--hardware", hw, "--precision", p,
+                     "--min-tokens-per-s-per-user", f"{floor:g}")
+    assert cost["layout"] == layout and cost["batch_size"] == best["batch_size"]
+    assert cost["usd_per_m_output_tokens_all_in"] == pytest.approx(all_in, rel=1e-12)
+    assert cost["usd_per_m_output_tokens"] == pytest.approx(best["usd_per_m_output_tokens"], rel=1e-12)
+    # the pages: the same figure under the all-in label
+    hc = _page("hardware_comparison", model=m, compare_hardware=hw, compare_precisions=p,
+               min_tokens_per_s_per_user=f"{floor:g}")
+    shown = {x.label: x.value for x in hc.metric}
+    assert shown["Its $ per M output tokens, all-in"] == fmt.usd_per_m(all_in)
+    h2h = _page("head_to_head", h2h_a_model=m, h2h_a_hardware=hw, h2h_a_precision=p, h2h_b_model=m,
+                h2h_b_hardware=hw, h2h_b_precision=p, interactivity_levels=f"{floor:g}")
+    tables = [d.value for d in h2h.dataframe]
+    shown_cols = ("usd_per_m_output_tokens_all_in", "usd_per_m_output_tokens_all_in_a")
+    values = [float(t[c].iloc[0]) for t in tables for c in t.columns if c in shown_cols]
+    assert len(values) == 2 and all(v == pytest.approx(all_in, rel=1e-12) for v in values), values
+    from econ.vocabulary import column_title
+    assert "all-in" in column_title("usd_per_m_output_tokens_all_in") and "all-in" in column_title(shown_cols[1])
+    assert "decode only" in column_title("usd_per_m_output_tokens")
