@@ -39,8 +39,9 @@ from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels
-from econ.engine import (CostInputs, EngineInputs, Serving, Workload,
-                         catalog_arrays, default_speculation, efficiency, resolve_formats, run, run_status, tier_rate)
+from econ.engine import (BAND_OF_COST, BAND_OF_RATE, CostInputs, EngineInputs, Serving, Workload, band,
+                         catalog_arrays, default_speculation, efficiency, profile_band, resolve_formats, run,
+                         run_status, tier_rate)
 from econ.errors import InvalidInputError
 from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
@@ -56,6 +57,7 @@ POINT_COLUMNS: tuple[str, ...] = (
     "prefill_dp", "prefill_num_gpus", "prefill_instances", "decode_instances", "max_batch_size", "hbm_used_frac",
     "weight_bytes_per_gpu", "kv_bytes_per_gpu", "t_mem_s", "t_flop_s", "t_comm_tp_s", "t_comm_ep_s", "t_comm_pp_s",
     "kv_transfer_s", "prefill_stall_s", "bubble_frac", "usd_per_gpu_hour", "meets_slo", "slo_miss",
+    *(f"{c}_{end}" for c in (*BAND_OF_RATE, *BAND_OF_COST) for end in ("low", "high")),
 )
 """Columns of every point (candidates, top, frontier). The first twelve after ``layout`` are the
 issue's required JSON fields; see the module docstring for the served-figure convention."""
@@ -589,6 +591,7 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     sels = {mode: (np.isin(fam_prec[fi], list(p_choice)) if mode == "disaggregated" else np.ones(len(fi), bool))
             for mode in space.modes}
     plan = dict(model=model, hw=hw, dom=dom, owned=owned, fam=fam, fam_prec=fam_prec, fam_code=fam_code,
+                prec_by_code=prec_by_code, arrays=catalog_arrays(catalog),
                 fam_label=fam_label, fam_layout=fam_layout, fi=fi, per_group=per_group, p_choice=p_choice,
                 ok_prec=ok_prec, sels=sels, inputs=inputs, slo=slo, a=a, da=da, economics=economics,
                 rows=int(sum(int(v.sum()) for v in sels.values())),
@@ -602,6 +605,7 @@ def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
     fam, fam_prec, fam_code, fam_label = plan["fam"], plan["fam_prec"], plan["fam_code"], plan["fam_label"]
     fam_layout, fi, per_group, p_choice = plan["fam_layout"], plan["fi"], plan["per_group"], plan["p_choice"]
     ok_prec, inputs, a, da, economics = plan["ok_prec"], plan["inputs"], plan["a"], plan["da"], plan["economics"]
+    arr, prec_by_code = plan["arrays"], plan["prec_by_code"]
     rejected: list[pl.DataFrame] = []
 
     def rej(mode, precision, layout, reason, detail=""):
@@ -625,8 +629,9 @@ def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
             none = np.zeros(nrow, bool)
             feasible, code, wall = run_status(phys, inp, unsupported=none, price_missing=none,
                                               owned=np.full(nrow, owned))
+            bands = profile_band(arr, a, np.full(nrow, arr.hardware_ids.index(hw)), prec_by_code[fam_code[f]])
             frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code, wall,
-                                        slo, fam_label[f] if mode == "aggregated" else None))
+                                        slo, fam_label[f] if mode == "aggregated" else None, bands))
             advance(nrow)
     pts = pl.concat(frames, how="vertical") if frames else _empty_points()
     if pts.height == 0:
@@ -717,7 +722,7 @@ def _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a,
 
 
 def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, feasible, code, wall, slo,
-                  labels) -> pl.DataFrame:
+                  labels, profile_bands) -> pl.DataFrame:
     d, lay, pl_ = phys.decode, inp.layout, phys.prefill_layout
     dis = mode == "disaggregated"
     speed = phys.served_tokens_per_s_per_user
@@ -759,7 +764,9 @@ def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, f
         "meets_slo": feasible & ~slow & ~late, "slo_miss": miss.tolist(),
         "feasible": feasible, "infeasible_code": code.astype(np.int64),
     }
+    banded = band(cols, *profile_bands)  # the engine's one rule (econ.engine.band); NaN = no profile -> null
     frame = pl.DataFrame({k: pl.Series(k, v) for k, v in cols.items()})
+    frame = frame.with_columns(pl.Series(k, v, dtype=pl.Float64, nan_to_null=True) for k, v in banded.items())
     frame = frame.with_columns(pl.col(c).cast(pl.Float64) for c in frame.columns
                                if frame[c].dtype.is_numeric() and c in _FLOAT_COLUMNS)
     require_finite_frame(frame.filter(pl.col("feasible")))

@@ -42,7 +42,8 @@ from econ.physics.performance import (WALLS, Collectives, collectives)
 from econ.validate import require_in_range, require_integer
 from econ.vocabulary import (FIELDS, MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL, REASONS, TIER_ALIASES, TIERS, Tier,
                              tier_code)
-from econ.engine.arrays import FORMATS, CatalogArrays, catalog_arrays, efficiency, profile_band, resolve_formats
+from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArrays, band, catalog_arrays, efficiency,
+                                profile_band, resolve_formats)
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, Serving, Workload, _kv_bytes, _resident, run_costs,
                               run_physics, run_status, sweet_spot, tier_rate)
 
@@ -69,7 +70,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "efficiency_profile", "tokens_per_s_per_user_low", "tokens_per_s_per_user_high", "output_tokens_per_s_per_gpu_low",
     "output_tokens_per_s_per_gpu_high", "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high",
     "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_blended_tokens_low",
-    "usd_per_m_blended_tokens_high",
+    "usd_per_m_blended_tokens_high", "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high",
 )
 """Columns of :func:`evaluate` (plus ``sweet_spot_batch`` when asked). Decode-phase figures are per
 accelerator of the decode instance; prefill-phase figures per accelerator of the prefill instance;
@@ -79,9 +80,7 @@ scalar assumptions); the ``*_low`` / ``*_high`` columns are the row's band: the 
 90th percentile of measured / predicted on held-out cases of that profile (costs inverted), null where the
 row has no calibrated profile."""
 
-_BAND_OF_RATE = ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu")
-_BAND_OF_COST = ("usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens")
-_BAND_COLUMNS = frozenset(f"{c}_{e}" for c in _BAND_OF_RATE + _BAND_OF_COST for e in ("low", "high"))
+_BAND_COLUMNS = frozenset(f"{c}_{e}" for c in BAND_OF_RATE + BAND_OF_COST for e in ("low", "high"))
 
 _INT_COLUMNS = {"spec_draft_tokens", "redundant_experts",
                 "num_gpus", "tp", "pp", "batch_size", "context_tokens", "input_len", "output_len", "max_batch_size",
@@ -296,7 +295,8 @@ _PREFILL_COLUMNS = frozenset({
     "served_tpot_s", "served_ttft_s", "served_tokens_per_s_per_user", "served_output_tokens_per_s_per_gpu",
     "served_requests_per_s", "pool_utilization_frac", "usd_per_m_output_tokens_all_in", "ttft_percentile_s",
     "tpot_percentile_s", "prefill_utilization_frac", "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high",
-    "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "layout", "disaggregated"})
+    "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "usd_per_m_output_tokens_all_in_low",
+    "usd_per_m_output_tokens_all_in_high", "layout", "disaggregated"})
 """Result columns that need the prefill side of the physics; a request without any of them skips it."""
 
 
@@ -605,11 +605,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
     }
     if any(c in out for c in _BAND_COLUMNS):
-        lo, hi = profile_band(ctx.arrays, a, hc, pc)
-        for c in _BAND_OF_RATE:
-            values[f"{c}_low"], values[f"{c}_high"] = values[c] * np.exp(lo), values[c] * np.exp(hi)
-        for c in _BAND_OF_COST:
-            values[f"{c}_low"], values[f"{c}_high"] = values[c] / np.exp(hi), values[c] / np.exp(lo)
+        values.update(band(values, *profile_band(ctx.arrays, a, hc, pc)))
     if "efficiency_profile" in out:
         g = ctx.arrays.generation_code[hc] if ctx.arrays.generation_code.size else np.full(nb, -1)
         known = np.array([bool(x) for x in ctx.arrays.profile_ids] + [False])
