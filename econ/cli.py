@@ -25,12 +25,8 @@ from econ.errors import EconError
 
 _OTHER_FLAGS: dict[str, str] = {
     "context_tokens": "--context", "max_ttft_s": "--max-ttft-s", "max_gpus": "--max-gpus",
-    "max_prefill_gpus": "--max-prefill-gpus", "expert_imbalance_factor": "--expert-imbalance",
-    "arrival_rate_per_s": "--arrival-rate", "scale_up_domain_sizes": "--scale-up-domain",
-    "training_precision": "--training-precision", "mfu_frac": "--mfu", "failure_window_h": "--failure-window-h",
-    "mtbf_h_per_gpu": "--mtbf-h", "checkpoint_write_gb_per_s": "--checkpoint-gb-per-s",
-    "training_tokens": "--training-tokens", "gpus_per_rack": "--gpus-per-rack",
-    "price_usd_per_m_output_tokens": "--price", "top": "--top", "levels": "--at",
+    "max_prefill_gpus": "--max-prefill-gpus",
+    "arrival_rate_per_s": "--arrival-rate", "scale_up_domain_sizes": "--scale-up-domain", "top": "--top", "levels": "--at",
     "usd_per_m_input_tokens": "--input-price", "usd_per_m_output_tokens": "--output-price",
     "usd_per_m_cached_input_tokens": "--cached-input-price", "output_tokens_per_s_per_user": "--speed",
     "weight_format": "--weight-format", "generation": "--generation", "disclosure": "--disclosure",

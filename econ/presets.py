@@ -82,6 +82,10 @@ WORKLOAD_CHOICES: tuple[str, ...] = (*WORKLOADS, CUSTOM)
 DEFAULT_WORKLOAD = "chat"
 """The workload of the default scenario (1,024 / 1,024, the lengths every command defaulted to before)."""
 
+DEFAULT_INPUT_LEN: int = WORKLOADS[DEFAULT_WORKLOAD].input_len
+DEFAULT_OUTPUT_LEN: int = WORKLOADS[DEFAULT_WORKLOAD].output_len
+"""The request lengths every function defaults to: the default workload's (one home; econ.vocabulary reads them). [tokens]"""
+
 DEFAULT_MIN_TOKENS_PER_S_PER_USER = 25.0
 """The one default interactivity floor: output tokens/s per user. [tokens/s]
 

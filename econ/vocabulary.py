@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
 from econ.errors import InvalidInputError
-from econ.presets import (DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_WORKLOAD, INTERACTIVITY_LEVELS, WORKLOAD_CHOICES,
-                          WORKLOADS)
+from econ.presets import (DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN, DEFAULT_WORKLOAD,
+                          INTERACTIVITY_LEVELS, WORKLOAD_CHOICES)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Enumerations of the inputs
@@ -306,17 +306,18 @@ class Field:
         InvalidInputError
         """
         name = shown_as or self.name
+        rt = self.range_text(tokens=not name.startswith("--"))  # a flag is not given to mean automatic
         if value is None:
             if self.none_token is not None or not self.scenario:
                 return None
-            raise InvalidInputError(f"{name} is missing ({self.range_text()})")
+            raise InvalidInputError(f"{name} is missing ({rt})")
         if self.kind in ("int", "float"):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InvalidInputError(f"{name}={show(value)} is not a number ({self.range_text()})")
+                raise InvalidInputError(f"{name}={show(value)} is not a number ({rt})")
             if not self.in_range(value):
-                raise InvalidInputError(f"{name}={show(value)} is outside {self.range_text()}")
+                raise InvalidInputError(f"{name}={show(value)} is outside {rt}")
             if self.kind == "int" and value != int(value):
-                raise InvalidInputError(f"{name}={show(value)} is not a whole number ({self.range_text()})")
+                raise InvalidInputError(f"{name}={show(value)} is not a whole number ({rt})")
             return value
         if self.kind == "bool":
             if not isinstance(value, bool):
@@ -630,9 +631,9 @@ _add("precision", "str", "fp8", label="Weight precision", help="matmul precision
      choices=PRECISIONS, source="FP8: the serving precision of most 2025-26 deployments on Hopper and newer", **_G)
 _add("workload", "str", DEFAULT_WORKLOAD, label="Workload", help="request-shape preset (econ.presets)",
      choices=WORKLOAD_CHOICES, source="econ.presets (SemiAnalysis InferenceX sequence-length sweeps)", **_G)
-_add("input_len", "int", WORKLOADS[DEFAULT_WORKLOAD].input_len, 1, MAX_CONTEXT, "tokens", "Input length",
+_add("input_len", "int", DEFAULT_INPUT_LEN, 1, MAX_CONTEXT, "tokens", "Input length",
      "prompt tokens per request, ISL", "the workload preset's (econ.presets)", flag="--input-len", **_G)
-_add("output_len", "int", WORKLOADS[DEFAULT_WORKLOAD].output_len, 1, MAX_CONTEXT, "tokens", "Output length",
+_add("output_len", "int", DEFAULT_OUTPUT_LEN, 1, MAX_CONTEXT, "tokens", "Output length",
      "generated tokens per request, OSL", "the workload preset's (econ.presets)", flag="--output-len", **_G)
 
 # -- deployment ------------------------------------------------------------------------------------------------------
@@ -688,7 +689,7 @@ _add("opex_frac_of_capex_per_year", "float", 0.05, 0.0, 1.0, "1/year", "Opex sha
 _add("utilization_frac", "float", 0.70, 0.01, 1.0, "", "Utilization",
      "share of hours serving paid traffic; fixed costs and rent spread over these", flag="--utilization", **_G)
 _add("input_output_mix", "float", 3.0, 0.0, 1e4, "input per output token", "Input:output mix",
-     "input tokens per output token in the blended price (3 = 3:1)", **_G)
+     "input tokens per output token in the blended price (3 = 3:1)", flag="", **_G)  # the CLI types it as I:O
 _add("cache_hit_frac", "float", 0.0, 0.0, 1.0, "", "Prefix-cache hit rate",
      "share of input tokens served from a prefix cache", flag="--cache-hit-rate", **_G)
 _add("cached_input_cost_frac", "float", 0.0, 0.0, 1.0, "", "Cached input cost (share of uncached)",
@@ -742,7 +743,7 @@ _add("tpot_tail_factor", "float", 1.0, 1.0, 10.0, "", "TPOT tail over mean",
 # -- multi-accelerator serving (econ.assumptions.DeploymentAssumptions) -----------------------------------------------
 _G = dict(group="serving", scenario=False, flag="")
 _add("expert_imbalance_factor", "float", 1.2, 1.0, 64.0, "", "Expert load imbalance",
-     "token load of the busiest expert-parallel rank over the mean", **_G)
+     "token load of the busiest expert-parallel rank over the mean", **{**_G, "flag": "--expert-imbalance"})
 _add("dispatch_activation_bytes", "float", 1.0, 0.25, 4.0, "bytes", "Dispatch bytes per element",
      "bytes per element of the MoE dispatch all-to-all", **_G)
 _add("combine_activation_bytes", "float", 2.0, 0.25, 4.0, "bytes", "Combine bytes per element",
@@ -779,14 +780,14 @@ _add("compare_objective", "str", "output", label="Rank by", help="rank by $/M ou
 # -- fleet and cluster ------------------------------------------------------------------------------------------------
 _G = dict(group="fleet", flag="")
 _SEED001 = "seed 001 (ML Systems textbook appendix 'Fleet Foundations')"
-_add("cluster_gpus", "int", 1024, 1, 10_000_000, "accelerators", "Cluster size", "accelerators in the cluster",
-     "assumption: a 1,024-GPU cluster, the scale of seed 001's worked examples", **_G)
+_add("cluster_gpus", "int", 1024, 1, 100_000_000, "accelerators", "Cluster size", "accelerators in the cluster",
+     "assumption: a 1,024-GPU cluster, the scale of seed 001's worked examples", **{**_G, "flag": ""})
 _add("gpus_per_rack", "int", None, 1, 1024, "accelerators per rack", "GPUs per rack",
-     "accelerators per rack (automatic: from the scale-up domain)", "automatic", none_token="auto", **_G)
+     "accelerators per rack (automatic: from the scale-up domain)", "automatic", none_token="auto", **{**_G, "flag": "--gpus-per-rack"})
 _add("training_precision", "str", "bf16", label="Training precision", help="matmul precision of a training run",
-     choices=PRECISIONS, source="bf16: mixed-precision training (seed 001)", **_G)
+     choices=PRECISIONS, source="bf16: mixed-precision training (seed 001)", **{**_G, "flag": "--training-precision"})
 _add("mfu_frac", "float", None, 0.01, 1.0, "", "MFU", "model FLOP utilization (automatic: the efficiency curve)",
-     "automatic: the chosen efficiency model", none_token="curve", **_G)
+     "automatic: the chosen efficiency model", none_token="curve", **{**_G, "flag": "--mfu"})
 _add("bubble_frac", "float", 0.05, 0.0, 0.5, "", "Pipeline bubbles", "share of time lost to pipeline bubbles",
      f"{_SEED001}, Table 8 overhead budget", **_G)
 _add("checkpoint_overhead_frac", "float", 0.03, 0.0, 0.5, "", "Checkpointing overhead",
@@ -796,29 +797,29 @@ _add("failure_recovery_frac", "float", 0.10, 0.0, 0.5, "", "Failure recovery",
 _add("maintenance_frac", "float", 0.05, 0.0, 0.5, "", "Maintenance", "share of time lost to maintenance",
      f"{_SEED001}, Table 8 overhead budget", **_G)
 _add("failure_window_h", "float", 24.0, 0.01, 8760.0, "h", "Failure window",
-     "window of the at-least-one-failure probability", "assumption: one day", **_G)
+     "window of the at-least-one-failure probability", "assumption: one day", **{**_G, "flag": "--failure-window-h"})
 _add("mtbf_h_per_gpu", "float", 50_000.0, 1.0, 1e7, "h", "MTBF per GPU", "mean time between failures of one GPU",
-     f"{_SEED001}, Table 6", **_G)
+     f"{_SEED001}, Table 6", **{**_G, "flag": "--mtbf-h"})
 _add("checkpoint_write_gb_per_s", "float", 100.0, 0.01, 1e6, "GB/s", "Checkpoint write bandwidth",
-     "aggregate storage write bandwidth for checkpoints", f"{_SEED001}, Table 7", **_G)
+     "aggregate storage write bandwidth for checkpoints", f"{_SEED001}, Table 7", **{**_G, "flag": "--checkpoint-gb-per-s"})
 _add("training_tokens", "float", 15e12, 1e6, 1e16, "tokens", "Training tokens", "tokens of a training run",
-     "Llama 3 pre-training, 15T tokens (arXiv:2407.21783)", **_G)
+     "Llama 3 pre-training, 15T tokens (arXiv:2407.21783)", **{**_G, "flag": "--training-tokens"})
 _add("price_usd_per_m_output_tokens", "float", 0.90, 0.0, 1000.0, "USD/M tokens", "Selling price",
      "selling price of output tokens for revenue and payback",
-     "assumption: about the 2025-26 list price of Llama-3.3-70B at Together (data/quotes.csv)", **_G)
+     "assumption: about the 2025-26 list price of Llama-3.3-70B at Together (data/quotes.csv)", **{**_G, "flag": "--price"})
 
 # -- head to head (two set-ups) ---------------------------------------------------------------------------------------
 _G = dict(group="head_to_head", flag="")
 for _s, _hw in (("a", "h100-sxm"), ("b", "b200")):
     _S = _s.upper()
     _add(f"h2h_{_s}_model", "str", _DEFAULT_MODEL, label=f"Set-up {_S}: model", catalog="models",
-         source="the scenario's default model", **_G)
+         source="the scenario's default model", **{**_G, "flag": "--price"})
     _add(f"h2h_{_s}_hardware", "str", _hw, label=f"Set-up {_S}: accelerator", catalog="accelerators",
-         source="H100 vs B200: the generational comparison analysts ask first", **_G)
+         source="H100 vs B200: the generational comparison analysts ask first", **{**_G, "flag": "--price"})
     _add(f"h2h_{_s}_precision", "str", "fp8", label=f"Set-up {_S}: precision", choices=PRECISIONS,
-         source="the scenario's default precision", **_G)
+         source="the scenario's default precision", **{**_G, "flag": "--price"})
     _add(f"h2h_{_s}_basis", "str", Tier.OWNED.value, label=f"Set-up {_S}: cost tier", choices=TIERS,
-         source="the scenario's default cost tier", **_G)
+         source="the scenario's default cost tier", **{**_G, "flag": "--price"})
 
 # -- a custom accelerator (econ.tables.custom.CustomAccelerator) ------------------------------------------------------
 _G = dict(group="custom", flag="", source="illustrative default of the custom-accelerator form (an H200-class chip); "

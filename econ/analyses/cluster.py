@@ -39,7 +39,7 @@ from econ.physics.fleet import (AI_RACK_KW_PER_RACK, AIR_COOLING_LIMIT_KW_PER_RA
                                 replicas_for_concurrency, serving_tokens_per_day, training_flop, training_time_s,
                                 young_checkpoint_interval_s)
 from econ.physics.precision import PEAK_COLUMN, PRECISIONS
-from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN
 from econ.units import BYTES_PER_GB, SECONDS_PER_DAY, SECONDS_PER_HOUR, W_PER_KW, W_PER_MW
 from econ.validate import require_finite, require_in_range, require_integer
 
@@ -527,7 +527,7 @@ def training_run(num_gpus, *, training_flop, flop_per_s_per_gpu, usd_per_gpu_hou
 # --------------------------------------------------------------------------------------------
 
 def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER, precisions=None,
-                 input_len: int = 1024, output_len: int = 1024, assumptions=None, economics=None) -> dict:
+                 input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, assumptions=None, economics=None) -> dict:
     """Best serving deployment of ``model`` on ``hardware`` meeting a tokens/s-per-user floor: THE call into the engine.
 
     Every fleet and cluster number in tokens/day goes through this one function, so the engine behind it can
@@ -689,7 +689,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
                  mtbf_h_per_gpu: float = MTBF_H_PER_GPU, checkpoint_write_gb_per_s: float = 100.0,
                  training_tokens: float = 15e12,
                  min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER, precisions=None,
-                 price_usd_per_m_output_tokens: float = 0.90, input_len: int = 1024, output_len: int = 1024,
+                 price_usd_per_m_output_tokens: float = 0.90, input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
                  assumptions=None, economics: Economics | None = None, facility: str | None = None,
                  power_basis="all-in", efficiency_model: str = "seed001", scaling_efficiency: float | None = None,
                  it_prices: BuildoutPrices | None = None) -> pl.DataFrame:

@@ -31,7 +31,7 @@ from econ.tables.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
 from econ.physics.precision import PRECISIONS
 from econ.engine import evaluate
-from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN, INTERACTIVITY_LEVELS
 from econ.analyses.search import cheapest, pareto_frontier
 from econ.validate import require_in_range
 from econ.vocabulary import TCO_CHOICES, TIER_ALIASES, TIERS
@@ -88,7 +88,7 @@ class Comparison:
 
 def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisions=None,
                         min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
-                        objective: str = "output", input_len: int = 1024, output_len: int = 1024,
+                        objective: str = "output", input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
                         max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
                         economics: Economics = Economics(), deployment=None, space=None) -> Comparison:
     """Cheapest deployment of ``model`` on each accelerator that gives every user a minimum speed.
@@ -600,8 +600,8 @@ class HeadToHead:
     binding: pl.DataFrame
 
 
-def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_LEVELS, input_len: int = 1024,
-                 output_len: int = 1024, max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
+def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_LEVELS, input_len: int = DEFAULT_INPUT_LEN,
+                 output_len: int = DEFAULT_OUTPUT_LEN, max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
                  economics: Economics = Economics(), deployment=None, space=None) -> HeadToHead:
     """Two (model, accelerator, precision, cost tier) set-ups side by side on cost against interactivity.
 

@@ -43,6 +43,7 @@ from econ.engine import (BAND_OF_COST, BAND_OF_RATE, CostInputs, EngineInputs, S
                          catalog_arrays, default_speculation, efficiency, profile_band, resolve_formats, run,
                          run_status, tier_rate)
 from econ.errors import InvalidInputError
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
@@ -369,8 +370,8 @@ def _plans(catalog, m, hws, input_len, output_len, slo, space, a, economics, da)
     return plans, rejected
 
 
-def search_size(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = 1024,
-                output_len: int = 1024, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
+def search_size(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = DEFAULT_INPUT_LEN,
+                output_len: int = DEFAULT_OUTPUT_LEN, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
                 assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
                 deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT) -> dict:
     """How many deployments :func:`search` would evaluate, without evaluating them.
@@ -417,8 +418,8 @@ def _size(plans, hws, space: SearchSpace) -> dict:
     return out
 
 
-def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = 1024,
-           output_len: int = 1024, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
+def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = DEFAULT_INPUT_LEN,
+           output_len: int = DEFAULT_OUTPUT_LEN, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
            assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
            deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, progress=None) -> SearchResult:
     """Evaluate every valid deployment of ``model`` on ``hardware`` (None or "all" = the whole catalog).

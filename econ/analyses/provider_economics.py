@@ -27,6 +27,7 @@ import numpy as np
 
 from econ.economics.margins import gross_margin_frac
 from econ.validate import require_in_range, require_not_above
+from econ.presets import DEFAULT_OUTPUT_LEN
 
 HOURS_PER_DAY = 24.0
 """Hours in the accounting day. [h]"""
@@ -261,7 +262,7 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
                       output_tokens_per_day: float, usd_per_m_input_tokens: float, usd_per_m_output_tokens: float,
                       cached_input_tokens_per_day: float = 0.0, usd_per_m_cached_input_tokens: float | None = None,
                       min_tokens_per_s_per_user: float = 25.0, weight_format: str | None = None,
-                      utilization_frac: float = 1.0, output_len: int = 1024, assumptions=None,
+                      utilization_frac: float = 1.0, output_len: int = DEFAULT_OUTPUT_LEN, assumptions=None,
                       economics=None) -> dict:
     """econ's modeled floor for a provider's traffic: the cheapest deployment, its daily cost and the margins.
 

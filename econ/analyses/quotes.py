@@ -57,7 +57,7 @@ import polars as pl
 
 from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, Assumptions, Economics
-from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
+from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN
 from econ.tables.catalog import Catalog
 from econ.tables.quote_files import (QUOTE_SCHEMA, WEIGHT_FORMATS, load_provider_systems, native_weight_format,
                                      validate_quotes)
@@ -357,7 +357,7 @@ def weight_format_spec(catalog: Catalog, model: pl.Expr, weight_format: pl.Expr)
 
 
 def floor_points(models, catalog: Catalog, assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
-                 *, input_len: int = 3072, output_len: int = 1024, hardware=None, formats=None) -> pl.DataFrame:
+                 *, input_len: int = 3072, output_len: int = DEFAULT_OUTPUT_LEN, hardware=None, formats=None) -> pl.DataFrame:
     """The points frame of the floor search for ``models`` on every catalog accelerator.
 
     Rows: model x accelerator x matmul precision the accelerator supports (bf16, fp8, fp4) x weight format x
@@ -641,7 +641,7 @@ def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray],
 def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
                  economics: Economics = Economics(), *,
                  min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
-                 output_len: int = 1024, input_len: int | None = None, hardware=None,
+                 output_len: int = DEFAULT_OUTPUT_LEN, input_len: int | None = None, hardware=None,
                  generation=None) -> QuoteCheck:
     """Compare every quote with its modeled cost floor at its own speed, precision and hardware.
 

@@ -19,6 +19,7 @@ from econ.tables.catalog import Catalog
 from econ.physics.deployment import layout_problems
 from econ.engine import evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.memory import weight_bytes_resident
 from econ.physics.precision import WEIGHT_BYTES_PER_PARAM
 from econ.validate import require_in_range
@@ -273,7 +274,7 @@ def _auto_batches(catalog: Catalog, pts: pl.DataFrame, assumptions, economics, d
 
 def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",
                   num_gpus: int | None = None, tp: int | None = None, dp: int | None = None, ep: int | None = None,
-                  pp: int | None = None, mode: str = "aggregated", input_len: int = 1024, output_len: int = 1024,
+                  pp: int | None = None, mode: str = "aggregated", input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
                   context_tokens: int | None = None, scale_up_domain_size: int | None = None,
                   assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
                   deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
@@ -334,7 +335,7 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
 def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",
                num_gpus: int | None = None, tp: int | None = None, dp: int | None = None, ep: int | None = None,
                pp: int | None = None, mode: str | None = None, batch_sizes: list[int] | None = None,
-               input_len: int = 1024, output_len: int = 1024, context_tokens: int | None = None,
+               input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, context_tokens: int | None = None,
                scale_up_domain_size: int | None = None, assumptions: Assumptions = DEFAULT,
                economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
                min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,

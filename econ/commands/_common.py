@@ -42,8 +42,8 @@ def catalog_from(args):
     return catalog
 
 
-def parse_int_list(flag: str, text: str, lo: int, hi: int) -> list[int]:
-    """'1,8,64' -> [1, 8, 64]; each value checked against [lo, hi] with the flag named."""
+def parse_int_list(flag: str, text: str, lo: int, hi: int, unit: str = "") -> list[int]:
+    """'1,8,64' -> [1, 8, 64]; each value checked against [lo, hi] (``unit`` named) with the flag named."""
     out = []
     for part in str(text).split(","):
         part = part.strip()
@@ -56,7 +56,7 @@ def parse_int_list(flag: str, text: str, lo: int, hi: int) -> list[int]:
         if v is None:
             raise InvalidInputError(f"{flag}={show_value(part)} is not a whole number (valid: [{lo}, {hi}])")
         if not lo <= v <= hi:
-            raise InvalidInputError(f"{flag}={show_value(v)} is outside [{lo}, {hi}]")
+            raise InvalidInputError(f"{flag}={show_value(v)} is outside [{lo}, {hi}]" + (f" ({unit})" if unit else ""))
         out.append(v)
     return out
 
@@ -348,13 +348,22 @@ TCO_HELP = ("cost tier of a GPU-hour: " + "; ".join(f"{TIER_SPECS[t].cli_name} (
             + "; each sourced per accelerator (data/README.md)")
 
 
-def add_field_option(group, name: str, *, dest: str | None = None, metavar: str | None = None, aliases=()):
+def add_field_option(group, name: str, *, dest: str | None = None, metavar: str | None = None, aliases=(),
+                     note: str = ""):
     """``--flag`` of the vocabulary field ``name``: its flag name, type, help, range and default from
-    :data:`econ.vocabulary.FIELDS` (one place for each). The value is checked by :func:`check_fields`."""
+    :data:`econ.vocabulary.FIELDS` (one place for each; ``note`` adds a sentence). The value is checked by
+    :func:`check_fields` or :func:`check_economics`."""
     f = FIELDS[name]
     kind = {"float": float, "int": int}.get(f.kind, str)
     group.add_argument(f.flag_name, *aliases, dest=dest or name, type=kind,
-                       metavar=metavar or {"float": "X", "int": "N"}.get(f.kind, "VALUE"), help=f.help_text())
+                       metavar=metavar or {"float": "X", "int": "N"}.get(f.kind, "VALUE"), help=f.help_text() + note)
+
+
+def check_flag(name: str, value, flag: str | None = None) -> None:
+    """Check one typed flag against its vocabulary field's one range (None passes: not given); the message names
+    ``flag`` (default: the field's own flag)."""
+    if value is not None:
+        FIELDS[name].check(value, shown_as=flag or FIELDS[name].flag_name)
 
 
 def check_fields(args, names) -> None:
@@ -480,6 +489,7 @@ def parse_mix(text: str) -> float:
             from None
     if not (a >= 0 and b > 0) or not (math.isfinite(a) and math.isfinite(b)):
         raise InvalidInputError(f"--input-output-mix={show_value(str(text))}: I must be >= 0 and O > 0")
+    check_flag("input_output_mix", a / b, "--input-output-mix")
     return a / b
 
 
@@ -556,7 +566,7 @@ def slo_from(args, scenario=None) -> tuple[float, float]:
     speed = getattr(args, "min_tokens_per_s_per_user", None)
     tpot = getattr(args, "tpot_ms", None)
     ttft_ms, ttft_s = getattr(args, "ttft_ms", None), getattr(args, "max_ttft_s", None)
-    check_range("--min-tokens-per-s-per-user", speed, 0, 1e6, "tokens/s")
+    check_flag("min_tokens_per_s_per_user", speed)
     if tpot is not None and not (tpot == tpot and 1e-3 <= tpot <= 1e6):
         raise InvalidInputError(f"--tpot-ms={show_value(tpot)} is outside [0.001, 1000000] (ms)")
     if ttft_ms is not None and not (ttft_ms == ttft_ms and 1e-3 <= ttft_ms <= 1e9):

@@ -14,17 +14,16 @@ import sys
 import polars as pl
 
 from econ.analyses.cluster import PLAN_COLUMNS, cluster_plan, plan_status
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
                                    parse_int_list, render, slo_from, workload_from)
 from econ.economics.buildout import IT_CAPEX_BASES, buildout_prices
+from econ.vocabulary import bounds
 from econ.errors import InvalidInputError
 from econ.io.scenario import Scenario
 from econ.physics.fleet import EFFICIENCY_MODELS
 from econ.physics.precision import PRECISIONS
 from econ.units import W_PER_MW
-
-MAX_GPUS = 100_000_000
 
 CORE_COLUMNS = (
     "budget", "hardware", "num_gpus", "gpus_per_rack", "facility", "pue", "build_usd_per_mw_it", "usd_per_kwh",
@@ -109,8 +108,8 @@ def check_fraction(flag: str, value) -> None:
 
 
 def check_efficiency(args) -> None:
-    """``--mfu`` and ``--scaling-efficiency`` in (0, 1] (``econ.physics.fleet.efficiency_chain``'s range)."""
-    check_fraction("--mfu", args.mfu)
+    """``--mfu`` in its vocabulary range, ``--scaling-efficiency`` in (0, 1] (``econ.physics.fleet.efficiency_chain``)."""
+    check_flag("mfu_frac", args.mfu)
     check_fraction("--scaling-efficiency", args.scaling_efficiency)
 
 
@@ -196,15 +195,14 @@ def run(args) -> int:
     check_positive("--capex-usd", args.capex_usd, 1e15, "USD")
     budget = args.power_mw is not None or args.capex_usd is not None
     gpus_text = getattr(args, "gpus", None)
-    gpus = None if budget else (parse_int_list("--gpus", gpus_text, 1, MAX_GPUS) if gpus_text else [sc.cluster_gpus])
+    gpus = None if budget else (parse_int_list("--gpus", gpus_text, *bounds("cluster_gpus"), "accelerators") if gpus_text else [sc.cluster_gpus])
     model = args.model or (sc.model if scenario is not None else None)
-    check_range("--gpus-per-rack", args.gpus_per_rack, 1, 1024, "accelerators")
+    check_flag("gpus_per_rack", args.gpus_per_rack)
     check_efficiency(args)
-    check_range("--failure-window-h", args.failure_window_h, 0.01, 8760, "h")
-    check_range("--mtbf-h", args.mtbf_h, 1, 1e7, "h")
-    check_range("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 0.01, 1e6, "GB/s")
-    check_range("--training-tokens", args.training_tokens, 1e6, 1e16, "tokens")
-    check_range("--price", args.price, 0, 1000, "USD/M tokens")
+    for name, value in (("failure_window_h", args.failure_window_h), ("mtbf_h_per_gpu", args.mtbf_h),
+                        ("checkpoint_write_gb_per_s", args.checkpoint_gb_per_s), ("training_tokens", args.training_tokens),
+                        ("price_usd_per_m_output_tokens", args.price)):
+        check_flag(name, value)
     input_len, output_len = workload_from(args, scenario)
     floor, _ = slo_from(args, scenario)
     economics = economics_from(args, catalog, scenario)
@@ -245,4 +243,4 @@ def run(args) -> int:
 
 
 __all__ = ["register", "run", "add_efficiency_options", "add_plan_options", "add_price_options", "check_efficiency",
-           "check_fraction", "check_positive", "prices_from", "show", "MAX_GPUS"]
+           "check_fraction", "check_positive", "prices_from", "show"]

@@ -8,10 +8,10 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
                                    parse_int_list, parse_mix, render, slo_from, workload_from)
-from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL
+from econ.vocabulary import MAX_CONTEXT, bounds
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
 from econ.analyses.sweep import cost_table
@@ -146,15 +146,15 @@ def compute(args):
 
     catalog = catalog_from(args)
     sc, catalog = apply_scenario(args, catalog)
-    check_range("--gpus", args.gpus, 1, 1 << 20, "accelerators")
+    check_flag("num_gpus", args.gpus)
     for flag in ("tp", "dp", "ep", "pp"):
-        check_range(f"--{flag}", getattr(args, flag), 1, MAX_PARALLEL)
+        check_flag(flag, getattr(args, flag))
     check_range("--context", args.context, 1, MAX_CONTEXT, "tokens")
     if args.context is not None and args.input_len is None and args.workload is None:
         args.input_len = args.context  # --context C alone: the prompt is the whole context (TTFT, $/M input)
     args.input_len, args.output_len = workload_from(args, sc)
     floor, max_ttft = slo_from(args, sc)
-    batches = None if str(args.batch).strip().lower() == "auto" else parse_int_list("--batch", args.batch, 1, MAX_BATCH)
+    batches = None if str(args.batch).strip().lower() == "auto" else parse_int_list("--batch", args.batch, *bounds("batch_size"), "sequences")
     hardware = _hardware_list(args.hardware)
     assumptions = replace(sc.assumptions() if sc is not None else DEFAULT, stream_input_embedding=args.stream_embeddings)
     if args.ideal:

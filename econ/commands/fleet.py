@@ -18,10 +18,12 @@ import polars as pl
 from econ.analyses import cluster as cl
 from econ import formatting
 from econ.commands import cluster as plan_command
-from econ.commands._common import add_data_dir, catalog_from, check_range, economics_from, parse_int_list, render
-from econ.commands.cluster import (MAX_GPUS, add_efficiency_options, add_plan_options, add_price_options,
+from econ.commands._common import (check_flag, add_data_dir, add_field_option, catalog_from, check_range, economics_from,
+                                   parse_int_list, render)
+from econ.commands.cluster import (add_efficiency_options, add_plan_options, add_price_options,
                                    check_efficiency, check_fraction, check_positive, prices_from, show)
 from econ.economics import buildout
+from econ.vocabulary import bounds
 from econ.errors import InvalidInputError
 from econ.physics import fleet
 from econ.physics.precision import PEAK_COLUMN, PRECISIONS
@@ -118,10 +120,9 @@ def _site(q, *, pue: bool = True, note: str = "") -> None:
     """The site flags of the physics calculators: a named facility (PUE and build cost), or typed values."""
     q.add_argument("--facility", help="facility class id (sets PUE and build cost; econ list facilities)")
     if pue:
-        q.add_argument("--pue", type=float, help=f"power usage effectiveness in [1, 5] [econ default{note}]")
+        add_field_option(q, "pue", note=note)
     else:
-        q.add_argument("--build-usd-per-mw", type=float, help="facility build cost per MW of IT load, USD "
-                                                              "[econ default]")
+        add_field_option(q, "build_usd_per_mw_it", dest="build_usd_per_mw")
 
 
 def _fmt(q) -> None:
@@ -130,7 +131,7 @@ def _fmt(q) -> None:
 
 
 def _gpus(args) -> list[int]:
-    return parse_int_list("--gpus", args.gpus, 1, MAX_GPUS)
+    return parse_int_list("--gpus", args.gpus, *bounds("cluster_gpus"), "accelerators")
 
 
 def _hardware(catalog, args, *, required: bool = True):
@@ -198,7 +199,7 @@ def _run_power(catalog, args) -> int:
         raise InvalidInputError("--gpus takes one cluster size for `econ fleet power`")
     pue = economics_from(args, catalog).pue
     check_positive("--power-w", args.power_w, 1e5, "W")
-    check_range("--gpus-per-rack", args.gpus_per_rack, 1, 1024, "accelerators")
+    check_flag("gpus_per_rack", args.gpus_per_rack)
     hw = _hardware(catalog, args, required=args.power_w is None)
     rack = args.gpus_per_rack or (int(cl.default_gpus_per_rack(hw["scale_up_domain_size"])) if hw else
                                   cl.DEFAULT_GPUS_PER_RACK)
@@ -276,7 +277,7 @@ def _run_capex(catalog, args) -> int:
 
 
 def _run_train(catalog, args) -> int:
-    check_range("--usd-per-gpu-hour", args.usd_per_gpu_hour, 0, 1e4, "USD/GPU-hour")
+    check_flag("usd_per_gpu_hour", args.usd_per_gpu_hour)
     check_positive("--gpu-hours", args.gpu_hours, 1e12, "GPU-hours")
     check_positive("--params", args.params, 1e16, "params")
     check_positive("--tokens", args.tokens, 1e17, "tokens")

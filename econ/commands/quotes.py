@@ -18,7 +18,7 @@ import textwrap
 
 import polars as pl
 
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, catalog_from,
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, catalog_from,
                                    check_range, economics_from, load_scenario, render, terminal_width)
 from econ.errors import InvalidInputError
 from econ.safe_write import check_target, write_bytes
@@ -135,7 +135,7 @@ def compute(args):
     from econ.tables.quote_files import load_quotes
 
     speed = args.min_tokens_per_s_per_user
-    check_range("--min-tokens-per-s-per-user", speed, 1e-6, 1e5, "tokens/s per user")
+    check_flag("min_tokens_per_s_per_user", speed)
     check_range("--output-len", args.output_len, 1, MAX_CONTEXT, "tokens")
     if args.format == "xlsx" and not args.output:
         raise InvalidInputError("--format xlsx needs --output FILE.xlsx (a workbook is not printable)")
@@ -312,8 +312,8 @@ def pnl_compute(args) -> tuple[dict, dict, dict]:
 
     if args.output:
         check_target(args.output, args.force, force_hint="--force")
-    check_range("--cache-hit-rate", args.cache_hit_rate, 0, 1)
-    check_range("--utilization", args.utilization, 0.01, 1)
+    check_flag("cache_hit_frac", args.cache_hit_rate)
+    check_flag("utilization_frac", args.utilization)
     catalog = catalog_from(args)
     d = load_disclosure(args.disclosure, catalog.data_dir) if args.disclosure else None
     inputs = dict(d.inputs) if d else {}

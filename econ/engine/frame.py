@@ -37,6 +37,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Deployme
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, Layout, ModelFacts, Speculation
 from econ.physics.performance import (WALLS, Collectives, collectives)
 from econ.validate import require_in_range, require_integer
@@ -301,7 +302,7 @@ _PREFILL_COLUMNS = frozenset({
 
 
 _INPUT_DEFAULTS = {
-    "batch_size": np.nan, "input_len": 1024.0, "output_len": 1024.0, "context_tokens": np.nan, "num_gpus": np.nan,
+    "batch_size": np.nan, "input_len": float(DEFAULT_INPUT_LEN), "output_len": float(DEFAULT_OUTPUT_LEN), "context_tokens": np.nan, "num_gpus": np.nan,
     "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
     "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
