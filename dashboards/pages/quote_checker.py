@@ -26,7 +26,8 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from econ.vocabulary import COLUMNS, Column, column_title, pct_col, usd_h_col, usd_m_col  # noqa: E402
+from econ.vocabulary import (COLUMNS, TIER_SPECS, Column, Tier, column_title, pct_col, usd_h_col,  # noqa: E402
+                             usd_m_col)
 from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.analyses.quotes import QuoteCheck, check_quotes, cost_basis_label, generations, single_quote  # noqa: E402
@@ -58,11 +59,9 @@ VERDICT_HELP = {"below-floor": "No accelerator in scope serves the model at this
                 NOT_COMPARABLE: "Non-GPU hardware without a cost basis (Groq, Cerebras, SambaNova), or a speed no "
                                 "accelerator in scope reaches: no GPU floor to compare with"}
 
-TIER_LABELS = {
-    "scenario": "As in the sidebar", "hyperscaler": "Hyperscaler cost of owning (SemiAnalysis)",
-    "neocloud": "Neocloud cost of owning (SemiAnalysis)", "owned-custom": "Owned: econ's capex chain",
-    "rental-3yr": "3-year rental (SemiAnalysis)", "on-demand": "On-demand rental", "custom": "A $/GPU-hour I type",
-}
+TIER_LABELS = {"scenario": "As in the sidebar",
+               **{spec.cli_name: spec.label for t, spec in TIER_SPECS.items() if t not in (Tier.RENTAL, Tier.CUSTOM)},
+               "custom": "A $/GPU-hour I type"}
 """The page's cost-tier choices (``--tco`` tiers and ``--usd-per-gpu-hour``) and their labels."""
 
 

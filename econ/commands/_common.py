@@ -62,23 +62,11 @@ def parse_int_list(flag: str, text: str, lo: int, hi: int, unit: str = "") -> li
 
 
 def show_value(value, limit: int = 40) -> str:
-    """A flag value for a message: numbers as %g (a huge integer as its digit count), text quoted and cut.
+    """A flag value for a message: :func:`econ.vocabulary.show` (numbers as %g, a huge integer as its digit count,
+    text quoted and cut at ``limit`` characters). Never raises."""
+    from econ.vocabulary import show
 
-    Never raises (``f"{10**400:g}"`` would raise OverflowError).
-    """
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        if abs(value) < 10**15:
-            return str(value)
-        try:
-            return f"{float(value):g}"
-        except OverflowError:
-            return f"a {len(str(abs(value))) if abs(value) < 10**4000 else 'more than 4000'}-digit integer"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 10**15 else f"{value:g}"
-    text = repr(str(value))
-    return text if len(text) <= limit else text[:limit] + f"...' ({len(str(value)):,} characters)"
+    return show(value, limit)
 
 
 def check_range(flag: str, value, lo: float, hi: float, unit: str = "") -> None:

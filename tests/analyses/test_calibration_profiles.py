@@ -15,7 +15,8 @@ import polars as pl
 import pytest
 
 from econ.assumptions import DEFAULT, IDEAL, PROFILE_PARAMETERS, Assumptions
-from econ.tables.catalog import GENERATIONS, load_catalog
+from econ.tables.catalog import load_catalog
+from econ.vocabulary import GENERATIONS
 from econ.engine import evaluate
 from econ.errors import InvalidInputError
 from econ.analyses.optimize import SearchSpace, search
