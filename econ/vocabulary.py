@@ -418,7 +418,7 @@ class Field:
         except (ValueError, OverflowError):
             return False, None, f"{key}={show(raw)} is not a number ({self.range_text()})"
         if not self.in_range(x):
-            shown = show(x) if math.isfinite(x) or not isinstance(raw, str) else raw.strip()[:_SHOWN_CHARS]
+            shown = show(x) if math.isfinite(x) or not isinstance(raw, str) else cut(raw.strip())
             return False, None, f"{key}={shown} is outside {self.range_text()}"
         if self.kind == "int":
             if x != round(x):
@@ -450,11 +450,19 @@ def num_text(x) -> str:
     return str(int(x)) if x == int(x) and abs(x) < 1e15 else f"{x:g}"
 
 
+def cut(text: str, limit: int = _SHOWN_CHARS) -> str:
+    """Text for a message, cut at ``limit`` characters with the length said ("999... (400 characters)")."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
 def show(value, limit: int = _SHOWN_CHARS) -> str:
-    """A value for a message: numbers as %g (a huge integer as its digit count), text quoted and cut.
+    """A value for a message: numbers as %g (a huge integer as its digit count), text quoted and cut, a list or
+    table by its size (never a deep recursion).
 
     Never raises (``f"{10**400:g}"`` would raise OverflowError).
     """
+    if isinstance(value, (dict, list, tuple)):
+        return f"<{type(value).__name__} of {len(value)} item(s)>"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):

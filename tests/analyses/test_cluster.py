@@ -281,8 +281,8 @@ def test_cluster_plan_known_answers(catalog):
     assert plan["checkpoint_write_s"][0] == pytest.approx(14 * m["total_params"] / 100e9, rel=1e-12)
     # serving: whole replicas of the comparison's best deployment, at the utilization
     best = hardware_comparison(catalog, model=MODEL, hardware=["h100-sxm"]).best.row(0, named=True)
-    reps = np.floor(g / best["num_gpus"])
-    tokens = reps * best["num_gpus"] * best["output_tokens_per_s_per_gpu"] * e.utilization_frac * 86400
+    reps = np.floor(g / best["total_gpus"])  # a serving unit is every GPU of the deployment (both pools)
+    tokens = reps * best["total_gpus"] * best["output_tokens_per_s_per_gpu"] * e.utilization_frac * 86400
     np.testing.assert_allclose(plan["serving_tokens_per_day"].to_numpy(), tokens, rtol=1e-12)
     revenue = tokens * 365 * 0.90 / 1e6
     np.testing.assert_allclose(plan["revenue_per_year_usd"].to_numpy(), revenue, rtol=1e-12)
