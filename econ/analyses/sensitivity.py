@@ -682,7 +682,8 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
 
 
 def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: float | None = None,
-                     capex_usd: float | None = None, price_usd_per_m_output_tokens: float | None = None,
+                     capex_usd: float | None = None, power_of: str = "facility", power_basis="all-in", prices=None,
+                     price_usd_per_m_output_tokens: float | None = None,
                      demand_share_frac: float = 1.0, min_tokens_per_s_per_user: float | None = None,
                      economics: Economics = Economics(), input_len: int = 1024, output_len: int = 1024,
                      ranges: dict | None = None, samples: int = DEFAULT_SAMPLES,
@@ -694,7 +695,13 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
     catalog : Catalog
     hardware, model : catalog ids
     power_w, capex_usd : float
-        The site's budget, one of them (:func:`econ.analyses.cluster.size_from_budget`). [W] (facility), [USD]
+        The site's budget, one of them (:func:`econ.analyses.cluster.size_from_budget`). [W], [USD]
+    power_of : {"facility", "it"}
+        Whether ``power_w`` is the facility's grid draw or its IT load.
+    power_basis : {"tdp", "all-in"} or float
+        Per-GPU power of the site (:func:`econ.analyses.cluster.power_w_per_gpu`).
+    prices : econ.analyses.cluster.BuildoutPrices, optional
+        Build-out unit prices (default: the catalog's for ``hardware``).
     price_usd_per_m_output_tokens : float, optional
         Selling price (the vocabulary's default otherwise). [USD/M tokens]
     demand_share_frac : float in (0, 1]
@@ -730,6 +737,7 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         else float(FIELDS["min_tokens_per_s_per_user"].check(min_tokens_per_s_per_user))
     e = economics
     site = size_from_budget(catalog, hardware=hardware, power_w=power_w, capex_usd=capex_usd, pue=e.pue, model=model,
+                            power_of=power_of, power_basis=power_basis, prices=prices,
                             price_usd_per_m_output_tokens=price, min_tokens_per_s_per_user=floor,
                             usd_per_kwh=e.usd_per_kwh, utilization_frac=e.utilization_frac,
                             opex_frac_of_capex_per_year=e.opex_frac_of_capex_per_year, input_len=input_len,
