@@ -102,19 +102,20 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         "economics (accelerators.csv all_in_capex_usd, all_in_power_w)"),
     Tier.HYPERSCALER: TierSpec(
         "Hyperscaler TCO", "hyperscaler", ("tco_hyperscaler_usd_per_hour",),
-        "SemiAnalysis InferenceX cost of owning as a hyperscaler, $/GPU-hour at 100% use "
-        "(accelerators.csv tco_hyperscaler_usd_per_hour)"),
+        "SemiAnalysis's cost of owning at large hyperscaler volume (AI Cloud TCO Model, July 2026), $/GPU-hour at "
+        "100% use (accelerators.csv tco_hyperscaler_usd_per_hour)"),
     Tier.NEOCLOUD: TierSpec(
         "Neocloud TCO", "neocloud", ("tco_neocloud_usd_per_hour",),
-        "SemiAnalysis InferenceX cost of owning as a neocloud giant (tco_neocloud_usd_per_hour)"),
+        "SemiAnalysis's cost of owning as a neocloud giant, July 2026 (tco_neocloud_usd_per_hour)"),
     Tier.RENTAL_3YR: TierSpec(
         "3-year rental", "rental-3yr", ("rental_3yr_usd_per_hour",),
-        "SemiAnalysis 3-year rental price (rental_3yr_usd_per_hour)"),
+        "SemiAnalysis's 3-year commit rental price, July 2026 (rental_3yr_usd_per_hour)"),
     Tier.ON_DEMAND: TierSpec(
         "On-demand rental", "on-demand",
         ("rental_on_demand_neocloud_usd_per_hour", "rental_on_demand_hyperscaler_usd_per_hour"),
-        "on-demand rental at a GPU cloud where listed, else at a hyperscaler "
-        "(rental_on_demand_neocloud_usd_per_hour, rental_on_demand_hyperscaler_usd_per_hour)"),
+        "on-demand rental: the median of the GPU clouds' 2025-26 offers (data/rental_rates.csv) where any, else of "
+        "the hyperscalers' list prices (rental_on_demand_neocloud_usd_per_hour, "
+        "rental_on_demand_hyperscaler_usd_per_hour)"),
     Tier.RENTAL: TierSpec(
         "Catalog rental rate", "rental", ("rental_usd_per_hour",),
         "the catalog's representative rental rate (rental_usd_per_hour; its tier in rental_tier)"),
@@ -1118,6 +1119,10 @@ COLUMNS: dict[str, Column] = {
     "low_usd_per_gpu_hour": usd_h_col("Cheapest ($ per GPU-hour)"),
     "median_usd_per_gpu_hour": usd_h_col("Median ($ per GPU-hour)"),
     "high_usd_per_gpu_hour": usd_h_col("Dearest ($ per GPU-hour)"),
+    # sensitivity (issue 18.5): a tornado's bars
+    "label": Column("Assumption"), "low": Column("Low end of the range"), "high": Column("High end of the range"),
+    "answer_at_low": Column("Answer at the low end"), "answer_at_high": Column("Answer at the high end"),
+    "swing": Column("Swing of the answer"),
     # assumptions
     "group": Column("Group"), "name": Column("Assumption"), "value": Column("Value"), "source": Column("Source"),
     "as_of": Column("As of"), "notes": Column("Notes"), "table": Column("Table"), "id": Column("Id"),
@@ -1222,7 +1227,7 @@ SENSITIVITY_RANGES: dict[str, SensitivityRange] = {
         "x the accelerator's catalog capex. Low: SemiAnalysis's hyperscale H100 all-in, $250k per 8-GPU server = "
         "$31,250 against the catalog's market-listing $50,000 (2025-08-20); high: the dearest H100 system listing "
         "the catalog notes, Viperatech DGX H100 $375k against the $310k server behind the $50,000 (2025-03)",
-        relative=True, label="Capex (x catalog)"),
+        relative=True, label="Capex"),
     "accelerator_life_years": SensitivityRange(
         4.0, 6.0,
         "4: Morgan Stanley's AI-factory model depreciates servers over 4 years (2025-08), Nebius until 2025; 6: "
@@ -1244,7 +1249,7 @@ SENSITIVITY_RANGES: dict[str, SensitivityRange] = {
         0.32 / 0.90, 2.253 / 0.90,
         "x the site's selling price: the spread of Llama-3.3-70B output list prices in data/quotes.csv around the "
         "default $0.90 (DeepInfra $0.32 to Cloudflare $2.25 per M, 2026-11)", relative=True,
-        label="Selling price (x default)"),
+        label="Selling price"),
 }
 """The sourced range of each assumption a sensitivity moves (:mod:`econ.analyses.sensitivity`), keyed by field name
 (capex by the catalog column it scales: :data:`CAPEX`). The calibration band is not here: the engine gives it

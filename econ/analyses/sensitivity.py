@@ -13,18 +13,18 @@ calibration band of the efficiency profile (the engine's ``*_low`` / ``*_high`` 
 sorted by how far they move the answer. A Monte Carlo band draws every assumption at once from its documented
 distribution (:func:`draw`) and combines it with the calibration band.
 
-Everything runs through the one engine in one call per analysis (:func:`econ.engine.evaluate` on a frame of
-scenario x batch rows): the point, every low and high, or all N samples, each on the batch grid of the
-deployment, so a speed floor (which changes the batch) is a scenario like any other. Per scenario the batch is
-chosen by the answer's own rule (:func:`_pick`): ``econ cost``'s (the largest batch up to the sweet spot whose
-served speed meets the floor) or the floor search's (the cheapest batch whose decode speed meets it). Scenarios
-with the point's speed floor and cache-hit rate keep the point's batch, so a pure price assumption never moves
-the batch.
+Everything runs through the one engine (:func:`econ.engine.evaluate` on a frame of rows): one call for the point
+and every low and high, one for all N Monte Carlo samples (:func:`evaluate_scenarios`), after one call that probes
+the deployment's layout candidates. A scenario with the point's speed floor and cache-hit rate keeps the point's
+layout and batch (a price assumption never moves the deployment); any other is evaluated on every layout candidate
+and batch of the deployment and picks by the answer's own rule: ``econ cost``'s (per layout the largest batch up to
+its sweet spot whose served speed meets the floor, then the cheapest layout) or the floor search's (the cheapest
+layout and batch whose decode speed meets it), so a speed floor is a scenario like any other.
 
-Simplifications, stated: the layout and precision are held at the point's (a bar says how the answer moves on
-this deployment, not which deployment would then be best); the calibration band scales the answer at the chosen
-batch, as the engine's band columns do; a site keeps its GPU count (PUE and capex move its bills, not its size);
-simple payback is undiscounted, so accelerator life and cost of capital do not enter it.
+Simplifications, stated: the accelerator and precision are held at the point's (a bar says how the answer moves
+for this deployment, not which accelerator would then be best); the calibration band scales the answer at the
+chosen batch, as the engine's band columns do; a site keeps its GPU count (PUE and capex move its bills, not its
+size); simple payback is undiscounted, so accelerator life and cost of capital do not enter it.
 """
 
 from __future__ import annotations
