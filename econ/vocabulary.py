@@ -102,19 +102,20 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         "economics (accelerators.csv all_in_capex_usd, all_in_power_w)"),
     Tier.HYPERSCALER: TierSpec(
         "Hyperscaler TCO", "hyperscaler", ("tco_hyperscaler_usd_per_hour",),
-        "SemiAnalysis InferenceX cost of owning as a hyperscaler, $/GPU-hour at 100% use "
-        "(accelerators.csv tco_hyperscaler_usd_per_hour)"),
+        "SemiAnalysis's cost of owning at large hyperscaler volume (AI Cloud TCO Model, July 2026), $/GPU-hour at "
+        "100% use (accelerators.csv tco_hyperscaler_usd_per_hour)"),
     Tier.NEOCLOUD: TierSpec(
         "Neocloud TCO", "neocloud", ("tco_neocloud_usd_per_hour",),
-        "SemiAnalysis InferenceX cost of owning as a neocloud giant (tco_neocloud_usd_per_hour)"),
+        "SemiAnalysis's cost of owning as a neocloud giant, July 2026 (tco_neocloud_usd_per_hour)"),
     Tier.RENTAL_3YR: TierSpec(
         "3-year rental", "rental-3yr", ("rental_3yr_usd_per_hour",),
-        "SemiAnalysis 3-year rental price (rental_3yr_usd_per_hour)"),
+        "SemiAnalysis's 3-year commit rental price, July 2026 (rental_3yr_usd_per_hour)"),
     Tier.ON_DEMAND: TierSpec(
         "On-demand rental", "on-demand",
         ("rental_on_demand_neocloud_usd_per_hour", "rental_on_demand_hyperscaler_usd_per_hour"),
-        "on-demand rental at a GPU cloud where listed, else at a hyperscaler "
-        "(rental_on_demand_neocloud_usd_per_hour, rental_on_demand_hyperscaler_usd_per_hour)"),
+        "on-demand rental: the median of the GPU clouds' 2025-26 offers (data/rental_rates.csv) where any, else of "
+        "the hyperscalers' list prices (rental_on_demand_neocloud_usd_per_hour, "
+        "rental_on_demand_hyperscaler_usd_per_hour)"),
     Tier.RENTAL: TierSpec(
         "Catalog rental rate", "rental", ("rental_usd_per_hour",),
         "the catalog's representative rental rate (rental_usd_per_hour; its tier in rental_tier)"),
@@ -815,6 +816,10 @@ _add("training_tokens", "float", 15e12, 1e6, 1e16, "tokens", "Training tokens", 
 _add("price_usd_per_m_output_tokens", "float", 0.90, 0.0, 1000.0, "USD/M tokens", "Selling price",
      "selling price of output tokens for revenue and payback",
      "assumption: about the 2025-26 list price of Llama-3.3-70B at Together (data/quotes.csv)", **{**_G, "flag": "--price"})
+_add("demand_share_frac", "float", 1.0, 0.0, 1.0, "", "Demand share",
+     "share of the tokens the fleet can serve at its utilization that are sold (revenue; 1 = capacity sold)",
+     "1: every token the fleet serves at its utilization is sold, the capacity-sold case of econ fleet size; lower "
+     "it for demand below capacity (issue 18.6)", lo_open=True, **{**_G, "flag": "--demand-share", "scenario": False})
 
 # -- head to head (two set-ups) ---------------------------------------------------------------------------------------
 _G = dict(group="head_to_head", flag="")
@@ -1124,6 +1129,16 @@ COLUMNS: dict[str, Column] = {
     "speculative_decoding": Column("Speculative decoding"), "length_match": Column("Request lengths"),
     "case_id": Column("Measurement"), "kind": Column("Points"), "level_label": Column("Interactivity level"),
     "series_label": Column("Series"),
+    # owned GPU-hour against SemiAnalysis, market rental rates (issue 18)
+    "step": Column("Step"), "estimate_by": Column("Estimate by"), "provider_kind": Column("Provider kind"), "commitment": Column("Commitment"),
+    "providers": Column("Providers", ",d", "%d"), "accelerator": Column("Accelerator"),
+    "low_usd_per_gpu_hour": usd_h_col("Cheapest ($ per GPU-hour)"),
+    "median_usd_per_gpu_hour": usd_h_col("Median ($ per GPU-hour)"),
+    "high_usd_per_gpu_hour": usd_h_col("Dearest ($ per GPU-hour)"),
+    # sensitivity (issue 18.5): a tornado's bars
+    "label": Column("Assumption"), "low": Column("Low end of the range"), "high": Column("High end of the range"),
+    "answer_at_low": Column("Answer at the low end"), "answer_at_high": Column("Answer at the high end"),
+    "swing": Column("Swing of the answer"),
     # assumptions
     "group": Column("Group"), "name": Column("Assumption"), "value": Column("Value"), "source": Column("Source"),
     "as_of": Column("As of"), "notes": Column("Notes"), "table": Column("Table"), "id": Column("Id"),
@@ -1158,3 +1173,135 @@ def column_title(column: str) -> str:
     text = " ".join(words) if words else unit
     text = text[:1].upper() + text[1:]
     return f"{text} ({unit})" if unit and words else text
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Sensitivity ranges: the sourced low and high of each assumption a tornado moves (issue 18.5)
+# ---------------------------------------------------------------------------------------------------------------------
+
+DISTRIBUTIONS: tuple[str, ...] = ("triangular", "uniform")
+"""Monte Carlo distribution of an assumption between its low and high: ``triangular`` with its mode at the
+scenario's value (clipped into the range), or ``uniform``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SensitivityRange:
+    """The low and high of one assumption over which a sensitivity analysis moves it, with their source.
+
+    Attributes
+    ----------
+    low, high : float
+        The range, in the field's unit; for a ``relative`` range, multipliers of the answer's own value.
+    source : str
+        Where each end comes from ("assumption: ..." where no source was found, said so).
+    relative : bool
+        True: ``low`` and ``high`` multiply the value the answer uses (capex: the accelerator's catalog capex;
+        the selling price: the site's price), since the right absolute range depends on the accelerator.
+    distribution : str
+        Monte Carlo distribution (:data:`DISTRIBUTIONS`).
+    label : str
+        Name of the assumption in a table ("Capex"); empty: the field's label.
+    """
+
+    low: float
+    high: float
+    source: str
+    relative: bool = False
+    distribution: str = "triangular"
+    label: str = ""
+
+
+EFFICIENCY_BAND = "efficiency_band"
+"""Name of the calibration band in a tornado: not a range stored here but the engine's ``*_low`` / ``*_high``
+columns (the 10th-90th percentile of held-out measured / predicted of the row's efficiency profile,
+data/calibration.csv); in the Monte Carlo, ln(measured / predicted) is normal with those two quantiles."""
+
+EFFICIENCY_BAND_SOURCE = ("the row's efficiency profile (data/calibration.csv log_ratio_p10 / log_ratio_p90): 10th and "
+                          "90th percentile of measured / predicted throughput on held-out measurements (econ "
+                          "calibrate, grouped cross-validation); engine columns *_low / *_high")
+
+CAPEX = "all_in_capex_usd"
+"""Key of the capex range (the catalog column it scales; relative to the accelerator's own capex)."""
+
+SENSITIVITY_RANGES: dict[str, SensitivityRange] = {
+    "utilization_frac": SensitivityRange(
+        0.50, 0.85,
+        "high: GPU servers are engaged in useful work 75-85% of the time (Lawrence Berkeley National Laboratory "
+        "estimate, via Uptime Intelligence Update 362, 2025-05; DeepSeek's day-6 fleet averaged 226.75 of 278 peak "
+        "nodes = 0.82, 2025-03-01); low: assumption (no sourced figure; Uptime: inference runs lower than training's "
+        "~80% because its load follows user demand)"),
+    "usd_per_kwh": SensitivityRange(
+        0.0635, 0.1864,
+        "US industrial averages of data/power_prices.csv (EIA Electric Power Annual 2023): Washington 6.35 to "
+        "California 18.64 c/kWh (the default is Virginia's 8.92)"),
+    "pue": SensitivityRange(
+        1.06, 1.58,
+        "data/facilities.csv: a liquid-cooled AI hall 1.06 to a legacy enterprise room 1.58 (ML Systems textbook, "
+        "'Fleet Foundations' Table 13; Uptime 2024 survey average 1.56)"),
+    CAPEX: SensitivityRange(
+        0.625, 1.21,
+        "x the accelerator's catalog capex. Low: SemiAnalysis's hyperscale H100 all-in, $250k per 8-GPU server = "
+        "$31,250 against the catalog's market-listing $50,000 (2025-08-20); high: the dearest H100 system listing "
+        "the catalog notes, Viperatech DGX H100 $375k against the $310k server behind the $50,000 (2025-03)",
+        relative=True, label="Capex"),
+    "accelerator_life_years": SensitivityRange(
+        4.0, 6.0,
+        "4: Morgan Stanley's AI-factory model depreciates servers over 4 years (2025-08), Nebius until 2025; 6: "
+        "CoreWeave, Microsoft and Alphabet depreciate GPU servers over 6 years (filings)"),
+    "cost_of_capital_frac": SensitivityRange(
+        0.05, 0.17,
+        "strong-corporate bank loans from 5%, GPU-backed private credit up to 17% a year (gpuloans.com, 2025-12; "
+        "the default's source)"),
+    "min_tokens_per_s_per_user": SensitivityRange(
+        20.0, 72.0,
+        "data/quotes.csv published speeds of GPU-served quotes: DeepSeek's own service 20 tokens/s per user "
+        "(day-6 disclosure, 2025-03-01) to Fireworks' Llama-3.1-405B 72 tokens/s (2024-09-10), the fastest of a "
+        "model served without speculative decoding (Fireworks' gpt-oss-120b at 525 drafts tokens, a 5B-active MoE)"),
+    "cache_hit_frac": SensitivityRange(
+        0.0, 342.0 / 608.0,
+        "0: no prefix caching (the default); 0.56: DeepSeek's served input tokens that hit its on-disk KV cache, "
+        "342B of 608B a day (day-6 disclosure, 2025-03-01)"),
+    "price_usd_per_m_output_tokens": SensitivityRange(
+        0.32 / 0.90, 2.253 / 0.90,
+        "x the site's selling price: the spread of Llama-3.3-70B output list prices in data/quotes.csv around the "
+        "default $0.90 (DeepInfra $0.32 to Cloudflare $2.25 per M, 2026-11)", relative=True,
+        label="Selling price"),
+}
+"""The sourced range of each assumption a sensitivity moves (:mod:`econ.analyses.sensitivity`), keyed by field name
+(capex by the catalog column it scales: :data:`CAPEX`). The calibration band is not here: the engine gives it
+(:data:`EFFICIENCY_BAND`). ``tests/analyses/test_sensitivity.py`` checks the data-table ends against the tables."""
+
+
+def sensitivity_range(name: str, low: float, high: float, source: str = "", *, relative: bool = False,
+                      distribution: str = "triangular", label: str = "") -> SensitivityRange:
+    """A checked :class:`SensitivityRange` for the field ``name`` (a user's own range, or one of the table's).
+
+    Raises
+    ------
+    InvalidInputError
+        ``low`` > ``high``, a non-finite end, an end outside the field's own range (absolute ranges), a
+        multiplier <= 0 (relative ranges), or an unknown distribution: naming the field, the value and the range.
+    """
+    for end, x in (("low", low), ("high", high)):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise InvalidInputError(f"sensitivity range of {name}: {end}={show(x)} is not a finite number")
+    if low > high:
+        raise InvalidInputError(f"sensitivity range of {name}: low={show(low)} is above high={show(high)} "
+                                f"(valid: low <= high)")
+    if distribution not in DISTRIBUTIONS:
+        raise InvalidInputError(f"sensitivity range of {name}: distribution={distribution!r} is not one of "
+                                f"{list(DISTRIBUTIONS)}")
+    if relative:
+        if low <= 0:
+            raise InvalidInputError(f"sensitivity range of {name}: low={show(low)} is outside (0, inf) (a multiplier)")
+    else:
+        f = field_named(name)
+        for end, x in (("low", low), ("high", high)):
+            if not f.in_range(x):
+                raise InvalidInputError(f"sensitivity range of {name}: {end}={show(x)} is outside {f.range_text()}")
+    return SensitivityRange(float(low), float(high), source, relative, distribution, label)
+
+
+for _name, _r in SENSITIVITY_RANGES.items():  # the table obeys the same checks as a user's range
+    sensitivity_range(_name, _r.low, _r.high, _r.source, relative=_r.relative, distribution=_r.distribution,
+                      label=_r.label)

@@ -34,6 +34,7 @@ from econ.physics import fleet  # noqa: E402
 from econ.physics.fleet import AI_RACK_KW_PER_RACK, AIR_COOLING_LIMIT_KW_PER_RACK  # noqa: E402
 from econ.physics.precision import PEAK_COLUMN, PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
+from dashboards.components import sensitivity  # noqa: E402
 
 TITLE = "Cluster"
 ICON = ":material/dns:"
@@ -424,6 +425,12 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
                 help="Capex / (revenue - energy - opex), undiscounted")
     c[4].metric("Budget: serving replicas", fmt.count(r["serving_replicas"]) if r["serving_replicas"] is not None
                 else "none", help="Whole replicas of the cheapest deployment meeting the floor")
+    sensitivity.site_panel(cat, cat_token, hardware=sc.hardware, model=sc.model,
+                           power_w=amount * 1e6 if kind == "power" else None,
+                           capex_usd=amount if kind == "capex" else None, power_of=power_of,
+                           price=sc.price_usd_per_m_output_tokens, floor=sc.min_tokens_per_s_per_user,
+                           economics=sc.economics(cat),
+                           power_basis=power_basis, prices=prices, key="cl.sens")
 
 
 def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling) -> None:

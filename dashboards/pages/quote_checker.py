@@ -38,6 +38,7 @@ from econ.tables.quote_files import (  # noqa: E402
     read_quotes,
 )
 from econ.io.scenario import Scenario  # noqa: E402
+from dashboards.components import sensitivity  # noqa: E402
 
 TITLE = "Quote checker"
 ICON = ":material/fact_check:"
@@ -434,6 +435,9 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
                  placeholder=table.PLACEHOLDER)
     table.downloads(view_hw, key="qc.dl_hw", name="quote-floors-by-accelerator", assumptions=assumptions,
                     metadata=meta)
+    quotes, _ = quotes_to_check(cat, include_catalog=inputs["include"], upload=inputs["data"], upload_name=None)
+    sensitivity.quote_panel(cat, cat_in_use.token, quotes, pick, sc.assumptions(), econ_, inputs["speed"],
+                            sc.output_len, key="qc.sens")
 
 
 def _hardware_options(cat) -> dict[str, str]:

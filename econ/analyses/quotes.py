@@ -58,7 +58,7 @@ import polars as pl
 from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN
-from econ.tables.catalog import Catalog
+from econ.tables.catalog import COMMON_CAPEX_BASES, Catalog
 from econ.tables.quote_files import (QUOTE_SCHEMA, WEIGHT_FORMATS, load_provider_systems, native_weight_format,
                                      validate_quotes)
 from econ.engine import catalog_arrays, evaluate, tier_rate
@@ -1119,7 +1119,7 @@ def _reason() -> pl.Expr:
         _t(c("floor_tokens_per_s_per_user")), c("floor_binding_wall")), spec, pl.format("; {}.", limit)],
         ignore_nulls=True))
     capex_flag = pl.when((c("cost_basis") == "owned-custom") & c("_floor_capex_basis").is_not_null()
-                         & (c("_floor_capex_basis") != "market-listing")).then(pl.format(
+                         & ~c("_floor_capex_basis").is_in(list(COMMON_CAPEX_BASES))).then(pl.format(
                              " (the capex of {} is a {}, not the common market-listing basis)", c("floor_hardware"),
                              c("_floor_capex_basis")))
     basis = pl.when(has_floor).then(pl.concat_str([pl.format(

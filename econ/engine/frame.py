@@ -190,7 +190,9 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         prefill pool's instance; default = the decode instance), ``prefill_instances`` /
         ``decode_instances`` (x, y; default sized), ``arrival_rate_per_s`` [requests/s] (default: the unit
         runs at capacity); ``basis`` (a cost tier of :data:`econ.vocabulary.TIERS`), ``usd_per_gpu_hour`` (the rate of basis
-        "custom") and any :class:`~econ.assumptions.Economics` field as a per-row override.
+        "custom") and any :class:`~econ.assumptions.Economics` field as a per-row override; ``all_in_capex_usd``
+        [USD] (null = the catalog's) replaces the accelerator's capex on that row (owned tier; a sensitivity
+        analysis moves it).
     catalog : Catalog
     assumptions : Assumptions (``assumptions.IDEAL`` for the pure roofline)
     economics : Economics, scalar defaults of every economic column not in ``points``
@@ -306,7 +308,7 @@ _INPUT_DEFAULTS = {
     "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
     "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
-    "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0,
+    "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0, "all_in_capex_usd": np.nan,
 }
 
 
@@ -335,6 +337,11 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     if (~np.isnan(acc)).any():
         require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
     require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
+    cap = raw["all_in_capex_usd"]
+    if (~np.isnan(cap)).any():  # a per-row capex (sensitivity analyses): the custom accelerator's one range
+        f = FIELDS["custom_capex_usd"]
+        require_in_range("all_in_capex_usd", np.where(np.isnan(cap), f.hi, cap), f.lo, f.hi, f.unit,
+                         lo_inclusive=not f.lo_open)
     dis = raw["disaggregated"]
     bad = (dis != 0) & (dis != 1)
     if bad.any():
@@ -468,6 +475,9 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     a, da, st = ctx.assumptions, ctx.deployment, ctx.static
     model = ctx.arrays.models(mc)
     hw = ctx.arrays.accelerators(hc)
+    cap = raw["all_in_capex_usd"]
+    if not np.isnan(cap).all():  # per-row capex replaces the catalog's (a fresh gather: the catalog is untouched)
+        hw.all_in_capex_usd = np.where(np.isnan(cap), hw.all_in_capex_usd, cap)
     nb = len(mc)
     owned = bc == 0
     price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(tier_rate(hw, bc, raw["usd_per_gpu_hour"])))

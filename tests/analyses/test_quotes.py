@@ -421,17 +421,18 @@ def test_model_that_fits_nowhere_still_gets_a_reason(catalog):
 # ------------------------------------------------------------------------------------------ issue 10: tiers, scope,
 # speed, formats, bands, reverse engineering, single quotes
 
-def test_hyperscaler_tier_h100_at_full_utilization_is_the_sourced_1_30(catalog):
-    """SemiAnalysis InferenceX owning cost as a hyperscaler, H100: $1.30 per GPU-hour at 100% utilization
-    (accelerators.csv tco_hyperscaler_usd_per_hour); per utilized GPU-hour it scales with 1/utilization."""
+def test_hyperscaler_tier_h100_at_full_utilization_is_the_sourced_1_17(catalog):
+    """SemiAnalysis's owning cost at large hyperscaler volume, H100: $1.17 per GPU-hour at 100% utilization (the July
+    2026 TCO model, InferenceX app PR #661; accelerators.csv tco_hyperscaler_usd_per_hour; $1.30 in the earlier
+    model); per utilized GPU-hour it scales with 1/utilization."""
     row = _q(model="llama-3.1-8b", hardware="h100-sxm")
     full = _check(catalog, [row], economics=Economics(basis="hyperscaler", utilization_frac=1.0)).summary.row(0, named=True)
     assert full["floor_hardware"] == "h100-sxm" and full["floor_scope"] == "its own hardware, h100-sxm"
-    assert full["floor_usd_per_gpu_hour"] == pytest.approx(1.30, rel=1e-12)
+    assert full["floor_usd_per_gpu_hour"] == pytest.approx(1.17, rel=1e-12)
     assert (full["cost_basis"], full["utilization_frac"]) == ("hyperscaler", 1.0)
-    assert "Cost tier hyperscaler: $1.30 per utilized GPU-hour at 100% utilization" in full["reason"]
+    assert "Cost tier hyperscaler: $1.17 per utilized GPU-hour at 100% utilization" in full["reason"]
     half = _check(catalog, [row], economics=Economics(basis="hyperscaler", utilization_frac=0.5)).summary.row(0, named=True)
-    assert half["floor_usd_per_gpu_hour"] == pytest.approx(2.60, rel=1e-12)
+    assert half["floor_usd_per_gpu_hour"] == pytest.approx(2.34, rel=1e-12)
 
 
 @pytest.mark.parametrize("basis, label", [("owned", "owned-custom"), ("owned-custom", "owned-custom"),
@@ -678,7 +679,7 @@ def test_cli_single_quote_shows_tier_rate_and_reason(capsys):
     assert main(["quotes", "check", "--model", "llama-3.3-70b", "--input-price", "0.59", "--output-price", "0.79",
                  "--hardware", "h100-sxm", "--tco", "hyperscaler", "--utilization", "1"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^cost_basis\s+hyperscaler$", out, re.M) and re.search(r"^floor_usd_per_gpu_hour\s+\$1\.30$", out, re.M)
+    assert re.search(r"^cost_basis\s+hyperscaler$", out, re.M) and re.search(r"^floor_usd_per_gpu_hour\s+\$1\.17$", out, re.M)
     assert "settings: cost tier hyperscaler" in out and "\nreasons:\nquote-llama-3.3-70b: " in out
     assert main(["quotes", "check", "--model", "llama-3.3-70b", "--input-price", "0.59", "--output-price", "0.79",
                  "--speed", "560", "--hardware", "groq-lpu", "--provider", "groq", "--format", "json"]) == 0
