@@ -47,7 +47,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, A
 from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog
 from econ.vocabulary import GENERATIONS
 from econ.engine import evaluate
-from econ.errors import DataError, InvalidInputError
+from econ.errors import DataError, EconError, InvalidInputError
 
 MEASUREMENTS_PATH = DEFAULT_DATA_DIR / "measurements.csv"
 CALIBRATION_PATH = DEFAULT_DATA_DIR / "calibration.csv"
@@ -217,7 +217,9 @@ def load_measurements(path: str | Path | None = None) -> pl.DataFrame:
         if bad.size:
             i = int(bad[0])
             raise DataError(f"{p.name}, case {ids[i]}, column {c}: {rows[c][i]!r} is not a finite number")
-    positive = ("num_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len", "ttft_limit_s", "tpot_limit_s")
+    positive = ("num_gpus", "tp", "pp", "ep", "dp", "input_len", "output_len", "ttft_limit_s", "tpot_limit_s",
+                "latency_percentile", "tokens_per_s_per_user_target", "value", "output_tokens_per_s_per_gpu",
+                "measured_mean_tpot_s", "measured_p99_tpot_s")  # a measurement, a rate or a time is never <= 0
     for c in positive:
         bad = np.flatnonzero((out[c] <= 0).fill_null(False).to_numpy())
         if bad.size:
@@ -280,12 +282,13 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     cases, base = [], []
     for r in measurements.iter_rows(named=True):
         cid = r["case_id"]
-        if r["model"] not in mod:
-            from econ.tables.catalog import check_ids
-            check_ids("model", [r["model"]], tuple(mod))
-        if r["hardware"] not in acc:
-            from econ.tables.catalog import check_ids
-            check_ids("hardware", [r["hardware"]], tuple(acc))
+        for col, known in (("model", mod), ("hardware", acc)):  # named by row and column (issue 21)
+            if r[col] not in known:
+                from econ.tables.catalog import check_ids
+                try:
+                    check_ids(col, [r[col]], tuple(known))
+                except EconError as exc:
+                    raise DataError(f"case {cid}, column {col}: {exc}") from None
         gen = acc[r["hardware"]]["generation"]
         if gen not in GENERATIONS:
             raise InvalidInputError(f"hardware={r['hardware']!r} (case {cid}) has generation={gen!r}; valid: "

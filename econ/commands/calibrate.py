@@ -19,7 +19,7 @@ import polars as pl
 from econ.analyses import calibration as cal
 from econ.assumptions import IDEAL
 from econ.commands._common import add_data_dir, catalog_from, progress, render
-from econ.errors import InvalidInputError
+from econ.errors import DataError, InvalidInputError
 from econ.safe_write import check_target
 
 SHOW = ("errors", "profiles")
@@ -111,7 +111,10 @@ def run(args) -> int:
             check_target(extra, args.force, force_hint="--force", what=what)
     catalog = catalog_from(args)
     measurements = cal.load_measurements(meas_path)
-    cases = cal.cases_to_points(measurements, catalog)
+    try:
+        cases = cal.cases_to_points(measurements, catalog)
+    except DataError as exc:  # a row of the measurements file: named by its file (issue 21)
+        raise DataError(f"{meas_path.name}, {exc}") from None
     with progress("Fitting the efficiency profiles") as advance:
         full = cal.fit(cases, catalog, measurements=measurements)
         advance()

@@ -181,9 +181,24 @@ TABLES: dict[str, tuple[str, dict[str, Col], str]] = {
 }
 
 
+def _checkpoint_formats() -> set[str]:
+    from econ.physics.precision import CHECKPOINT_FORMATS  # the formats a released checkpoint is read in
+    return set(CHECKPOINT_FORMATS)
+
+
+ALIAS_KINDS = frozenset({"litellm-key", "provider-model-name"})
+"""``model_aliases.csv`` ``kind``: a LiteLLM price-table key, or a provider's own model name (data/README.md)."""
+
 _ENUMS = {("models", "attention_type"): {"mha", "gqa", "mla"}, ("facilities", "cooling"): {"air", "liquid"},
           ("accelerators", "capex_basis"): CAPEX_BASES, ("accelerators", "rental_tier"): RENTAL_TIERS,
-          ("accelerators", "generation"): set(V.GENERATIONS)}
+          ("accelerators", "generation"): set(V.GENERATIONS), ("models", "native_weight_dtype"): _checkpoint_formats(),
+          ("model_aliases", "kind"): ALIAS_KINDS}
+
+ALIAS_SCHEMA: dict[str, Col] = {
+    "alias": TXT, "model": TXT, "provider": TXT_OPT, "kind": TXT, "source": TXT, "as_of": TXT, "notes": TXT_OPT,
+}
+"""``data/model_aliases.csv``: a provider's or LiteLLM's model name -> a catalog model id (read by
+:func:`econ.tables.litellm.load_aliases`; each alias once, compared case-insensitively)."""
 
 
 CALIBRATION_SCHEMA: dict[str, Col] = {
@@ -224,12 +239,43 @@ def load_calibration(data_dir: str | Path | None = None) -> pl.DataFrame:
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
     path = base / "calibration.csv" if (base / "calibration.csv").is_file() else DEFAULT_DATA_DIR / "calibration.csv"
     table = read_table(path, CALIBRATION_SCHEMA, "profile")
-    bad = table.filter(~pl.col("generation").is_in(list(V.GENERATIONS)) | ~pl.col("precision").is_in(["bf16", "fp8", "fp4"])
+    name = path.name
+    bad = table.filter(~pl.col("generation").is_in(list(V.GENERATIONS)) | ~pl.col("precision").is_in(list(V.PRECISIONS))
                        | (pl.col("profile") != pl.col("generation") + "-" + pl.col("precision")))
     if bad.height:
-        raise DataError(f"calibration.csv, row {bad['profile'][0]}: profile must be <generation>-<precision> with "
-                        f"generation in {list(V.GENERATIONS)} and precision in ['bf16', 'fp8', 'fp4']")
+        raise DataError(f"{name}, row {bad['profile'][0]}, column profile: must be <generation>-<precision> with "
+                        f"generation in {list(V.GENERATIONS)} and precision in {list(V.PRECISIONS)}")
+    problems = calibration_problems(table, name)
+    if problems:
+        raise DataError(rules.format_problems(name, problems))
     return table
+
+
+def calibration_problems(table: pl.DataFrame, name: str = "calibration.csv") -> list[str]:
+    """The rules of a calibration table beyond its cells: every generation x precision has its profile (a missing one
+    would price with the scalar defaults, without a band or a word); ``fallback_from`` names a profile of the table
+    (or ``global``); the band's ends are in order (``log_ratio_p10 <= log_ratio_p90``).
+
+    Returns
+    -------
+    list of str, one message per problem naming file, row (profile) and column (empty: none).
+    """
+    problems = []
+    have = set(table["profile"].to_list())
+    for g in V.GENERATIONS:
+        for p in V.PRECISIONS:
+            if f"{g}-{p}" not in have:
+                problems.append(f"{name}, row {g}-{p}, column profile: missing (every generation x precision needs "
+                                f"a profile; econ calibrate --write writes them all) [rule: every profile present]")
+    for r in table.select("profile", "fallback_from", "log_ratio_p10", "log_ratio_p90").iter_rows(named=True):
+        src = r["fallback_from"]
+        if src not in (None, "", "global") and src not in have:
+            problems.append(f"{name}, row {r['profile']}, column fallback_from: {src!r} is not a profile of the table "
+                            f"(valid: a profile id, global, or empty) [rule: fallback_from names a profile]")
+        if r["log_ratio_p10"] > r["log_ratio_p90"]:
+            problems.append(f"{name}, row {r['profile']}, column log_ratio_p10: {r['log_ratio_p10']:g} is above "
+                            f"log_ratio_p90 = {r['log_ratio_p90']:g} (valid: p10 <= p90) [rule: band in order]")
+    return problems
 
 
 _ERR = dict(lo=0, hi=1e4, unit="fraction (|predicted / measured - 1|)")
@@ -456,8 +502,8 @@ def validate_table(raw: pl.DataFrame, schema: dict[str, Col], id_col: str, name:
     if problems:
         raise DataError(rules.format_problems(name, problems))
     if short in {"models", "facilities"}:
-        col = "attention_type" if short == "models" else "cooling"
-        df = df.with_columns(pl.col(col).str.to_lowercase())
+        cols = ["attention_type", "native_weight_dtype"] if short == "models" else ["cooling"]
+        df = df.with_columns(pl.col(c).str.to_lowercase() for c in cols if c in df.columns)
     return df
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import polars as pl
 
 from econ.errors import DataError
-from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog, read_raw_csv
+from econ.tables.catalog import ALIAS_SCHEMA, DEFAULT_DATA_DIR, Catalog, read_raw_csv, validate_table
+from econ.tables.rules import format_problems
 from econ.tables.quote_files import REQUIRED_QUOTE_COLUMNS, validate_quotes
 
 MAX_LITELLM_FILE_BYTES = 64_000_000
@@ -54,22 +55,32 @@ def load_aliases(catalog: Catalog | None = None) -> dict[str, tuple[str, str | N
     Raises
     ------
     DataError
-        A malformed table, or an alias naming a model not in the catalog.
+        A malformed table (every bad cell named by file, row and column: an empty ``source``, a ``kind`` outside
+        :data:`econ.tables.catalog.ALIAS_KINDS`), an alias given twice (compared case-insensitively: the later row
+        would silently win), or an alias naming a model not in the catalog.
     """
     base = Path(catalog.data_dir) if catalog is not None else DEFAULT_DATA_DIR
     path = base / "model_aliases.csv"
     if not path.is_file():
         path = DEFAULT_DATA_DIR / "model_aliases.csv"
-    raw = read_raw_csv(path)
-    for c in ("alias", "model"):
-        if c not in raw.columns:
-            raise DataError(f"{path.name}: missing column {c!r}")
+    table = validate_table(read_raw_csv(path), ALIAS_SCHEMA, "alias", path.name, kebab_ids=False)
+    problems = []
+    first: dict[str, str] = {}
+    for a in table["alias"].to_list():  # aliases are matched case-insensitively: one row per name
+        key = a.lower()
+        if key in first and first[key] != a:
+            problems.append(f"{path.name}, row {a}, column alias: the same name as row {first[key]} (aliases are "
+                            f"matched case-insensitively; the last would win) [rule: each alias once]")
+        first.setdefault(key, a)
     if catalog is not None:
-        bad = sorted(set(raw["model"].drop_nulls()) - set(catalog.models["id"]))
-        if bad:
-            raise DataError(f"{path.name}: column model: unknown model id(s) {bad[:8]} (see `econ list models`)")
-    notes = raw["notes"] if "notes" in raw.columns else pl.Series([None] * raw.height, dtype=pl.String)
-    return {a.lower(): (m, n) for a, m, n in zip(raw["alias"], raw["model"], notes) if a and m}
+        known = set(catalog.models["id"])
+        for a, m in zip(table["alias"], table["model"]):
+            if m not in known:
+                problems.append(f"{path.name}, row {a}, column model: unknown model id {m!r} (see `econ list "
+                                f"models`) [rule: model is a catalog id]")
+    if problems:
+        raise DataError(format_problems(path.name, problems))
+    return {a.lower(): (m, n) for a, m, n in zip(table["alias"], table["model"], table["notes"])}
 
 
 def _slug(text: str) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 
 from econ.tables.catalog import DEFAULT_DATA_DIR, read_raw_csv
-from econ.errors import InvalidInputError
+from econ.errors import DataError, InvalidInputError
 
 MEASURED_COLUMNS: tuple[str, ...] = (
     "case_id", "model", "hardware", "precision", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "num_gpus",
@@ -58,8 +58,16 @@ def _read(path: str, mtime: float) -> pl.DataFrame:
     num = ["value", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user_target", "measured_mean_tpot_s",
            "num_gpus", "input_len", "output_len"]
     df = raw.filter(pl.col("include").str.to_lowercase() == "true")
-    return df.with_columns([pl.col(c).cast(pl.Float64, strict=False) for c in num if c in df.columns]
-                           + [pl.col("concurrency_or_batch").cast(pl.Float64, strict=False).alias("concurrency")])
+    typed = df.with_columns([pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) for c in num if c in df.columns]
+                            + [pl.col("concurrency_or_batch").cast(pl.Float64, strict=False).alias("concurrency")])
+    ids = df["case_id"].to_list() if "case_id" in df.columns else [f"#{n + 1}" for n in range(df.height)]
+    for c in (c for c in num if c in df.columns):  # a measurement, a rate, a length or a count is a number > 0
+        given = df[c].is_not_null() & (df[c].str.strip_chars() != "")
+        x = typed[c]
+        bad = (given & (x.is_null() | ~x.is_finite().fill_null(True) | (x <= 0).fill_null(False))).fill_null(False)
+        for n in bad.arg_true().to_list()[:1]:
+            raise DataError(f"{Path(path).name}, case {ids[n]}, column {c}: {df[c][n]!r} is not a number > 0")
+    return typed
 
 
 def load(data_dir=None) -> pl.DataFrame:
