@@ -204,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         flags = parser._subparser_for(words).option_strings() & typed  # a flag the user did not type is not blamed
         name = " ".join(w for w in words[:2] if not w.startswith("-") and (w == args.command or w in (
             getattr(args, "quotes_command", None), getattr(args, "kind", None))))
-        print(f"econ {name or args.command}: error: {cli_message(str(exc), flags)}", file=sys.stderr)
+        from econ.commands._common import terminal_text  # control characters escaped, a huge message cut
+
+        print(f"econ {name or args.command}: error: {terminal_text(cli_message(str(exc), flags))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `econ ... | head`
         return 0

@@ -232,7 +232,7 @@ class Field:
         Where the default comes from (a document, a dataset row, or "assumption" with the reason).
     group : str
         "workload", "slo", "deployment", "formats", "speculation", "economics", "efficiency", "serving",
-        "comparison", "fleet", "head_to_head" or "custom".
+        "comparison", "fleet", "buildout", "head_to_head" or "custom".
     choices : tuple of str, optional
         Allowed values of a ``str``/``ids`` field that is not a catalog id.
     catalog : str, optional
@@ -820,6 +820,27 @@ _add("demand_share_frac", "float", 1.0, 0.0, 1.0, "", "Demand share",
      "share of the tokens the fleet can serve at its utilization that are sold (revenue; 1 = capacity sold)",
      "1: every token the fleet serves at its utilization is sold, the capacity-sold case of econ fleet size; lower "
      "it for demand below capacity (issue 18.6)", lo_open=True, **{**_G, "flag": "--demand-share", "scenario": False})
+
+# -- build-out unit prices (econ.economics.buildout.BuildoutPrices; econ cluster / fleet --it-capex, Cluster page) ------
+_G = dict(group="buildout", scenario=False)
+_BO = "data/buildout_capex.csv (sourced there, row by row)"
+_add("all_in_it_usd_per_gpu", "float", None, 0.0, 1e7, "USD", "All-in IT $ per GPU",
+     "one all-in IT price per GPU replacing the catalog's all_in_capex_usd (seed 004: H100 ~45,000)",
+     "accelerators.csv all_in_capex_usd", lo_open=True, none_token="none", flag="--all-in-usd", **_G)
+_add("accelerator_usd_per_gpu", "float", None, 0.0, 1e7, "USD", "Accelerator $",
+     "itemized: accelerator price per GPU (a free accelerator is not a price)", "accelerators.csv purchase_price_usd",
+     lo_open=True, none_token="none", flag="--accelerator-usd", **_G)
+_add("server_usd_per_gpu", "float", None, 0.0, 1e7, "USD", "Server share $/GPU",
+     "itemized: server/host share per GPU (CPUs, memory, chassis, NICs)", _BO, none_token="none",
+     flag="--server-usd", **_G)
+_add("switch_usd", "float", None, 0.0, 1e8, "USD", "Switch $", "itemized: one scale-out switch", _BO,
+     none_token="none", flag="--switch-usd", **_G)
+_add("switch_radix", "int", None, 4, 4096, "ports", "Switch ports", "itemized: ports per scale-out switch", _BO,
+     none_token="none", flag="--switch-radix", **_G)
+_add("link_usd", "float", None, 0.0, 1e6, "USD", "Link $ (optics + cable)",
+     "itemized: one scale-out link (optics + cable) per GPU per tier", _BO, none_token="none", flag="--link-usd", **_G)
+_add("storage_usd_per_gpu", "float", None, 0.0, 1e7, "USD", "Storage $/GPU", "itemized: storage hardware per GPU",
+     _BO, none_token="none", flag="--storage-usd", **_G)
 
 # -- head to head (two set-ups) ---------------------------------------------------------------------------------------
 _G = dict(group="head_to_head", flag="")

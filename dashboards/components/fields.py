@@ -35,6 +35,14 @@ def _bounds(spec, is_int: bool, scale: float, step=None):
     return lo, hi
 
 
+def bounds(field: str, *, step=None, scale: float = 1.0):
+    """(min, max) of a number widget for any vocabulary field (:data:`econ.vocabulary.FIELDS`, scenario or not): its
+    one range; an open lower bound starts one ``step`` above it."""
+    from econ.vocabulary import FIELDS
+    spec = FIELDS[field]
+    return _bounds(spec, spec.kind == "int" and scale == 1.0, scale, step)
+
+
 def _label(field: str, label: str | None, unit: str) -> str:
     return label or (f"{SPECS[field].label} ({unit})" if unit else SPECS[field].label)
 

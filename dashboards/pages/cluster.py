@@ -24,6 +24,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
+from econ import vocabulary as V  # noqa: E402
 from econ.vocabulary import column_title  # noqa: E402
 from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.analyses import cluster as cl  # noqa: E402
@@ -321,27 +322,39 @@ def capex_inputs(cat, sc: Scenario, key: str) -> buildout.BuildoutPrices:
     sidebar's: PUE and build cost per MW)."""
     base = buildout.buildout_prices(cat, sc.hardware, basis="itemized")
     c = st.columns(4)
+    sold_as_racks = base.accelerator_usd_per_gpu <= 0  # no purchase_price_usd: the itemized basis has no board price
     use_all_in = c[0].checkbox("All-in IT price", value=base.basis == "all-in", key=f"{key}.allin.on",
+                               disabled=sold_as_racks,
                                help="Replace the IT items with one price per GPU (the catalog's all_in_capex_usd; "
-                                    "seed 004: H100 ~$45,000 incl. networking and infrastructure)")
-    if use_all_in:
+                                    "seed 004: H100 ~$45,000 incl. networking and infrastructure)"
+                                    + ("; this accelerator has no board price (sold as racks): all-in only"
+                                       if sold_as_racks else ""))
+    if use_all_in or sold_as_racks:
         default = base.all_in_it_usd_per_gpu or cat.accelerator(sc.hardware)["all_in_capex_usd"] or 45_000.0
-        price = c[1].number_input("All-in IT $ per GPU", 0.0, 1e7, float(default), 1000.0, key=f"{key}.allin")
+        lo, hi = fields.bounds("all_in_it_usd_per_gpu", step=1000.0)
+        price = c[1].number_input(V.FIELDS["all_in_it_usd_per_gpu"].label, lo, hi, min(max(float(default), lo), hi),
+                                  1000.0, key=f"{key}.allin", help=V.FIELDS["all_in_it_usd_per_gpu"].help_text())
         return buildout.buildout_prices(cat, sc.hardware, basis="all-in", all_in_it_usd_per_gpu=price)
     c = st.columns(6)
     overrides = {}
-    for i, (f, label, step) in enumerate([
-            ("accelerator_usd_per_gpu", "Accelerator $", 1000.0), ("server_usd_per_gpu", "Server share $/GPU", 500.0),
-            ("switch_usd", "Switch $", 1000.0), ("switch_radix", "Switch ports", 8.0),
-            ("link_usd", "Link $ (optics + cable)", 100.0), ("storage_usd_per_gpu", "Storage $/GPU", 50.0)]):
-        lo = 4.0 if f == "switch_radix" else 0.0
-        overrides[f] = c[i].number_input(label, lo, 1e8, float(getattr(base, f)), step, key=f"{key}.{f}")
+    for i, (f, step) in enumerate([("accelerator_usd_per_gpu", 1000.0), ("server_usd_per_gpu", 500.0),
+                                   ("switch_usd", 1000.0), ("switch_radix", 8), ("link_usd", 100.0),
+                                   ("storage_usd_per_gpu", 50.0)]):
+        spec = V.FIELDS[f]  # each widget takes its field's one range (econ.vocabulary), as the CLI flag does
+        lo, hi = fields.bounds(f, step=step)
+        cast = int if spec.kind == "int" else float
+        overrides[f] = c[i].number_input(spec.label, lo, hi, min(max(cast(getattr(base, f)), lo), hi), step,
+                                         key=f"{key}.{f}", help=spec.help_text())
     return buildout.buildout_prices(cat, sc.hardware, basis="itemized", **overrides)
 
 
-def capex_panel(cat, sc: Scenario, row: dict) -> buildout.BuildoutPrices:
+def capex_panel(cat, sc: Scenario, row: dict) -> buildout.BuildoutPrices | None:
     """Itemized build-out capex of this cluster, each unit price sourced and adjustable."""
-    prices = capex_inputs(cat, sc, "fl.capex")
+    try:
+        prices = capex_inputs(cat, sc, "fl.capex")
+    except EconError as exc:  # a price the build-out refuses (named, with its range), never an uncaught error box
+        st.error(safe_text.error(exc), icon=":material/error:")
+        return None
     frame = buildout.buildout_capex([int(sc.cluster_gpus), 1024, 16_384, 100_000], prices,
                                     it_power_w_per_gpu=row["per_gpu_power_w"],
                                     build_usd_per_mw_it=row["build_usd_per_mw_it"])

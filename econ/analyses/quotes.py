@@ -1016,22 +1016,36 @@ def _clearing(qk: pl.DataFrame, per_hw: pl.DataFrame, searched: pl.DataFrame) ->
     return by_gen.join(cheapest, on="quote_id", how="left")
 
 
+_WHOLE_MAX = 1e15
+"""Largest magnitude written as a whole number; beyond it (a margin of -1.7e21% at a 1e-20 price, inside the price's
+range) a number is written with 3 significant figures, never cast to Int64 (which overflows at 9.2e18)."""
+
+
+def _whole(x: pl.Expr) -> pl.Expr:
+    """A number rounded to a whole one, as text, at every finite magnitude (issue 21: Int64 cast overflow)."""
+    fits = x.abs() < _WHOLE_MAX
+    exp = x.abs().clip(1.0, None).log10().floor()  # beyond 1e15: mantissa and exponent, "1.71e19"
+    sci = pl.format("{}e{}", (x / pl.lit(10.0).pow(exp)).round(2).cast(pl.String).str.replace(r"\.0$", ""),
+                    exp.clip(0, 400).cast(pl.Int64))
+    return pl.when(fits).then(x.round(0).clip(-_WHOLE_MAX, _WHOLE_MAX).cast(pl.Int64).cast(pl.String)).otherwise(sci)
+
+
 def _t(x: pl.Expr, sig: int = 3) -> pl.Expr:
     """Number -> short text (3 significant figures, whole numbers above 1000, no trailing '.0')."""
     big = x.abs() >= 10 ** sig
-    txt = pl.when(big).then(x.round(0).cast(pl.Int64).cast(pl.String)).otherwise(x.round_sig_figs(sig).cast(pl.String))
+    txt = pl.when(big).then(_whole(x)).otherwise(x.round_sig_figs(sig).cast(pl.String))
     return txt.str.replace(r"\.0$", "")
 
 
 def _usd_hour(x: pl.Expr) -> pl.Expr:
     """$/GPU-hour as text: two decimals under $100 ($2.00, $3.27), whole dollars above."""
-    cents = (x * 100).round(0).cast(pl.Int64)
+    cents = (x.clip(-_WHOLE_MAX, _WHOLE_MAX) * 100).round(0).cast(pl.Int64)
     small = pl.format("${}.{}", (cents // 100).cast(pl.String), (cents % 100).cast(pl.String).str.zfill(2))
-    return pl.when(x >= 100).then(pl.format("${}", x.round(0).cast(pl.Int64))).otherwise(small)
+    return pl.when(x >= 100).then(pl.format("${}", _whole(x))).otherwise(small)
 
 
 def _pct(x: pl.Expr) -> pl.Expr:
-    return pl.format("{}%", (x * 100).round(0).cast(pl.Int64))
+    return pl.format("{}%", _whole(x * 100))
 
 
 def _reason() -> pl.Expr:

@@ -6,6 +6,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 import threading
 
@@ -67,6 +68,24 @@ def show_value(value, limit: int = 40) -> str:
     from econ.vocabulary import show
 
     return show(value, limit)
+
+
+MAX_MESSAGE_CHARS = 2_000
+"""Longest message or table cell printed on a terminal; the rest is cut with its length said (a 1 MB name from a
+hostile file must not flood the terminal). [characters]"""
+
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def terminal_text(text, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` safe to print on a terminal: control characters (an ANSI escape ``\\x1b[31m``, a bell, a C1 code) and
+    lone surrogates written as escapes (``\\x1b``), line feeds and tabs kept, cut at ``limit`` characters with the
+    length said. Never raises."""
+    t = str(text)
+    cut = t if len(t) <= limit else t[:limit]
+    cut = _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
+                           else f"\\u{ord(m.group()):04x}", cut)
+    return cut if len(t) <= limit else f"{cut}... ({len(t):,} characters)"
 
 
 def check_range(flag: str, value, lo: float, hi: float, unit: str = "") -> None:
@@ -206,7 +225,7 @@ def render_table(frame: pl.DataFrame, out=None, *, width: int | None = None, tit
     out = out or sys.stdout
     width = width or terminal_width(out)
     columns = frame.columns
-    cells = [[cell(c, v) for c, v in zip(columns, row)] for row in frame.rows()]
+    cells = [[terminal_text(cell(c, v), 500) for c, v in zip(columns, row)] for row in frame.rows()]
     widths = _column_widths(columns, cells)
     keys_w = sum(widths[i] + GAP for i in _key_indices(columns))
     room = max(20, width - keys_w)
@@ -240,20 +259,32 @@ def render_record(row: dict, out=None, *, width: int | None = None) -> None:
     key_w = max(len(k) for k in row)
     room = max(20, width - key_w - GAP)
     for k, v in row.items():
-        lines = textwrap.wrap(cell(k, v), room) or [""]
+        lines = textwrap.wrap(terminal_text(cell(k, v)), room) or [""]
         out.write(f"{k:<{key_w}}{' ' * GAP}{lines[0]}".rstrip() + "\n")
         for ln in lines[1:]:
             out.write(" " * (key_w + GAP) + ln + "\n")
 
 
-def render(frame: pl.DataFrame, fmt: str, *, vertical_if_single: bool = True, out=None) -> None:
+def with_warnings(frame: pl.DataFrame, warnings) -> pl.DataFrame:
+    """``frame`` with a ``warnings`` column when the answer carries any (a deliberate fallback: an accelerator of a
+    list skipped, a sweet spot shown instead of a speed the curve cannot reach), so every format holds them, not
+    only the terminal: ``; ``-joined text on every row (JSON and CSV keep it whole)."""
+    notes = [str(w) for w in (warnings or []) if w]
+    if not notes:
+        return frame
+    return frame.with_columns(pl.lit("; ".join(dict.fromkeys(notes))).alias("warnings"))
+
+
+def render(frame: pl.DataFrame, fmt: str, *, vertical_if_single: bool = True, out=None, warnings=None) -> None:
     """Print a result frame as a table that fits the terminal, CSV or JSON (object for one row, list for several).
 
     ``table``: one row prints as ``name  value`` lines (when ``vertical_if_single``); several rows print
     the columns equal on every row once above the table, then :func:`render_table`. CSV and JSON keep
-    the stored units and full precision (missing values: empty / null).
+    the stored units and full precision (missing values: empty / null). ``warnings`` (the answer's fallbacks) go
+    into every format: a ``warnings`` column (:func:`with_warnings`).
     """
     out = out or sys.stdout
+    frame = with_warnings(frame, warnings)
     if fmt == "json":
         rows = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
                 for r in frame.to_dicts()]
@@ -273,7 +304,8 @@ def render(frame: pl.DataFrame, fmt: str, *, vertical_if_single: bool = True, ou
             if const:
                 import textwrap
 
-                line = "  ".join(f"{c}={cell(c, frame[c][0]).replace(' ', chr(160))}" for c in const)
+                line = "  ".join(f"{c}={terminal_text(cell(c, frame[c][0]), 500).replace(' ', chr(160))}"
+                                 for c in const)
                 for ln in textwrap.wrap(line, terminal_width(out), break_on_hyphens=False):
                     out.write(ln.replace(chr(160), " ") + "\n")
                 frame = frame.drop(const)

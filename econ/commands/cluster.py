@@ -9,16 +9,15 @@ economics flags over ``econ.assumptions.Economics`` (or a named ``--facility`` /
 
 from __future__ import annotations
 
-import sys
-
 import polars as pl
 
 from econ.analyses.cluster import PLAN_COLUMNS, cluster_plan, plan_status
-from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_field_option, add_scenario_option,
+                                   add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
-                                   parse_int_list, render, slo_from, workload_from)
+                                   parse_int_list, render, show_value, slo_from, workload_from)
 from econ.economics.buildout import IT_CAPEX_BASES, buildout_prices
-from econ.vocabulary import bounds
+from econ.vocabulary import FIELDS, bounds
 from econ.errors import InvalidInputError
 from econ.io.scenario import Scenario
 from econ.physics.fleet import EFFICIENCY_MODELS
@@ -42,12 +41,13 @@ MODEL_COLUMNS = (
 DISPLAY_NAMES = {"realized_frac_of_peak": "realized_of_peak_frac"}
 """Table-only renames so the unit suffix (``_frac`` -> %) formats the cell; CSV/JSON keep the core's names."""
 
-ITEM_FLAGS = (("--accelerator-usd", "accelerator_usd", "accelerator_usd_per_gpu", 1e7),
-              ("--server-usd", "server_usd", "server_usd_per_gpu", 1e7),
-              ("--switch-usd", "switch_usd", "switch_usd", 1e8),
-              ("--link-usd", "link_usd", "link_usd", 1e6),
-              ("--storage-usd", "storage_usd", "storage_usd_per_gpu", 1e7))
-"""Itemized IT price flags: (flag, argparse dest, ``BuildoutPrices`` field, upper bound in USD)."""
+ITEM_FLAGS = (("--accelerator-usd", "accelerator_usd", "accelerator_usd_per_gpu"),
+              ("--server-usd", "server_usd", "server_usd_per_gpu"),
+              ("--switch-usd", "switch_usd", "switch_usd"),
+              ("--switch-radix", "switch_radix", "switch_radix"),
+              ("--link-usd", "link_usd", "link_usd"),
+              ("--storage-usd", "storage_usd", "storage_usd_per_gpu"))
+"""Itemized IT price flags: (flag, argparse dest, ``BuildoutPrices`` field = its econ.vocabulary field)."""
 
 
 def show(frame: pl.DataFrame, fmt: str, **kwargs) -> None:
@@ -63,28 +63,19 @@ def add_price_options(p, *, default_basis: str) -> None:
     g.add_argument("--it-capex", choices=IT_CAPEX_BASES, default=default_basis,
                    help="all-in: accelerators.csv all_in_capex_usd per GPU (the capex of econ cost); itemized: "
                         f"board + host share + fat-tree network + storage from data/buildout_capex.csv [{default_basis}]")
-    g.add_argument("--all-in-usd", type=float, help="one all-in IT price per GPU replacing the catalog's "
-                                                    "(seed 004: H100 ~45,000)")
-    g.add_argument("--accelerator-usd", type=float, help="itemized: accelerator price per GPU [purchase_price_usd]")
-    g.add_argument("--server-usd", type=float, help="itemized: server/host share per GPU [6,845]")
-    g.add_argument("--switch-usd", type=float, help="itemized: scale-out switch price [36,000]")
-    g.add_argument("--switch-radix", type=float, help="itemized: switch ports [64]")
-    g.add_argument("--link-usd", type=float, help="itemized: one link (optics + cable) per GPU per tier [1,280]")
-    g.add_argument("--storage-usd", type=float, help="itemized: storage per GPU [278]")
+    for name, dest in (("all_in_it_usd_per_gpu", "all_in_usd"), *((field, dest) for _, dest, field in ITEM_FLAGS)):
+        add_field_option(g, name, dest=dest)  # flag, range and help from econ.vocabulary (group "buildout")
 
 
 def prices_from(args, catalog, hardware: str):
     """:class:`econ.economics.buildout.BuildoutPrices` from the IT price flags (each checked, with its range)."""
-    for flag, dest, _, hi in ITEM_FLAGS + (("--all-in-usd", "all_in_usd", "all_in_it_usd_per_gpu", 1e7),):
-        check_range(flag, getattr(args, dest), 0, hi, "USD")
-    check_range("--switch-radix", args.switch_radix, 4, 4096, "ports")
-    given = [flag for flag, dest, _, _ in ITEM_FLAGS if getattr(args, dest) is not None]
-    if args.switch_radix is not None:
-        given.append("--switch-radix")
+    for _, dest, field in ITEM_FLAGS + (("--all-in-usd", "all_in_usd", "all_in_it_usd_per_gpu"),):
+        check_flag(field, getattr(args, dest))  # the field's one range (econ.vocabulary)
+    given = [flag for flag, dest, _ in ITEM_FLAGS if getattr(args, dest) is not None]
     if given and args.it_capex != "itemized":
         raise InvalidInputError(f"{given[0]} prices an itemized build-out: add --it-capex itemized")
-    overrides = {field: getattr(args, dest) for _, dest, field, _ in ITEM_FLAGS}
-    return buildout_prices(catalog, hardware, basis=args.it_capex, switch_radix=args.switch_radix,
+    overrides = {field: getattr(args, dest) for _, dest, field in ITEM_FLAGS}
+    return buildout_prices(catalog, hardware, basis=args.it_capex,
                            all_in_it_usd_per_gpu=args.all_in_usd, **overrides)
 
 
@@ -162,14 +153,21 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+OVERHEAD_FIELDS = ("bubble_frac", "checkpoint_overhead_frac", "failure_recovery_frac", "maintenance_frac")
+"""The four goodput losses of ``--overheads``, in order: each obeys its vocabulary field's one range."""
+
+
 def _overheads(text: str) -> tuple[float, ...]:
+    parts = str(text).split(",")
     try:
-        vals = tuple(float(x) for x in str(text).split(","))
+        vals = tuple(float(x) for x in parts)
     except ValueError:
-        raise InvalidInputError(f"--overheads={text!r} is not a comma-separated list of fractions "
-                                "(e.g. 0.05,0.03,0.10,0.05)") from None
-    for v in vals:
-        check_range("--overheads", v, 0, 1)
+        vals = ()
+    if len(vals) != len(OVERHEAD_FIELDS):
+        raise InvalidInputError(f"--overheads={show_value(str(text))} is not four comma-separated fractions "
+                                "bubbles,checkpointing,failure-recovery,maintenance (e.g. 0.05,0.03,0.10,0.05)")
+    for name, v in zip(OVERHEAD_FIELDS, vals):
+        check_flag(name, v, f"--overheads ({FIELDS[name].label.lower()})")
     return vals
 
 
@@ -229,16 +227,20 @@ def run(args) -> int:
         input_len=input_len, output_len=output_len,
         assumptions=sc.assumptions(), economics=economics, facility=args.facility, power_basis=args.power_basis,
         efficiency_model=args.efficiency, scaling_efficiency=args.scaling_efficiency, it_prices=prices)
+    full = frame
     if not args.all_columns:
         frame = frame.select(CORE_COLUMNS + (MODEL_COLUMNS if model else ()))
         if not budget:
             frame = frame.drop("budget")
+    notes = [plan_status(row) for row in full.select([c for c in PLAN_COLUMNS if c in full.columns])
+             .iter_rows(named=True)]
+    if args.format != "table" and any(notes):  # the plan's fallbacks and limits, in every format (issue 21)
+        frame = frame.with_columns(pl.Series("warnings", [n or None for n in notes], dtype=pl.String))
     show(frame, args.format)
     if args.format == "table":
-        for row in frame.select([c for c in PLAN_COLUMNS if c in frame.columns]).iter_rows(named=True):
-            note = plan_status(row)
+        for n, note in zip(frame["num_gpus"], notes):
             if note:
-                print(f"note ({row['num_gpus']:,} GPUs): {note}", file=sys.stderr)
+                print(f"note ({n:,} GPUs): {note}")
     return 0
 
 

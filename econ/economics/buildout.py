@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from econ.errors import InvalidInputError
+from econ import vocabulary as V
+from econ.errors import DataError, InvalidInputError
 from econ.physics.fleet import it_power_w
 from econ.units import HOURS_PER_YEAR, SECONDS_PER_DAY, SECONDS_PER_HOUR, TOKENS_PER_M, W_PER_KW, W_PER_MW
 from econ.validate import require_in_range, require_integer
@@ -361,6 +362,10 @@ def buildout_prices(catalog, hardware: str, *, basis: str = "all-in", **override
         raise InvalidInputError("the catalog has no build-out prices (data/buildout_capex.csv); load it with "
                                 "econ.tables.catalog.load_catalog")
     value = dict(zip(table["id"].to_list(), table["value"].to_list()))
+    missing = [row for row in BUILDOUT_ITEMS.values() if row not in value]
+    if missing:
+        raise DataError(f"buildout_capex.csv: no row {', '.join(repr(m) for m in missing)} (column id; the build-out "
+                        f"prices need every item: {', '.join(BUILDOUT_ITEMS.values())})")
     fields = set(BuildoutPrices.__dataclass_fields__)
     given = {k: v for k, v in overrides.items() if v is not None}
     unknown = set(given) - fields
@@ -377,6 +382,9 @@ def buildout_prices(catalog, hardware: str, *, basis: str = "all-in", **override
         **{k: float(value[row]) for k, row in BUILDOUT_ITEMS.items()},
         all_in_it_usd_per_gpu=all_in if basis == "all-in" or purchase is None else None,
     )
+    for k, v in given.items():  # a typed price obeys its field's one range (econ.vocabulary: --accelerator-usd ...)
+        if k in V.FIELDS:
+            V.check(k, v)
     base.update(given)
     for k, v in base.items():
         if v is not None:

@@ -479,20 +479,22 @@ def load_toml_file(path, catalog=None) -> tuple[Scenario, list[str]]:
     Raises
     ------
     InvalidInputError
-        The file is missing, unreadable, a folder, or larger than :data:`MAX_SCENARIO_BYTES`.
+        The file is missing, unreadable, a folder or another file that is not a regular one (a FIFO, a device), or
+        larger than :data:`MAX_SCENARIO_BYTES` (read bounded: :func:`econ.tables.uploads.read_file_bytes`).
     """
-    from econ.errors import InvalidInputError
-    from econ.safe_write import describe_os_error
+    from econ.errors import DataError, InvalidInputError
+    from econ.tables.uploads import read_file_bytes
 
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_SCENARIO_BYTES + 1)
-    except (OSError, ValueError) as exc:
-        why = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
-        raise InvalidInputError(f"--scenario={_cut(str(path))!r}: cannot read the file ({why})") from None
-    if len(data) > MAX_SCENARIO_BYTES:
-        raise InvalidInputError(f"--scenario={_cut(str(path))!r}: larger than {MAX_SCENARIO_BYTES:,} bytes "
-                                f"(a scenario is about 3 kB)")
+        data = read_file_bytes(path, MAX_SCENARIO_BYTES, what="a scenario file")
+    except DataError as exc:
+        if getattr(exc, "too_large", False):
+            raise InvalidInputError(f"--scenario={_cut(str(path))!r}: larger than {MAX_SCENARIO_BYTES:,} bytes "
+                                    f"(a scenario is about 3 kB)") from None
+        reason = getattr(exc, "reason", str(exc))
+        if reason.startswith(("file not found", "cannot read", "is ")):
+            reason = f"cannot read the file ({reason})"
+        raise InvalidInputError(f"--scenario={_cut(str(path))!r}: {reason}") from None
     return from_toml(data, catalog)
 
 

@@ -8,6 +8,7 @@ returns quotes validated as a quotes file (:func:`econ.tables.quote_files.valida
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +84,82 @@ def load_aliases(catalog: Catalog | None = None) -> dict[str, tuple[str, str | N
     return {a.lower(): (m, n) for a, m, n in zip(table["alias"], table["model"], table["notes"])}
 
 
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays and objects read (LiteLLM's table nests 3): a deeper document is refused before
+:mod:`json` parses it recursively (a few thousand levels raise RecursionError)."""
+MAX_INT_DIGITS = 30
+"""Longest integer literal read as a number; a longer one (Python refuses 4,300+ digits, and a 400-digit price
+overflows a float) is kept as :class:`_HugeInt` and refused by the field that reads it."""
+MAX_NAME_CHARS = 300
+"""Longest model key or provider name imported (LiteLLM's longest is under 120 characters)."""
+
+
+class _HugeInt(str):
+    """An integer literal of more than :data:`MAX_INT_DIGITS` digits, kept as its digit count (never converted)."""
+
+    def __str__(self) -> str:
+        return f"a {len(self.lstrip('-')):,}-digit integer"
+
+    __repr__ = __str__
+
+
+def _int_or_huge(text: str):
+    return _HugeInt(text) if len(text.lstrip("-")) > MAX_INT_DIGITS else int(text)
+
+
+def _constant(text: str):
+    """NaN, Infinity, -Infinity (JSON extensions Python accepts): kept as floats, refused where a price is read."""
+    return float(text)
+
+
+def json_nesting_depth(text: str) -> int:
+    """Deepest nesting of ``[``/``{`` in a JSON text, outside strings (a linear scan, no recursion)."""
+    depth = best = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return best
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _text_problem(field: str, text: str) -> str | None:
+    """Why a name read from the JSON is refused (control characters such as ANSI escapes, a lone surrogate, more
+    than :data:`MAX_NAME_CHARS` characters), or None."""
+    if _SURROGATE.search(text):
+        return f"{field} holds a lone surrogate (not Unicode text)"
+    if _CONTROL.search(text):
+        return f"{field} holds control characters"
+    if len(text) > MAX_NAME_CHARS:
+        return f"{field} is {len(text):,} characters long; at most {MAX_NAME_CHARS}"
+    return None
+
+
+def _clean(text: str, limit: int = 120) -> str:
+    """A name for a message or a list on a terminal: control characters and lone surrogates escaped, cut to
+    ``limit`` characters with the length said."""
+    t = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", str(text))
+    t = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", t)
+    return t if len(t) <= limit else t[:limit] + f"... ({len(text):,} characters)"
+
+
+def _shown(value) -> str:
+    from econ.vocabulary import show
+    return _clean(show(value))
+
+
 def _slug(text: str) -> str:
     import re
     return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.]+", "-", text.lower())).strip("-.")
@@ -94,8 +171,10 @@ def _price(entry: dict, field: str, key: str, *, required: bool, positive: bool)
     v = entry.get(field)
     if v is None:
         return None, (f"no {field}" if required else None)
+    if isinstance(v, _HugeInt):
+        return None, f"{field}={v} is outside {'(0' if positive else '[0'}, 0.01] USD per token"
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None, f"{field}={v!r} is not a number"
+        return None, f"{field}={_shown(v)} is not a number"
     if not math.isfinite(v) or v < 0 or (positive and v == 0):
         return None, f"{field}={v!r} is outside {'(0' if positive else '[0'}, 0.01] USD per token"
     per_m = float(f"{v * 1e6:.10g}")
@@ -135,22 +214,16 @@ def import_litellm(source, catalog: Catalog, *, name: str | None = None, as_of: 
     import datetime as dt
     import json
 
+    from econ.tables.uploads import read_file_bytes
+
     if isinstance(source, (str, Path)):
         path = Path(source)
-        name = name or path.name
+        name = name or _clean(path.name)
+        data = read_file_bytes(path, MAX_LITELLM_FILE_BYTES, what="a LiteLLM price JSON file")
         try:
-            size = path.stat().st_size
-            if size > MAX_LITELLM_FILE_BYTES:
-                raise DataError(f"{name}: {size / 1e6:,.1f} MB; at most {MAX_LITELLM_FILE_BYTES / 1e6:,.0f} MB")
-            if path.is_dir():
-                raise DataError(f"{name}: is a folder, not a LiteLLM price JSON file")
-            data = path.read_bytes()
             mtime = dt.date.fromtimestamp(path.stat().st_mtime).isoformat()
-        except FileNotFoundError:
-            raise DataError(f"{name}: file not found") from None
-        except OSError as exc:
-            from econ.safe_write import describe_os_error
-            raise DataError(f"{name}: cannot be read ({describe_os_error(exc)})") from None
+        except (OSError, ValueError, OverflowError):
+            mtime = dt.date.today().isoformat()
     else:
         data = bytes(source)
         name = name or "LiteLLM JSON"
@@ -160,12 +233,20 @@ def import_litellm(source, catalog: Catalog, *, name: str | None = None, as_of: 
     as_of = as_of or mtime
     expected = "expected LiteLLM's model_prices_and_context_window JSON (an object of \"<provider>/<model>\" entries)"
     try:
-        table = json.loads(data)
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise DataError(f"{name}: not UTF-8 text; {expected}") from None
+    depth = json_nesting_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise DataError(f"{name}: nests arrays/objects {depth:,} deep; at most {MAX_JSON_DEPTH} (LiteLLM's table "
+                        f"nests 3); {expected}")
+    try:
+        table = json.loads(text, parse_int=_int_or_huge, parse_constant=_constant)
     except json.JSONDecodeError as exc:
         raise DataError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                         f"{expected}") from None
+    except (RecursionError, ValueError, OverflowError) as exc:  # pragma: no cover - the depth scan refuses first
+        raise DataError(f"{name}: a JSON value this reader refuses ({type(exc).__name__}); {expected}") from None
     if not isinstance(table, dict):
         raise DataError(f"{name}: the top level is a JSON {type(table).__name__}, not an object; {expected}")
     priced = [k for k, v in table.items() if isinstance(v, dict) and "litellm_provider" in v
@@ -180,16 +261,24 @@ def import_litellm(source, catalog: Catalog, *, name: str | None = None, as_of: 
             continue
         entries += 1
         if not isinstance(entry, dict):
-            skipped.append((key, f"the entry is a JSON {type(entry).__name__}, not an object"))
+            skipped.append((_clean(key), f"the entry is a JSON {type(entry).__name__}, not an object"))
             continue
         if entry.get("mode") != "chat":
             not_chat += 1
             continue
-        provider_raw = str(entry.get("litellm_provider") or "")
+        provider_raw = entry.get("litellm_provider")
+        bad_text = _text_problem("the name", key) or (
+            f"litellm_provider={_shown(provider_raw)} is not text (a provider name)"
+            if provider_raw is not None and not isinstance(provider_raw, str)
+            else _text_problem("litellm_provider", provider_raw or ""))
+        if bad_text:
+            skipped.append((_clean(key), bad_text))
+            continue
+        provider_raw = provider_raw or ""
         short = key[len(provider_raw) + 1:] if provider_raw and key.startswith(provider_raw + "/") else key
         hit = aliases.get(key.lower()) or aliases.get(short.lower())
         if hit is None:
-            unmapped.append(key)
+            unmapped.append(_clean(key))
             continue
         model, alias_note = hit
         p_in, r1 = _price(entry, "input_cost_per_token", key, required=True, positive=True)
@@ -200,11 +289,12 @@ def import_litellm(source, catalog: Catalog, *, name: str | None = None, as_of: 
             reason = (f"cache_read_input_token_cost={entry['cache_read_input_token_cost']!r} is above "
                       f"input_cost_per_token={entry['input_cost_per_token']!r}")
         if reason is not None:
-            skipped.append((key, reason))
+            skipped.append((_clean(key), reason))
             continue
         provider = ("google-vertex" if provider_raw.startswith("vertex_ai")
                     else LITELLM_PROVIDERS.get(provider_raw, provider_raw.replace("_", "-") or "unknown"))
         src = entry.get("source")
+        src = src if isinstance(src, str) and not _text_problem("source", src) else None
         notes = "; ".join(x for x in (
             f"imported by econ quotes import from {name}; per-token JSON prices converted to per-million (x1e6)",
             f'litellm key "{key}"', f"entry source: {src}" if isinstance(src, str) and src else None,
@@ -225,5 +315,9 @@ def import_litellm(source, catalog: Catalog, *, name: str | None = None, as_of: 
                                    .then(pl.col("quote_id") + "-x").otherwise(pl.col("quote_id")).alias("quote_id"))
         quotes = validate_quotes(raw, catalog, name)
     else:
-        quotes = validate_quotes(pl.DataFrame(schema={c: pl.String for c in REQUIRED_QUOTE_COLUMNS}), catalog, name)
+        reasons = "; ".join(f"{k}: {r}" for k, r in skipped[:5]) + (f" (+{len(skipped) - 5:,} more)"
+                                                                      if len(skipped) > 5 else "")
+        raise DataError(f"{name}: no usable quote: {entries:,} entries read, {not_chat:,} not chat models, "
+                        f"{len(unmapped):,} chat models not in model_aliases.csv, {len(skipped):,} skipped"
+                        + (f" ({reasons})" if skipped else ""))
     return LitellmImport(quotes=quotes, unmapped=unmapped, skipped=skipped, not_chat=not_chat, entries=entries)

@@ -83,32 +83,93 @@ def read_table_bytes(data: bytes, name: str, *, max_rows: int = MAX_TABLE_ROWS,
     return read_csv_bytes(data, name, max_rows=max_rows)
 
 
-def read_table_file(path, *, max_rows: int = MAX_TABLE_ROWS, max_bytes: int = MAX_TABLE_BYTES,
-                    allow_xlsx: bool = False) -> pl.DataFrame:
-    """:func:`read_table_bytes` of a file, read only if it is a regular file within ``max_bytes``.
+def read_file_bytes(path, max_bytes: int, *, what: str = "a CSV file", limit_text: str = "") -> bytes:
+    """The content of a regular file, at most ``max_bytes``: the one bounded reader of every user file (tables,
+    quotes, scenario TOML, LiteLLM JSON).
+
+    The file is opened without blocking (``O_NONBLOCK``: a FIFO with no writer would block ``open`` forever) and
+    examined on the open descriptor (``fstat``), so what is read is what was checked; anything but a regular file
+    (a folder, a FIFO, a device such as ``/dev/zero``, a socket) is refused before a byte is read. The size the file
+    system reports is not trusted (``/proc`` files report 0, a growing file more than it said): at most
+    ``max_bytes + 1`` bytes are read, in chunks, and a file that holds more is refused.
+
+    Parameters
+    ----------
+    path : str or Path
+    max_bytes : int
+        Most bytes accepted. [B]
+    what : str
+        What the file should be, for messages ("a CSV file", "a LiteLLM price JSON file").
+    limit_text : str
+        Words after the limit in the too-large message (" (10,000 rows)").
+
+    Returns
+    -------
+    bytes
 
     Raises
     ------
     DataError
-        Missing, a folder, unreadable (the reason in words), too large, or not a readable table.
+        Missing, not a regular file, unreadable (the reason in words), or larger than ``max_bytes``; the message
+        names the path (cut to 200 characters).
+    """
+    import os
+
+    shown = _cut(str(path))
+
+    def refuse(reason: str, name: str = shown, too_large: bool = False):
+        err = DataError(f"{name}: {reason}")
+        err.reason = reason  # the words after the name, for a caller that names the file its own way
+        err.too_large = too_large
+        return err
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise refuse("file not found") from None
+    except (OSError, ValueError, TypeError) as exc:
+        raise refuse(f"cannot read ({_reason(exc)})") from None
+    try:
+        st = os.fstat(fd)
+        mode = st.st_mode
+        if stat.S_ISDIR(mode):
+            raise refuse(f"is a folder, not {what}")
+        if not stat.S_ISREG(mode):
+            kind = ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            raise refuse(f"is {kind}, not {what}; give a regular file")
+        if st.st_size > max_bytes:  # a stated size refuses at once; it never accepts (read below, bounded)
+            raise refuse(f"{st.st_size / 1e6:,.1f} MB; at most {max_bytes / 1e6:g} MB{limit_text}", Path(shown).name,
+                         True)
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise refuse(f"cannot read ({_reason(exc)})") from None
+    finally:
+        os.close(fd)
+    if total > max_bytes:
+        raise refuse(f"more than {max_bytes / 1e6:g} MB; at most {max_bytes / 1e6:g} MB{limit_text}", Path(shown).name,
+                     True)
+    return b"".join(chunks)
+
+
+def read_table_file(path, *, max_rows: int = MAX_TABLE_ROWS, max_bytes: int = MAX_TABLE_BYTES,
+                    allow_xlsx: bool = False) -> pl.DataFrame:
+    """:func:`read_table_bytes` of a file, read with :func:`read_file_bytes` (a regular file within ``max_bytes``).
+
+    Raises
+    ------
+    DataError
+        Missing, a folder or another non-regular file, unreadable (the reason in words), too large, or not a
+        readable table.
     """
     path = Path(path)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{_cut(str(path))}: cannot read ({_reason(exc)})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise DataError(f"{path}: is a folder, not a CSV file")
-    if not stat.S_ISREG(st.st_mode):
-        raise DataError(f"{path}: is not a regular file")
-    check_size(st.st_size, path.name, max_bytes, max_rows)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({_reason(exc)})") from None
+    data = read_file_bytes(path, max_bytes, what="a CSV file", limit_text=f" ({max_rows:,} rows) per file")
     return read_table_bytes(data, path.name, max_rows=max_rows, max_bytes=max_bytes, allow_xlsx=allow_xlsx)
 
 
@@ -339,4 +400,4 @@ def _cut(text: str, limit: int = 200) -> str:
 
 
 __all__ = ["MAX_TABLE_ROWS", "MAX_TABLE_BYTES", "MAX_COLUMNS", "MAX_XLSX_UNCOMPRESSED_BYTES", "read_table_bytes",
-           "read_table_file", "read_csv_bytes", "read_xlsx_bytes", "inspect_xlsx", "drop_blank_rows", "check_size"]
+           "read_file_bytes", "read_table_file", "read_csv_bytes", "read_xlsx_bytes", "inspect_xlsx", "drop_blank_rows", "check_size"]
