@@ -197,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     empty = [k for k, v in vars(args).items() if isinstance(v, list) and not v]
     if empty:  # argparse (Python < 3.12) turns the value '--' of a one-value flag into [] (issue 12 fuzz)
         parser.error(f"--{empty[0].replace('_', '-')} needs a value ('--' is not one)")
+    for dest in ("output", "scenario", "file", "litellm", "measurements", "data_dir"):  # a path flag given '' (issue 21)
+        value = getattr(args, dest, None)
+        if isinstance(value, str) and not value.strip():
+            parser._subparser_for(words).error(f"--{dest.replace('_', '-')} needs a file or folder name "
+                                               f"({value!r} is not one)")
     try:
         return int(args.func(args) or 0)
     except EconError as exc:

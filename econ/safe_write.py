@@ -100,7 +100,12 @@ def check_target(path, force: bool = False, *, force_hint: str = "force=True", w
     ------
     InvalidInputError
         The path is empty, names a folder, its folder is missing or is a file, its name is too long
-        for the file system, or it exists and ``force`` is false.
+        for the file system, it exists and ``force`` is false, or its folder takes no new file (no
+        permission, a read-only file system: probed by creating and removing a temporary file there).
+
+    Notes
+    -----
+    Temporary files that killed writers left in the folder are removed here (:func:`clean_stale_temps`).
     """
     text = str(path)
     if not text or text.strip() == "" or "\x00" in text:
@@ -133,8 +138,16 @@ def check_target(path, force: bool = False, *, force_hint: str = "force=True", w
         raise InvalidInputError(f"output folder {str(parent)!r} of {text!r}: {describe_os_error(exc)}") from None
     if not stat.S_ISDIR(pst.st_mode):
         raise InvalidInputError(f"output folder {str(parent)!r} of {text!r} is a file, not a folder")
+    clean_stale_temps(path)  # a killed writer's leftovers go on the next run, whatever that run does next
     if st is not None and not force:
         raise InvalidInputError(f"{what} {text!r} exists; not overwriting it ({_force_text(force_hint)})")
+    probe = path.with_name(_temp_name(path)[0])
+    try:  # the folder takes a file: a read-only folder or file system fails here, before any work
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600))
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write {what} {text!r}: {describe_os_error(exc)}") from None
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
     return path
 
 
@@ -173,13 +186,14 @@ def _pid_alive(pid: int) -> bool:
 def clean_stale_temps(path) -> list[Path]:
     """Remove the temporary files a killed writer left beside ``path``; return those removed.
 
-    Removed: regular files of this user named ``.NAME.<pid>.<12 hex>.tmp`` whose pid is not running,
-    and ``.NAME.<12 hex>.tmp`` (no pid) older than :data:`STALE_TEMP_AGE_S`. Anything else is left
+    Removed: regular files of this user named ``.X.<pid>.<12 hex>.tmp`` (any target X of the folder) whose pid is
+    not running, and ``.NAME.<12 hex>.tmp`` (no pid) older than :data:`STALE_TEMP_AGE_S`. Anything else is left
     alone; errors are ignored (cleaning is a courtesy, never a reason to fail a write).
     """
     path = Path(path)
     _, prefix = _temp_name(path)
     removed = []
+    any_target = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$")  # any target's, named with its writer's pid
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
@@ -187,9 +201,7 @@ def clean_stale_temps(path) -> list[Path]:
     now = time.time()
     uid = os.getuid() if hasattr(os, "getuid") else None
     for e in entries:
-        if not e.name.startswith(prefix):
-            continue
-        m = _TEMP_TAIL.match(e.name[len(prefix):])
+        m = (_TEMP_TAIL.match(e.name[len(prefix):]) if e.name.startswith(prefix) else None) or any_target.match(e.name)
         if not m:
             continue
         try:

@@ -202,7 +202,7 @@ def load_disclosure(disclosure: str = DEEPSEEK_DAY6, data_dir=None) -> Disclosur
         P&L needs (named).
     """
     from econ.tables.catalog import DEFAULT_DATA_DIR, PROVIDER_DISCLOSURE_SCHEMA, read_table
-    from econ.errors import InvalidInputError
+    from econ.errors import DataError, EconError, InvalidInputError
 
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
     path = base / "provider_disclosures.csv"
@@ -226,6 +226,28 @@ def load_disclosure(disclosure: str = DEEPSEEK_DAY6, data_dir=None) -> Disclosur
 
     speed = items["output_tokens_per_s_per_user"]
     first = rows.row(0, named=True)
+    sources = dict(gpu_hours_per_day=("nodes_average", "gpus_per_node"), usd_per_gpu_hour=("gpu_lease_usd_per_gpu_hour",),
+                   input_tokens_per_day=("input_tokens_per_day",),
+                   cached_input_tokens_per_day=("cached_input_tokens_per_day",),
+                   output_tokens_per_day=("output_tokens_per_day",),
+                   usd_per_m_input_tokens=("price_usd_per_m_input_tokens",),
+                   usd_per_m_cached_input_tokens=("price_usd_per_m_cached_input_tokens",),
+                   usd_per_m_output_tokens=("price_usd_per_m_output_tokens",))
+    inputs = dict(gpu_hours_per_day=float(gpu_hours_per_day(v("nodes_average") * v("gpus_per_node"))),
+                  usd_per_gpu_hour=v("gpu_lease_usd_per_gpu_hour"), input_tokens_per_day=v("input_tokens_per_day"),
+                  cached_input_tokens_per_day=v("cached_input_tokens_per_day"),
+                  output_tokens_per_day=v("output_tokens_per_day"),
+                  usd_per_m_input_tokens=v("price_usd_per_m_input_tokens"),
+                  usd_per_m_cached_input_tokens=v("price_usd_per_m_cached_input_tokens"),
+                  usd_per_m_output_tokens=v("price_usd_per_m_output_tokens"))
+    try:  # the rows obey the P&L's ranges: a bad row is named by file, row and column, never by a flag (issue 21)
+        provider_pnl(**inputs)
+    except EconError as exc:
+        import re
+        m = re.match(r"(\w+)=", str(exc))
+        rows_of = sources.get(m.group(1) if m else "", ())
+        where = ", ".join(f"row {items[k]['id']}" for k in rows_of) or f"disclosure {disclosure}"
+        raise DataError(f"{path.name}, {where}, column value: {exc}") from None
     precision_text = (items.get("serving_precision") or {}).get("value_text") or ""
     reported = {k: v(src) for k, src in (("cost_usd_per_day", "cost_usd_per_day"),
                                          ("revenue_usd_per_day", "theoretical_revenue_usd_per_day"),
@@ -233,13 +255,7 @@ def load_disclosure(disclosure: str = DEEPSEEK_DAY6, data_dir=None) -> Disclosur
     return Disclosure(
         id=disclosure, provider=first["provider"], model=first["model"], hardware=first["hardware"],
         source=first["source"], as_of=first["as_of"],
-        inputs=dict(gpu_hours_per_day=float(gpu_hours_per_day(v("nodes_average") * v("gpus_per_node"))),
-                    usd_per_gpu_hour=v("gpu_lease_usd_per_gpu_hour"), input_tokens_per_day=v("input_tokens_per_day"),
-                    cached_input_tokens_per_day=v("cached_input_tokens_per_day"),
-                    output_tokens_per_day=v("output_tokens_per_day"),
-                    usd_per_m_input_tokens=v("price_usd_per_m_input_tokens"),
-                    usd_per_m_cached_input_tokens=v("price_usd_per_m_cached_input_tokens"),
-                    usd_per_m_output_tokens=v("price_usd_per_m_output_tokens")),
+        inputs=inputs,
         output_tokens_per_s_per_user=float(speed["low"] if speed["low"] is not None else speed["value"]),
         weight_format="fp8" if "fp8" in precision_text.lower() else None,
         reported=reported)

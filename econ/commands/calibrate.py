@@ -64,7 +64,7 @@ def _paths(args) -> tuple[Path, Path]:
     base = Path(args.data_dir) if args.data_dir else cal.DEFAULT_DATA_DIR
     meas = Path(args.measurements) if args.measurements else (
         base / "measurements.csv" if _is_file(base / "measurements.csv") else cal.MEASUREMENTS_PATH)
-    target = Path(args.output) if args.output else base / "calibration.csv"
+    target = Path(args.output) if args.output is not None else base / "calibration.csv"  # '' never means the default
     return meas, target
 
 
@@ -125,6 +125,16 @@ def run(args) -> int:
         refit = cal.calibration_frame(cases, full, None, measurements, measurements_path=meas_path)
         problems = cal.drift(committed, refit)
         stale = _check_error_tables(args, cases, committed)
+        if args.format != "table":  # --format json/csv: the check's findings as data (one row each), exit 1 if any
+            rows = [{"kind": "drift", "profile": d["profile"], "parameter": d["parameter"],
+                     "committed": float(d["committed"]), "refit": float(d["refit"]),
+                     "tolerance": float(d["tolerance"]), "message": None} for d in problems]
+            rows += [{"kind": "stale error table", "profile": None, "parameter": None, "committed": None,
+                      "refit": None, "tolerance": None, "message": msg} for msg in stale]
+            schema = {"kind": pl.String, "profile": pl.String, "parameter": pl.String, "committed": pl.Float64,
+                      "refit": pl.Float64, "tolerance": pl.Float64, "message": pl.String}
+            render(pl.DataFrame(rows, schema=schema), args.format, vertical_if_single=False)
+            return 1 if rows else 0
         if not problems and not stale:
             print(f"calibration.csv matches a refit: {len(cal.PROFILE_PARAMETERS)} parameters x {refit.height} "
                   f"profiles within {cal.DRIFT_RTOL:.0%}")

@@ -19,7 +19,7 @@ import textwrap
 import polars as pl
 
 from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, catalog_from,
-                                   check_range, economics_from, load_scenario, render, terminal_width)
+                                   check_range, economics_from, load_scenario, render, show_value, terminal_width)
 from econ.errors import InvalidInputError
 from econ.safe_write import check_target, write_bytes
 from econ.vocabulary import MAX_CONTEXT
@@ -459,14 +459,15 @@ def _register_import(qsub) -> None:
 
 
 def run_import(args) -> int:
-    import re
-
     from econ.io import export
     from econ.tables.litellm import import_litellm
     from econ.tables.quote_files import QUOTE_SCHEMA
 
-    if args.as_of is not None and not re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", args.as_of):
-        raise InvalidInputError(f"--as-of={args.as_of!r} is not a date (YYYY-MM-DD, YYYY-MM or YYYY)")
+    from econ.tables.rules import DATE_YEARS, is_iso_date
+
+    if args.as_of is not None and not is_iso_date(args.as_of):  # the tables' own as_of rule
+        raise InvalidInputError(f"--as-of={show_value(args.as_of)} is not a date (YYYY-MM-DD, YYYY-MM or YYYY, a real "
+                                f"calendar date in {DATE_YEARS[0]}-{DATE_YEARS[1]})")
     check_range("--show-unmapped", args.show_unmapped, 0, 100_000)
     if args.output:
         check_target(args.output, args.force, force_hint="--force")  # before the work, not after it
@@ -482,9 +483,11 @@ def run_import(args) -> int:
     err.write(f"econ quotes import: {result.quotes.height} quote(s) of {result.quotes['model'].n_unique()} model(s)"
               f"{where}; {result.entries:,} entries read, {result.not_chat:,} not chat models, "
               f"{len(result.unmapped):,} chat models not in model_aliases.csv, {len(result.skipped):,} skipped\n")
-    for key, reason in result.skipped:
-        err.write(f"  skipped {key}: {reason}\n")
     n = args.show_unmapped
+    for key, reason in result.skipped[:max(n, 10)]:
+        err.write(f"  skipped {key}: {reason}\n")
+    if len(result.skipped) > max(n, 10):
+        err.write(f"  (+{len(result.skipped) - max(n, 10):,} more skipped; --show-unmapped N lists more)\n")
     if result.unmapped and n:
         shown = ", ".join(result.unmapped[:n])
         more = f" (+{len(result.unmapped) - n:,} more; --show-unmapped N lists more)" if len(result.unmapped) > n else ""

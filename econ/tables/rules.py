@@ -42,6 +42,10 @@ CONTROL_CHARS = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 ISO_DATE = r"^~?\d{4}(-\d{2}(-\d{2})?)?$"
 """Shape of an ``as_of`` cell: YYYY, YYYY-MM or YYYY-MM-DD, optionally prefixed by ``~``."""
 
+DATE_YEARS = (1900, 2100)
+"""Years an ``as_of`` date may name (inclusive): every source of the tables is from this century or the last; a year
+such as 0000 (which Polars' calendar accepts) is a typo."""
+
 MAX_LISTED = 40
 """Problems listed in one error message (all are counted)."""
 
@@ -203,7 +207,8 @@ def cell_problems(raw: pl.DataFrame, name: str, labels: list[str]) -> list[str]:
         if col.startswith("as_of"):
             for n in _bad_dates(s).arg_true().to_list():
                 problems.append(f"{name}, row {labels[n]}, column {col}: {_shown(s[n])} is not YYYY[-MM[-DD]] "
-                                f"(optional ~), a real calendar date [rule: as_of is an ISO date]")
+                                f"(optional ~), a real calendar date in {DATE_YEARS[0]}-{DATE_YEARS[1]} "
+                                f"[rule: as_of is an ISO date]")
     return problems
 
 
@@ -213,9 +218,16 @@ def _bad_dates(s: pl.Series) -> pl.Series:
     shaped = t.str.contains(ISO_DATE)
     full = (pl.select(pl.when(t.str.len_chars() == 4).then(t + "-01-01")
                       .when(t.str.len_chars() == 7).then(t + "-01").otherwise(t)).to_series())
-    real = full.str.to_date("%Y-%m-%d", strict=False).is_not_null()
+    date = full.str.to_date("%Y-%m-%d", strict=False)
+    real = date.is_not_null() & date.dt.year().is_between(*DATE_YEARS)
     present = s.is_not_null() & (s.str.strip_chars() != "")
     return (present & ~(shaped & real).fill_null(False)).fill_null(False)
+
+
+def is_iso_date(text: str) -> bool:
+    """True when ``text`` is an ``as_of`` date of the tables' rule: YYYY, YYYY-MM or YYYY-MM-DD (optional ``~``), a
+    real calendar date in :data:`DATE_YEARS` (``--as-of`` of ``econ quotes import`` obeys the same rule)."""
+    return isinstance(text, str) and len(text) <= 20 and not _bad_dates(pl.Series([text])).item() and bool(text.strip())
 
 
 def row_problems(df: pl.DataFrame, table: str | None, name: str, labels: list[str]) -> list[str]:
@@ -297,5 +309,5 @@ def format_problems(name: str, problems: list[str]) -> str:
     return f"{name}: {len(problems)} problem(s){per_rule}:\n  " + "\n  ".join(head) + more
 
 
-__all__ = ["Rule", "Range", "DataWarning", "warn_extra_columns", "ROW_RULES", "PLAUSIBLE", "PARAM_COUNT_TOLERANCE_FRAC", "CONTROL_CHARS", "ISO_DATE",
+__all__ = ["Rule", "Range", "DataWarning", "warn_extra_columns", "ROW_RULES", "PLAUSIBLE", "PARAM_COUNT_TOLERANCE_FRAC", "CONTROL_CHARS", "ISO_DATE", "DATE_YEARS", "is_iso_date",
            "cell_problems", "row_problems", "format_problems"]
