@@ -120,7 +120,8 @@ def main() -> None:
     try:
         scenario_sidebar.show("sidebar")
         scenario_sidebar.show_warnings()
-        nav.run()
+        if scenario_sidebar.gate():  # an accelerator that cannot be used as linked: the page waits for the user
+            nav.run()
     finally:
         st.session_state[state.APP_FLAG] = False
     st.sidebar.caption("econ: roofline cost model of LLM inference. Numbers are estimates; every assumption is on "

@@ -856,31 +856,40 @@ for _s, _hw in (("a", "h100-sxm"), ("b", "b200")):
          source="the scenario's default cost tier", **{**_G, "flag": "--price"})
 
 # -- a custom accelerator (econ.tables.custom.CustomAccelerator) ------------------------------------------------------
+# Each range is the one of the accelerators.csv column the field becomes (econ.tables.catalog reads it from here, and
+# econ.tables.rules states it as the column's plausible range): an order of magnitude or more outside every real
+# device of 2015-2035, so it refuses typos (a unit slip of 1e3, 1e-300, a price in cents), never a real datasheet.
 _G = dict(group="custom", flag="", source="illustrative default of the custom-accelerator form (an H200-class chip); "
           "not a datasheet")
 _add("custom_accelerator", "bool", False, label="Custom accelerator in use", **_G)
 _add("custom_name", "text", "Custom accelerator", label="Custom accelerator: name", **_G)
-_add("custom_bf16_tflop_per_s", "float", 1000.0, 0.0, 1e5, "TFLOP/s", "Custom: dense BF16", lo_open=True,
+_add("custom_bf16_tflop_per_s", "float", 1000.0, 0.1, 1e5, "TFLOP/s", "Custom: dense BF16",
+     help="dense BF16 peak (a T4 gives 65 bf16-class TFLOP/s, a GB300 15,000 fp4: the range refuses only typos)",
      column="bf16_dense_tflop_per_s", **_G)
-_add("custom_fp8_tflop_per_s", "float", 2000.0, 0.0, 1e5, "TFLOP/s", "Custom: dense FP8", lo_open=True,
+_add("custom_fp8_tflop_per_s", "float", 2000.0, 0.1, 1e5, "TFLOP/s", "Custom: dense FP8", help="dense FP8 peak",
      none_token="none", column="fp8_dense_tflop_per_s", **_G)
-_add("custom_fp4_tflop_per_s", "float", None, 0.0, 1e5, "TFLOP/s", "Custom: dense FP4", lo_open=True,
+_add("custom_fp4_tflop_per_s", "float", None, 0.1, 1e5, "TFLOP/s", "Custom: dense FP4", help="dense FP4 peak",
      none_token="none", column="fp4_dense_tflop_per_s", **_G)
-_add("custom_hbm_gib", "float", 141.0, 0.0, 1e4, "GiB", "Custom: HBM capacity", lo_open=True,
-     column="hbm_capacity_gib", **_G)
-_add("custom_hbm_tb_per_s", "float", 4.8, 0.0, 1e3, "TB/s", "Custom: HBM bandwidth", lo_open=True,
-     column="hbm_bandwidth_tb_per_s", **_G)
+_add("custom_hbm_gib", "float", 141.0, 1.0, 1e4, "GiB", "Custom: HBM capacity",
+     help="HBM capacity (16 GiB on a V100 to 288 GiB on a B300)", column="hbm_capacity_gib", **_G)
+_add("custom_hbm_tb_per_s", "float", 4.8, 0.01, 100.0, "TB/s", "Custom: HBM bandwidth",
+     help="HBM bandwidth (0.3 TB/s on an L4 to 8 TB/s on a B200)", column="hbm_bandwidth_tb_per_s", **_G)
 _add("custom_scale_up_domain_size", "int", 8, 1, 1_000_000, "accelerators", "Custom: scale-up domain",
      column="scale_up_domain_size", **_G)
-_add("custom_scale_up_gb_per_s", "float", 450.0, 0.0, 1e5, "GB/s", "Custom: scale-up bandwidth", lo_open=True,
-     column="scale_up_bandwidth_gb_per_s", **_G)
-_add("custom_scale_out_gb_per_s", "float", 50.0, 0.0, 1e5, "GB/s", "Custom: scale-out bandwidth", lo_open=True,
+_add("custom_scale_up_gb_per_s", "float", 450.0, 0.1, 1e5, "GB/s", "Custom: scale-up bandwidth",
+     help="scale-up bandwidth per accelerator, one direction (NVLink 5: 900 GB/s)", column="scale_up_bandwidth_gb_per_s",
+     **_G)
+_add("custom_scale_out_gb_per_s", "float", 50.0, 0.1, 1e5, "GB/s", "Custom: scale-out bandwidth",
+     help="scale-out (NIC) bandwidth per accelerator (a 1 GbE NIC is 0.125 GB/s)",
      column="scale_out_bandwidth_gb_per_s", **_G)
-_add("custom_capex_usd", "float", 50_000.0, 0.0, 1e7, "USD", "Custom: all-in capex", lo_open=True,
-     none_token="none", column="all_in_capex_usd", **_G)
-_add("custom_usd_per_gpu_hour", "float", None, 0.0, 1e3, "USD/h", "Custom: rental rate", lo_open=True,
-     none_token="none", column="rental_usd_per_hour", **_G)
-_add("custom_power_w", "float", 1500.0, 0.0, 1e5, "W", "Custom: all-in power", lo_open=True,
+_add("custom_capex_usd", "float", 50_000.0, 100.0, 1e7, "USD", "Custom: all-in capex",
+     help="all-in IT capex per accelerator (thousands to tens of thousands of dollars)", none_token="none",
+     column="all_in_capex_usd", **_G)
+_add("custom_usd_per_gpu_hour", "float", None, 0.01, 1e3, "USD/h", "Custom: rental rate",
+     help="rental rate per accelerator-hour (cents to tens of dollars)", none_token="none",
+     column="rental_usd_per_hour", **_G)
+_add("custom_power_w", "float", 1500.0, 10.0, 1e5, "W", "Custom: all-in power",
+     help="all-in IT power per accelerator, host and network share included (a server share of 300 W to a few kW)",
      column="all_in_power_w", **_G)
 _add("custom_generation", "str", None, label="Custom: calibrated like (generation)", choices=GENERATIONS,
      none_token="none", **_G)

@@ -12,7 +12,7 @@ import streamlit as st
 from dashboards.components import fields, safe_text, state
 from econ.physics.precision import PRECISIONS
 from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of
-from econ.io.scenario import Scenario, from_mapping, from_toml
+from econ.io.scenario import Scenario, ScenarioWarning, from_mapping, from_toml
 from econ.vocabulary import GENERATIONS, TIER_SPECS, TIERS, Tier
 
 PRECISION_TITLES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4 (NVFP4)"}
@@ -97,18 +97,41 @@ def custom_accelerator_form(container) -> None:
 
 
 def current(key: str = "sidebar") -> Scenario:
-    """The scenario in force for this run (draws the sidebar when the page runs without ``app.py``)."""
+    """The scenario in force for this run (draws the sidebar when the page runs without ``app.py``); a page whose
+    accelerator would be substituted stops here (:func:`gate`)."""
     if st.session_state.get(state.APP_FLAG):
         return state.scenario()
     sc = show(key)
     show_warnings()
+    if not gate():
+        st.stop()
     return sc
 
 
 def show_warnings() -> None:
-    """Warnings from reading the URL or a scenario file (unknown ids, out-of-range values), once."""
-    for w in state.pop_warnings():
-        st.warning("Scenario: " + safe_text.md(w), icon=":material/warning:")  # w quotes the URL/file
+    """Warnings from reading the URL or a scenario file (unknown ids, out-of-range values): each fallback in force is
+    said on the page while the view is the one loaded (those that stop the page are said by :func:`gate`)."""
+    stops = set(state.stopped())
+    for w in state.warnings():
+        if w not in stops:
+            st.warning("Scenario: " + safe_text.md(w), icon=":material/warning:")  # w quotes the URL/file
+
+
+def gate() -> bool:
+    """True when the page may compute. False while the link or file asked for an accelerator that cannot be used as
+    written (a custom chip's field out of its range or refused by the catalog's rules, an unknown accelerator id):
+    then the page says why, names what the sidebar shows in its place, and computes nothing until the user
+    continues with those values (never the default chip or the H100 in silence)."""
+    stops = state.stopped()
+    if not stops:
+        return True
+    st.error("This view is not computed: the scenario asked for an accelerator that cannot be used as written.\n\n"
+             + "\n\n".join(f"- {safe_text.md(w, inline=True)}" for w in stops)
+             + "\n\nThe sidebar shows the values that would stand in (its Custom accelerator form, the accelerator "
+               "list): correct them there, then continue.", icon=":material/error:")
+    st.button("Continue with the values shown in the sidebar", key="scenario.release", on_click=state.release,
+              icon=":material/play_arrow:")
+    return False
 
 
 def _load_file(key: str) -> None:
@@ -116,7 +139,7 @@ def _load_file(key: str) -> None:
     if upload is None:
         return
     sc, warnings = from_toml(upload.getvalue(), state.base_catalog_in_use().catalog)
-    state.set_scenario(sc, [f"{upload.name}: {w}" for w in warnings])
+    state.set_scenario(sc, [ScenarioWarning(f"{upload.name}: {w}", getattr(w, "field", "")) for w in warnings])
     st.session_state[LOADED_KEY] = upload.name
 
 

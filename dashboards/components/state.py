@@ -30,10 +30,12 @@ import streamlit as st
 
 from econ.assumptions import Assumptions, Economics
 from econ.tables.catalog import TABLES, Catalog, load_catalog
-from econ.io.scenario import SCENARIO_FIELDS, Scenario, from_mapping
+from econ.tables.custom import CUSTOM_ID
+from econ.io.scenario import SCENARIO_FIELDS, Scenario, from_mapping, substitutes_the_accelerator
 
 SCENARIO_KEY = "_econ_scenario"
 WARNINGS_KEY = "_econ_warnings"
+STOP_KEY = "_econ_stop"
 CATALOG_KEY = "_econ_catalog_override"
 APP_FLAG = "_econ_app_sidebar"
 WIDGET_PREFIX = "sc."
@@ -109,6 +111,12 @@ def catalog_in_use() -> CatalogInUse:
         cat = _with_custom(base.token, spec, _base=base.catalog)
     except EconError as exc:
         st.session_state[CUSTOM_ERROR_KEY] = str(exc)
+        sc = base_scenario()
+        if CUSTOM_ID in (sc.hardware, sc.h2h_a_hardware, sc.h2h_b_hardware):  # it would be priced as another chip
+            from econ.io.scenario import ScenarioWarning
+            stop = ScenarioWarning(f"custom accelerator not used: {' '.join(str(exc).split())}", "custom_accelerator")
+            if stop not in stopped():
+                st.session_state[STOP_KEY] = stopped() + [stop]
         return base
     st.session_state.pop(CUSTOM_ERROR_KEY, None)
     digest = hashlib.sha256(repr(spec).encode()).hexdigest()[:12]
@@ -201,8 +209,13 @@ def base_scenario() -> Scenario:
         sc, warnings = from_mapping({k: st.query_params.get_all(k) for k in st.query_params},
                                     base_catalog_in_use().catalog)
         st.session_state[SCENARIO_KEY] = sc
-        st.session_state[WARNINGS_KEY] = warnings
+        _set_warnings(sc, warnings)
     return st.session_state[SCENARIO_KEY]
+
+
+def _set_warnings(sc: Scenario, warnings) -> None:
+    st.session_state[WARNINGS_KEY] = list(warnings or [])
+    st.session_state[STOP_KEY] = substitutes_the_accelerator(warnings or [], sc)
 
 
 def page_overrides(page: str | None = None) -> dict:
@@ -223,7 +236,7 @@ def scenario() -> Scenario:
 def set_scenario(sc: Scenario, warnings: list[str] | None = None) -> None:
     """Replace the whole scenario (file load, reset, catalog change): every page and widget re-seeds from it."""
     st.session_state[SCENARIO_KEY] = sc
-    st.session_state[WARNINGS_KEY] = list(warnings or [])
+    _set_warnings(sc, warnings)
     st.session_state[LOCAL_KEY] = {}
     st.session_state[OWNER_KEY] = {}
     for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(WIDGET_PREFIX)]:
@@ -241,6 +254,7 @@ def update(**changes) -> Scenario:
         return sc
     shared = {k: v for k, v in changed.items() if is_shared(k)}
     local = {k: v for k, v in changed.items() if not is_shared(k)}
+    st.session_state[WARNINGS_KEY] = []  # the user changed the view: it is no longer the loaded one
     if shared:
         st.session_state[SCENARIO_KEY] = replace(base_scenario(), **shared)
     if local:
@@ -252,9 +266,21 @@ def update(**changes) -> Scenario:
     return sc
 
 
-def pop_warnings() -> list[str]:
-    """Warnings from the last URL/file load, shown once."""
-    return st.session_state.pop(WARNINGS_KEY, None) or []
+def warnings() -> list[str]:
+    """Warnings from the last URL/file load (a stale link's fallbacks): they stand, on the page and in every download
+    (a ``warnings`` column), while the view is the one loaded; the user's first change of the scenario ends them."""
+    return list(st.session_state.get(WARNINGS_KEY) or [])
+
+
+def stopped() -> list[str]:
+    """The warnings that stop every page (another accelerator than the one linked would be priced:
+    :func:`econ.io.scenario.substitutes_the_accelerator`), until the user continues with the values shown."""
+    return list(st.session_state.get(STOP_KEY) or [])
+
+
+def release() -> None:
+    """The user checked the sidebar and continues with the values shown: the pages compute again."""
+    st.session_state[STOP_KEY] = []
 
 
 def sync_url(sc: Scenario) -> None:
@@ -292,5 +318,5 @@ def cache_token(cat_in_use: CatalogInUse | None = None) -> str:
 
 __all__ = ["CatalogInUse", "catalog", "catalog_in_use", "base_catalog_in_use", "custom_error", "build_catalog", "apply_catalog", "raw_table", "scenario",
            "base_scenario", "page_overrides", "set_page", "page_id", "is_shared", "set_scenario", "update",
-           "pop_warnings", "sync_url", "widget_key", "seed", "cache_token", "data_dir", "SCENARIO_FIELDS",
+           "warnings", "stopped", "release", "sync_url", "widget_key", "seed", "cache_token", "data_dir", "SCENARIO_FIELDS",
            "SHARED_FIELDS", "SIDEBAR_FIELDS", "APP_FLAG"]

@@ -79,6 +79,17 @@ def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions:
               metadata=metadata, catalog=catalog, xlsx=xlsx)
 
 
+def with_view_warnings(frame: pl.DataFrame, metadata: dict | None = None) -> tuple[pl.DataFrame, dict | None]:
+    """(frame, metadata) of a download, with the fallbacks in force on this view (a stale link's,
+    :func:`dashboards.components.state.warnings`): a ``warnings`` column and a ``warnings`` metadata row."""
+    from dashboards.components import state
+    notes = state.warnings()
+    if not notes:
+        return frame, metadata
+    text = "; ".join(notes)
+    return frame.with_columns(pl.lit(text).alias("warnings")), {**(metadata or {}), "warnings": text}
+
+
 def _export():
     try:
         from econ.io import export  # lazy: only when a download is clicked
@@ -127,7 +138,11 @@ def xlsx_bytes(frame: pl.DataFrame, assumptions=None, metadata=None, catalog=Non
 
 def downloads(frame: pl.DataFrame, *, key: str, name: str, assumptions=None, metadata=None, catalog=None,
               xlsx=None) -> None:
-    """CSV and XLSX buttons; the bytes are made only when clicked (deferred callables)."""
+    """CSV and XLSX buttons; the bytes are made only when clicked (deferred callables).
+
+    While the view carries a stale link's fallbacks (:func:`dashboards.components.state.warnings`), every download
+    says so: a ``warnings`` column in the CSV, a ``warnings`` row in the workbook's Metadata sheet."""
+    frame, metadata = with_view_warnings(frame, metadata)
     c1, c2, _ = st.columns([1, 1, 5])
     c1.download_button("CSV", lambda: csv_bytes(frame), file_name=f"{name}.csv", mime="text/csv", key=f"{key}.csv",
                        on_click="ignore", icon=":material/download:",

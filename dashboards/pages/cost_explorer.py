@@ -167,9 +167,10 @@ def workbook(curve: pl.DataFrame, sc: Scenario, cat, sources_frame: pl.DataFrame
     from econ.io import export
 
     extra = sources_frame.filter(pl.col("group").str.starts_with("catalog"))
-    return export.cost_workbook_bytes(curve, cat, sc.economics(cat), sc.assumptions(),
-                                      metadata={"scenario": "&".join(f"{k}={v}" for k, v in
-                                                                     sc.to_query_params().items())},
+    metadata = {"scenario": "&".join(f"{k}={v}" for k, v in sc.to_query_params().items())}
+    if state.warnings():  # a stale link's fallbacks in force: said in the workbook too
+        metadata["warnings"] = "; ".join(state.warnings())
+    return export.cost_workbook_bytes(curve, cat, sc.economics(cat), sc.assumptions(), metadata=metadata,
                                       extra_assumptions=extra)
 
 

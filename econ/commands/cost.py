@@ -10,7 +10,7 @@ import polars as pl
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
 from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
-                                   parse_int_list, parse_mix, render, slo_from, workload_from)
+                                   parse_int_list, parse_mix, render, slo_from, with_warnings, workload_from)
 from econ.vocabulary import MAX_CONTEXT, bounds
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
@@ -115,7 +115,7 @@ def apply_scenario(args, catalog):
 def run(args) -> int:
     frame = compute(args)[0]
     if not args.all_columns:
-        frame = frame.select([c for c in SUMMARY_COLUMNS if c in frame.columns])
+        frame = frame.select([c for c in SUMMARY_COLUMNS + ("warnings",) if c in frame.columns])
     render(frame, args.format)
     return 0
 
@@ -163,7 +163,7 @@ def compute(args):
     kw = dict(model=args.model, precision=args.precision, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep,
               pp=args.pp, mode=args.mode, input_len=args.input_len, output_len=args.output_len,
               context_tokens=args.context, assumptions=assumptions, economics=economics)
-    frames, first_error = [], None
+    frames, first_error, notes = [], None, []
     for hw in hardware:  # a handful of accelerators: one cost table each
         try:
             if batches is None:
@@ -171,15 +171,17 @@ def compute(args):
                                           **kw)
                 r = frame.row(0, named=True)
                 if r["feasible"] and not _meets(r, floor, max_ttft):
-                    print(f"econ cost: note: {hw}: no batch of {r['layout']} reaches {floor:g} tokens/s per user"
-                          + ("" if max_ttft == float("inf") else f" within a {max_ttft * 1e3:g} ms TTFT")
-                          + "; showing the sweet spot", file=sys.stderr)
+                    notes.append(f"{hw}: no batch of {r['layout']} reaches {floor:g} tokens/s per user"
+                                 + ("" if max_ttft == float("inf") else f" within a {max_ttft * 1e3:g} ms TTFT")
+                                 + "; showing the sweet spot")
+                    print(f"econ cost: note: {notes[-1]}", file=sys.stderr)
             else:
                 frame = cost_table(catalog, hardware=hw, batch_sizes=batches, **kw)
         except EconError as exc:
             if len(hardware) == 1:
                 raise
             first_error = first_error or exc
+            notes.append(f"{hw} skipped: {exc}")
             print(f"econ cost: note: {hw}: {exc}", file=sys.stderr)
             continue
         frames.append(frame)
@@ -191,7 +193,7 @@ def compute(args):
     ttft = "served_ttft_s" if "served_ttft_s" in frame.columns else "ttft_s"
     frame = frame.with_columns(meets_slo=(pl.col("feasible").fill_null(False) & (pl.col(speed) >= floor)
                                           & (pl.col(ttft) <= max_ttft)).fill_null(False))
-    return frame, catalog, assumptions, economics
+    return with_warnings(frame, notes), catalog, assumptions, economics
 
 
 def _meets(row: dict, floor: float, max_ttft: float) -> bool:

@@ -31,6 +31,44 @@ MAX_WARNINGS = 20
 """Warnings listed for one scenario; the rest are counted."""
 _SHOWN_CHARS = 60  # a value quoted in a warning is cut to this many characters
 
+class ScenarioWarning(str):
+    """A warning of :func:`from_mapping`: its text, and ``field``, the scenario field it is about ("" when none: an
+    unknown key, an unreadable file). The text is what is shown; ``field`` lets the dashboard tell a fallback it may
+    show (a stale PUE) from one that must stop the page (the accelerator: a custom chip or its id)."""
+
+    field: str
+
+    def __new__(cls, text: str, field: str = ""):
+        obj = super().__new__(cls, text)
+        obj.field = field
+        return obj
+
+
+IDENTITY_FIELDS: frozenset[str] = frozenset({"hardware", "h2h_a_hardware", "h2h_b_hardware", "custom_accelerator"})
+"""Fields whose fallback would price another accelerator than the one asked for (a typo in the hardware id, a custom
+accelerator that cannot be used): never substituted silently (:func:`substitutes_the_accelerator`)."""
+
+
+def substitutes_the_accelerator(warnings, scenario: "Scenario | None" = None) -> list[str]:
+    """The warnings of :func:`from_mapping` that mean another accelerator than the one asked for would be priced: a
+    custom accelerator that could not be used, a field of one in use that could not be used as written (the default
+    chip's value would stand in), or an accelerator id that is not in the catalog (the H100 would stand in).
+    The CLI refuses every warning; the dashboard computes nothing while one of these stands (issue 21).
+
+    Parameters
+    ----------
+    warnings : list of str (:class:`ScenarioWarning`)
+    scenario : Scenario, optional
+        The scenario read; a custom field's warning counts only while its custom accelerator is in use (None: always).
+    """
+    def stops(w) -> bool:
+        field = getattr(w, "field", "")
+        if field in IDENTITY_FIELDS:
+            return True
+        return field.startswith("custom_") and (scenario is None or scenario.custom_accelerator)
+    return [w for w in warnings if stops(w)]
+
+
 FieldSpec = V.Field
 """How one scenario field is parsed, bounded and described: the vocabulary's :class:`econ.vocabulary.Field`."""
 
@@ -315,13 +353,13 @@ def from_mapping(data, catalog=None, *, base: Scenario | None = None) -> tuple[S
         if key not in SPECS:
             key_text = str(key) if isinstance(key, str) else _show(key)
             hint = _field_hint(key_text) if len(key_text) <= 200 else ""
-            warnings.append(f"unknown scenario field {_show(key_text)} ignored{hint}")
+            warnings.append(ScenarioWarning(f"unknown scenario field {_show(key_text)} ignored{hint}"))
             continue
         if not extended and not key.startswith("custom_"):
             ext, custom_warning = _with_custom(replace(base, **values), catalog)
             extended = True
             if custom_warning:
-                warnings.append(custom_warning)
+                warnings.append(ScenarioWarning(custom_warning, "custom_accelerator"))
                 values["custom_accelerator"] = False
         if isinstance(raw, list) and SPECS[key].kind not in ("ids", "floats"):
             raw = raw[-1] if raw else None
@@ -331,12 +369,12 @@ def from_mapping(data, catalog=None, *, base: Scenario | None = None) -> tuple[S
         else:
             fallback = _fallback(key, getattr(default, key), ext)
             shown = _to_text(SPECS[key], fallback) or "all"
-            warnings.append(f"{problem}; using the default {shown!r}")
+            warnings.append(ScenarioWarning(f"{problem}; using the default {shown!r}", key))
             values[key] = fallback
     if not extended:
         ext, custom_warning = _with_custom(replace(base, **values), catalog)
         if custom_warning:
-            warnings.append(custom_warning)
+            warnings.append(ScenarioWarning(custom_warning, "custom_accelerator"))
             values["custom_accelerator"] = False
     values.update(_workload_values(base, values))
     scenario = replace(base, **values)
@@ -346,16 +384,20 @@ def from_mapping(data, catalog=None, *, base: Scenario | None = None) -> tuple[S
         v = getattr(scenario, key)
         if key not in values and ext is not None and v is not None and not _known(key, v, ext):
             fixes[key] = _fallback(key, getattr(default, key), ext)
-            warnings.append(f"{key}={_show(v)} is not in the catalog; using {fixes[key]!r}")
+            warnings.append(ScenarioWarning(f"{key}={_show(v)} is not in the catalog; using {fixes[key]!r}", key))
     if ext is not None and not scenario.custom_accelerator:  # the custom id without the accelerator: drop it
         for key in ("hardware", "h2h_a_hardware", "h2h_b_hardware"):
             if (fixes.get(key) or getattr(scenario, key)) == CUSTOM_ID:
                 fixes[key] = _fallback(key, getattr(default, key), ext)
-                warnings.append(f"{key}={CUSTOM_ID!r} needs custom_accelerator = true; using {fixes[key]!r}")
+                warnings.append(ScenarioWarning(f"{key}={CUSTOM_ID!r} needs custom_accelerator = true; using "
+                                                f"{fixes[key]!r}", key))
         if CUSTOM_ID in scenario.compare_hardware:
             fixes["compare_hardware"] = tuple(h for h in scenario.compare_hardware if h != CUSTOM_ID)
     if len(warnings) > MAX_WARNINGS:
-        warnings = warnings[:MAX_WARNINGS] + [f"(+{len(warnings) - MAX_WARNINGS} more warnings not shown)"]
+        stops = substitutes_the_accelerator(warnings[MAX_WARNINGS:])  # never cut the ones that stop a page
+        warnings = warnings[:MAX_WARNINGS] + stops[:1] + [ScenarioWarning(
+            f"(+{len(warnings) - MAX_WARNINGS - len(stops[:1])} more warnings not shown)",
+            stops[0].field if stops else "")]
     return replace(scenario, **fixes), warnings
 
 
@@ -422,7 +464,8 @@ def from_toml(text: str | bytes, catalog=None) -> tuple[Scenario, list[str]]:
         return Scenario(), ["scenario file: [scenario] must be a table; using the default scenario"]
     extra = [k for k in doc if k != "scenario"] if "scenario" in doc else []
     scenario, warnings = from_mapping(table, catalog)
-    return scenario, [f"unknown top-level key {_show(k)} ignored" for k in extra[:MAX_WARNINGS]] + warnings
+    return scenario, [ScenarioWarning(f"unknown top-level key {_show(k)} ignored") for k in extra[:MAX_WARNINGS]] \
+        + warnings
 
 
 def toml_nesting_depth(text: str) -> int:
@@ -593,5 +636,5 @@ def _toml_value(spec: FieldSpec, v) -> str:
     return str(int(v))
 
 
-__all__ = ["Scenario", "SPECS", "SCENARIO_FIELDS", "FieldSpec", "from_mapping", "from_query_params",
+__all__ = ["Scenario", "ScenarioWarning", "IDENTITY_FIELDS", "substitutes_the_accelerator", "SPECS", "SCENARIO_FIELDS", "FieldSpec", "from_mapping", "from_query_params",
            "from_toml", "load_toml_file", "save_toml_file", "toml_nesting_depth", "MAX_SCENARIO_BYTES"]

@@ -47,8 +47,13 @@ def _num(lo=None, hi=None, *, required=True, lo_inclusive=True, unit="", dtype=p
 
 def _vocabulary_col(column: str, *, required: bool = True, dtype=pl.Float64) -> Col:
     """The column a custom accelerator's field stands for, with that field's one range
-    (:func:`econ.vocabulary.custom_column_ranges`): a typed chip and a shipped row obey the same bounds."""
+    (:func:`econ.vocabulary.custom_column_ranges`): a typed chip and a shipped row obey the same bounds. A column that
+    :data:`econ.tables.rules.PLAUSIBLE` states (with the same range and the reason for it) is checked there alone, so
+    one bad cell is one message."""
     f = V.custom_column_ranges()[column]
+    stated = any(column.endswith(k) if k.startswith("_") else column == k for k in rules.PLAUSIBLE["accelerators"])
+    if stated:
+        return Col(dtype, required, unit=f.unit)
     return Col(dtype, required, f.lo, f.hi, not f.lo_open, f.unit)
 
 

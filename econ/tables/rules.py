@@ -60,19 +60,29 @@ class Range:
     why: str
 
 
+def _field_range(column: str, why: str) -> Range:
+    """The plausible range of an accelerators.csv column a custom accelerator's field stands for: the field's one range
+    (:func:`econ.vocabulary.custom_column_ranges`), so a typed chip and a shipped row obey the same numbers."""
+    from econ.vocabulary import custom_column_ranges
+    f = custom_column_ranges()[column]
+    return Range(float(f.lo), float(f.hi), f.unit, why)
+
+
 # Bounds are an order of magnitude or more outside every real device of 2015-2035, so they refuse
-# only typos (a unit slip of 1e3 or worse, 1e-300, a price in cents), never a real datasheet.
+# only typos (a unit slip of 1e3 or worse, 1e-300, a price in cents), never a real datasheet. The columns a custom
+# accelerator's fields stand for take the field's range (econ.vocabulary, one range per field).
 PLAUSIBLE: dict[str, dict[str, Range]] = {
     "accelerators": {
-        "_tflop_per_s": Range(0.1, 1e5, "TFLOP/s", "a T4 gives 65 bf16-class, a GB300 15,000 fp4"),
-        "hbm_capacity_gib": Range(1.0, 1e4, "GiB", "16 GiB (V100) to 288 GiB (B300)"),
-        "_tb_per_s": Range(0.01, 100.0, "TB/s", "0.3 TB/s (L4) to 8 TB/s (B200)"),
-        "_gb_per_s": Range(0.1, 1e5, "GB/s", "a 1 GbE NIC is 0.125 GB/s; NVLink 5 is 900 GB/s per direction"),
+        "_tflop_per_s": _field_range("bf16_dense_tflop_per_s", "a T4 gives 65 bf16-class, a GB300 15,000 fp4"),
+        "hbm_capacity_gib": _field_range("hbm_capacity_gib", "16 GiB (V100) to 288 GiB (B300)"),
+        "_tb_per_s": _field_range("hbm_bandwidth_tb_per_s", "0.3 TB/s (L4) to 8 TB/s (B200)"),
+        "_gb_per_s": _field_range("scale_up_bandwidth_gb_per_s",
+                                  "a 1 GbE NIC is 0.125 GB/s; NVLink 5 is 900 GB/s per direction"),
         "tdp_w": Range(10.0, 1e5, "W", "72 W (L4) to 1,400 W (B300)"),
-        "_power_w": Range(10.0, 1e5, "W", "a server share per accelerator, 300 W to a few kW"),
+        "_power_w": _field_range("all_in_power_w", "a server share per accelerator, 300 W to a few kW"),
         "purchase_price_usd": Range(100.0, 1e7, "USD", "thousands to tens of thousands per accelerator"),
-        "all_in_capex_usd": Range(100.0, 1e7, "USD", "thousands to tens of thousands per accelerator"),
-        "_usd_per_hour": Range(0.01, 1000.0, "USD/h", "cents to tens of dollars per accelerator-hour"),
+        "all_in_capex_usd": _field_range("all_in_capex_usd", "thousands to tens of thousands per accelerator"),
+        "_usd_per_hour": _field_range("rental_usd_per_hour", "cents to tens of dollars per accelerator-hour"),
     },
     "models": {
         "total_params_b": Range(1e-3, 1e5, "B params", "1 M to 100 T parameters"),
