@@ -255,7 +255,7 @@ def power_panel(cat, sc: Scenario, row: dict, power_basis) -> None:
                            all_in_w=hw["all_in_power_w"], typed_w=typed)
     frame = frame.with_columns(pl.col("power_basis").replace(POWER_BASIS_LABELS)).drop("air_cooling_limit_kw",
                                                                                         "ai_rack_kw")
-    st.caption(f"{sc.cluster_gpus:,} x {hw['display_name']} at PUE {row['pue']:.2f} (sidebar): IT = G x power per "
+    st.caption(f"{sc.cluster_gpus:,} x {safe_text.md(hw['display_name'])} at PUE {row['pue']:.2f} (sidebar): IT = G x power per "
                f"GPU, facility = IT x PUE; {int(row['gpus_per_rack'])} GPUs per rack against the "
                f"~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit and the ~{AI_RACK_KW_PER_RACK:.0f} kW "
                "AI rack (seed 001).")
@@ -309,7 +309,7 @@ def calculators_panel(cat, sc: Scenario) -> None:
     values = [by_unit.get(u, fmt.sig)(v) for v, u in zip(frame["value"], frame["unit"])]
     values = [f"{t} ({fmt.sig(v / 60, 4)} min)" if q == "Cluster MTBF" else t
               for t, v, q in zip(values, frame["value"], frame["quantity"])]
-    st.caption(f"{hw['display_name']}: scale-up {hw['scale_up_bandwidth_gb_per_s']:g} GB/s vs scale-out "
+    st.caption(f"{safe_text.md(hw['display_name'])}: scale-up {hw['scale_up_bandwidth_gb_per_s']:g} GB/s vs scale-out "
                f"{hw['scale_out_bandwidth_gb_per_s']:g} GB/s per GPU per direction; latencies ~1 us NVLink, ~5 us "
                "InfiniBand NDR (seed 001 Table 4). Checkpoint bandwidth, MTBF and window from the expander above.")
     st.table(pl.DataFrame({"Quantity": frame["quantity"], "Value": values, "Formula": frame["formula"]})
@@ -429,7 +429,7 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
                 help=f"{fmt.pct(r['realized_frac_of_peak'], 2)} of {fmt.flops(r['peak_flop_per_s'])} peak")
     c = _grid(5)
     c[0].metric("Budget: output tokens per day", fmt.compact(r["serving_tokens_per_day"]),
-                help=f"{cat.model(sc.model)['display_name']} at >= {sc.min_tokens_per_s_per_user:g} tokens/s per user, "
+                help=f"{safe_text.md(cat.model(sc.model)['display_name'])} at >= {sc.min_tokens_per_s_per_user:g} tokens/s per user, "
                      f"utilization {sc.utilization_frac:.0%} (engine: econ.analyses.cluster.serving_rate)")
     c[1].metric("Budget: revenue per year", fmt.usd(r["revenue_per_year_usd"]),
                 help=f"At {fmt.usd_per_m(sc.price_usd_per_m_output_tokens)} per M output tokens")

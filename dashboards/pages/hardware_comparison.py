@@ -97,7 +97,7 @@ def render() -> None:
     c = st.columns(4)
     if ranked.height:
         top = ranked.row(0, named=True)
-        c[0].metric("Cheapest accelerator", names.get(top["hardware"], top["hardware"]))
+        c[0].metric("Cheapest accelerator", safe_text.md(names.get(top["hardware"], top["hardware"])))
         c[1].metric("Its $ per M " + ("output tokens, all-in" if sc.compare_objective == "output" else "blended tokens"),
                     fmt.usd_per_m(top[objective]),
                     help=f"{top['precision'].upper()}, {top['layout']} ({top['total_gpus']:,} GPUs), batch "

@@ -232,3 +232,85 @@ def test_every_result_cache_is_bounded_in_entries_and_time():
                 assert "max_entries" in kw and "ttl" in kw, f"{path.name}:{node.lineno} unbounded st.cache_data"
                 assert ast.literal_eval(kw["max_entries"]) <= 64, f"{path.name}:{node.lineno}"
     assert found >= 5
+
+
+# ----------------------------------------------------------------------------------------- every text call (issue 21)
+
+MARKDOWN_FIELDS = ("body", "label", "help", "caption")
+"""Proto fields Streamlit renders as Markdown (alert, markdown, caption, title and metric bodies; every label and
+tooltip). Plain text (st.text, st.code, table cells, chart marks) is never Markdown."""
+PLAIN_KINDS = {"text", "code", "dataframe", "table", "vega_lite_chart", "json", "exception"}
+CUSTOM_LINK = "[Session expired - sign in](http://127.0.0.1:9/n)"
+DATA_LINK = "[Datasheet](http://127.0.0.1:9/d)"
+DATA_IMAGE = "![m](http://127.0.0.1:9/m.png)"
+
+
+def _elements(node):
+    children = getattr(node, "children", None)
+    for child in (children.values() if isinstance(children, dict) else []):
+        yield child
+        yield from _elements(child)
+
+
+def markdown_texts(at: AppTest) -> list[tuple[str, str, str]]:
+    """(kind.field, markdown source, HTML) of every string the page hands Streamlit to render as Markdown."""
+    out = []
+    for el in _elements(at._tree):
+        kind = getattr(el, "type", "")
+        proto = getattr(el, "proto", None)
+        if proto is None or kind in PLAIN_KINDS:
+            continue
+        names = {f.name for f in proto.DESCRIPTOR.fields}
+        for field in MARKDOWN_FIELDS:
+            if field in names and isinstance(getattr(proto, field), str) and getattr(proto, field):
+                src = getattr(proto, field)
+                out.append((f"{kind}.{field}", src, MARKDOWN.render(src)))
+        if kind == "radio" and "options" in names:  # radio options are Markdown too
+            for o in proto.options:
+                out.append(("radio.options", o, MARKDOWN.render(o)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def payload_data_dir(tmp_path_factory):
+    """The shipped tables with link and image payloads in the names a page shows (a user's data folder)."""
+    import polars as pl
+
+    from econ.tables.catalog import DEFAULT_DATA_DIR, TABLES
+    d = tmp_path_factory.mktemp("payload-data")
+    for fname, _, _ in TABLES.values():
+        shutil.copy(DEFAULT_DATA_DIR / fname, d / fname)
+    acc = pl.read_csv(d / "accelerators.csv", infer_schema=False)
+    acc.with_columns(pl.when(pl.col("id") == "h100-sxm").then(pl.lit(DATA_LINK))
+                     .when(pl.col("id") == "b200").then(pl.lit(DATA_IMAGE)).otherwise(pl.col("display_name"))
+                     .alias("display_name"),
+                     pl.when(pl.col("id") == "h100-sxm").then(pl.lit(DATA_IMAGE)).otherwise(pl.col("scale_up_tech"))
+                     .alias("scale_up_tech")).write_csv(d / "accelerators.csv")
+    mod = pl.read_csv(d / "models.csv", infer_schema=False)
+    mod.with_columns(pl.when(pl.col("id") == "llama-3.3-70b").then(pl.lit(DATA_LINK)).otherwise(pl.col("display_name"))
+                     .alias("display_name")).write_csv(d / "models.csv")
+    return d
+
+
+@pytest.mark.parametrize("path", PAGE_FILES, ids=lambda p: p.stem)
+def test_every_text_call_of_every_page_escapes_link_and_image_payloads(path, payload_data_dir, monkeypatch):
+    """Issue 21, part 2: the custom accelerator's name from the link (the Cluster page put it in st.caption raw, two
+    places) and the names of a user's data folder (an uploaded table's names reach the pages the same way) render as
+    text in every Markdown string a page sends: alerts, markdown, captions, titles, metric labels, every widget label
+    and tooltip, radio options."""
+    monkeypatch.setenv("ECON_DATA_DIR", str(payload_data_dir))
+    at = _page(path, custom_accelerator="true", custom_name=CUSTOM_LINK, hardware="custom-accelerator",
+               h2h_a_hardware="custom-accelerator", h2h_b_hardware="h100-sxm",
+               compare_hardware="custom-accelerator,h100-sxm,b200")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    texts = markdown_texts(at)
+    assert texts
+    for kind, src, html in texts:
+        assert "<img" not in html, (path.stem, kind, src)
+        assert not [h for h in re.findall(r'href="([^"]*)"', html) if PAYLOAD_HOST in h], (path.stem, kind, src)
+        outside_code = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+        assert PAYLOAD_HOST not in outside_code, (path.stem, kind, src)
+    shown = " ".join(unescape(src) for _, src, _ in texts)
+    if path.stem in ("cluster", "cost_explorer", "head_to_head"):  # pages that name the accelerator in their text
+        assert CUSTOM_LINK in shown, path.stem
