@@ -11,6 +11,7 @@ every rerun.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 
@@ -20,8 +21,11 @@ from dashboards import charts
 
 MAX_SPECS = 256
 """Specs kept (LRU), across sessions: a spec is a few tens of kB."""
+MAX_SPEC_BYTES = 64 * 2**20
+"""Bytes of specs kept (their JSON size), across sessions: a chart with its data inline can be megabytes. [B]"""
 
 _specs: OrderedDict = OrderedDict()
+_sizes: dict = {}
 _lock = threading.Lock()
 
 
@@ -35,10 +39,15 @@ def spec(build, *args, cache_key=None, **kwargs) -> dict:
             _specs.move_to_end(key)
             return _specs[key]
     made = _as_dict(build(*args, **kwargs))
+    size = len(json.dumps(made, default=str))
+    if size > MAX_SPEC_BYTES // 4:  # drawn, not kept
+        return made
     with _lock:
         _specs[key] = made
-        while len(_specs) > MAX_SPECS:
-            _specs.popitem(last=False)
+        _sizes[key] = size
+        while len(_specs) > MAX_SPECS or (sum(_sizes.values()) > MAX_SPEC_BYTES and len(_specs) > 1):
+            old, _ = _specs.popitem(last=False)
+            _sizes.pop(old, None)
     return made
 
 

@@ -11,7 +11,7 @@ import polars as pl
 import streamlit as st
 
 from dashboards import charts
-from dashboards.components import chart, safe_text, table
+from dashboards.components import chart, memory, safe_text, table
 from econ.analyses import sensitivity as S
 from econ.assumptions import Assumptions, Economics
 
@@ -25,7 +25,7 @@ _TITLES = {"usd_per_m_output_tokens": ("Cost ($ per M output tokens)", "$,.3f"),
            "payback_years": ("Payback (years)", ",.2f")}
 
 
-@st.cache_data(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
+@memory.cached(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
 def _cost(token: str, model: str, hardware: str, precision: str, input_len: int, output_len: int, floor: float,
           assumptions: Assumptions, economics: Economics, _catalog=None):
     return S.cost_sensitivity(_catalog, model=model, hardware=hardware, precision=precision, input_len=input_len,
@@ -33,14 +33,14 @@ def _cost(token: str, model: str, hardware: str, precision: str, input_len: int,
                               economics=economics, samples=SAMPLES)
 
 
-@st.cache_data(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
+@memory.cached(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
 def _quote(token: str, quotes_key: tuple, quote_id: str, assumptions: Assumptions, economics: Economics,
            floor: float, output_len: int, _quotes=None, _catalog=None):
     return S.quote_sensitivity(_catalog, _quotes, quote_id, assumptions=assumptions, economics=economics,
                                min_tokens_per_s_per_user=floor, output_len=output_len, samples=SAMPLES)
 
 
-@st.cache_data(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
+@memory.cached(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
 def _site(token: str, hardware: str, model: str, power_w: float | None, capex_usd: float | None, power_of: str,
           power_basis, price: float, floor: float, economics: Economics, prices_key: tuple, _prices=None,
           _catalog=None):

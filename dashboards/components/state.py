@@ -86,7 +86,7 @@ def base_catalog_in_use() -> CatalogInUse:
     return CatalogInUse(_default_catalog(path), f"default:{path or ''}", False)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64, ttl=3600)
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)  # a catalog each (~1-2 MB with its engine arrays)
 def _with_custom(token: str, spec, _base: Catalog) -> Catalog:
     from econ.tables.custom import with_custom_accelerator
     return with_custom_accelerator(_base, spec)

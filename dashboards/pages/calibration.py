@@ -23,6 +23,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards.charts import OKABE_ITO, chart_title  # noqa: E402
+from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.tables.catalog import load_calibration_errors, load_calibration_predictions  # noqa: E402
 from econ.errors import DataError  # noqa: E402
@@ -73,7 +74,7 @@ PARAMETERS: tuple[tuple[str, str, float, str], ...] = (
 """The fitted (and measured) parameters of a profile as shown: overlap and tile rows are held (method)."""
 
 
-@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
+@memory.cached(show_spinner=False, max_entries=4, ttl=3600)
 def load(data_dir: str | None) -> tuple[pl.DataFrame, pl.DataFrame, str | None]:
     """The two shipped error tables (empty frames when missing) and a load error, if any."""
     try:

@@ -26,6 +26,7 @@ import streamlit as st  # noqa: E402
 from dashboards import charts  # noqa: E402
 from econ import vocabulary as V  # noqa: E402
 from econ.vocabulary import column_title  # noqa: E402
+from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.analyses import cluster as cl  # noqa: E402
 from econ.analyses.cluster import cluster_plan, plan_status  # noqa: E402
@@ -77,7 +78,7 @@ def plan_inputs(sc: Scenario, cat, power_basis, efficiency_model: str, scaling_e
         power_basis=power_basis, efficiency_model=efficiency_model, scaling_efficiency=scaling_efficiency)
 
 
-@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
+@memory.cached(show_spinner=False, max_entries=32, ttl=3600)
 def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, _catalog=None) -> pl.DataFrame:
     """:func:`econ.analyses.cluster.cluster_plan` at the chosen size (first row) and the scale ladder."""
     cat = _catalog if _catalog is not None else state.catalog()
@@ -85,7 +86,7 @@ def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_e
                         **plan_inputs(sc, cat, power_basis, efficiency_model, scaling_efficiency))
 
 
-@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
+@memory.cached(show_spinner=False, max_entries=32, ttl=3600)
 def budget_plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, kind: str,
                 amount: float, power_of: str, prices_key: tuple | None,
                 _prices: buildout.BuildoutPrices | None = None, _catalog=None) -> pl.DataFrame:

@@ -19,6 +19,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
+from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, fields, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES  # noqa: E402
 from dashboards.components import sensitivity  # noqa: E402
@@ -37,7 +38,7 @@ CURVE_COLUMNS = ["batch_size", "binding_wall", "tokens_per_s_per_user", "output_
                  "usd_per_m_blended_tokens"]
 
 
-@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+@memory.cached(show_spinner=False, max_entries=64, ttl=3600)
 def explore(token: str, sc: Scenario, _catalog=None) -> tuple[dict, pl.DataFrame]:
     """The KPI row and the batch curve, cached per catalog + scenario.
 

@@ -23,6 +23,7 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from econ.vocabulary import column_title  # noqa: E402
+from dashboards.components import memory  # noqa: E402
 from dashboards.components import fields as scenario_fields  # noqa: E402
 from dashboards.components import safe_text  # noqa: E402
 from dashboards.components import chart, fmt, interactivity, scenario_sidebar, sources, state, table  # noqa: E402
@@ -47,7 +48,7 @@ DOMAIN_CHOICES = [2, 4, 8, 16, 32, 36, 64, 72, 144, 256, 576]
 DRAW_LIMIT = 256
 
 
-@st.cache_data(show_spinner="Searching every deployment...", max_entries=8, ttl=3600)
+@memory.cached(show_spinner="Searching every deployment...", max_entries=8, ttl=3600)
 def run(token: str, model: str, hardware: tuple, input_len: int, output_len: int, slo: SLO, space: SearchSpace,
         _assumptions, assumptions_key: str, _economics, economics_key: str, deployment: DeploymentAssumptions,
         _catalog=None) -> OptimizeResult:

@@ -23,8 +23,8 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from econ.vocabulary import column_title  # noqa: E402
-from dashboards.components import (chart, fields, fmt, interactivity, safe_text, scenario_sidebar, sources,  # noqa: E402
-                                   state, table)
+from dashboards.components import (chart, fields, fmt, interactivity, memory, safe_text, scenario_sidebar,  # noqa: E402
+                                   sources, state, table)
 from econ.analyses.compare import OBJECTIVES, Comparison, cost_frontier, hardware_comparison  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
@@ -45,7 +45,7 @@ BEST_SHOWN = ["rank", "hardware", "precision", "layout", "total_gpus", "batch_si
               "usd_per_gpu_hour_power", "usd_per_gpu_hour_opex", "usd_per_gpu_hour_rental", "ttft_s", "status"]
 
 
-@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
+@memory.cached(show_spinner=False, max_entries=32, ttl=3600)
 def compare(token: str, sc: Scenario, _catalog=None) -> tuple[Comparison, pl.DataFrame]:
     """:func:`econ.analyses.compare.hardware_comparison` for the scenario and its cost frontier, cached per catalog + scenario."""
     cat = _catalog if _catalog is not None else state.catalog()

@@ -20,6 +20,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
+from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, fields, fmt, interactivity, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES, PRECISION_TITLES  # noqa: E402
 from econ.analyses.compare import LEVEL_COLUMN, HeadToHead, Setup, head_to_head  # noqa: E402
@@ -70,7 +71,7 @@ def label(setup: Setup, name: str, models: dict, hws: dict) -> str:
     return f"{name}: {m} on {hw}, {p}, {tier}"
 
 
-@st.cache_data(show_spinner="Searching both set-ups...", max_entries=16, ttl=3600)
+@memory.cached(show_spinner="Searching both set-ups...", max_entries=16, ttl=3600)
 def compute(token: str, a: Setup, b: Setup, levels: tuple, input_len: int, output_len: int, assumptions_key: str,
             economics_key: str, _assumptions=None, _economics=None, _catalog=None) -> HeadToHead:
     """:func:`econ.analyses.compare.head_to_head`, cached per catalog, set-ups, levels, lengths and assumptions."""

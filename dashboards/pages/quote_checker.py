@@ -28,6 +28,7 @@ import streamlit as st  # noqa: E402
 from dashboards import charts  # noqa: E402
 from econ.vocabulary import (COLUMNS, TIER_SPECS, Column, Tier, column_title, pct_col, usd_h_col,  # noqa: E402
                              usd_m_col)
+from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.analyses.quotes import QuoteCheck, check_quotes, cost_basis_label, generations, single_quote  # noqa: E402
@@ -218,7 +219,7 @@ def quotes_to_check(catalog, *, include_catalog: bool, upload: bytes | None,
     return (pl.concat(frames, how="vertical") if frames else None), error
 
 
-@st.cache_data(show_spinner="Searching every accelerator for each quote's floor ...", max_entries=16,
+@memory.cached(show_spinner="Searching every accelerator for each quote's floor ...", max_entries=16,
                ttl=3600)
 def run_check(token: str, sc: Scenario, include_catalog: bool, upload: bytes | None, upload_name: str | None,
               speed: float, tier: str = "scenario", rate: float | None = None, gens: tuple = (),
@@ -233,7 +234,7 @@ def run_check(token: str, sc: Scenario, include_catalog: bool, upload: bytes | N
     return result, quotes.select("quote_id", "quote_set"), error
 
 
-@st.cache_data(show_spinner="Finding the floor of this price ...", max_entries=32, ttl=3600)
+@memory.cached(show_spinner="Finding the floor of this price ...", max_entries=32, ttl=3600)
 def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tuple, speed_default: float,
               quote: tuple, _catalog=None) -> QuoteCheck:
     """:func:`econ.analyses.quotes.check_quotes` of one typed quote (``quote``: model, provider, input, cached, output
@@ -248,7 +249,7 @@ def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tup
                         generation=list(gens) or None)
 
 
-@st.cache_data(show_spinner="Pricing the traffic with econ's floor ...", max_entries=16, ttl=3600)
+@memory.cached(show_spinner="Pricing the traffic with econ's floor ...", max_entries=16, ttl=3600)
 def provider_pnl_page(token: str, sc: Scenario, inputs: tuple, model: str, hardware: str, speed: float,
                       weight_format: str | None, _catalog=None) -> tuple[dict, dict]:
     """(the provider's P&L, econ's modeled floor P&L) for the form's figures (:mod:`econ.analyses.provider_economics`)."""

@@ -221,12 +221,14 @@ def test_payloads_render_as_text_in_chromium(tmp_path):
 # ----------------------------------------------------------------------------------------- server memory (finding 9)
 
 def test_every_result_cache_is_bounded_in_entries_and_time():
-    """Finding 9: server memory grew with distinct cached scenarios; every st.cache_data has max_entries and a ttl."""
+    """Finding 9: server memory grew with distinct cached scenarios; every st.cache_data (and every
+    dashboards.components.memory.cached, bounded in bytes too: issue 21) has max_entries and a ttl."""
     import ast
     found = 0
     for path in sorted((ROOT / "dashboards").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("st.cache_data", "streamlit.cache_data"):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("st.cache_data", "streamlit.cache_data",
+                                                                          "memory.cached"):
                 kw = {k.arg: k.value for k in node.keywords}
                 found += 1
                 assert "max_entries" in kw and "ttl" in kw, f"{path.name}:{node.lineno} unbounded st.cache_data"

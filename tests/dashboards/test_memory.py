@@ -1,0 +1,100 @@
+"""Result caches bounded in entries and in bytes across every page (issue 21, part 7: ~7 MB of server memory per
+distinct scenario, no plateau). ``benchmarks/load_sessions.py`` measures the plateau over 500 sessions; here the
+bounds themselves: per function in entries, per process in bytes (least recently used first, whatever page made
+the entry), expiry, copies on a hit, and every page cache routed through them."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from dashboards.components import memory
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def small(monkeypatch):
+    memory.clear()
+    monkeypatch.setattr(memory, "MAX_CACHE_BYTES", 1_000_000)
+    monkeypatch.setattr(memory, "MAX_ENTRY_BYTES", 400_000)
+    yield
+    memory.clear()
+
+
+def test_entries_per_function_are_bounded(small):
+    calls = []
+
+    @memory.cached(max_entries=3, ttl=60)
+    def f(x):
+        calls.append(x)
+        return [x]
+    for x in range(10):
+        f(x)
+    assert memory.cache_entries() == 3
+    f(9)
+    assert calls.count(9) == 1  # the newest are kept
+    f(0)
+    assert calls.count(0) == 2  # the oldest went
+
+
+def test_bytes_across_every_function_are_bounded(small):
+    @memory.cached(max_entries=100, ttl=60)
+    def a(x):
+        return b"a" * 150_000
+
+    @memory.cached(max_entries=100, ttl=60)
+    def b(x):
+        return b"b" * 150_000
+    for x in range(20):
+        a(x)
+        b(x)
+        assert memory.cache_bytes() <= 1_000_000
+    assert 0 < memory.cache_entries() <= 6
+
+
+def test_a_result_larger_than_an_entry_is_returned_not_kept(small):
+    @memory.cached(max_entries=10, ttl=60)
+    def big(x):
+        return b"x" * 500_000
+    assert len(big(1)) == 500_000 and memory.cache_entries() == 0
+
+
+def test_underscore_arguments_are_not_part_of_the_key_and_hits_are_copies(small):
+    calls = []
+
+    @memory.cached(max_entries=10, ttl=60)
+    def f(token, _catalog=None):
+        calls.append(token)
+        return {"rows": [1, 2]}
+    first = f("t", _catalog=object())
+    first["rows"].append(3)  # a caller mutating its result does not change the cache
+    assert f("t", _catalog=object()) == {"rows": [1, 2]} and calls == ["t"]
+
+
+def test_entries_expire(small, monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(memory.time, "monotonic", lambda: now[0])
+    calls = []
+
+    @memory.cached(max_entries=10, ttl=5)
+    def f(x):
+        calls.append(x)
+        return x
+    f(1)
+    now[0] += 6
+    f(1)
+    assert calls == [1, 1]
+
+
+def test_every_page_cache_goes_through_the_byte_bound():
+    """No page keeps results in st.cache_data (entries only); module-level memos are bounded (chart specs in bytes)."""
+    for path in sorted((ROOT / "dashboards").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("st.cache_data", "streamlit.cache_data"):
+                pytest.fail(f"{path.name}:{node.lineno} st.cache_data is bounded in entries only: use memory.cached")
+    from dashboards.components import chart
+    assert chart.MAX_SPEC_BYTES <= 64 * 2**20 and chart.MAX_SPECS <= 256
