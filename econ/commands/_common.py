@@ -441,11 +441,13 @@ def add_slo_options(p, *, ttft: bool = True) -> None:
         g.add_argument("--max-ttft-s", type=float, help=argparse.SUPPRESS)  # the flag of earlier releases, seconds
 
 
-def add_economics_options(p, *, mix: bool = True, build: bool = False) -> None:
+def add_economics_options(p, *, mix: bool = True, build: bool = False, tier: bool = True) -> None:
     """The economics flags of every subcommand: power price, PUE, cost tier, finance, utilization, token mix.
 
     ``--tco``, ``--usd-per-gpu-hour`` (tier "custom"), ``--rental`` and ``--owned`` (short for
-    ``--tco rental`` / ``--tco owned-custom``) are mutually exclusive.
+    ``--tco rental`` / ``--tco owned-custom``) are mutually exclusive. ``tier=False`` leaves out the cost tier and the
+    finance flags (``--cost-of-capital``, ``--life-years``) for an answer they cannot change (a site's simple payback
+    is owned and undiscounted): a flag is offered only where it is applied.
     """
     g = p.add_argument_group("economics")
     k = g.add_mutually_exclusive_group()
@@ -455,15 +457,17 @@ def add_economics_options(p, *, mix: bool = True, build: bool = False) -> None:
     add_field_option(g, "pue")
     if build:
         add_field_option(g, "build_usd_per_mw_it", dest="build_usd_per_mw")
-    t = g.add_mutually_exclusive_group()
-    t.add_argument("--tco", choices=TCO_CHOICES, help=TCO_HELP + f" [{TIER_SPECS[Tier.OWNED].cli_name}]")
-    add_field_option(t, "usd_per_gpu_hour", metavar="USD")
-    t.add_argument("--rental", dest="tco", action="store_const", const="rental", help="short for --tco rental")
-    t.add_argument("--owned", dest="tco", action="store_const", const="owned-custom",
-                   help="short for --tco owned-custom")
+    if tier:
+        t = g.add_mutually_exclusive_group()
+        t.add_argument("--tco", choices=TCO_CHOICES, help=TCO_HELP + f" [{TIER_SPECS[Tier.OWNED].cli_name}]")
+        add_field_option(t, "usd_per_gpu_hour", metavar="USD")
+        t.add_argument("--rental", dest="tco", action="store_const", const="rental", help="short for --tco rental")
+        t.add_argument("--owned", dest="tco", action="store_const", const="owned-custom",
+                       help="short for --tco owned-custom")
     add_field_option(g, "utilization_frac", dest="utilization")
-    add_field_option(g, "cost_of_capital_frac", dest="cost_of_capital")
-    add_field_option(g, "accelerator_life_years", dest="life_years")
+    if tier:
+        add_field_option(g, "cost_of_capital_frac", dest="cost_of_capital")
+        add_field_option(g, "accelerator_life_years", dest="life_years")
     if mix:
         g.add_argument("--input-output-mix", help="input:output tokens for the blended price [3:1]")
         add_field_option(g, "cache_hit_frac", dest="cache_hit_rate")

@@ -19,11 +19,11 @@ from econ.analyses import cluster as cl
 from econ import formatting
 from econ.commands import cluster as plan_command
 from econ.commands._common import (check_flag, add_data_dir, add_field_option, catalog_from, check_range, economics_from,
-                                   parse_int_list, render)
+                                   parse_int_list, render, show_value)
 from econ.commands.cluster import (add_efficiency_options, add_plan_options, add_price_options,
                                    check_efficiency, check_fraction, check_positive, prices_from, show)
 from econ.economics import buildout
-from econ.vocabulary import bounds
+from econ.vocabulary import FIELDS, bounds
 from econ.errors import InvalidInputError
 from econ.physics import fleet
 from econ.physics.precision import PEAK_COLUMN, PRECISIONS
@@ -55,7 +55,8 @@ def register(sub) -> None:
     q.add_argument("--power-basis", default="all-in", help="tdp | all-in | a number of W [all-in]")
     q.add_argument("--training-precision", choices=PRECISIONS, default="bf16", help="dense peak used [bf16]")
     _site(q, note="; seed 000's 1.4 kW is all-in: --pue 1 reproduces it")
-    _efficiency(q, default="seed000")
+    _efficiency(q, default="seed000", goodput_help="none | budget (the model's: seed 000 none, seed 001 77%) | a "
+                                                   "fraction (0, 1] [budget]")
     _fmt(q)
 
     q = fs.add_parser("calc", help="Amdahl, all-reduce, MTBF, checkpoints, Young interval, goodput, Little's law",
@@ -65,9 +66,9 @@ def register(sub) -> None:
     q.add_argument("--gradient-gb", type=float, help="all-reduce message per GPU, GB [14 = 7B BF16 gradients]")
     q.add_argument("--compute-s", type=float, help="compute per GPU per step, s [5]")
     q.add_argument("--params", type=float, help="parameters checkpointed (14 B each) [175e9]")
-    q.add_argument("--checkpoint-gb-per-s", type=float, help="checkpoint write bandwidth, GB/s [100]")
-    q.add_argument("--mtbf-h", type=float, help="MTBF per GPU, h [50000]")
-    q.add_argument("--window-h", type=float, help="failure window, h [24]")
+    q.add_argument("--checkpoint-gb-per-s", type=float, help=FIELDS["checkpoint_write_gb_per_s"].help_text())
+    q.add_argument("--mtbf-h", type=float, help=FIELDS["mtbf_h_per_gpu"].help_text())
+    q.add_argument("--window-h", type=float, help=FIELDS["failure_window_h"].help_text())
     q.add_argument("--restart-s", type=float, help="restart time after a failure, s [600]")
     q.add_argument("--requests-per-s", type=float, help="Little's law arrival rate, requests/s [100]")
     q.add_argument("--request-s", type=float, help="time a request spends in the system, s [20]")
@@ -93,12 +94,14 @@ def register(sub) -> None:
     _hw_gpus(q, required_gpus=False)
     q.add_argument("--model", help="model id: N = active matmul params, checkpoint = total params")
     q.add_argument("--params", type=float, help="active parameters N (instead of --model)")
-    q.add_argument("--tokens", type=float, help="training tokens D [15e12]")
+    q.add_argument("--tokens", type=float, help=FIELDS["training_tokens"].help_text())
     q.add_argument("--gpu-hours", type=float, help="published GPU-hours: cost = GPU-hours x price")
     q.add_argument("--usd-per-gpu-hour", type=float, default=2.0, help="price of a GPU-hour [2.0]")
     q.add_argument("--training-precision", choices=PRECISIONS, default="bf16")
-    q.add_argument("--checkpoint-gb-per-s", type=float, default=100.0, help="checkpoint write bandwidth [100]")
-    q.add_argument("--mtbf-h", type=float, default=fleet.MTBF_H_PER_GPU, help="MTBF per GPU, h [50000]")
+    q.add_argument("--checkpoint-gb-per-s", type=float, default=FIELDS["checkpoint_write_gb_per_s"].default,
+                   help=FIELDS["checkpoint_write_gb_per_s"].help_text())
+    q.add_argument("--mtbf-h", type=float, default=FIELDS["mtbf_h_per_gpu"].default,
+                   help=FIELDS["mtbf_h_per_gpu"].help_text())
     q.add_argument("--restart-s", type=float, default=fleet.RESTART_S, help="restart after a failure, s [600]")
     _efficiency(q, default="seed001", goodput=True)
     _fmt(q)
@@ -110,10 +113,11 @@ def _hw_gpus(q, *, required_gpus: bool) -> None:
     q.add_argument("--gpus", required=required_gpus, help="cluster size(s): N or a list 1024,8192,100000")
 
 
-def _efficiency(q, *, default: str, goodput: bool = True) -> None:
+def _efficiency(q, *, default: str, goodput: bool = True,
+                goodput_help: str = "budget | derived | none | a fraction (0, 1] [the model's budget]") -> None:
     add_efficiency_options(q, default=default)
     if goodput:
-        q.add_argument("--goodput", help="budget | derived | none | a fraction (0, 1] [the model's budget]")
+        q.add_argument("--goodput", help=goodput_help)
 
 
 def _site(q, *, pue: bool = True, note: str = "") -> None:
@@ -151,7 +155,7 @@ def _goodput(text):
     try:
         v = float(t)
     except ValueError:
-        raise InvalidInputError(f"--goodput={text!r} is not budget, derived, none or a fraction in (0, 1]") from None
+        raise InvalidInputError(f"--goodput={show_value(text)} is not budget, derived, none or a fraction in (0, 1]") from None
     check_fraction("--goodput", v)
     return v
 
@@ -218,12 +222,17 @@ def _run_scale(catalog, args) -> int:
     check_positive("--peak-tflops", args.peak_tflops, 1e6, "TFLOP/s")
     check_positive("--power-w", args.power_w, 1e5, "W")
     check_efficiency(args)
+    goodput = _goodput(args.goodput)
+    if goodput == "derived":  # the derived goodput needs a run's checkpoints: econ fleet train / calc
+        raise InvalidInputError("--goodput=derived needs a training run's checkpoints (econ fleet train); here give "
+                                "none, budget or a fraction in (0, 1]")
+    goodput = {"budget": None, "none": 1.0}.get(goodput, goodput)
     hw = _hardware(catalog, args, required=args.peak_tflops is None or args.power_w is None)
     peak = args.peak_tflops * FLOP_PER_TFLOP if args.peak_tflops is not None else _peak(hw, args.training_precision)
     watts = args.power_w if args.power_w is not None else fleet.power_w_per_gpu(hw, args.power_basis)
     frame = cl.scale_table(gpus, flop_per_s_per_gpu=peak, power_w_per_gpu=watts, pue=pue,
                            efficiency_model=args.efficiency, mfu_frac=args.mfu,
-                           scaling_efficiency=args.scaling_efficiency)
+                           scaling_efficiency=args.scaling_efficiency, goodput=goodput)
     frame = frame.select("num_gpus", "efficiency_model", "peak_flop_per_s", "mfu_frac", "scaling_efficiency_frac",
                          "goodput_frac", "realized_frac_of_peak", "realized_flop_per_s", "it_power_mw",
                          "facility_power_mw", "chain")
@@ -241,12 +250,13 @@ def _run_calc(catalog, args) -> int:
     check_fraction("--serial-frac", args.serial_frac)
     for flag, v, hi, unit in (("--gradient-gb", args.gradient_gb, 1e6, "GB"), ("--compute-s", args.compute_s, 1e6, "s"),
                               ("--params", args.params, 1e16, "params"),
-                              ("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 1e6, "GB/s"),
-                              ("--mtbf-h", args.mtbf_h, 1e9, "h"), ("--window-h", args.window_h, 1e6, "h"),
                               ("--requests-per-s", args.requests_per_s, 1e9, "requests/s"),
                               ("--request-s", args.request_s, 1e6, "s"),
                               ("--sequences-per-replica", args.sequences_per_replica, 1e7, "sequences")):
         check_positive(flag, v, hi, unit)
+    check_flag("checkpoint_write_gb_per_s", args.checkpoint_gb_per_s)  # the vocabulary's one range of each
+    check_flag("mtbf_h_per_gpu", args.mtbf_h)
+    check_flag("failure_window_h", args.window_h, "--window-h")
     check_range("--restart-s", args.restart_s, 0, 1e6, "s")
     over = {k: v for k, v in dict(
         serial_frac=args.serial_frac, gradient_bytes=None if args.gradient_gb is None else args.gradient_gb * 1e9,
@@ -280,9 +290,9 @@ def _run_train(catalog, args) -> int:
     check_flag("usd_per_gpu_hour", args.usd_per_gpu_hour)
     check_positive("--gpu-hours", args.gpu_hours, 1e12, "GPU-hours")
     check_positive("--params", args.params, 1e16, "params")
-    check_positive("--tokens", args.tokens, 1e17, "tokens")
-    check_positive("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 1e6, "GB/s")
-    check_positive("--mtbf-h", args.mtbf_h, 1e9, "h")
+    check_flag("training_tokens", args.tokens, "--tokens")  # the vocabulary's one range of each
+    check_flag("checkpoint_write_gb_per_s", args.checkpoint_gb_per_s)
+    check_flag("mtbf_h_per_gpu", args.mtbf_h)
     check_range("--restart-s", args.restart_s, 0, 1e6, "s")
     check_efficiency(args)
     goodput = _goodput(args.goodput)
@@ -293,7 +303,7 @@ def _run_train(catalog, args) -> int:
     if args.params is not None:
         active = args.params
         total = total or args.params
-    tokens = args.tokens if args.tokens is not None else 15e12
+    tokens = args.tokens if args.tokens is not None else FIELDS["training_tokens"].default
     if args.gpu_hours is not None:
         row = {"gpu_hours": args.gpu_hours, "usd_per_gpu_hour": args.usd_per_gpu_hour,
                "training_cost_usd": float(buildout.gpu_hours_cost_usd(args.gpu_hours, args.usd_per_gpu_hour))}

@@ -67,7 +67,7 @@ def register(sub) -> None:
     add_field_option(s, "demand_share_frac")
     add_workload_options(s)
     add_slo_options(s, ttft=False)
-    add_economics_options(s, mix=False)
+    add_economics_options(s, mix=False, tier=False)  # an owned site's undiscounted payback: no tier, no finance
     _common(s)
 
 
