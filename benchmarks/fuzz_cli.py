@@ -6,14 +6,18 @@ Each run is one ``econ`` command line built from the parser itself (every subcom
 walking ``econ.cli.build_parser()``): a random subset of its flags, each given a valid value or one from
 a pool of hostile ones (huge integers, ``1e400``, ``nan``, empty text, 300-character names, Markdown and
 formula payloads, control characters, unknown ids, folders where files go, a 5,000-deep TOML, a
-decompression-bomb XLSX, corrupted data folders, existing output files without ``--force``), plus now and
-then an unknown flag or a missing required one.
+decompression-bomb XLSX, corrupted data folders, existing output files without ``--force``; issue 21: JSON nested
+100,000 deep, 400- and 5,000-digit numbers, lone surrogates, ANSI escapes and a 1 MB name, a list as a provider,
+custom accelerators out of range or refused by the catalog's rules, a hardware typo, a FIFO and ``/dev/zero`` where
+files go, a data folder breaking the data rules), plus now and then an unknown flag or a missing required one.
 
 The runs execute in a worker subprocess that calls ``econ.cli.main(argv)`` in-process (fast: the imports
 happen once) with standard output and error captured; the parent gives each run ``--timeout`` seconds and
 restarts the worker if it is killed, times out or dies. Outcomes:
 
 - ``ok``: exit code 0, 2 (``econ``'s own "error: ..." line) or argparse's usage error (exit 2);
+- ``violation``: an answer that printed a NaN or infinity, a negative cost, a control character or a line over
+  10,000 characters (issue 21: :func:`output_violations`, :func:`terminal_violations`);
 - ``traceback``: any other exception escaping ``main`` (its type, message and last frame are recorded);
 - ``timeout`` / ``crash``: the worker exceeded the time limit or died (e.g. an allocation abort); these
   are bounded-work findings (issue 12 finding 1, the engine's), reported apart from tracebacks.
@@ -25,9 +29,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import io
 import json
+import math
 import os
+import re
 import random
 import select
 import subprocess
@@ -92,16 +99,50 @@ class Fixtures:
         (f / "quotes-formula.csv").write_text("provider,model,usd_per_m_input_tokens,usd_per_m_output_tokens\n"
                                               "=cmd|' /C calc'!A0,llama-3.1-8b,0.1,0.2\n")
         (f / "empty.csv").write_bytes(b"")
+        # the hostile corpus of issue 21: deep and huge JSON, lone surrogates, ANSI escapes, a megabyte name
+        entry = '{"litellm_provider": %s, "mode": "chat", "input_cost_per_token": %s, "output_cost_per_token": 2e-7}'
+        key = '"together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo"'
+        (f / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+        (f / "bigprice.json").write_text("{%s: %s}" % (key, entry % ('"together_ai"', "1" + "0" * 400)))
+        (f / "bigint.json").write_text("{%s: %s, \"n\": %s}" % (key, entry % ('"together_ai"', "1e-7"), "9" * 5000))
+        (f / "surrogate.json").write_text('{"together_ai/ll\\ud800ama": %s, %s: %s}'
+                                          % (entry % ('"together_ai"', "1e-7"), key, entry % ('"to\\udc00"', "1e-7")))
+        ok_entry = json.loads(entry % ('"x"', "1e-7"))
+        (f / "ansi.json").write_text(json.dumps({"\x1b[31mRED\x1b[0m" + "x" * 1_000_000: ok_entry,
+                                                 json.loads(key): {**ok_entry, "litellm_provider": "\x1b]0;t\x07"}}))
+        (f / "list-provider.json").write_text("{%s: %s}" % (key, entry % ('["groq"]', "1e-7")))
+        (f / "litellm-ok.json").write_text("{%s: %s}" % (key, entry % ('"together_ai"', "1e-7")))
+        for name, body in (("custom-zero.toml", "custom_hbm_gib = 0"), ("custom-power.toml", "custom_power_w = 1"),
+                           ("custom-capex.toml", "custom_capex_usd = 1"), ("custom-nan.toml", "custom_hbm_tb_per_s = nan"),
+                           ("custom-text.toml", 'custom_bf16_tflop_per_s = "fast"'),
+                           ("custom-link.toml", f'custom_name = "{LINK[:50]}"')):
+            (f / name).write_text(f'[scenario]\nmodel = "llama-3.1-8b"\ncustom_accelerator = true\n'
+                                  f'hardware = "custom-accelerator"\n{body}\n')
+        (f / "typo-hardware.toml").write_text('[scenario]\nmodel = "llama-3.1-8b"\nhardware = "h100-sx"\n')
+        fifo = f / "fifo"
+        if not fifo.exists():
+            os.mkfifo(fifo)
         (f / "notzip.xlsx").write_bytes(b"PK\x03\x04garbage")
         (f / "bomb.xlsx").write_bytes(_bomb_xlsx())
         for name, mutate in (("data-bad-bandwidth", lambda d: d.with_columns(
                                   pl.lit("1e-300").alias("hbm_bandwidth_tb_per_s"))),
                              ("data-blank-and-notes", None), ("data-folder-table", None),
-                             ("data-nul", lambda d: d.with_columns(pl.lit("a\x00b").alias("display_name")))):
+                             ("data-nul", lambda d: d.with_columns(pl.lit("a\x00b").alias("display_name"))),
+                             ("data-ansi-name", lambda d: d.with_columns(pl.lit("\x1b[31m" + LINK).alias("display_name"))),
+                             ("data-bad-rules", None)):
             d = f / name
             d.mkdir(exist_ok=True)
             for fname, _, _ in TABLES.values():
                 (d / fname).write_bytes((DEFAULT_DATA_DIR / fname).read_bytes())
+            if name == "data-bad-rules":  # the corruptions of issue 21 part 4, all in one folder
+                al = pl.read_csv(DEFAULT_DATA_DIR / "model_aliases.csv", infer_schema=False)
+                pl.concat([al, al.head(1)]).write_csv(d / "model_aliases.csv")
+                cal = pl.read_csv(DEFAULT_DATA_DIR / "calibration.csv", infer_schema=False)
+                cal.with_columns(pl.lit("0.5").alias("log_ratio_p10")).write_csv(d / "calibration.csv")
+                bo = pl.read_csv(DEFAULT_DATA_DIR / "buildout_capex.csv", infer_schema=False)
+                bo.filter(pl.col("id") != "network-switch-radix").write_csv(d / "buildout_capex.csv")
+                ms = pl.read_csv(DEFAULT_DATA_DIR / "measurements.csv", infer_schema=False)
+                ms.with_columns(pl.lit("-5").alias("value")).write_csv(d / "measurements.csv")
             acc = d / "accelerators.csv"
             if mutate is not None:
                 mutate(pl.read_csv(acc, infer_schema=False)).write_csv(acc)
@@ -114,10 +155,15 @@ class Fixtures:
         self.long = "n" * 300 + ".csv"
         self.reads = [str(f / n) for n in ("good.toml", "deep.toml", "huge-int.toml", "payload.toml", "binary.toml",
                                            "big.toml", "junk.csv", "nul.csv", "quotes-ok.csv", "quotes-formula.csv",
-                                           "empty.csv", "notzip.xlsx", "bomb.xlsx", "a-folder", "missing.toml")]
-        self.reads += [str(f / self.long), "", "/dev/null", "/proc/self/status"]
+                                           "empty.csv", "notzip.xlsx", "bomb.xlsx", "a-folder", "missing.toml",
+                                           "deep.json", "bigprice.json", "bigint.json", "surrogate.json", "ansi.json",
+                                           "list-provider.json", "litellm-ok.json", "custom-zero.toml",
+                                           "custom-power.toml", "custom-capex.toml", "custom-nan.toml",
+                                           "custom-text.toml", "custom-link.toml", "typo-hardware.toml", "fifo")]
+        self.reads += [str(f / self.long), "", "/dev/null", "/proc/self/status", "/dev/zero"]
         self.dirs = [str(f / n) for n in ("data-bad-bandwidth", "data-blank-and-notes", "data-folder-table",
-                                          "data-nul", "a-folder", "missing-dir", "existing.csv")]
+                                          "data-nul", "data-ansi-name", "data-bad-rules", "a-folder", "missing-dir",
+                                          "existing.csv")]
         self.dirs += [str(f / ("d" * 300)), str(DEFAULT_DATA_DIR)]
         self.writes = [str(f / n) for n in ("out.csv", "out.xlsx", "out.parquet", "existing.csv", "existing.xlsx",
                                             "a-folder", "missing/out.csv", "out.txt", "existing.csv/x.csv")]
@@ -172,7 +218,7 @@ def make_generator(fixtures: Fixtures, seed: int, weights: dict[str, float] | No
             return pick(list(action.choices)) if not hostile else pick(TEXT + ["BF16", "fp16"])
         if opt in ("--scenario",):
             return pick(fixtures.reads)
-        if opt in ("--file",):
+        if opt in ("--file", "--litellm", "--measurements"):
             return pick(fixtures.reads)
         if opt == "--data-dir":
             return pick(fixtures.dirs)
@@ -242,6 +288,77 @@ def make_generator(fixtures: Fixtures, seed: int, weights: dict[str, float] | No
     return next_argv
 
 
+# ----------------------------------------------------------------------------------------- output invariants
+
+_COST = re.compile(r"(usd_per_m_|usd_per_gpu_hour|capex|cost_usd|_usd_per_day|usd_per_kwh)")
+_SIGNED = re.compile(r"(profit|margin|delta|swing|ratio|answer_at|low_minus|change)")
+_NONFINITE = re.compile(r"(?<![\w.])(-?inf|-?infinity|nan)(?![\w.])", re.IGNORECASE)
+
+
+def _cost_column(name: str) -> bool:
+    return bool(_COST.search(name)) and not _SIGNED.search(name)
+
+
+def output_violations(stdout: str) -> list[str]:
+    """What no output may hold (issue 21): a NaN or infinity, or a negative cost ($/M tokens, $/GPU-hour, capex,
+    cost per day), in JSON, CSV or the table. Returns one line per violation (empty: none)."""
+    bad = []
+    text = stdout.strip()
+    if not text:
+        return bad
+    try:
+        data = json.loads(text, parse_constant=lambda c: float("nan"))
+    except ValueError:
+        data = None
+    if data is not None:
+        def walk(x, key=""):
+            if isinstance(x, dict):
+                for k, v in x.items():
+                    walk(v, str(k))
+            elif isinstance(x, list):
+                for v in x:
+                    walk(v, key)
+            elif isinstance(x, float) and not math.isfinite(x):
+                bad.append(f"{key}={x} in JSON")
+            elif isinstance(x, (int, float)) and not isinstance(x, bool) and x < 0 and _cost_column(key):
+                bad.append(f"negative cost {key}={x}")
+        walk(data)
+        return bad
+    lines = text.splitlines()
+    if "," in lines[0] and len(lines) > 1:  # CSV
+        try:
+            rows = list(csv.DictReader(io.StringIO(text)))
+        except csv.Error:
+            rows = []
+        for r in rows:
+            for k, v in r.items():
+                if k is None or v is None:
+                    continue
+                if _NONFINITE.fullmatch(v.strip()):
+                    bad.append(f"{k}={v} in CSV")
+                elif _cost_column(k):
+                    try:
+                        if float(v) < 0:
+                            bad.append(f"negative cost {k}={v}")
+                    except ValueError:
+                        pass
+        if rows:
+            return bad
+    for m in _NONFINITE.finditer(text):  # a table: no nan/inf cell
+        bad.append(f"{m.group(0)!r} in the table")
+    return bad
+
+
+def terminal_violations(text: str) -> list[str]:
+    """Control characters (an ANSI escape) or a line over 10,000 characters on the terminal (issue 21)."""
+    bad = []
+    if re.search(r"[\x00-\x08\x0b\x0e-\x1f\x7f]", text):
+        bad.append("a control character reached the terminal")
+    if any(len(line) > 10_000 for line in text.splitlines()):
+        bad.append("a line over 10,000 characters")
+    return bad
+
+
 # ----------------------------------------------------------------------------------------- worker
 
 def worker(scratch: str) -> None:
@@ -268,6 +385,10 @@ def worker(scratch: str) -> None:
         text = err.getvalue() + out.getvalue()
         if res["outcome"] == "ok" and "Traceback (most recent call last)" in text:
             res.update(outcome="traceback", error="a traceback was printed", where="")
+        if res["outcome"] == "ok":
+            bad = output_violations(out.getvalue()) + terminal_violations(text)
+            if bad:
+                res.update(outcome="violation", error="; ".join(bad[:3]), where="output")
         res["stderr"] = err.getvalue()[:300]
         res["seconds"] = round(time.perf_counter() - t0, 3)
         sys.stdout.write(json.dumps(res) + "\n")

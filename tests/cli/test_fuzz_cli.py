@@ -3,7 +3,9 @@
 The generator and the worker are those of ``benchmarks/fuzz_cli.py`` (which runs 2,000 of them): command lines
 drawn from the parser itself, with hostile values (huge integers, 1e400, nan, 300-character names, Markdown
 and formula payloads, control characters, folders where files go, a 5,000-deep TOML, an XLSX bomb, corrupted
-data folders). Here a few hundred run within a fixed budget of work; a run that exceeds the per-run limit is a
+data folders; issue 21's hostile corpus: JSON nested 100,000 deep, 400- and 5,000-digit numbers, lone surrogates,
+ANSI escapes and a 1 MB name, custom accelerators out of range, a FIFO and /dev/zero, a folder breaking the data
+rules). Here a few hundred run within a fixed budget of work; a run that exceeds the per-run limit is a
 bounded-work finding of the search engine (issue 12 finding 1) and is printed, not counted as a traceback.
 """
 
@@ -37,6 +39,20 @@ def test_no_command_line_ends_in_a_traceback(results):
     tracebacks = [r for r in results if r["outcome"] == "traceback"]
     assert not tracebacks, "\n".join(f"econ {' '.join(r['argv'])}\n    {r['where']} {r['error']}"
                                      for r in tracebacks[:10])
+
+
+def test_no_output_holds_nan_inf_a_negative_cost_or_a_control_character(results):
+    """Issue 21: whatever the hostile input (deep or huge JSON, surrogates, ANSI escapes, special files, custom
+    accelerators out of range), no answer prints a NaN or infinity, a negative cost, a control character or a
+    megabyte line (fuzz_cli.output_violations, fuzz_cli.terminal_violations)."""
+    bad = [r for r in results if r["outcome"] == "violation"]
+    assert not bad, "\n".join(f"econ {' '.join(r['argv'])[:300]}\n    {r['error']}" for r in bad[:10])
+
+
+def test_the_hostile_corpus_was_drawn(results):
+    drawn = " ".join(" ".join(r["argv"]) for r in results)
+    assert sum(name in drawn for name in ("deep.json", "bigint.json", "surrogate.json", "ansi.json", "fifo",
+                                          "/dev/zero", "custom-power.toml", "data-bad-rules")) >= 4
 
 
 def test_the_fuzz_reached_every_subcommand(results):
