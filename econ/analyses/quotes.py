@@ -91,6 +91,7 @@ WEIGHT_FORMAT_BASES: dict[str, str] = {
     "slug-turbo": "a 'Turbo' endpoint, FP8 by the weight-format rule",
     "slug-fp8": "'fp8' in the model name",
     "gpt-oss-release": "as OpenAI released the MoE weights, MXFP4",
+    "fp8-release": "the FP8 checkpoint published with the model (econ.tables.quote_files.FP8_RELEASES); the provider states none",
     "native": "the released checkpoint's; the provider states none",
     "given": "as the quotes file states",
 }

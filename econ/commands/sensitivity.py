@@ -187,10 +187,11 @@ def table_text(result, out) -> None:
         name = "blended gross margin"
     else:
         what = (f"{st['budget']} of {st['hardware']} serving {st['model']}: {st['serving_gpus']:,} GPUs, "
-                f"{st['layout']}, ${st['price_usd_per_m_output_tokens']:.2f}/M output, {st['demand_share_frac']:.0%} "
-                f"of the capacity sold")
+                f"{st['layout']}")
+        sold = f"{st['demand_share_frac']:.0%} of the capacity sold at ${st['price_usd_per_m_output_tokens']:.2f}/M output"
+        what = textwrap.fill(what, width) + "\n" + sold
         name = "simple payback"
-    out.write(textwrap.fill(what, width) + "\n")
+    out.write((what if result.answer == "site" else textwrap.fill(what, width)) + "\n")
     out.write(f"{name}: {_answer(result, result.point)}\n\n")
     render_table(table_frame(result), out, title="tornado (largest swing first)")
     if result.samples:
