@@ -8,16 +8,21 @@ Inputs (read only):
 * ``../shared/reference/mlperf_v4.0_llm.csv``, ``mlperf_v4.1_llm.csv``, ``mlperf_v5.0_llm.csv`` and the
   ``*_provenance.csv`` sidecars (MLPerf Inference submission logs),
 * ``data/validation_cases.csv`` (the cases the current calibration uses; its rows not in
-  validation_public.csv were read directly from their upstream source, which each row names).
+  validation_public.csv were read directly from their upstream source, which each row names),
+* ``data/measurement_sources/moe_2026.csv`` (issue 17: sourced MoE serving measurements of 2025-2026, with the
+  columns of validation_public.csv; rules in :func:`moe_rows`).
 
-MLPerf rounds after v5.0 are reserved for independent evaluation and are never read here.
+Sources reserved for independent evaluation (MLPerf rounds after v5.0, SemiAnalysis InferenceX DeepSeek-R1 results
+and its v2 blog, NVIDIA's GB300-vs-H200 cost-per-token blog, LMSYS/SGLang and vLLM blog posts, gpustack, ML.ENERGY,
+Baseten, Oracle's MI300X blog; DeepSeek's day-6 disclosure, a known-answer test) are never read here:
+:data:`RESERVED_SOURCES`.
 
 Output: ``data/measurements.csv``; same inputs give a byte-identical file (rows sorted by
 ``source_kind`` then ``case_id``, numbers formatted by fixed rules, ``\\n`` line ends).
 
 Usage::
 
-    python scripts/build_measurements.py [--reference-dir DIR] [--out PATH]
+    python scripts/build_measurements.py [--reference-dir DIR] [--sources-dir DIR] [--out PATH]
 
 Layouts (tp/pp) and precisions of MLPerf runs come from the submitters' harness configs, read from
 stored copies of the public results repositories; each such fact is listed in ``MLPERF_SOURCES``
@@ -912,7 +917,7 @@ def _moe_layout(par: str):
             dict(batch=None, decode_instances=y), reasons
     m = re.match(r"aggregated: TP(\d+)(?:; MoE TP(\d+) EP(\d+))?$", t)
     if m:
-        tp, mtp, ep = m.groups()
+        tp, _expert_tp, ep = m.groups()
         return dict(tp=tp, dp="1", ep=ep or "1", pp="1"), None, None, reasons
     m = re.match(r"ADP(\d+) EP(\d+)", t)
     if m:
@@ -1031,7 +1036,6 @@ def moe_rows(sources_dir: Path) -> list[dict]:
         spec = "none"
         if re.search(r"MTP", par):
             spec = "mtp"
-            k = re.search(r"MTP ?(\d+)|MTP (\d+) speculative|nextn=(\d+)", par)
             notes.append(f"MTP speculative decoding ('{par}'); acceptance not reported by the source")
         elif "EAGLE" in par.upper():
             spec = "eagle"
@@ -1174,12 +1178,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference-dir", type=Path, default=DEFAULT_REFERENCE,
                     help="folder with validation_public.csv and mlperf_v*.csv (default: ../shared/reference)")
     ap.add_argument("--validation-cases", type=Path, default=REPO / "data" / "validation_cases.csv")
+    ap.add_argument("--sources-dir", type=Path, default=DEFAULT_SOURCES,
+                    help="folder with the sourced measurement tables (default: data/measurement_sources)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
     if not (args.reference_dir / "validation_public.csv").is_file():
         print(f"error: --reference-dir {args.reference_dir} has no validation_public.csv", file=sys.stderr)
         return 2
-    text = build(args.reference_dir, args.validation_cases)
+    if not (args.sources_dir / MOE_TABLE).is_file():
+        print(f"error: --sources-dir {args.sources_dir} has no {MOE_TABLE}", file=sys.stderr)
+        return 2
+    text = build(args.reference_dir, args.validation_cases, args.sources_dir)
     tmp = args.out.with_suffix(".csv.tmp")
     tmp.write_text(text, encoding="utf-8", newline="")
     tmp.replace(args.out)
