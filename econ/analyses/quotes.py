@@ -912,9 +912,12 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
         floor_cols.update({BAND_COLUMNS[0]: "floor_usd_per_m_blended_tokens_low",
                            BAND_COLUMNS[1]: "floor_usd_per_m_blended_tokens_high"})
     best = best.rename(floor_cols)
+    # fastest accelerator of each quote; exact ties (GB200 and GB300 run bf16 decode at the same modeled speed) go
+    # to the first hardware id, so the screened and the exhaustive search name the same one
+    first_fast = dict(by=[pl.col("fast_tokens_per_s_per_user"), pl.col("hardware")], descending=[True, False])
     fast = (rows.join(f["fastest_hw"], on=["key", "hardware"], how="inner").group_by("quote_id").agg(
-        pl.col("hardware").alias("fast_hardware").get(pl.col("fast_tokens_per_s_per_user").arg_max()),
-        pl.col("^fast_.*$").get(pl.col("fast_tokens_per_s_per_user").arg_max())))
+        pl.col("hardware").sort_by(**first_fast).first().alias("fast_hardware"),
+        pl.col("^fast_.*$").sort_by(**first_fast).first()))
     qk = q.select("quote_id", "key", "price_usd_per_m_blended_tokens")
     fast_all = (qk.join(f["fastest_hw"], on="key", how="inner").group_by("quote_id").agg(
         pl.col("fast_tokens_per_s_per_user").max().alias("all_fast_tokens_per_s_per_user")))
