@@ -860,6 +860,7 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     summary = _summary(q, scope, searched, frames, economics, band, profiles)
     per_hw = _per_hardware(q, scope, searched, frames, economics, profiles)
     _require_finite(summary, "quote check")
+    _speed_within_physics(summary)
     settings = {
         "min_tokens_per_s_per_user": speed_default,
         "input_len_tokens": input_len, "output_len_tokens": output_len,
@@ -1592,6 +1593,28 @@ def _per_hardware(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict,
            .sort("quote_id", "usd_per_m_blended_tokens", nulls_last=True))
     _require_finite(out, "quote check per accelerator")
     return out
+
+
+def _speed_within_physics(summary: pl.DataFrame) -> None:
+    """A quote that names a catalog GPU and publishes a speed no deployment of that GPU reaches, even at the fast end
+    of its calibration band with speculative decoding, states the impossible: InvalidInputError naming the quote, the
+    field, the value and the valid range (a non-GPU system's speed is a verdict, not an error).
+
+    Raises
+    ------
+    InvalidInputError
+    """
+    bad = summary.filter((pl.col("_mode") == "own") & (pl.col("speed_floor_source") == "quote")
+                         & pl.col("fast_high_tokens_per_s_per_user").is_not_null()
+                         & (pl.col("speed_floor_tokens_per_s_per_user") > pl.col("fast_high_tokens_per_s_per_user")))
+    if bad.height:
+        r = bad.row(0, named=True)
+        more = f" (and {bad.height - 1} more quote(s))" if bad.height > 1 else ""
+        raise InvalidInputError(
+            f"quote {r['quote_id']}: output_tokens_per_s_per_user={r['speed_floor_tokens_per_s_per_user']:g} is outside "
+            f"(0, {r['fast_high_tokens_per_s_per_user']:.0f}] tokens/s per user: the fastest deployment of {r['model']} "
+            f"on its {r['hardware']} econ can build, speculative decoding and the fast end of the calibration band "
+            f"included; a faster quote does not run on that GPU{more}")
 
 
 def _require_finite(frame: pl.DataFrame, what: str) -> None:
