@@ -82,11 +82,12 @@ def profile_table(catalog: Catalog) -> pl.DataFrame:
               .otherwise(pl.lit("calibrated")))
     t = t.with_columns(status.alias("profile_status"))
     ratio = pl.format("band {}x", pl.col("band_ratio").round(1))
+    source = pl.when(pl.col("fallback_from") == "global").then(pl.lit("the values shared by every generation")) \
+        .otherwise(pl.format("{}'s values", pl.col("fallback_from")))
     note = (pl.when(pl.col("profile_status") == "none").then(pl.lit("no calibrated profile (assumed efficiencies)"))
             .when(pl.col("profile_status") == "fallback, wide band").then(pl.format(
-                "fallback profile ({}'s values), {}", pl.col("fallback_from"), ratio))
-            .when(pl.col("profile_status") == "fallback").then(pl.format(
-                "fallback profile ({}'s values)", pl.col("fallback_from")))
+                "fallback profile ({}), {}", source, ratio))
+            .when(pl.col("profile_status") == "fallback").then(pl.format("fallback profile ({})", source))
             .when(pl.col("profile_status") == "wide band").then(pl.format("wide-band profile, {}", ratio))
             .otherwise(pl.lit("")))
     return t.with_columns((pl.col("profile_status") == "calibrated").alias("calibrated"),
