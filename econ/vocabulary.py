@@ -815,7 +815,16 @@ _add("training_tokens", "float", 15e12, 1e6, 1e16, "tokens", "Training tokens", 
      "Llama 3 pre-training, 15T tokens (arXiv:2407.21783)", **{**_G, "flag": "--training-tokens"})
 _add("price_usd_per_m_output_tokens", "float", 0.90, 0.0, 1000.0, "USD/M tokens", "Selling price",
      "selling price of output tokens for revenue and payback",
-     "assumption: about the 2025-26 list price of Llama-3.3-70B at Together (data/quotes.csv)", **{**_G, "flag": "--price"})
+     "Fireworks' Llama-3.3-70B list price, $0.90 per M output (and input) tokens (data/quotes.csv "
+     "fireworks-llama-3.3-70b, 2026-11)", **{**_G, "flag": "--price"})
+_add("price_usd_per_m_input_tokens", "float", 0.90, 0.0, 1000.0, "USD/M tokens", "Selling price, input",
+     "selling price of uncached input tokens for revenue and payback",
+     "Fireworks' Llama-3.3-70B list price, $0.90 per M input (and output) tokens (data/quotes.csv "
+     "fireworks-llama-3.3-70b, 2026-11)", **{**_G, "flag": "--price-input", "scenario": False})
+_add("cached_price_frac", "float", 0.5, 0.0, 1.0, "", "Cached input price (share of the input price)",
+     "price of a prefix-cache hit as a share of the uncached input price (revenue)",
+     "0.5: the median of the 13 quotes of data/quotes.csv that list a cached-input price (DeepSeek 0.26, Moonshot "
+     "0.25, Z.ai 0.18 to DeepInfra 0.8)", **{**_G, "flag": "--cached-price-frac", "scenario": False})
 _add("demand_share_frac", "float", 1.0, 0.0, 1.0, "", "Demand share",
      "share of the tokens the fleet can serve at its utilization that are sold (revenue; 1 = capacity sold)",
      "1: every token the fleet serves at its utilization is sold, the capacity-sold case of econ fleet size; lower "
@@ -1035,6 +1044,13 @@ COLUMNS: dict[str, Column] = {
     "revenue_per_year_usd": Column("Revenue ($M per year)", "$,.1f", "$%.1f", 1e-6),
     "opex_per_year_usd": Column("Energy + opex ($M per year)", "$,.1f", "$%.1f", 1e-6),
     "payback_years": Column("Payback (years)", ",.2f", "%.2f"),
+    "price_usd_per_m_input_tokens": usd_m_col("Selling price, input ($ per M tokens)"),
+    "cached_price_frac": pct_col("Cached input price (% of the input price)"),
+    "demand_share_frac": pct_col("Demand share (% of capacity sold)"),
+    "revenue_capacity_sold_per_year_usd": Column("Revenue, capacity sold ($M per year)", "$,.1f", "$%.1f", 1e-6),
+    "payback_capacity_sold_years": Column("Payback, capacity sold (years)", ",.2f", "%.2f"),
+    "irr_frac": pct_col("IRR over the accelerator life (% per year)"),
+    "irr_capacity_sold_frac": pct_col("IRR, capacity sold (% per year)"),
     # catalog columns whose derived title would read badly
     "usd_per_kwh": Column("Electricity ($/kWh)", "$,.4f", "$%.4f"), "fx_local_per_usd": Column("FX (local per $)"),
     "region_id": Column("Region id"), "all_in_power_w": Column("All-in power (W)", ",.0f", "%.0f"),

@@ -63,7 +63,8 @@ COST_ASSUMPTIONS: tuple[str, ...] = ("utilization_frac", "usd_per_kwh", "pue", C
 SITE_ASSUMPTIONS: tuple[str, ...] = ("utilization_frac", "usd_per_kwh", "pue", CAPEX, "min_tokens_per_s_per_user",
                                      "price_usd_per_m_output_tokens")
 """What a ``site`` tornado moves (plus the calibration band): simple payback has no discounting, so life and
-cost of capital do not enter it, and a site sells output tokens, so the cache-hit rate does not either."""
+cost of capital do not enter it; the cache-hit rate is held at the scenario's (it moves the input revenue and the
+prefill work together)."""
 
 PERCENTILES: tuple[float, ...] = (5.0, 10.0, 50.0, 90.0, 95.0)
 """Monte Carlo percentiles reported."""
@@ -701,6 +702,7 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
 def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: float | None = None,
                      capex_usd: float | None = None, power_of: str = "facility", power_basis="all-in", prices=None,
                      price_usd_per_m_output_tokens: float | None = None,
+                     price_usd_per_m_input_tokens: float | None = None, cached_price_frac: float | None = None,
                      demand_share_frac: float = 1.0, min_tokens_per_s_per_user: float | None = None,
                      economics: Economics = Economics(), input_len: int = 1024, output_len: int = 1024,
                      ranges: dict | None = None, samples: int = DEFAULT_SAMPLES,
@@ -719,8 +721,10 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         Per-GPU power of the site (:func:`econ.analyses.cluster.power_w_per_gpu`).
     prices : econ.analyses.cluster.BuildoutPrices, optional
         Build-out unit prices (default: the catalog's for ``hardware``).
-    price_usd_per_m_output_tokens : float, optional
-        Selling price (the vocabulary's default otherwise). [USD/M tokens]
+    price_usd_per_m_output_tokens, price_usd_per_m_input_tokens : float, optional
+        Selling prices (the vocabulary's defaults otherwise). [USD/M tokens]
+    cached_price_frac : float in [0, 1], optional
+        A cache hit's price as a share of the input price (the vocabulary's default otherwise). [-]
     demand_share_frac : float in (0, 1]
         Share of the tokens the site can serve at its utilization that are sold. [-]
     min_tokens_per_s_per_user : float, optional [tokens/s]
@@ -739,15 +743,18 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
 
     Notes
     -----
-    Payback = capex / (revenue - opex) (:func:`econ.analyses.cluster.payback_years`), with revenue = GPUs serving x
-    output tokens/s per GPU x utilization x 86,400 s x 365 x price x demand share / 1e6, opex = energy (IT power x
-    PUE at the utilization, x $/kWh) + the opex share of IT capex, capex = IT capex (x the capex range) + facility.
-    The GPU count and the IT power are the point's.
+    Payback = capex / (revenue - opex) (:func:`econ.economics.buildout.payback_years`), with revenue = GPUs serving
+    x output tokens/s per GPU x utilization x 86,400 s x 365 x demand share x the price per output token of a request
+    / 1e6 (:func:`econ.economics.buildout.usd_per_m_output_tokens_sold`: output price + input_len / output_len input
+    tokens at the input price, cache hits at the cached price), as :func:`econ.analyses.cluster.cluster_plan` counts
+    it; opex = energy (IT power x PUE at the utilization, x $/kWh) + the opex share of IT capex, capex = IT capex (x
+    the capex range) + facility. The selling-price range multiplies both prices. The GPU count and the IT power are
+    the point's.
     """
     from econ.analyses.cluster import cluster_plan
     from econ.analyses.compare import hardware_comparison
     from econ.economics.buildout import (annual_energy_cost_usd, annual_energy_kwh, payback_years,
-                                         revenue_per_year_usd)
+                                         revenue_per_year_usd, usd_per_m_output_tokens_sold)
     from econ.physics.fleet import serving_tokens_per_day
     _check_samples(samples, seed)
     share = float(FIELDS["demand_share_frac"].check(demand_share_frac))
@@ -758,8 +765,11 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
     e = economics
     site = cluster_plan(catalog, hardware=hardware, power_w=power_w, capex_usd=capex_usd, power_of=power_of,
                         model=model, economics=e, power_basis=power_basis, it_prices=prices,
-                        price_usd_per_m_output_tokens=price, min_tokens_per_s_per_user=floor, input_len=input_len,
-                        output_len=output_len).row(0, named=True)
+                        price_usd_per_m_output_tokens=price, price_usd_per_m_input_tokens=price_usd_per_m_input_tokens,
+                        cached_price_frac=cached_price_frac, demand_share_frac=share,
+                        min_tokens_per_s_per_user=floor, input_len=input_len, output_len=output_len).row(0, named=True)
+    per_m = usd_per_m_output_tokens_sold(price, site["price_usd_per_m_input_tokens"], input_len / output_len,
+                                         e.cache_hit_frac, site["cached_price_frac"])
     comp = hardware_comparison(catalog, model=model, hardware=[hardware], min_tokens_per_s_per_user=floor,
                                input_len=input_len, output_len=output_len, assumptions=DEFAULT, economics=e)
     rate = comp.best.row(0, named=True)  # serving_rate's deployment: the cheapest all-in point of the one search
@@ -785,7 +795,8 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         per_replica = chosen["total_gpus"].fill_null(1).to_numpy()  # the whole unit, both pools
         serving_s = gpus // per_replica * per_replica  # whole replicas of the scenario's layout
         tokens = serving_tokens_per_day(serving_s, tput, v["utilization_frac"])
-        revenue = revenue_per_year_usd(tokens, v["price_usd_per_m_output_tokens"]) * share
+        scale = v["price_usd_per_m_output_tokens"] / price if price > 0 else np.ones(len(tokens))  # both prices
+        revenue = revenue_per_year_usd(tokens, per_m * scale) * share
         energy = annual_energy_cost_usd(annual_energy_kwh(it_w * v["pue"], v["utilization_frac"]), v["usd_per_kwh"])
         opex = energy + e.opex_frac_of_capex_per_year * v[CAPEX]
         ok = np.isfinite(revenue)
@@ -800,7 +811,8 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         notes.append(f"{share:.0%} of the capacity is sold")
     setup = dict(hardware=hardware, model=model, budget=site["budget"], num_gpus=int(site["num_gpus"]),
                  serving_gpus=serving, precision=rate["precision"], layout=rate["layout"], batch_size=batch,
-                 price_usd_per_m_output_tokens=price, demand_share_frac=share, min_tokens_per_s_per_user=floor)
+                 price_usd_per_m_output_tokens=price, price_usd_per_m_input_tokens=site["price_usd_per_m_input_tokens"],
+                 demand_share_frac=share, min_tokens_per_s_per_user=floor)
     return Sensitivity("site", "payback_years", "years", point_value, tornado, mc, samples, seed, unreachable, setup,
                        tuple(notes))
 
