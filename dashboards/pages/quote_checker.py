@@ -254,6 +254,22 @@ def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tup
                         generation=list(gens) or None)
 
 
+@st.cache_data(show_spinner="Checking the verdict under the alternatives ...", max_entries=32, ttl=3600)
+def alternatives_one(token: str, sc: Scenario, tier: str, rate: float | None, speed_default: float, quote: tuple,
+                     _catalog=None) -> pl.DataFrame:
+    """The typed quote's verdict with the floor on each generation at 20, 50, 100 tokens/s and its own speed
+    (:func:`econ.analyses.quotes.verdict_alternatives`, as a small table)."""
+    from econ.analyses.quotes import alternatives_table, verdict_alternatives
+
+    cat = _catalog if _catalog is not None else state.catalog()
+    model, provider, p_in, p_c, p_out, speed, hw, wf = quote
+    q = single_quote(cat, model=model, usd_per_m_input_tokens=p_in, usd_per_m_output_tokens=p_out,
+                     usd_per_m_cached_input_tokens=p_c, output_tokens_per_s_per_user=speed, hardware=hw,
+                     weight_format=wf, provider=provider or "quote", quote_id=f"{provider or 'quote'}-{model}")
+    return alternatives_table(verdict_alternatives(q, cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
+                                                   min_tokens_per_s_per_user=speed_default, output_len=sc.output_len))
+
+
 @st.cache_data(show_spinner="Pricing the traffic with econ's floor ...", max_entries=16, ttl=3600)
 def provider_pnl_page(token: str, sc: Scenario, inputs: tuple, model: str, hardware: str, speed: float,
                       weight_format: str | None, _catalog=None) -> tuple[dict, dict]:
@@ -506,6 +522,13 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
     k[3].metric("Gross margin", r["margin_text"] or "–", help="bounded and in words: a price far below its floor "
                 "reads as the ratio, one below the power cost alone says so")
     st.markdown(safe_text.md(r["reason"].split(": ", 1)[1]))
+    try:
+        alt = alternatives_one(cat_in_use.token, sc, tier, rate, speed_default, quote, _catalog=cat)
+        st.markdown("**How robust the verdict is**: the floor taken on each generation (rows) at each speed "
+                    "(columns; * the quote's)")
+        st.dataframe(alt, hide_index=True, key="qc.s.alternatives")
+    except EconError as exc:
+        st.caption(safe_text.md(f"No alternatives: {exc}"))
     shown = res.summary.select(SINGLE_COLUMNS)
     st.dataframe(_display(shown), column_config=_column_config(shown), hide_index=True, key="qc.s.table",
                  placeholder=table.PLACEHOLDER)

@@ -160,3 +160,24 @@ def test_a_speed_above_physics_on_the_named_gpu_is_refused(catalog):
     # without a GPU named, the same speed is a verdict (a wafer or an LPU may serve it), not an error
     r = _one(catalog, output_tokens_per_s_per_user=5000.0)
     assert r["verdict"] == "not-gpu-comparable" and r["ceiling_tokens_per_s_per_user"] < 5000
+
+
+def test_quote_checker_form_shows_the_verdict_band_words_and_alternatives():
+    """The page's one-price form: the verdict, the margin in words, what the floor assumed and the alternatives."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    page = Path(__file__).resolve().parents[2] / "dashboards" / "pages" / "quote_checker.py"
+    at = AppTest.from_file(str(page), default_timeout=240)
+    at.run()
+    assert not at.exception
+    at.number_input(key="qc.s.in").set_value(0.0001)
+    at.number_input(key="qc.s.out").set_value(0.0001)
+    at.button[[b.label for b in at.button].index("Check this price")].click().run()
+    assert not at.exception
+    values = {m.label: m.value for m in at.metric}
+    assert values["Verdict"] == "Below floor" and values["Gross margin"].startswith("price below the power cost alone")
+    frames = [d.value for d in at.dataframe]
+    alt = next(f for f in frames if "generation" in f.columns and any(str(c).endswith("*") for c in f.columns))
+    assert {"hopper", "blackwell"} <= set(alt["generation"]) and alt.shape[1] == 5  # 20, 25*, 50, 100 tokens/s
