@@ -246,25 +246,31 @@ _RESULT = ("batch_size", "feasible", "precision", "num_gpus", "total_gpus", "lay
 
 _LAYOUT = ("num_gpus", "tp", "dp", "ep", "pp")
 _POOLS = ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances")
-_KEYS = ("precision", *_LAYOUT, "disaggregated", *_POOLS, "batch_size")
-"""What names a deployment completely (:func:`econ.analyses.sweep.deployment_of` and its precision and batch): the
-columns a scenario row takes from its deployment."""
+_SPEC = ("spec_method", "spec_draft_tokens", "spec_acceptance")
+_KEYS = ("precision", *_LAYOUT, "disaggregated", *_POOLS, "batch_size", *_SPEC)
+"""What names a deployment completely (:func:`econ.analyses.sweep.deployment_of` and its precision and batch, and a
+speculative decoding other than the model's default, e.g. a quote floor's EAGLE-3 head): the columns a scenario row
+takes from its deployment."""
 
 
 def _keys_of(row: dict) -> dict:
-    """The :data:`_KEYS` of a result or search row (pools null when aggregated)."""
+    """The :data:`_KEYS` of a result or search row (pools null when aggregated; speculation null: the default)."""
     dis = bool(row.get("disaggregated"))
     return {"precision": row["precision"], **{k: int(row[k]) for k in _LAYOUT}, "disaggregated": dis,
-            **{k: (int(row[k]) if dis else None) for k in _POOLS}, "batch_size": int(row["batch_size"])}
+            **{k: (int(row[k]) if dis else None) for k in _POOLS}, "batch_size": int(row["batch_size"]),
+            **{k: row.get(k) for k in _SPEC}}
 
 
 def _keys_frame(points: pl.DataFrame) -> pl.DataFrame:
     """:func:`_keys_of` of every row of ``points``, as a frame."""
     dis = pl.col("disaggregated").fill_null(False)
+    spec_type = {"spec_method": pl.String, "spec_draft_tokens": pl.Int64, "spec_acceptance": pl.Float64}
     return points.select(pl.col("precision").cast(pl.String), *(pl.col(k).cast(pl.Int64) for k in _LAYOUT),
                          dis.alias("disaggregated"),
                          *(pl.when(dis).then(pl.col(k).cast(pl.Int64)).otherwise(None).alias(k) for k in _POOLS),
-                         pl.col("batch_size").cast(pl.Int64))
+                         pl.col("batch_size").cast(pl.Int64),
+                         *((pl.col(k) if k in points.columns else pl.lit(None)).cast(t).alias(k)
+                           for k, t in spec_type.items()))
 
 
 @dataclass(frozen=True)
@@ -365,7 +371,8 @@ def evaluate_scenarios(catalog: Catalog, dep: _Deployment, values: pl.DataFrame,
     n = values.height
     idx, reached = pick(dep, values["min_tokens_per_s_per_user"].to_numpy())
     point = pl.DataFrame([dep.point], schema=_keys_frame(pl.DataFrame([dep.point])).schema)
-    keys = point[[0] * n] if dep.ordered is None else pl.concat([point, dep.ordered.drop("speed")])[
+    keys = point[[0] * n] if dep.ordered is None else pl.concat([point, dep.ordered.drop("speed")],
+                                                                 how="vertical_relaxed")[
         (np.where(reached, idx, -1) + 1).tolist()]
     if "cache_hit_frac" in values.columns:  # another prefill load: the engine sizes the pools (x, y) again
         other = pl.Series(~np.isclose(values["cache_hit_frac"].to_numpy(), dep.cache_hit_frac, rtol=0.0, atol=1e-12))
@@ -376,7 +383,8 @@ def evaluate_scenarios(catalog: Catalog, dep: _Deployment, values: pl.DataFrame,
     rows = pl.concat([shared, keys, values.select(econ_cols)], how="horizontal")
     res = evaluate(rows, catalog, assumptions, economics, strict=False, columns=_RESULT)
     ok = reached & res["feasible"].to_numpy()
-    return res.with_columns(keys.select(*_LAYOUT[1:], "disaggregated", *_POOLS), reachable=pl.Series(ok))
+    return res.with_columns(keys.select(*_LAYOUT[1:], "disaggregated", *_POOLS, "spec_draft_tokens",
+                                        "spec_acceptance"), reachable=pl.Series(ok))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -663,6 +671,9 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
     batch = int(s["floor_batch_size"])
     floor_row = {"precision": s["floor_precision"], **{k: s[f"floor_{k}"] for k in _LAYOUT}, "batch_size": batch,
                  "disaggregated": False}  # the floor search serves aggregated
+    if s["floor_spec_method"] == "eagle":  # the floor's EAGLE-3 head (econ.analyses.quotes), kept by its scenarios
+        from econ.analyses.quotes import EAGLE_ACCEPTANCE, EAGLE_DRAFT_TOKENS
+        floor_row.update(spec_method="eagle", spec_draft_tokens=EAGLE_DRAFT_TOKENS, spec_acceptance=EAGLE_ACCEPTANCE)
     names, notes = _assumption_names(COST_ASSUMPTIONS, economics)
     if s["speed_floor_source"] == "quote":
         names = tuple(n for n in names if n != "min_tokens_per_s_per_user")
@@ -675,6 +686,9 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
                         output_len=output_len, slo=SLO(min_tokens_per_s_per_user=floor),
                         space=SearchSpace(precisions=(s["floor_precision"],), modes=("aggregated",)),
                         assumptions=assumptions, economics=economics).points
+    if points is not None and floor_row.get("spec_method") == "eagle":
+        notes.append("the floor runs an EAGLE-3 head; scenarios with another speed floor re-pick from the one search, "
+                     "which decodes as the model does by default: a floor only speculation reaches is left out")
     dep = _deployment(cols, floor_row, floor, economics.cache_hit_frac, points, cost="usd_per_m_blended_tokens",
                       speed="decode_tokens_per_s_per_user")
     point = {**_point_economics(economics), "min_tokens_per_s_per_user": floor}
