@@ -63,7 +63,8 @@ COST_ASSUMPTIONS: tuple[str, ...] = ("utilization_frac", "usd_per_kwh", "pue", C
 SITE_ASSUMPTIONS: tuple[str, ...] = ("utilization_frac", "usd_per_kwh", "pue", CAPEX, "min_tokens_per_s_per_user",
                                      "price_usd_per_m_output_tokens")
 """What a ``site`` tornado moves (plus the calibration band): simple payback has no discounting, so life and
-cost of capital do not enter it, and a site sells output tokens, so the cache-hit rate does not either."""
+cost of capital do not enter it; the cache-hit rate is held at the scenario's (it moves the input revenue and the
+prefill work together)."""
 
 PERCENTILES: tuple[float, ...] = (5.0, 10.0, 50.0, 90.0, 95.0)
 """Monte Carlo percentiles reported."""
@@ -245,25 +246,31 @@ _RESULT = ("batch_size", "feasible", "precision", "num_gpus", "total_gpus", "lay
 
 _LAYOUT = ("num_gpus", "tp", "dp", "ep", "pp")
 _POOLS = ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances")
-_KEYS = ("precision", *_LAYOUT, "disaggregated", *_POOLS, "batch_size")
-"""What names a deployment completely (:func:`econ.analyses.sweep.deployment_of` and its precision and batch): the
-columns a scenario row takes from its deployment."""
+_SPEC = ("spec_method", "spec_draft_tokens", "spec_acceptance")
+_KEYS = ("precision", *_LAYOUT, "disaggregated", *_POOLS, "batch_size", *_SPEC)
+"""What names a deployment completely (:func:`econ.analyses.sweep.deployment_of` and its precision and batch, and a
+speculative decoding other than the model's default, e.g. a quote floor's EAGLE-3 head): the columns a scenario row
+takes from its deployment."""
 
 
 def _keys_of(row: dict) -> dict:
-    """The :data:`_KEYS` of a result or search row (pools null when aggregated)."""
+    """The :data:`_KEYS` of a result or search row (pools null when aggregated; speculation null: the default)."""
     dis = bool(row.get("disaggregated"))
     return {"precision": row["precision"], **{k: int(row[k]) for k in _LAYOUT}, "disaggregated": dis,
-            **{k: (int(row[k]) if dis else None) for k in _POOLS}, "batch_size": int(row["batch_size"])}
+            **{k: (int(row[k]) if dis else None) for k in _POOLS}, "batch_size": int(row["batch_size"]),
+            **{k: row.get(k) for k in _SPEC}}
 
 
 def _keys_frame(points: pl.DataFrame) -> pl.DataFrame:
     """:func:`_keys_of` of every row of ``points``, as a frame."""
     dis = pl.col("disaggregated").fill_null(False)
+    spec_type = {"spec_method": pl.String, "spec_draft_tokens": pl.Int64, "spec_acceptance": pl.Float64}
     return points.select(pl.col("precision").cast(pl.String), *(pl.col(k).cast(pl.Int64) for k in _LAYOUT),
                          dis.alias("disaggregated"),
                          *(pl.when(dis).then(pl.col(k).cast(pl.Int64)).otherwise(None).alias(k) for k in _POOLS),
-                         pl.col("batch_size").cast(pl.Int64))
+                         pl.col("batch_size").cast(pl.Int64),
+                         *((pl.col(k) if k in points.columns else pl.lit(None)).cast(t).alias(k)
+                           for k, t in spec_type.items()))
 
 
 @dataclass(frozen=True)
@@ -364,7 +371,8 @@ def evaluate_scenarios(catalog: Catalog, dep: _Deployment, values: pl.DataFrame,
     n = values.height
     idx, reached = pick(dep, values["min_tokens_per_s_per_user"].to_numpy())
     point = pl.DataFrame([dep.point], schema=_keys_frame(pl.DataFrame([dep.point])).schema)
-    keys = point[[0] * n] if dep.ordered is None else pl.concat([point, dep.ordered.drop("speed")])[
+    keys = point[[0] * n] if dep.ordered is None else pl.concat([point, dep.ordered.drop("speed")],
+                                                                 how="vertical_relaxed")[
         (np.where(reached, idx, -1) + 1).tolist()]
     if "cache_hit_frac" in values.columns:  # another prefill load: the engine sizes the pools (x, y) again
         other = pl.Series(~np.isclose(values["cache_hit_frac"].to_numpy(), dep.cache_hit_frac, rtol=0.0, atol=1e-12))
@@ -375,7 +383,8 @@ def evaluate_scenarios(catalog: Catalog, dep: _Deployment, values: pl.DataFrame,
     rows = pl.concat([shared, keys, values.select(econ_cols)], how="horizontal")
     res = evaluate(rows, catalog, assumptions, economics, strict=False, columns=_RESULT)
     ok = reached & res["feasible"].to_numpy()
-    return res.with_columns(keys.select(*_LAYOUT[1:], "disaggregated", *_POOLS), reachable=pl.Series(ok))
+    return res.with_columns(keys.select(*_LAYOUT[1:], "disaggregated", *_POOLS, "spec_draft_tokens",
+                                        "spec_acceptance"), reachable=pl.Series(ok))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -662,6 +671,9 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
     batch = int(s["floor_batch_size"])
     floor_row = {"precision": s["floor_precision"], **{k: s[f"floor_{k}"] for k in _LAYOUT}, "batch_size": batch,
                  "disaggregated": False}  # the floor search serves aggregated
+    if s["floor_spec_method"] == "eagle":  # the floor's EAGLE-3 head (econ.analyses.quotes), kept by its scenarios
+        from econ.analyses.quotes import EAGLE_ACCEPTANCE, EAGLE_DRAFT_TOKENS
+        floor_row.update(spec_method="eagle", spec_draft_tokens=EAGLE_DRAFT_TOKENS, spec_acceptance=EAGLE_ACCEPTANCE)
     names, notes = _assumption_names(COST_ASSUMPTIONS, economics)
     if s["speed_floor_source"] == "quote":
         names = tuple(n for n in names if n != "min_tokens_per_s_per_user")
@@ -674,6 +686,9 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
                         output_len=output_len, slo=SLO(min_tokens_per_s_per_user=floor),
                         space=SearchSpace(precisions=(s["floor_precision"],), modes=("aggregated",)),
                         assumptions=assumptions, economics=economics).points
+    if points is not None and floor_row.get("spec_method") == "eagle":
+        notes.append("the floor runs an EAGLE-3 head; scenarios with another speed floor re-pick from the one search, "
+                     "which decodes as the model does by default: a floor only speculation reaches is left out")
     dep = _deployment(cols, floor_row, floor, economics.cache_hit_frac, points, cost="usd_per_m_blended_tokens",
                       speed="decode_tokens_per_s_per_user")
     point = {**_point_economics(economics), "min_tokens_per_s_per_user": floor}
@@ -701,6 +716,7 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
 def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: float | None = None,
                      capex_usd: float | None = None, power_of: str = "facility", power_basis="all-in", prices=None,
                      price_usd_per_m_output_tokens: float | None = None,
+                     price_usd_per_m_input_tokens: float | None = None, cached_price_frac: float | None = None,
                      demand_share_frac: float = 1.0, min_tokens_per_s_per_user: float | None = None,
                      economics: Economics = Economics(), input_len: int = 1024, output_len: int = 1024,
                      ranges: dict | None = None, samples: int = DEFAULT_SAMPLES,
@@ -719,8 +735,10 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         Per-GPU power of the site (:func:`econ.analyses.cluster.power_w_per_gpu`).
     prices : econ.analyses.cluster.BuildoutPrices, optional
         Build-out unit prices (default: the catalog's for ``hardware``).
-    price_usd_per_m_output_tokens : float, optional
-        Selling price (the vocabulary's default otherwise). [USD/M tokens]
+    price_usd_per_m_output_tokens, price_usd_per_m_input_tokens : float, optional
+        Selling prices (the vocabulary's defaults otherwise). [USD/M tokens]
+    cached_price_frac : float in [0, 1], optional
+        A cache hit's price as a share of the input price (the vocabulary's default otherwise). [-]
     demand_share_frac : float in (0, 1]
         Share of the tokens the site can serve at its utilization that are sold. [-]
     min_tokens_per_s_per_user : float, optional [tokens/s]
@@ -739,15 +757,18 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
 
     Notes
     -----
-    Payback = capex / (revenue - opex) (:func:`econ.analyses.cluster.payback_years`), with revenue = GPUs serving x
-    output tokens/s per GPU x utilization x 86,400 s x 365 x price x demand share / 1e6, opex = energy (IT power x
-    PUE at the utilization, x $/kWh) + the opex share of IT capex, capex = IT capex (x the capex range) + facility.
-    The GPU count and the IT power are the point's.
+    Payback = capex / (revenue - opex) (:func:`econ.economics.buildout.payback_years`), with revenue = GPUs serving
+    x output tokens/s per GPU x utilization x 86,400 s x 365 x demand share x the price per output token of a request
+    / 1e6 (:func:`econ.economics.buildout.usd_per_m_output_tokens_sold`: output price + input_len / output_len input
+    tokens at the input price, cache hits at the cached price), as :func:`econ.analyses.cluster.cluster_plan` counts
+    it; opex = energy (IT power x PUE at the utilization, x $/kWh) + the opex share of IT capex, capex = IT capex (x
+    the capex range) + facility. The selling-price range multiplies both prices. The GPU count and the IT power are
+    the point's.
     """
     from econ.analyses.cluster import cluster_plan
     from econ.analyses.compare import hardware_comparison
     from econ.economics.buildout import (annual_energy_cost_usd, annual_energy_kwh, payback_years,
-                                         revenue_per_year_usd)
+                                         revenue_per_year_usd, usd_per_m_output_tokens_sold)
     from econ.physics.fleet import serving_tokens_per_day
     _check_samples(samples, seed)
     share = float(FIELDS["demand_share_frac"].check(demand_share_frac))
@@ -758,8 +779,11 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
     e = economics
     site = cluster_plan(catalog, hardware=hardware, power_w=power_w, capex_usd=capex_usd, power_of=power_of,
                         model=model, economics=e, power_basis=power_basis, it_prices=prices,
-                        price_usd_per_m_output_tokens=price, min_tokens_per_s_per_user=floor, input_len=input_len,
-                        output_len=output_len).row(0, named=True)
+                        price_usd_per_m_output_tokens=price, price_usd_per_m_input_tokens=price_usd_per_m_input_tokens,
+                        cached_price_frac=cached_price_frac, demand_share_frac=share,
+                        min_tokens_per_s_per_user=floor, input_len=input_len, output_len=output_len).row(0, named=True)
+    per_m = usd_per_m_output_tokens_sold(price, site["price_usd_per_m_input_tokens"], input_len / output_len,
+                                         e.cache_hit_frac, site["cached_price_frac"])
     comp = hardware_comparison(catalog, model=model, hardware=[hardware], min_tokens_per_s_per_user=floor,
                                input_len=input_len, output_len=output_len, assumptions=DEFAULT, economics=e)
     rate = comp.best.row(0, named=True)  # serving_rate's deployment: the cheapest all-in point of the one search
@@ -785,7 +809,8 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         per_replica = chosen["total_gpus"].fill_null(1).to_numpy()  # the whole unit, both pools
         serving_s = gpus // per_replica * per_replica  # whole replicas of the scenario's layout
         tokens = serving_tokens_per_day(serving_s, tput, v["utilization_frac"])
-        revenue = revenue_per_year_usd(tokens, v["price_usd_per_m_output_tokens"]) * share
+        scale = v["price_usd_per_m_output_tokens"] / price if price > 0 else np.ones(len(tokens))  # both prices
+        revenue = revenue_per_year_usd(tokens, per_m * scale) * share
         energy = annual_energy_cost_usd(annual_energy_kwh(it_w * v["pue"], v["utilization_frac"]), v["usd_per_kwh"])
         opex = energy + e.opex_frac_of_capex_per_year * v[CAPEX]
         ok = np.isfinite(revenue)
@@ -800,7 +825,8 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         notes.append(f"{share:.0%} of the capacity is sold")
     setup = dict(hardware=hardware, model=model, budget=site["budget"], num_gpus=int(site["num_gpus"]),
                  serving_gpus=serving, precision=rate["precision"], layout=rate["layout"], batch_size=batch,
-                 price_usd_per_m_output_tokens=price, demand_share_frac=share, min_tokens_per_s_per_user=floor)
+                 price_usd_per_m_output_tokens=price, price_usd_per_m_input_tokens=site["price_usd_per_m_input_tokens"],
+                 demand_share_frac=share, min_tokens_per_s_per_user=floor)
     return Sensitivity("site", "payback_years", "years", point_value, tornado, mc, samples, seed, unreachable, setup,
                        tuple(notes))
 
