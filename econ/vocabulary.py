@@ -815,7 +815,16 @@ _add("training_tokens", "float", 15e12, 1e6, 1e16, "tokens", "Training tokens", 
      "Llama 3 pre-training, 15T tokens (arXiv:2407.21783)", **{**_G, "flag": "--training-tokens"})
 _add("price_usd_per_m_output_tokens", "float", 0.90, 0.0, 1000.0, "USD/M tokens", "Selling price",
      "selling price of output tokens for revenue and payback",
-     "assumption: about the 2025-26 list price of Llama-3.3-70B at Together (data/quotes.csv)", **{**_G, "flag": "--price"})
+     "Fireworks' Llama-3.3-70B list price, $0.90 per M output (and input) tokens (data/quotes.csv "
+     "fireworks-llama-3.3-70b, 2026-11)", **{**_G, "flag": "--price"})
+_add("price_usd_per_m_input_tokens", "float", 0.90, 0.0, 1000.0, "USD/M tokens", "Selling price, input",
+     "selling price of uncached input tokens for revenue and payback",
+     "Fireworks' Llama-3.3-70B list price, $0.90 per M input (and output) tokens (data/quotes.csv "
+     "fireworks-llama-3.3-70b, 2026-11)", **{**_G, "flag": "--price-input", "scenario": False})
+_add("cached_price_frac", "float", 0.5, 0.0, 1.0, "", "Cached input price (share of the input price)",
+     "price of a prefix-cache hit as a share of the uncached input price (revenue)",
+     "0.5: the median of the 13 quotes of data/quotes.csv that list a cached-input price (DeepSeek 0.26, Moonshot "
+     "0.25, Z.ai 0.18 to DeepInfra 0.8)", **{**_G, "flag": "--cached-price-frac", "scenario": False})
 _add("demand_share_frac", "float", 1.0, 0.0, 1.0, "", "Demand share",
      "share of the tokens the fleet can serve at its utilization that are sold (revenue; 1 = capacity sold)",
      "1: every token the fleet serves at its utilization is sold, the capacity-sold case of econ fleet size; lower "
@@ -1065,6 +1074,13 @@ COLUMNS: dict[str, Column] = {
     "revenue_per_year_usd": Column("Revenue ($M per year)", "$,.1f", "$%.1f", 1e-6),
     "opex_per_year_usd": Column("Energy + opex ($M per year)", "$,.1f", "$%.1f", 1e-6),
     "payback_years": Column("Payback (years)", ",.2f", "%.2f"),
+    "price_usd_per_m_input_tokens": usd_m_col("Selling price, input ($ per M tokens)"),
+    "cached_price_frac": pct_col("Cached input price (% of the input price)"),
+    "demand_share_frac": pct_col("Demand share (% of capacity sold)"),
+    "revenue_capacity_sold_per_year_usd": Column("Revenue, capacity sold ($M per year)", "$,.1f", "$%.1f", 1e-6),
+    "payback_capacity_sold_years": Column("Payback, capacity sold (years)", ",.2f", "%.2f"),
+    "irr_frac": pct_col("IRR over the accelerator life (% per year)"),
+    "irr_capacity_sold_frac": pct_col("IRR, capacity sold (% per year)"),
     # catalog columns whose derived title would read badly
     "usd_per_kwh": Column("Electricity ($/kWh)", "$,.4f", "$%.4f"), "fx_local_per_usd": Column("FX (local per $)"),
     "region_id": Column("Region id"), "all_in_power_w": Column("All-in power (W)", ",.0f", "%.0f"),
@@ -1106,6 +1122,17 @@ COLUMNS: dict[str, Column] = {
     "floor_binding_wall": Column("Floor binding wall"), "floor_batch_limit": Column("What stops a larger batch"),
     "band_max_usd_per_m_blended_tokens": usd_m_col("Dearest accelerator's floor ($ per M blended tokens)"),
     "band_max_hardware": Column("Dearest accelerator"),
+    "margin_text": Column("Margin, blended (in words)"), "floor_assumes": Column("The floor assumes"),
+    "floor_profile_note": Column("Floor's efficiency profile"), "floor_calibrated": Column("Floor on a calibrated profile"),
+    "floor_speedup_needed": Column("Speed-up over the model the floor needs", ",.2f", "%.2fx"),
+    "speedup_needed": Column("Speed-up over the model needed", ",.2f", "%.2fx"),
+    "floor_power_usd_per_m_blended_tokens": usd_m_col("Floor's power cost alone ($ per M blended tokens)"),
+    "ceiling_tokens_per_s_per_user": Column("Fastest GPU serving, band's fast end (tokens/s per user)", ",.0f", "%.0f"),
+    "ceiling_hardware": Column("On"), "calibrated": Column("Calibrated profile"),
+    "profile_note": Column("Efficiency profile"), "rank_note": Column("Ranking, with the bands"),
+    "distinguishable": Column("Apart from the first beyond the bands"),
+    "usd_per_m_blended_tokens_low": usd_m_col("Cost, low end of the band ($ per M blended tokens)"),
+    "usd_per_m_blended_tokens_high": usd_m_col("Cost, high end of the band ($ per M blended tokens)"),
     "num_hardware_meeting_floor": Column("Accelerators meeting the speed", "d", "%d"),
     "speed_floor_tokens_per_s_per_user": Column("Speed floor (output tokens/s per user)", ",.0f", "%.0f"),
     "speed_floor_source": Column("Speed floor from"), "reference_precision": Column("Precision compared"),
@@ -1133,7 +1160,11 @@ COLUMNS: dict[str, Column] = {
     "output_tokens_per_s_per_mw": Column("Output tokens/s per MW provisioned", ",.0f", "%.0f"),
     "provisioned_power_w_per_gpu": Column("Provisioned power per GPU, all-in x PUE (W)", ",.0f", "%.0f"),
     "setup": Column("Set-up"), "setup_label": Column("Set-up"),
-    "cost_ratio_b_to_a": Column("Cost, B / A", ",.2f", "%.2fx"),
+    "cost_ratio_b_to_a": Column("Cost, B / A", ",.2f", "%.2fx"), "cheaper": Column("Cheaper, with the bands"),
+    "usd_per_m_output_tokens_all_in_low_a": usd_m_col("A: cost all-in, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_high_a": usd_m_col("A: cost all-in, high end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_low_b": usd_m_col("B: cost all-in, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_all_in_high_b": usd_m_col("B: cost all-in, high end of the band ($ per M output tokens)"),
     "throughput_ratio_b_to_a": Column("Output tokens/s per GPU, B / A", ",.2f", "%.2fx"),
     "usd_per_m_output_tokens_all_in_a": Column("A: cost, all-in ($ per M output tokens)", "$,.3f", "$%.3f"),
     "usd_per_m_output_tokens_all_in_b": Column("B: cost, all-in ($ per M output tokens)", "$,.3f", "$%.3f"),

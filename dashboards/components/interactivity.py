@@ -15,7 +15,7 @@ import streamlit as st
 
 from dashboards import charts
 from dashboards.components import chart, safe_text, state, table
-from econ.analyses.compare import LEVEL_COLUMN, interactivity_table
+from econ.analyses.compare import LEVEL_COLUMN, interactivity_table, level_winners
 from econ.tables.measured import measured_points, with_cost
 from econ.io.scenario import SPECS, from_mapping
 
@@ -115,6 +115,11 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
     shown = list(dict.fromkeys([series, *[c for c in TABLE_COLUMNS if c in picks.columns and c != "series"
                                           and c not in other_cost]]))
     view = picks.sort(LEVEL_COLUMN, pl.col(cost), nulls_last=True)
+    if series == "hardware" and "precision" in view.columns and view.height:  # the frontier's winners, with the bands
+        ranked = level_winners(view, cat_in_use.catalog, cost=cost)
+        view = view.join(ranked.select(LEVEL_COLUMN, "hardware", "rank_note", "profile_note"),
+                         on=[LEVEL_COLUMN, "hardware"], how="left")
+        shown = [shown[0], "rank_note", "profile_note", *shown[1:]]
     table.show(view, key=f"{key}.table", name=name, columns=shown, assumptions=assumptions, metadata=metadata,
                catalog=cat_in_use.catalog, height=min(420, 38 + 35 * view.height), widths={series: "medium"},
                caption="Per accelerator and level, the cheapest deployment at least that fast per user; tokens per "

@@ -42,10 +42,11 @@ def _quote(token: str, quotes_key: tuple, quote_id: str, assumptions: Assumption
 
 @memory.cached(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
 def _site(token: str, hardware: str, model: str, power_w: float | None, capex_usd: float | None, power_of: str,
-          power_basis, price: float, floor: float, economics: Economics, prices_key: tuple, _prices=None,
-          _catalog=None):
+          power_basis, price: float, floor: float, economics: Economics, prices_key: tuple, revenue: tuple = (None, 1.0),
+          _prices=None, _catalog=None):
     return S.site_sensitivity(_catalog, hardware=hardware, model=model, power_w=power_w, capex_usd=capex_usd,
                               power_of=power_of, power_basis=power_basis, prices=_prices, price_usd_per_m_output_tokens=price,
+                              price_usd_per_m_input_tokens=revenue[0], demand_share_frac=revenue[1],
                               min_tokens_per_s_per_user=floor, economics=economics, samples=SAMPLES)
 
 
@@ -115,15 +116,15 @@ def quote_panel(cat, token: str, quotes: pl.DataFrame | None, quote_id: str, ass
 
 def site_panel(cat, token: str, *, hardware: str, model: str, power_w: float | None, capex_usd: float | None,
                power_of: str, price: float, floor: float, economics: Economics, power_basis="all-in", prices=None,
-               key: str) -> None:
-    """The Cluster page's panel: the payback of the budget's site."""
+               revenue: tuple = (None, 1.0), key: str) -> None:
+    """The Cluster page's panel: the payback of the budget's site (``revenue``: its input price and demand share)."""
     if not _toggle(f"{key}.on"):
         return
     try:
         import dataclasses
         result = _site(token, hardware, model, power_w, capex_usd, power_of, power_basis, float(price), float(floor),
-                       economics, dataclasses.astuple(prices) if prices is not None else (), _prices=prices,
-                       _catalog=cat)
+                       economics, dataclasses.astuple(prices) if prices is not None else (), tuple(revenue),
+                       _prices=prices, _catalog=cat)
     except Exception as exc:  # noqa: BLE001
         st.warning(safe_text.error(exc), icon=":material/warning:")
         return

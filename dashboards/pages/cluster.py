@@ -48,8 +48,9 @@ SUMMARY_COLUMNS = ["cluster_gpus", "gpus_per_rack", "capex_total_usd", "capex_ac
                    "efficiency_model", "mfu_frac", "scaling_efficiency_frac", "goodput_frac", "realized_flop_per_s",
                    "cluster_mtbf_h", "prob_failure_in_window_frac", "checkpoint_bytes", "checkpoint_write_s",
                    "training_days", "training_cost_usd", "serving_precision", "serving_gpus_per_replica",
-                   "serving_batch_size", "serving_tokens_per_day", "revenue_per_year_usd", "opex_per_year_usd",
-                   "payback_years"]
+                   "serving_batch_size", "serving_tokens_per_day", "price_usd_per_m_input_tokens", "demand_share_frac",
+                   "revenue_per_year_usd", "opex_per_year_usd", "payback_years", "irr_frac",
+                   "revenue_capacity_sold_per_year_usd", "payback_capacity_sold_years", "irr_capacity_sold_frac"]
 
 POWER_BASIS_LABELS = {"all-in": "All-in IT", "tdp": "Board TDP", "typed": "Typed (W per GPU)"}
 EFFICIENCY_LABELS = {"seed001": "Seed 001 chain", "seed000": "Seed 000 curve"}
@@ -63,10 +64,20 @@ def scale_ladder(num_gpus: int) -> list[int]:
     return [int(num_gpus)] + [g for g in ladder if g != num_gpus]
 
 
-def plan_inputs(sc: Scenario, cat, power_basis, efficiency_model: str, scaling_efficiency) -> dict:
+def revenue_inputs() -> tuple[float, float]:
+    """(input price [USD/M tokens], demand share [-]) from the page's widgets (the vocabulary's defaults before)."""
+    from econ.vocabulary import default
+    return (float(st.session_state.get("fl.price_in", default("price_usd_per_m_input_tokens"))),
+            float(st.session_state.get("fl.demand", 100.0 * default("demand_share_frac"))) / 100.0)
+
+
+def plan_inputs(sc: Scenario, cat, power_basis, efficiency_model: str, scaling_efficiency,
+                revenue: tuple[float, float] | None = None) -> dict:
     """The inputs of :func:`econ.analyses.cluster.cluster_plan` from the scenario and the page's widgets: one set for
-    the cluster at the top of the page and for the budget tab (the CLI's ``econ cluster`` reads the same fields)."""
-    return dict(
+    the cluster at the top of the page and for the budget tab (the CLI's ``econ cluster`` reads the same fields);
+    ``revenue`` = (input price, demand share) of :func:`revenue_inputs`."""
+    p_in, share = revenue if revenue is not None else (None, 1.0)
+    return dict(price_usd_per_m_input_tokens=p_in, demand_share_frac=share,
         hardware=sc.hardware, model=sc.model,
         gpus_per_rack=sc.gpus_per_rack, training_precision=sc.training_precision, mfu_frac=sc.mfu_frac,
         overhead_fracs=(sc.bubble_frac, sc.checkpoint_overhead_frac, sc.failure_recovery_frac, sc.maintenance_frac),
@@ -79,23 +90,24 @@ def plan_inputs(sc: Scenario, cat, power_basis, efficiency_model: str, scaling_e
 
 
 @memory.cached(show_spinner=False, max_entries=32, ttl=3600)
-def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, _catalog=None) -> pl.DataFrame:
+def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, revenue=None,
+         _catalog=None) -> pl.DataFrame:
     """:func:`econ.analyses.cluster.cluster_plan` at the chosen size (first row) and the scale ladder."""
     cat = _catalog if _catalog is not None else state.catalog()
     return cluster_plan(cat, num_gpus=scale_ladder(sc.cluster_gpus),
-                        **plan_inputs(sc, cat, power_basis, efficiency_model, scaling_efficiency))
+                        **plan_inputs(sc, cat, power_basis, efficiency_model, scaling_efficiency, revenue))
 
 
 @memory.cached(show_spinner=False, max_entries=32, ttl=3600)
 def budget_plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, kind: str,
-                amount: float, power_of: str, prices_key: tuple | None,
+                amount: float, power_of: str, prices_key: tuple | None, revenue=None,
                 _prices: buildout.BuildoutPrices | None = None, _catalog=None) -> pl.DataFrame:
     """:func:`econ.analyses.cluster.cluster_plan` for what a power [MW] or capex [USD] budget buys: the same inputs as
     :func:`plan` (serving through :func:`econ.analyses.cluster.serving_rate`)."""
     cat = _catalog if _catalog is not None else state.catalog()
     return cluster_plan(cat, power_w=amount * 1e6 if kind == "power" else None, power_of=power_of,
                         capex_usd=amount if kind == "capex" else None, it_prices=_prices,
-                        **plan_inputs(sc, cat, power_basis, efficiency_model, scaling_efficiency))
+                        **plan_inputs(sc, cat, power_basis, efficiency_model, scaling_efficiency, revenue))
 
 
 def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height: int | str = "auto",
@@ -135,6 +147,15 @@ def inputs() -> tuple[object, str, float | None]:
                   fmt="%.3f", step=0.05, help="Price the served output tokens sell at (revenue and payback)")
     fields.number("training_tokens", container=c[3], label="Training tokens (trillions)", scale=1e-12, unit="T",
                   fmt="%.1f", step=1.0, help="Tokens of a 6 x params x tokens training run of the chosen model")
+    from econ.vocabulary import FIELDS
+    c = st.columns(4)
+    f_in, f_d = FIELDS["price_usd_per_m_input_tokens"], FIELDS["demand_share_frac"]
+    c[0].number_input("Selling price, input ($ per M tokens)", min_value=float(f_in.lo), max_value=float(f_in.hi),
+                      value=float(f_in.default), step=0.05, format="%.3f", key="fl.price_in",
+                      help=f"{f_in.help}; cache hits (sidebar) sell at half of it. Source: {f_in.source}")
+    c[1].number_input("Demand share (% of capacity sold)", min_value=1.0, max_value=100.0,
+                      value=100.0 * float(f_d.default), step=5.0, format="%.0f", key="fl.demand",
+                      help=f"{f_d.help}. The capacity-sold case is shown beside it")
     c = st.columns(4)
     basis = c[0].selectbox("Power per GPU", list(POWER_BASIS_LABELS), format_func=POWER_BASIS_LABELS.get,
                            key="fl.power_basis",
@@ -242,10 +263,18 @@ def kpis(row: dict, sc: Scenario) -> None:
                                          "the cheapest deployment meeting the floor (econ.analyses.compare.hardware_comparison)")
                 if ok else "No deployment of this accelerator meets the floor")
     c[2].metric("Revenue per year", fmt.usd_millions(row["revenue_per_year_usd"]),
-                help=f"Output tokens only at {fmt.usd_per_m(sc.price_usd_per_m_output_tokens)} per M")
+                help=f"{fmt.pct(row['demand_share_frac'])} of the capacity sold, output at "
+                     f"{fmt.usd_per_m(row['price_usd_per_m_output_tokens'])} and the requests' input tokens at "
+                     f"{fmt.usd_per_m(row['price_usd_per_m_input_tokens'])} per M; capacity sold: "
+                     f"{fmt.usd_millions(row['revenue_capacity_sold_per_year_usd'])}")
     c[3].metric("Energy + opex per year", fmt.usd_millions(row["opex_per_year_usd"]))
     c[4].metric("Payback", "never" if row["payback_years"] is None else f"{row['payback_years']:,.2f} years",
-                help="Capex / (revenue - energy - opex), undiscounted")
+                delta=("capacity sold: never" if row["payback_capacity_sold_years"] is None else
+                       f"capacity sold: {row['payback_capacity_sold_years']:,.2f} years"), delta_color="off",
+                help="Capex / (revenue - energy - opex), undiscounted; IRR over the accelerator life "
+                     + ("n/a" if row["irr_frac"] is None else fmt.pct(row["irr_frac"]))
+                     + " (capacity sold: " + ("n/a" if row["irr_capacity_sold_frac"] is None
+                                              else fmt.pct(row["irr_capacity_sold_frac"])) + ")")
 
 
 def power_panel(cat, sc: Scenario, row: dict, power_basis) -> None:
@@ -409,8 +438,8 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
     it_prices = prices if itemized else None
     try:
         frame = budget_plan(cat_token, sc, power_basis, efficiency_model, scaling, kind, float(amount), power_of,
-                            None if it_prices is None else dataclasses.astuple(it_prices), _prices=it_prices,
-                            _catalog=cat)
+                            None if it_prices is None else dataclasses.astuple(it_prices), revenue=revenue_inputs(),
+                            _prices=it_prices, _catalog=cat)
     except EconError as exc:
         st.error(safe_text.error(exc), icon=":material/error:")
         return
@@ -433,17 +462,23 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
                 help=f"{safe_text.md(cat.model(sc.model)['display_name'])} at >= {sc.min_tokens_per_s_per_user:g} tokens/s per user, "
                      f"utilization {sc.utilization_frac:.0%} (engine: econ.analyses.cluster.serving_rate)")
     c[1].metric("Budget: revenue per year", fmt.usd(r["revenue_per_year_usd"]),
-                help=f"At {fmt.usd_per_m(sc.price_usd_per_m_output_tokens)} per M output tokens")
+                help=f"{fmt.pct(r['demand_share_frac'])} of the capacity sold at "
+                     f"{fmt.usd_per_m(r['price_usd_per_m_output_tokens'])} output, "
+                     f"{fmt.usd_per_m(r['price_usd_per_m_input_tokens'])} input per M tokens; capacity sold: "
+                     f"{fmt.usd(r['revenue_capacity_sold_per_year_usd'])}")
     c[2].metric("Budget: energy + opex per year", fmt.usd(r["opex_per_year_usd"]))
     c[3].metric("Budget: payback", "never" if r["payback_years"] is None else fmt.years(r["payback_years"]),
-                help="Capex / (revenue - energy - opex), undiscounted")
+                delta=("capacity sold: never" if r["payback_capacity_sold_years"] is None else
+                       f"capacity sold: {fmt.years(r['payback_capacity_sold_years'])}"), delta_color="off",
+                help="Capex / (revenue - energy - opex), undiscounted; IRR over the accelerator life "
+                     + ("n/a" if r["irr_frac"] is None else fmt.pct(r["irr_frac"])))
     c[4].metric("Budget: serving replicas", fmt.count(r["serving_replicas"]) if r["serving_replicas"] is not None
                 else "none", help="Whole replicas of the cheapest deployment meeting the floor")
     sensitivity.site_panel(cat, cat_token, hardware=sc.hardware, model=sc.model,
                            power_w=amount * 1e6 if kind == "power" else None,
                            capex_usd=amount if kind == "capex" else None, power_of=power_of,
                            price=sc.price_usd_per_m_output_tokens, floor=sc.min_tokens_per_s_per_user,
-                           economics=sc.economics(cat),
+                           economics=sc.economics(cat), revenue=revenue_inputs(),
                            power_basis=power_basis, prices=prices, key="cl.sens")
 
 
@@ -500,7 +535,7 @@ def render() -> None:
     power_basis, efficiency_model, scaling = inputs()
     sc = state.scenario()
     try:
-        frame = plan(cat_in_use.token, sc, power_basis, efficiency_model, scaling, _catalog=cat)
+        frame = plan(cat_in_use.token, sc, power_basis, efficiency_model, scaling, revenue=revenue_inputs(), _catalog=cat)
     except EconError as exc:
         st.error(safe_text.error(exc), icon=":material/error:")
         return

@@ -38,8 +38,9 @@ ORDER = 20
 ALL_IN = OBJECTIVES["output"]
 """The cost the page ranks and draws: all-in $/M output tokens (the figure head to head and econ compare quote)."""
 
-BEST_SHOWN = ["rank", "hardware", "precision", "layout", "total_gpus", "batch_size", "binding_wall",
-              "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens_all_in",
+BEST_SHOWN = ["rank", "hardware", "rank_note", "profile_note", "precision", "layout", "total_gpus", "batch_size",
+              "binding_wall", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens_all_in",
+              "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high",
               "usd_per_m_output_tokens", "usd_per_m_input_tokens",
               "usd_per_m_blended_tokens", "usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility",
               "usd_per_gpu_hour_power", "usd_per_gpu_hour_opex", "usd_per_gpu_hour_rental", "ttft_s", "status"]
@@ -97,7 +98,9 @@ def render() -> None:
     c = st.columns(4)
     if ranked.height:
         top = ranked.row(0, named=True)
-        c[0].metric("Cheapest accelerator", safe_text.md(names.get(top["hardware"], top["hardware"])))
+        c[0].metric("Cheapest accelerator", safe_text.md(names.get(top["hardware"], top["hardware"])),
+                    help=f"{top['rank_note']}" + (f"; {top['profile_note']}" if top["profile_note"] else "")
+                    + " (two set-ups whose calibration bands overlap are not distinguishable)")
         c[1].metric("Its $ per M " + ("output tokens, all-in" if sc.compare_objective == "output" else "blended tokens"),
                     fmt.usd_per_m(top[objective]),
                     help=f"{top['precision'].upper()}, {top['layout']} ({top['total_gpus']:,} GPUs), batch "

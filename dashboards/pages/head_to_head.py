@@ -33,7 +33,9 @@ ICON = ":material/compare_arrows:"
 ORDER = 22
 
 COST = "usd_per_m_output_tokens_all_in"
-RATIO_SHOWN = [LEVEL_COLUMN, "usd_per_m_output_tokens_all_in_a", "usd_per_m_output_tokens_all_in_b", "cost_ratio_b_to_a",
+RATIO_SHOWN = [LEVEL_COLUMN, "cheaper", "usd_per_m_output_tokens_all_in_a", "usd_per_m_output_tokens_all_in_b",
+               "cost_ratio_b_to_a", "usd_per_m_output_tokens_all_in_low_a", "usd_per_m_output_tokens_all_in_high_a",
+               "usd_per_m_output_tokens_all_in_low_b", "usd_per_m_output_tokens_all_in_high_b",
                "output_tokens_per_s_per_gpu_a", "output_tokens_per_s_per_gpu_b", "throughput_ratio_b_to_a",
                "tokens_per_s_per_user_a", "tokens_per_s_per_user_b"]
 SETUP_SHOWN = ["setup_label", LEVEL_COLUMN, "tokens_per_s_per_user", COST, f"{COST}_low", f"{COST}_high",
@@ -108,6 +110,8 @@ def kpis(h: HeadToHead) -> None:
                        f"deployment at least {lv:g} tokens/s per user fast")
             continue
         col.metric(f"At {lv:g} tok/s per user: B costs", f"{ratio:,.2f}x A",
+                   delta=("not distinguishable (bands overlap)" if r.get("cheaper") == "not distinguishable"
+                          else f"{r.get('cheaper') or '?'} cheaper beyond the bands"), delta_color="off",
                    help=f"A {fmt.usd_per_m(r['usd_per_m_output_tokens_all_in_a'])}, B "
                         f"{fmt.usd_per_m(r['usd_per_m_output_tokens_all_in_b'])} per M output tokens, all-in; "
                         f"throughput per GPU B / A = {r['throughput_ratio_b_to_a']:,.2f}x")

@@ -32,7 +32,8 @@ from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.analyses.quotes import QuoteCheck, check_quotes, cost_basis_label, generations, single_quote  # noqa: E402
-from econ.economics.margins import NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, VERDICTS  # noqa: E402
+from econ.economics.margins import (NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, UNDETERMINED,  # noqa: E402
+                                    VERDICTS)
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
 from econ.tables.quote_files import (  # noqa: E402
     MAX_QUOTE_ROWS, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, WEIGHT_FORMATS, load_provider_systems, load_quotes,
@@ -48,18 +49,20 @@ ORDER = 40
 UPLOAD_PREFIX = "upload-"
 # Uploaded quote ids get this prefix, so they never collide with the catalog's.
 
-VERDICT_COLOURS = {"below-floor": charts.OKABE_ITO[5], "thin": charts.OKABE_ITO[1], "plausible": charts.OKABE_ITO[0],
-                   "rich": charts.OKABE_ITO[2], NOT_COMPARABLE: "#999999"}
-# Okabe-Ito colours per verdict (vermillion, orange, blue, green) and grey for quotes without a GPU floor.
+VERDICT_COLOURS = {"below-floor": charts.OKABE_ITO[5], UNDETERMINED: charts.OKABE_ITO[3], "thin": charts.OKABE_ITO[1],
+                   "plausible": charts.OKABE_ITO[0], "rich": charts.OKABE_ITO[2], NOT_COMPARABLE: "#999999"}
+# Okabe-Ito colours per verdict (vermillion, purple, orange, blue, green) and grey for quotes without a GPU floor.
 
-VERDICT_LABELS = {"below-floor": "Below floor", "thin": "Thin", "plausible": "Plausible", "rich": "Rich",
-                  NOT_COMPARABLE: "Not GPU-comparable"}
-VERDICT_HELP = {"below-floor": "No accelerator in scope serves the model at this price and speed",
+VERDICT_LABELS = {"below-floor": "Below floor", UNDETERMINED: "Undetermined", "thin": "Thin", "plausible": "Plausible",
+                  "rich": "Rich", NOT_COMPARABLE: "Not GPU-comparable"}
+VERDICT_HELP = {"below-floor": "The price is below the low end of the floor's calibration band at this speed",
+                UNDETERMINED: "The price lies inside the floor's calibration band: the model cannot tell whether it "
+                              "covers its cost",
                 "thin": f"Gross margin under {THIN_MARGIN_FRAC:.0%}",
                 "plausible": f"Gross margin {THIN_MARGIN_FRAC:.0%} to {RICH_MARGIN_FRAC:.0%}",
                 "rich": f"Gross margin over {RICH_MARGIN_FRAC:.0%}",
-                NOT_COMPARABLE: "Non-GPU hardware without a cost basis (Groq, Cerebras, SambaNova), or a speed no "
-                                "accelerator in scope reaches: no GPU floor to compare with"}
+                NOT_COMPARABLE: "No catalog GPU reaches the quote's speed even at the fast end of its calibration "
+                                "band with speculative decoding (or holds the model): no GPU floor to compare with"}
 
 TIER_LABELS = {"scenario": "As in the sidebar",
                **{spec.cli_name: spec.label for t, spec in TIER_SPECS.items() if t not in (Tier.RENTAL, Tier.CUSTOM)},
@@ -101,8 +104,9 @@ _COLS = {**COLUMNS, **QUOTE_COLUMNS}
 # Titles, formats and scales of this page's columns: the shared map (COLUMNS) and its overrides.
 
 TABLE_COLUMNS = ["quote_id", "verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens",
-                 "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "margin_blended_frac",
-                 "band_straddles_price", "cost_basis", "floor_usd_per_gpu_hour", "utilization_frac", "reason",
+                 "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "margin_text",
+                 "floor_assumes", "band_straddles_price", "cost_basis", "floor_usd_per_gpu_hour", "utilization_frac",
+                 "reason", "margin_blended_frac",
                  "provider", "model", "quote_set", "floor_scope", "floor_hardware", "floor_layout", "floor_precision",
                  "floor_weight_format", "floor_batch_size", "floor_binding_wall", "floor_batch_limit",
                  "speed_floor_tokens_per_s_per_user", "margin_input_frac", "margin_output_frac",
@@ -112,8 +116,9 @@ DETAIL_COLUMNS = ["hardware", "generation", "in_scope", "meets_floor", "usd_per_
                   "margin_blended_frac", "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
                   "precision", "layout", "num_gpus", "batch_size", "tokens_per_s_per_user", "binding_wall",
                   "fastest_tokens_per_s_per_user", "note"]
-SINGLE_COLUMNS = ["verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens", "margin_blended_frac",
-                  "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "cost_basis",
+SINGLE_COLUMNS = ["verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens", "margin_text",
+                  "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "floor_assumes",
+                  "cost_basis",
                   "floor_usd_per_gpu_hour", "utilization_frac", "floor_scope", "floor_layout",
                   "breakeven_usd_per_gpu_hour", "breakeven_utilization_frac", "breakeven_batch_size",
                   "cheapest_clearing_hardware"]
@@ -170,7 +175,8 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
         x=alt.X("usd_per_m_blended_tokens:Q", scale=alt.Scale(type="log"), axis=None), y=y,
         tooltip=_tooltip(tick_cols))
     price_cols = ["quote_id", "quote_set", "provider", "model", "verdict", "price_usd_per_m_blended_tokens",
-                  "floor_usd_per_m_blended_tokens", "margin_blended_frac", "floor_hardware",
+                  "floor_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens_low",
+                  "floor_usd_per_m_blended_tokens_high", "margin_text", "floor_assumes",
                   "speed_floor_tokens_per_s_per_user", "cost_basis"]
     shown = [v for v in VERDICTS if v in set(s["verdict"])]
     price = alt.Chart(s.select(price_cols).to_pandas()).mark_point(shape="diamond", filled=True, size=110,
@@ -247,6 +253,22 @@ def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tup
     return check_quotes(q, cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
                         min_tokens_per_s_per_user=speed_default, output_len=sc.output_len,
                         generation=list(gens) or None)
+
+
+@memory.cached(show_spinner="Checking the verdict under the alternatives ...", max_entries=32, ttl=3600)
+def alternatives_one(token: str, sc: Scenario, tier: str, rate: float | None, speed_default: float, quote: tuple,
+                     _catalog=None) -> pl.DataFrame:
+    """The typed quote's verdict with the floor on each generation at 20, 50, 100 tokens/s and its own speed
+    (:func:`econ.analyses.quotes.verdict_alternatives`, as a small table)."""
+    from econ.analyses.quotes import alternatives_table, verdict_alternatives
+
+    cat = _catalog if _catalog is not None else state.catalog()
+    model, provider, p_in, p_c, p_out, speed, hw, wf = quote
+    q = single_quote(cat, model=model, usd_per_m_input_tokens=p_in, usd_per_m_output_tokens=p_out,
+                     usd_per_m_cached_input_tokens=p_c, output_tokens_per_s_per_user=speed, hardware=hw,
+                     weight_format=wf, provider=provider or "quote", quote_id=f"{provider or 'quote'}-{model}")
+    return alternatives_table(verdict_alternatives(q, cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
+                                                   min_tokens_per_s_per_user=speed_default, output_len=sc.output_len))
 
 
 @memory.cached(show_spinner="Pricing the traffic with econ's floor ...", max_entries=16, ttl=3600)
@@ -498,8 +520,16 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
     k[1].metric("Blended price", _money(r["price_usd_per_m_blended_tokens"], 3) + "/M")
     k[2].metric("Modeled floor", _money(r["floor_usd_per_m_blended_tokens"], 3) + "/M"
                 if r["floor_usd_per_m_blended_tokens"] is not None else "none in scope")
-    k[3].metric("Gross margin", _frac(r["margin_blended_frac"]))
+    k[3].metric("Gross margin", r["margin_text"] or "–", help="bounded and in words: a price far below its floor "
+                "reads as the ratio, one below the power cost alone says so")
     st.markdown(safe_text.md(r["reason"].split(": ", 1)[1]))
+    try:
+        alt = alternatives_one(cat_in_use.token, sc, tier, rate, speed_default, quote, _catalog=cat)
+        st.markdown("**How robust the verdict is**: the floor taken on each generation (rows) at each speed "
+                    "(columns; * the quote's)")
+        st.dataframe(alt, hide_index=True, key="qc.s.alternatives")
+    except EconError as exc:
+        st.caption(safe_text.md(f"No alternatives: {exc}"))
     shown = res.summary.select(SINGLE_COLUMNS)
     st.dataframe(_display(shown), column_config=_column_config(shown), hide_index=True, key="qc.s.table",
                  placeholder=table.PLACEHOLDER)

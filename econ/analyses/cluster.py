@@ -24,7 +24,7 @@ from econ import vocabulary as V
 from econ.assumptions import DEFAULT, Economics
 from econ.economics.buildout import (BuildoutPrices, annual_energy_cost_usd, annual_energy_kwh, buildout_capex,
                                      buildout_prices, cluster_capex_usd, gpus_for_capex, payback_years,
-                                     revenue_per_year_usd, training_cost_usd)
+                                     irr_frac, revenue_per_year_usd, training_cost_usd, usd_per_m_output_tokens_sold)
 from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
 from econ.errors import InvalidInputError
 from econ.physics.communication import (communication_computation_ratio, ring_allreduce_time_s,
@@ -593,8 +593,9 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "checkpoint_bytes", "checkpoint_write_s", "training_tokens", "training_flop", "training_days",
     "usd_per_gpu_hour_training", "training_cost_usd", "serving_precision", "serving_gpus_per_replica",
     "serving_replicas", "serving_batch_size", "serving_tokens_per_s_per_user", "serving_output_tokens_per_s_per_gpu",
-    "serving_tokens_per_day", "price_usd_per_m_output_tokens", "revenue_per_year_usd", "opex_per_year_usd",
-    "payback_years",
+    "serving_tokens_per_day", "price_usd_per_m_output_tokens", "price_usd_per_m_input_tokens", "cached_price_frac",
+    "demand_share_frac", "revenue_per_year_usd", "revenue_capacity_sold_per_year_usd", "opex_per_year_usd",
+    "payback_years", "payback_capacity_sold_years", "irr_frac", "irr_capacity_sold_frac",
 )
 """Columns of :func:`cluster_plan`, in order. ``budget`` is null when the size is given; ``facility``, ``pue``,
 ``build_usd_per_mw_it``, ``usd_per_kwh``, ``utilization_frac`` and ``it_capex_basis`` show the site and prices the
@@ -689,7 +690,9 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
                  mtbf_h_per_gpu: float = MTBF_H_PER_GPU, checkpoint_write_gb_per_s: float = 100.0,
                  training_tokens: float = 15e12,
                  min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER, precisions=None,
-                 price_usd_per_m_output_tokens: float = 0.90, input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
+                 price_usd_per_m_output_tokens: float = 0.90, price_usd_per_m_input_tokens: float | None = None,
+                 cached_price_frac: float | None = None, demand_share_frac: float = 1.0,
+                 input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
                  assumptions=None, economics: Economics | None = None, facility: str | None = None,
                  power_basis="all-in", efficiency_model: str = "seed001", scaling_efficiency: float | None = None,
                  it_prices: BuildoutPrices | None = None) -> pl.DataFrame:
@@ -730,6 +733,13 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
     precisions : sequence of str, optional
         Serving precisions allowed (None = all).
     price_usd_per_m_output_tokens : float >= 0 [USD/M tokens]
+    price_usd_per_m_input_tokens : float >= 0, optional [USD/M tokens]
+        Price of the requests' uncached input tokens (default: the vocabulary's, the same list price as the output's).
+    cached_price_frac : float in [0, 1], optional
+        A prefix-cache hit's price as a share of the input price (``economics.cache_hit_frac`` of the input tokens
+        are hits); default the vocabulary's (the median of the shipped quotes that list one).
+    demand_share_frac : float in (0, 1]
+        Share of the tokens the site can serve at its utilization that are sold (1: the capacity-sold case). [-]
     input_len, output_len : int [tokens]
     assumptions : Assumptions, optional
     economics : Economics, optional
@@ -752,8 +762,11 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
 
     Returns
     -------
-    pl.DataFrame (:data:`PLAN_COLUMNS`), one row per cluster size. ``payback_years`` is null when the yearly
-    margin (revenue - energy - opex) is not positive (never paid back).
+    pl.DataFrame (:data:`PLAN_COLUMNS`), one row per cluster size. ``revenue_per_year_usd``, ``payback_years`` and
+    ``irr_frac`` are the demand case (``demand_share_frac`` of the capacity sold), the ``*_capacity_sold*`` columns
+    the case where every token the site can serve is sold; a payback is null when the yearly margin (revenue -
+    energy - opex) is not positive (never paid back), an IRR when the margin over the accelerators' life does not
+    recover the capex.
 
     Raises
     ------
@@ -773,9 +786,14 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
     - Training: 6 x active matmul parameters x tokens (seed 001; Kaplan et al. 2020) at the realized FLOP/s;
       its cost prices every GPU for the whole wall clock at the owned $/GPU-hour with utilization 1 (a
       dedicated cluster: idle time is already in goodput), or the rental rate.
-    - Serving: whole replicas of :func:`serving_rate`'s deployment at ``economics.utilization_frac``; revenue
-      counts output tokens only. Yearly opex = energy + ``opex_frac_of_capex_per_year`` x IT capex;
-      payback = capex / (revenue - opex), undiscounted (``econ.economics.buildout.payback_years``).
+    - Serving: whole replicas of :func:`serving_rate`'s deployment at ``economics.utilization_frac``: the output
+      tokens the site can serve. Revenue = those tokens x the demand share x the price per output token of a request
+      (``econ.economics.buildout.usd_per_m_output_tokens_sold``: the output price plus input_len / output_len input
+      tokens at the input price, cache hits at the cached price). Yearly opex = energy + ``opex_frac_of_capex_per_year``
+      x IT capex, the same whatever the demand (energy is billed at the utilization; idle draw neglected);
+      payback = capex / (revenue - opex), undiscounted (``econ.economics.buildout.payback_years``); IRR of the capex
+      against revenue - opex over ``economics.accelerator_life_years``, no residual value
+      (``econ.economics.buildout.irr_frac``).
     """
     assumptions = assumptions or DEFAULT
     e = economics or Economics()
@@ -816,6 +834,11 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
     require_in_range("checkpoint_write_gb_per_s", checkpoint_write_gb_per_s, 0.0, np.inf, "GB/s", lo_inclusive=False)
     require_in_range("training_tokens", training_tokens, 0.0, np.inf, "tokens", lo_inclusive=False)
     require_in_range("price_usd_per_m_output_tokens", price_usd_per_m_output_tokens, 0.0, np.inf, "USD/M tokens")
+    p_in = float(V.check("price_usd_per_m_input_tokens", V.default("price_usd_per_m_input_tokens")
+                         if price_usd_per_m_input_tokens is None else price_usd_per_m_input_tokens))
+    c_frac = float(V.check("cached_price_frac", V.default("cached_price_frac") if cached_price_frac is None
+                           else cached_price_frac))
+    share = float(V.check("demand_share_frac", demand_share_frac))
     chain = efficiency_chain(gpus, efficiency_model, mfu_frac=mfu_frac, scaling_efficiency=scaling_efficiency,
                              goodput=goodput)
     it_per_gpu = buildout_capex(gpus, prices, it_power_w_per_gpu=watts, build_usd_per_mw_it=e.build_usd_per_mw_it)[
@@ -849,14 +872,17 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
     opex_year = sized["annual_energy_cost_usd"].to_numpy() + e.opex_frac_of_capex_per_year * sized[
         "capex_accelerators_usd"].to_numpy()
     cols.update(usd_per_gpu_hour_training=usd_hour, opex_per_year_usd=opex_year,
-                price_usd_per_m_output_tokens=np.full(n, float(price_usd_per_m_output_tokens)))
+                price_usd_per_m_output_tokens=np.full(n, float(price_usd_per_m_output_tokens)),
+                price_usd_per_m_input_tokens=np.full(n, p_in), cached_price_frac=np.full(n, c_frac),
+                demand_share_frac=np.full(n, share))
     null = np.full(n, np.nan)
     if model is None:
         cols.update({c: null for c in ("checkpoint_bytes", "checkpoint_write_s", "training_tokens", "training_flop",
                                        "training_days", "training_cost_usd", "serving_gpus_per_replica",
                                        "serving_replicas", "serving_batch_size", "serving_tokens_per_s_per_user",
                                        "serving_output_tokens_per_s_per_gpu", "serving_tokens_per_day",
-                                       "revenue_per_year_usd", "payback_years")})
+                                       "revenue_per_year_usd", "revenue_capacity_sold_per_year_usd", "payback_years",
+                                       "payback_capacity_sold_years", "irr_frac", "irr_capacity_sold_frac")})
         cols.update(model=[None] * n, serving_precision=[None] * n)
     else:
         m = catalog.model(model)
@@ -871,8 +897,14 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
         replicas = np.floor(g / per_rep) if ok else np.zeros(n)
         tps_gpu = rate["output_tokens_per_s_per_gpu"] if ok else 0.0
         tokens_day = serving_tokens_per_day(replicas * (per_rep if ok else 0.0), tps_gpu, e.utilization_frac)
-        revenue = revenue_per_year_usd(tokens_day, price_usd_per_m_output_tokens)
-        payback = payback_years(sized["capex_total_usd"].to_numpy(), revenue, opex_year)
+        per_m = usd_per_m_output_tokens_sold(float(price_usd_per_m_output_tokens), p_in, input_len / output_len,
+                                             e.cache_hit_frac, c_frac)
+        capacity = revenue_per_year_usd(tokens_day, per_m)
+        revenue = capacity * share
+        capex_total = sized["capex_total_usd"].to_numpy()
+        payback = payback_years(capex_total, revenue, opex_year)
+        payback_cap = payback_years(capex_total, capacity, opex_year)
+        life = e.accelerator_life_years
         cols.update(
             model=[model] * n, checkpoint_bytes=np.full(n, ckpt),
             checkpoint_write_s=np.full(n, checkpoint_write_time_s(ckpt, checkpoint_write_gb_per_s * BYTES_PER_GB)),
@@ -883,7 +915,11 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
             serving_tokens_per_s_per_user=np.full(n, rate["tokens_per_s_per_user"] if ok else np.nan),
             serving_output_tokens_per_s_per_gpu=np.full(n, tps_gpu if ok else np.nan),
             serving_tokens_per_day=tokens_day, revenue_per_year_usd=revenue,
-            payback_years=np.where(np.isfinite(payback), payback, np.nan))
+            revenue_capacity_sold_per_year_usd=capacity,
+            payback_years=np.where(np.isfinite(payback), payback, np.nan),
+            payback_capacity_sold_years=np.where(np.isfinite(payback_cap), payback_cap, np.nan),
+            irr_frac=irr_frac(capex_total, revenue - opex_year, life),
+            irr_capacity_sold_frac=irr_frac(capex_total, capacity - opex_year, life))
     extra = pl.DataFrame({k: (pl.Series(k, v, dtype=pl.String) if isinstance(v, list)
                               else pl.Series(k, np.asarray(v, dtype=float)).fill_nan(None))
                           for k, v in cols.items()})

@@ -54,10 +54,14 @@ BEST_COLUMNS: tuple[str, ...] = (
     "usd_per_m_tokens_capex",
     "usd_per_m_tokens_facility", "usd_per_m_tokens_opex", "usd_per_m_tokens_power", "usd_per_m_tokens_rental",
     "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
-    "decode_instances",
+    "decode_instances", "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high",
+    "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "profile", "calibrated", "profile_note",
+    "distinguishable", "rank_note",
 )
-"""Columns of :attr:`Comparison.best`: the winner per accelerator, its cost chain and split, and every key of its
-deployment (so it can be evaluated again on its own)."""
+"""Columns of :attr:`Comparison.best`: the winner per accelerator, its cost chain and split, every key of its
+deployment (so it can be evaluated again on its own), the calibration band of its cost, the efficiency profile it
+rests on (:func:`econ.analyses.bands.with_profiles`: ``profile_note`` marks a fallback or wide-band profile) and
+whether its band is apart from the cheapest's (:func:`econ.analyses.bands.distinguish`: ``rank_note``)."""
 
 FRONTIER_COLUMNS: tuple[str, ...] = (
     "hardware", "display_name", "precision", "num_gpus", "batch_size", "tokens_per_s_per_user",
@@ -162,6 +166,7 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
             .with_columns([(pl.col(obj) * pl.col(f"usd_per_gpu_hour_{p}") / pl.col("usd_per_gpu_hour"))
                           .alias(f"usd_per_m_tokens_{p}") for p in COST_PARTS]))
     best = best.with_columns(rank=pl.int_range(1, best.height + 1, dtype=pl.Int64))
+    best = with_bands(best, catalog, cost=obj)
     missing = _why_not(points, res.rejected, hws, slo)
     missing = missing.filter(~pl.col("hardware").is_in(best["hardware"].implode()))
     best = pl.concat([best.join(names, on="hardware", how="left"),
@@ -170,6 +175,35 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     best = (best.join(order, on="hardware", how="left")
             .sort([pl.col("rank").is_null(), "rank", "_order"]).select(BEST_COLUMNS))
     return Comparison(best=best, frontier=throughput_frontier(points, names), points=points)
+
+
+def with_bands(ranked: pl.DataFrame, catalog: Catalog, *, cost: str, name: str = "hardware") -> pl.DataFrame:
+    """A ranking (best first by ``cost``) with the efficiency profile of each row and whether its band is apart from
+    the first's: :func:`econ.analyses.bands.with_profiles` and :func:`econ.analyses.bands.distinguish` on the
+    ``{cost}_low`` / ``{cost}_high`` band (null band columns are added where the rows carry none)."""
+    from econ.analyses.bands import distinguish, with_profiles
+
+    for end in ("low", "high"):
+        for c in {cost, "usd_per_m_output_tokens_all_in", "usd_per_m_blended_tokens"}:
+            if f"{c}_{end}" not in ranked.columns:
+                ranked = ranked.with_columns(pl.lit(None, pl.Float64).alias(f"{c}_{end}"))
+    out = with_profiles(ranked, catalog) if "precision" in ranked.columns else ranked
+    return distinguish(out, low=f"{cost}_low", high=f"{cost}_high", name=name)
+
+
+def level_winners(table: pl.DataFrame, catalog: Catalog, *, cost: str = "usd_per_m_output_tokens_all_in",
+                  by: str = "hardware") -> pl.DataFrame:
+    """Per interactivity level, the rows of a cost-vs-interactivity table (:func:`value_at_interactivity` over several
+    accelerators or set-ups) ranked by ``cost`` with their bands: ``rank``, ``profile_note``, ``distinguishable`` and
+    ``rank_note`` ("cheapest; not distinguishable from b200 (bands overlap)"). Levels a row does not reach are left
+    out. The frontier's winners, with the bands."""
+    reached = table.filter(pl.col(cost).is_not_null())
+    parts = []
+    for lv in reached[LEVEL_COLUMN].unique(maintain_order=True).to_list():
+        one = reached.filter(pl.col(LEVEL_COLUMN) == lv).sort(cost, by)
+        parts.append(with_bands(one.with_columns(rank=pl.int_range(1, one.height + 1, dtype=pl.Int64)), catalog,
+                                cost=cost, name=by))
+    return pl.concat(parts, how="diagonal_relaxed") if parts else reached
 
 
 _CHAIN_COLUMNS = ("usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility", "usd_per_gpu_hour_opex",
@@ -673,6 +707,7 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
         cost_ratio_b_to_a=pl.col(f"{cost}_b") / pl.col(f"{cost}_a"),
         throughput_ratio_b_to_a=pl.col("output_tokens_per_s_per_gpu_b") / pl.col("output_tokens_per_s_per_gpu_a"),
     ).sort(LEVEL_COLUMN)
+    ratio = ratio.join(_h2h_verdict(at, cost), on=LEVEL_COLUMN, how="left")
     reached = at.filter(pl.col("reached"))
     parts, wides = [], []
     for n in SETUP_NAMES:  # two engine calls per side (the points, and at a one-token context)
@@ -688,7 +723,31 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
                       binding=binding)
 
 
-__all__ = ["Comparison", "hardware_comparison", "throughput_frontier",
+def _h2h_verdict(at: pl.DataFrame, cost: str) -> pl.DataFrame:
+    """Per level: each side's cost band and which side is cheaper beyond the bands (``cheaper``: "A", "B", or "not
+    distinguishable" when the bands overlap; a side without a band is compared by its point and says so)."""
+    from econ.analyses.bands import overlap
+
+    cols = [f"{cost}_low", f"{cost}_high"]
+    have = at.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in cols if c not in at.columns))
+    w = have.select("setup", LEVEL_COLUMN, cost, *cols).pivot(on="setup", index=LEVEL_COLUMN, values=[cost, *cols])
+    w = w.rename({c: c.replace("_A", "_a").replace("_B", "_b") for c in w.columns})
+    for c in (cost, *cols):
+        for n in ("a", "b"):
+            if f"{c}_{n}" not in w.columns:
+                w = w.with_columns(pl.lit(None, pl.Float64).alias(f"{c}_{n}"))
+    lo_a, hi_a, lo_b, hi_b = (pl.col(f"{cost}_{e}_{n}") for n in ("a", "b") for e in ("low", "high"))
+    banded = lo_a.is_not_null() & hi_a.is_not_null() & lo_b.is_not_null() & hi_b.is_not_null()
+    a, b = pl.col(f"{cost}_a"), pl.col(f"{cost}_b")
+    cheaper = (pl.when(a.is_null() | b.is_null()).then(None)
+               .when(banded & overlap(lo_a, hi_a, lo_b, hi_b)).then(pl.lit("not distinguishable"))
+               .when(~banded).then(pl.when(b < a).then(pl.lit("B (no band)")).otherwise(pl.lit("A (no band)")))
+               .when(b < a).then(pl.lit("B")).otherwise(pl.lit("A")))
+    return w.select(LEVEL_COLUMN, *(pl.col(f"{cost}_{e}_{n}") for n in ("a", "b") for e in ("low", "high")),
+                    cheaper.alias("cheaper"))
+
+
+__all__ = ["Comparison", "hardware_comparison", "throughput_frontier", "with_bands", "level_winners",
            "value_at_interactivity", "add_efficiency", "interactivity_table", "cost_frontier", "Setup",
            "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES", "batch_at_floor",
            "auto_batch_row", "curve_on_layout", "BEST_COLUMNS", "FRONTIER_COLUMNS", "COST_PARTS", "OBJECTIVES"]

@@ -63,8 +63,8 @@ from econ.tables.quote_files import (QUOTE_SCHEMA, WEIGHT_FORMATS, load_provider
                                      validate_quotes)
 from econ.engine import catalog_arrays, evaluate, tier_rate
 from econ.errors import InvalidInputError
-from econ.economics.margins import (NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, breakeven_usd_per_gpu_hour,
-                                    breakeven_utilization_frac, gross_margin_frac, verdict_expr)
+from econ.economics.margins import (NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, band_verdict_expr,
+                                    breakeven_usd_per_gpu_hour, breakeven_utilization_frac, gross_margin_frac)
 from econ.economics.pricing import usd_per_m_blended_tokens
 from econ.analyses.search import octave_grid
 from econ.analyses.sweep import layout_candidates_frame
@@ -91,6 +91,7 @@ WEIGHT_FORMAT_BASES: dict[str, str] = {
     "slug-turbo": "a 'Turbo' endpoint, FP8 by the weight-format rule",
     "slug-fp8": "'fp8' in the model name",
     "gpt-oss-release": "as OpenAI released the MoE weights, MXFP4",
+    "fp8-release": "the FP8 checkpoint published with the model (econ.tables.quote_files.FP8_RELEASES); the provider states none",
     "native": "the released checkpoint's; the provider states none",
     "given": "as the quotes file states",
 }
@@ -124,9 +125,11 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "quote_id", "provider", "model", "hardware", "quantization", "weight_format", "verdict",
     "price_usd_per_m_input_tokens", "price_usd_per_m_output_tokens", "price_usd_per_m_blended_tokens",
     "floor_usd_per_m_input_tokens", "floor_usd_per_m_output_tokens", "floor_usd_per_m_blended_tokens",
-    "margin_input_frac", "margin_output_frac", "margin_blended_frac",
+    "margin_input_frac", "margin_output_frac", "margin_blended_frac", "margin_text",
     "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high",
-    "margin_blended_frac_low", "margin_blended_frac_high", "band_straddles_price",
+    "margin_blended_frac_low", "margin_blended_frac_high", "band_straddles_price", "floor_assumes",
+    "floor_profile_note", "floor_calibrated", "floor_speedup_needed", "floor_power_usd_per_m_blended_tokens",
+    "ceiling_tokens_per_s_per_user", "ceiling_hardware",
     "cost_basis", "utilization_frac", "floor_usd_per_gpu_hour",
     "floor_scope", "floor_hardware", "floor_generation", "floor_layout", "floor_num_gpus", "floor_tp", "floor_dp",
     "floor_ep", "floor_pp", "floor_precision", "floor_weight_format", "floor_expert_weight_format",
@@ -161,8 +164,9 @@ PER_HARDWARE_COLUMNS: tuple[str, ...] = (
     "quote_id", "provider", "model", "hardware", "generation", "in_scope", "meets_floor", "layout", "num_gpus",
     "tp", "dp", "ep", "pp", "precision", "batch_size",
     "tokens_per_s_per_user", "binding_wall", "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
-    "usd_per_m_blended_tokens", "price_usd_per_m_blended_tokens", "margin_blended_frac",
-    "fastest_tokens_per_s_per_user", "note",
+    "usd_per_m_blended_tokens", "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high",
+    "price_usd_per_m_blended_tokens", "margin_blended_frac", "fastest_tokens_per_s_per_user", "speedup_needed",
+    "calibrated", "note",
 )
 """Columns of :attr:`QuoteCheck.per_hardware`: each quote's floor on every accelerator searched (null
 costs and a ``note`` where the accelerator cannot meet the speed floor or has no rate in the tier);
@@ -439,12 +443,69 @@ def _floor_configs(models, catalog: Catalog, assumptions: Assumptions, economics
     configs = (configs.filter(pl.col("num_gpus") <= MAX_GPUS)
                .join(fkeys, on=["model", "hardware", "precision"], how="inner")
                .with_columns(pl.lit(input_len).alias("input_len"), pl.lit(output_len).alias("output_len")))
+    configs = configs.join(_speculation_variants(catalog, models), on="model", how="inner")
     if configs.height == 0:  # no accelerator holds the weights on <= MAX_GPUS: nothing to search
         return configs.with_row_index("_cfg")
     probe = evaluate(configs.with_columns(pl.col("dp").alias("batch_size")), catalog, assumptions, economics,
                      strict=False, columns=("max_batch_size",))
     return (configs.with_columns(probe["max_batch_size"].clip(upper_bound=MAX_BATCH).alias("max_batch_size"))
             .filter(pl.col("max_batch_size") >= pl.col("dp")).with_row_index("_cfg"))
+
+
+EAGLE_DRAFT_TOKENS = 3
+"""Tokens an EAGLE-3 head drafts per step in the floor search (a chain: SGLang ``--speculative-num-steps 3
+--speculative-eagle-topk 1 --speculative-num-draft-tokens 4``, the configuration of the acceptance below)."""
+
+EAGLE_ACCEPTANCE_LENGTH = 2.41
+"""Tokens accepted per step by an EAGLE-3 head drafting :data:`EAGLE_DRAFT_TOKENS` (gpt-oss-120b on H100, MT-Bench,
+temperature 0.7, batch 1; 2.43 at batch 64: the Dogacel/specdrift-gpt-oss-120b-eagle3 model card, SpecForge
+evaluation of arXiv:2605.09992; SGLang's EAGLE-3 docs give a 2.36x speed-up on Llama-3.1-8B). [tokens/step]"""
+
+
+def chain_acceptance(acceptance_length: float, draft_tokens: int) -> float:
+    """Per-token acceptance a of a drafted chain with the given mean accepted length:
+    1 + a + ... + a^k = acceptance_length (the engine's model of speculative decoding), solved for a in [0, 1).
+
+    Raises
+    ------
+    InvalidInputError
+        A length outside [1, draft_tokens + 1).
+    """
+    require_in_range("acceptance_length", acceptance_length, 1.0, draft_tokens + 1.0, "tokens", hi_inclusive=False)
+    roots = np.roots([1.0] * draft_tokens + [1.0 - acceptance_length])  # a^k + ... + a + (1 - length) = 0
+    real = [float(r.real) for r in roots if abs(r.imag) < 1e-9 and -1e-12 <= r.real < 1.0]
+    return max(0.0, min(real))
+
+
+EAGLE_ACCEPTANCE = chain_acceptance(EAGLE_ACCEPTANCE_LENGTH, EAGLE_DRAFT_TOKENS)
+"""Per-token acceptance of the floor search's EAGLE-3 head (0.667 from :data:`EAGLE_ACCEPTANCE_LENGTH`). [-]"""
+
+SPECULATION_BASIS = (
+    "speculative decoding in the floor search: the model's own MTP module where it ships one (DeepSeek-V3/R1), else "
+    f"an EAGLE-3 head drafting {EAGLE_DRAFT_TOKENS} tokens at {EAGLE_ACCEPTANCE_LENGTH} accepted per step (gpt-oss-120b "
+    "on H100, Dogacel/specdrift-gpt-oss-120b-eagle3 model card; heads are trained per model with open tooling in "
+    "~10 GPU-hours, so any provider can run one), beside plain decoding: the floor takes whichever is cheaper at "
+    "the quote's speed")
+"""How the floor search speculates (the settings sheet and the README)."""
+
+
+def _speculation_variants(catalog: Catalog, models) -> pl.DataFrame:
+    """The decoding variants the floor search evaluates per model: the engine's default (null: plain, or the model's
+    MTP module) and, for a model without MTP, an EAGLE-3 head (:data:`EAGLE_DRAFT_TOKENS`, :data:`EAGLE_ACCEPTANCE`).
+
+    Returns
+    -------
+    pl.DataFrame: ``model``, ``spec_method`` (null or "eagle"), ``spec_draft_tokens``, ``spec_acceptance``.
+    """
+    from econ.engine import default_speculation
+
+    rows = []
+    for m in dict.fromkeys(models):
+        rows.append((m, None, None, None))
+        if default_speculation(catalog, m) is None:
+            rows.append((m, "eagle", EAGLE_DRAFT_TOKENS, EAGLE_ACCEPTANCE))
+    return pl.DataFrame(rows, schema={"model": pl.String, "spec_method": pl.String, "spec_draft_tokens": pl.Int64,
+                                      "spec_acceptance": pl.Float64}, orient="row")
 
 
 def _grid_index(configs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -475,6 +536,8 @@ def _grid_points(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray] | No
 
 BAND_COLUMNS: tuple[str, str] = ("usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high")
 """The engine's calibration band of the blended cost, used when :func:`econ.engine.evaluate` returns it."""
+SPEED_BAND_COLUMNS: tuple[str, ...] = ("tokens_per_s_per_user_high",)
+"""The fast end of the speed's calibration band: the physics ceiling of a deployment (:func:`speed_ceiling`)."""
 
 _RES_COLUMNS = ("model", "hardware", "layout", "num_gpus", "tp", "dp", "ep", "pp", "precision", "batch_size",
                 "max_batch_size", "binding_wall", "tokens_per_s_per_user", "usd_per_gpu_hour", "usd_per_gpu_hour_capex",
@@ -545,9 +608,10 @@ def _memo(catalog: Catalog, key: tuple, build):
 
 def _evaluate_rows(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions, economics: Economics
                    ) -> pl.DataFrame:
-    """The whole engine on grid points (``_cfg`` dropped), with the requested weight format as ``_wf_in``."""
+    """The whole engine on grid points (``_cfg`` dropped), with the requested weight format as ``_wf_in`` and the
+    requested speculation as ``_spec_in`` (null: the engine's default)."""
     return evaluate(points.drop("_cfg", strict=False), catalog, assumptions, economics, strict=False).with_columns(
-        points["weight_format"].alias("_wf_in"))
+        points["weight_format"].alias("_wf_in"), points["spec_method"].alias("_spec_in"))
 
 
 def _feasible_rows(res: pl.DataFrame, catalog: Catalog, band: bool) -> pl.DataFrame:
@@ -556,7 +620,7 @@ def _feasible_rows(res: pl.DataFrame, catalog: Catalog, band: bool) -> pl.DataFr
     default_fmt = pl.col("precision").replace_strict(prec.DEFAULT_WEIGHT_FORMAT, return_dtype=pl.String)
     spec_cols = [c for c in _OPTIONAL_RES_COLUMNS if c in res.columns]
     return res.filter(pl.col("feasible")).select(
-        *_RES_COLUMNS, *spec_cols, *(BAND_COLUMNS if band else ()), "_wf_in",
+        *_RES_COLUMNS, *spec_cols, *(BAND_COLUMNS + SPEED_BAND_COLUMNS if band else ()), "_wf_in", "_spec_in",
         pl.when(pl.col("model").is_in(pinned)).then(pl.col("_wf_in").is_null())
         .otherwise(pl.col("_wf_in") == default_fmt).alias("_is_default"),
     ).sort("model", "hardware", "precision", "num_gpus", "batch_size")
@@ -583,8 +647,9 @@ def _screen(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray], floors: 
     meets = (scr_m.select("_row", "_cfg", "model", speed, rate).join(floors, on="model", how="inner")
              .filter(speed >= pl.col("_s")))
     cheapest = meets.filter(rate >= rate.max().over("_cfg", "_s") * (1.0 - SCREEN_TIE_FRAC))["_row"]
-    # per model, accelerator and weight format: the fastest rows
-    fastest = scr_m.filter(speed == speed.max().over("model", "hardware", "weight_format"))["_row"]
+    # per model, accelerator, weight format and precision: the fastest rows (the ceiling reads each profile's band)
+    scr_m = scr_m.join(configs.select("_cfg", "precision"), on="_cfg", how="left")
+    fastest = scr_m.filter(speed == speed.max().over("model", "hardware", "weight_format", "precision"))["_row"]
     rows = pl.concat([cheapest, fastest]).unique().sort().to_numpy()
     return rows, scr.select("_cfg", "batch_size", "tokens_per_s_per_user")
 
@@ -760,7 +825,7 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     rates = tier_rates(catalog, economics)
     screen = None
     if num_points == 0:
-        res = _EMPTY_RESULT.with_columns(pl.lit(None, pl.String).alias("_wf_in"))
+        res = _EMPTY_RESULT.with_columns(pl.lit(None, pl.String).alias("_wf_in"), pl.lit(None, pl.String).alias("_spec_in"))
     elif EXHAUSTIVE_SEARCH:
         res = _evaluate_rows(_grid_points(configs, grid), catalog, assumptions, economics)
     else:
@@ -768,27 +833,34 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                                        assumptions, economics, search_key)
     band = all(c in res.columns for c in BAND_COLUMNS)
     res = _feasible_rows(res, catalog, band)
+    power_hour = (pl.col("all_in_power_w") / 1000.0 * float(economics.pue) * float(economics.usd_per_kwh))
     searched = (gens.join(rates, on="hardware", how="left")
-                .join(catalog.accelerators.select(pl.col("id").alias("hardware"), "capex_basis"), on="hardware",
+                .join(catalog.accelerators.select(pl.col("id").alias("hardware"), "capex_basis",
+                                                  power_hour.alias("_power_usd_per_hour")), on="hardware",
                       how="left"))
     if hardware is not None:
         searched = searched.filter(pl.col("hardware").is_in(hardware))
     systems = load_provider_systems(catalog).select(pl.col("id").alias("hardware"),
                                                     pl.col("display_name").alias("_system_name"))
-    scope = _scope(q, searched, systems, picked, economics, restricted=hardware is not None)
+    rentable = None if hardware is not None else rentable_at_scale(catalog, q.select("quote_id", "as_of"))
+    scope = _scope(q, searched, systems, picked, economics, restricted=hardware is not None, rentable=rentable)
     frames = _floors(keys, res, screen, configs)
     if screen is not None:  # the break-even batch reads the floor deployment's whole batch curve
         def curves(floors: pl.DataFrame) -> pl.DataFrame:
-            ids = configs.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format"],
-                               how="semi", nulls_equal=True)["_cfg"].to_numpy()
+            ids = configs.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format",
+                                           "spec_method"], how="semi", nulls_equal=True)["_cfg"].to_numpy()
             rows = np.flatnonzero(np.isin(grid[0], ids))
             return _feasible_rows(_evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics),
                                   catalog, band) if rows.size else res.clear()
 
         frames["curves"] = curves
-    summary = _summary(q, scope, searched, frames, economics, band)
-    per_hw = _per_hardware(q, scope, searched, frames, economics)
+    from econ.analyses.bands import profile_table
+
+    profiles = profile_table(catalog)
+    summary = _summary(q, scope, searched, frames, economics, band, profiles)
+    per_hw = _per_hardware(q, scope, searched, frames, economics, profiles)
     _require_finite(summary, "quote check")
+    _speed_within_physics(summary)
     settings = {
         "min_tokens_per_s_per_user": speed_default,
         "input_len_tokens": input_len, "output_len_tokens": output_len,
@@ -804,17 +876,183 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                       settings=settings)
 
 
+ALTERNATIVE_COLUMNS: tuple[str, ...] = (
+    "quote_id", "generation", "speed_tokens_per_s_per_user", "is_quote_speed", "floor_hardware", "floor_precision",
+    "floor_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high",
+    "calibrated", "speedup_needed", "price_usd_per_m_blended_tokens", "verdict", "margin_text")
+"""Columns of :func:`verdict_alternatives` (one row per generation x speed)."""
+
+
+def verdict_alternatives(quote: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
+                         economics: Economics = Economics(), *, speeds=None,
+                         min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
+                         output_len: int = DEFAULT_OUTPUT_LEN, generations=None) -> pl.DataFrame:
+    """How robust a quote's verdict is: its verdict with the floor taken on each generation, at several speeds.
+
+    Parameters
+    ----------
+    quote : pl.DataFrame, one validated quote (:func:`single_quote` or a row of :func:`econ.tables.quote_files.load_quotes`)
+    speeds : iterable of float, optional
+        Speed floors to try [tokens/s per user]; default :data:`econ.presets.INTERACTIVITY_LEVELS` (20, 50, 100) and
+        the quote's own (published, else ``min_tokens_per_s_per_user``).
+    generations : iterable of str, optional
+        Default: the generations of the accelerators rentable at scale at the quote's date
+        (:func:`rentable_at_scale`), else every generation searched.
+    other parameters : as :func:`check_quotes`
+
+    Returns
+    -------
+    pl.DataFrame (:data:`ALTERNATIVE_COLUMNS`): per generation and speed, the floor by the check's rule
+    (:data:`FLOOR_RANK_RULE`) among that generation's accelerators, its band and the verdict on the quote's price
+    (``verdict`` "not-gpu-comparable" where no accelerator of the generation reaches the speed). One
+    :func:`check_quotes` call on the quote at every speed.
+
+    Raises
+    ------
+    InvalidInputError
+        Not exactly one quote; the errors of :func:`check_quotes`.
+    """
+    from econ.analyses.bands import profile_table
+    from econ.presets import INTERACTIVITY_LEVELS
+
+    if quote.height != 1:
+        raise InvalidInputError(f"quote has {quote.height} rows; verdict_alternatives takes exactly one quote")
+    q = quote.row(0, named=True)
+    own = float(q["output_tokens_per_s_per_user"] or min_tokens_per_s_per_user)
+    levels = sorted({float(v) for v in (INTERACTIVITY_LEVELS if speeds is None else speeds)} | {own})
+    for v in levels:
+        require_in_range("speeds", v, 0.0, 1e5, "tokens/s per user", lo_inclusive=False)
+    variants = pl.concat([quote.with_columns(pl.lit(f"{q['quote_id']}@{v:g}").alias("quote_id"),
+                                             pl.lit(v).alias("output_tokens_per_s_per_user"),
+                                             pl.lit("alternative").alias("speed_source")) for v in levels])
+    check = check_quotes(variants, catalog, assumptions, economics, min_tokens_per_s_per_user=min_tokens_per_s_per_user,
+                         output_len=output_len)
+    if generations is None:
+        rent = rentable_at_scale(catalog, quote.select("quote_id", "as_of"))
+        gens = accelerator_generations(catalog)
+        picked = gens.filter(pl.col("hardware").is_in(rent["hardware"].implode()))["generation"].unique(
+            maintain_order=True).to_list() or gens["generation"].unique(maintain_order=True).to_list()
+    else:
+        picked = [generations] if isinstance(generations, str) else list(generations)
+    per = (check.per_hardware.filter(pl.col("meets_floor") & pl.col("generation").is_in(picked))
+           .join(profile_table(catalog).select("hardware", "precision", pl.col("calibrated").alias("_cal")),
+                 on=["hardware", "precision"], how="left"))
+    cost, lo, hi = "usd_per_m_blended_tokens", "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high"
+    expected = pl.when(pl.col("speedup_needed").is_null() & pl.col(lo).is_not_null()) \
+        .then((pl.col(lo) * pl.col(hi)).sqrt()).otherwise(pl.col(cost))
+    best = (per.sort([~pl.col("_cal").fill_null(False), pl.col("speedup_needed").is_not_null(), expected, cost,
+                      "hardware"], maintain_order=True)
+            .group_by("quote_id", "generation", maintain_order=True).first())
+    grid = (pl.DataFrame({"quote_id": variants["quote_id"], "speed_tokens_per_s_per_user": levels})
+            .join(pl.DataFrame({"generation": picked}), how="cross")
+            .join(best.select("quote_id", "generation", pl.col("hardware").alias("floor_hardware"),
+                              pl.col("precision").alias("floor_precision"),
+                              pl.col(cost).alias("floor_usd_per_m_blended_tokens"),
+                              pl.col(lo).alias("floor_usd_per_m_blended_tokens_low"),
+                              pl.col(hi).alias("floor_usd_per_m_blended_tokens_high"),
+                              pl.col("_cal").alias("calibrated"), "speedup_needed"),
+                  on=["quote_id", "generation"], how="left"))
+    price = float(check.summary["price_usd_per_m_blended_tokens"][0])
+    power = pl.lit(None, pl.Float64)
+    floor = pl.col("floor_usd_per_m_blended_tokens")
+    out = grid.with_columns(pl.lit(q["quote_id"]).alias("quote_id"), pl.lit(price).alias("price_usd_per_m_blended_tokens"),
+                            (pl.col("speed_tokens_per_s_per_user") == own).alias("is_quote_speed"))
+    out = out.with_columns(
+        band_verdict_expr(pl.col("price_usd_per_m_blended_tokens"), floor, pl.col("floor_usd_per_m_blended_tokens_low"),
+                          pl.col("floor_usd_per_m_blended_tokens_high")).alias("verdict"),
+        margin_words(pl.col("price_usd_per_m_blended_tokens"), floor, power).alias("margin_text"))
+    return out.select(ALTERNATIVE_COLUMNS)
+
+
+def alternatives_table(alternatives: pl.DataFrame) -> pl.DataFrame:
+    """:func:`verdict_alternatives` as a small table: one row per generation, one column per speed (the quote's own
+    marked with ``*``), each cell the verdict with the margin in words ("plausible: margin 63%")."""
+    cell = pl.when(pl.col("floor_usd_per_m_blended_tokens").is_null()).then(pl.col("verdict")).otherwise(
+        pl.format("{}: {}", pl.col("verdict"), pl.col("margin_text")))
+    head = pl.format("{} tokens/s{}", pl.col("speed_tokens_per_s_per_user").round(1).cast(pl.String)
+                     .str.replace(r"\.0$", ""), pl.when(pl.col("is_quote_speed")).then(pl.lit("*")).otherwise(pl.lit("")))
+    long = alternatives.with_columns(cell.alias("cell"), head.alias("speed"))
+    order = long.sort("speed_tokens_per_s_per_user")["speed"].unique(maintain_order=True).to_list()
+    wide = long.pivot(on="speed", index="generation", values="cell", aggregate_function="first")
+    return wide.select("generation", *order)
+
+
 _DEPLOYMENT = ("num_gpus", "tp", "dp", "ep", "pp")
 """The columns that identify a deployment (layout) of a floor."""
 
+FLOOR_RANK_RULE = (
+    "a quote's floor is the deployment, among the accelerators in its scope, that (1) runs on a calibrated efficiency "
+    "profile (econ.analyses.bands: fitted on its own generation's measurements, band within 2.5x; an uncalibrated "
+    "one only where no calibrated accelerator meets the speed), (2) meets the speed at the model's point (a "
+    "deployment that reaches it only at the fast end of its calibration band is priced at the speed-up it needs), "
+    "and (3) has the lowest expected cost: its modeled cost over the centre of its profile's held-out band, "
+    "exp((p10 + p90) / 2) of measured / predicted (a profile whose held-out cases run 16% below its prediction, as "
+    "cdna3's do, does not win on its bias). The floor is reported at its modeled point with its band")
+"""How the floor accelerator is picked (the settings sheet, the reason and the README)."""
+
+RENTABLE_MIN_PROVIDERS = 3
+"""An accelerator is *rentable at scale* in a period when at least this many sellers (hyperscalers or GPU clouds;
+marketplaces, price indices and surveys are not sellers) list it within :data:`RENTABLE_WINDOW_DAYS` of the date:
+a provider without its own disclosed hardware can source it competitively. Assumption: three independent clouds
+(two can be one contract; the shipped rows give 3-16 sellers for the H100/H200/B200/B300/MI300X/L40S/A100 of
+2026 and 1-2 for GB200, GB300, MI325X, MI355X, TPUs and Trainium). [providers]"""
+
+RENTABLE_WINDOW_DAYS = 365
+"""Largest gap between a rental offer and the quote's date for the offer to count (one year: the window of the
+catalog's tier rule, econ.tables.rental_rates.RULE_WINDOW_DAYS). [days]"""
+
+RENTAL_INDEX_PATTERN = r"(?i)\bindex\b|semianalysis|survey|\bmarket\b|exchange"
+"""``rental_rates.csv`` ``provider`` names that are price indices, surveys or exchanges, not sellers (Silicon Data
+index, SemiAnalysis models and surveys, "AMD neocloud market", Ornn exchange)."""
+
+
+def rentable_at_scale(catalog: Catalog, quotes: pl.DataFrame) -> pl.DataFrame:
+    """The accelerators rentable at scale at each quote's date (data/rental_rates.csv).
+
+    Parameters
+    ----------
+    catalog : Catalog (its data folder's rental_rates.csv, else the shipped one)
+    quotes : pl.DataFrame with ``quote_id`` and ``as_of`` (YYYY[-MM[-DD]], ``~`` allowed; null: every offer counts)
+
+    Returns
+    -------
+    pl.DataFrame ``quote_id``, ``hardware``, ``sellers`` (distinct sellers within :data:`RENTABLE_WINDOW_DAYS`), only
+    the pairs with at least :data:`RENTABLE_MIN_PROVIDERS`.
+
+    Notes
+    -----
+    Region: every region counts (quotes.csv carries no region; the shipped providers sell from US and EU clouds).
+    """
+    from econ.tables.rental_rates import load_rental_rates, period_start
+
+    rates = load_rental_rates(catalog.data_dir, catalog.accelerators["id"].to_list())
+    sellers = rates.filter((pl.col("provider_kind") != "marketplace")
+                           & ~pl.col("provider").str.contains(RENTAL_INDEX_PATTERN))
+    dates = quotes.select("quote_id", pl.col("as_of").map_elements(
+        lambda a: _date_or_none(a, period_start), return_dtype=pl.Date).alias("_q_date"))
+    j = dates.join(sellers.select(pl.col("accelerator").alias("hardware"), "provider", "as_of_date"), how="cross")
+    near = pl.col("_q_date").is_null() | ((pl.col("as_of_date") - pl.col("_q_date")).dt.total_days().abs()
+                                          <= RENTABLE_WINDOW_DAYS)
+    return (j.filter(near).group_by("quote_id", "hardware").agg(pl.col("provider").n_unique().alias("sellers"))
+            .filter(pl.col("sellers") >= RENTABLE_MIN_PROVIDERS).sort("quote_id", "hardware"))
+
+
+def _date_or_none(text, period_start):
+    try:
+        return None if text is None else period_start(str(text))
+    except (ValueError, IndexError):
+        return None
+
 
 def _scope(q: pl.DataFrame, searched: pl.DataFrame, systems: pl.DataFrame, picked, economics: Economics,
-           restricted: bool = False) -> dict:
+           restricted: bool = False, rentable: pl.DataFrame | None = None) -> dict:
     """(quote_id, key, hardware) rows: the accelerators each quote's floor is taken from, with the scope's words.
 
     Own accelerator when the quote names a searched catalog accelerator with a rate in the tier; else that
     accelerator's generation (no rate in the tier, or outside the searched set); else (non-GPU system or no
-    hardware) the generations picked, or every accelerator searched.
+    hardware) the accelerators rentable at scale at the quote's date (``rentable``: :func:`rentable_at_scale`) of the
+    generations picked (every generation by default), or every accelerator of those generations when none is
+    rentable then; every accelerator searched when the user restricted the search (``restricted``).
     """
     tier = cost_basis_label(economics.basis)
     own = searched.select(pl.col("hardware").alias("_q_hw"), pl.col("generation").alias("_q_gen"),
@@ -844,8 +1082,20 @@ def _scope(q: pl.DataFrame, searched: pl.DataFrame, systems: pl.DataFrame, picke
     keep = (pl.when(pl.col("_mode") == "own").then(pl.col("hardware") == pl.col("_q_hw"))
             .when(pl.col("_scope_gen").is_not_null()).then(pl.col("generation") == pl.col("_scope_gen"))
             .otherwise(in_pick))
-    rows = qq.join(acc, how="cross").filter(keep).select("quote_id", "key", "hardware")
-    return {"rows": rows, "quotes": qq.select("quote_id", "floor_scope", "_is_system", "_system_name", "_mode")}
+    rows = qq.join(acc, how="cross").filter(keep).select("quote_id", "key", "hardware", "_mode")
+    if rentable is not None:  # a provider of unknown hardware: what it can rent at scale at the quote's date
+        pick = rows.filter(pl.col("_mode") == "pick")
+        rent = pick.join(rentable.select("quote_id", "hardware"), on=["quote_id", "hardware"], how="semi")
+        none = pick.join(rent.select("quote_id").unique(), on="quote_id", how="anti")
+        rows = pl.concat([rows.filter(pl.col("_mode") != "pick"), rent, none])
+        rented = rent.group_by("quote_id").agg(pl.col("hardware").sort().str.join(", ").alias("_rented"))
+        qq = qq.join(rented, on="quote_id", how="left").with_columns(
+            pl.when((pl.col("_mode") == "pick") & pl.col("_rented").is_not_null())
+            .then(pl.format("{} rentable at scale then ({})", pl.col("floor_scope"), pl.col("_rented")))
+            .when(pl.col("_mode") == "pick").then(pl.format("{} (none rentable at scale then)", pl.col("floor_scope")))
+            .otherwise(pl.col("floor_scope")).alias("floor_scope"))
+    return {"rows": rows.select("quote_id", "key", "hardware"),
+            "quotes": qq.select("quote_id", "floor_scope", "_is_system", "_system_name", "_mode")}
 
 
 def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None = None,
@@ -853,51 +1103,93 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
     """The group-bys of the floor search per (key, accelerator), computed in one collect.
 
     ``screen`` (from :func:`_screened_search`, with ``configs``): ``res`` holds only the rows that can be an answer,
-    and the speed-capped batch of each floor deployment is read from the screen's speeds of the whole grid."""
+    and the speed-capped batch of each floor deployment is read from the screen's speeds of the whole grid.
+
+    ``per_hw`` holds, per key and accelerator, the cheapest row meeting the key's speed floor and, where none does
+    but the fast end of a row's calibration band reaches it (``tokens_per_s_per_user_high``: the physics ceiling,
+    :func:`speed_ceiling`), a *stretched* row (``_stretch`` = the speed-up over the model it needs): the fastest such
+    deployment priced at the throughput the speed requires (cost x modeled speed / floor), its band from its own low
+    end to that price."""
     cost = "usd_per_m_blended_tokens"
+    band = "tokens_per_s_per_user_high" in res.columns
     j = (keys.lazy().join(res.lazy(), on="model", how="inner")
          .with_columns((pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user")).alias("_meets"),
                        pl.col("_wf_in").eq_missing(pl.col("_spec")).alias("_allowed")))
     ok = j.filter(pl.col("_meets") & pl.col("_allowed"))
-    per_hw = ok.group_by("key", "hardware").agg(pl.all().get(pl.col(cost).arg_min()))
+    per_hw = ok.group_by("key", "hardware").agg(pl.all().get(pl.col(cost).arg_min())).with_columns(
+        pl.lit(None, pl.Float64).alias("_stretch"))
     if screen is not None:
-        floor_cfg = ["model", "hardware", "precision", "weight_format", *_DEPLOYMENT]
-        speed_cap = (per_hw.select("key", *floor_cfg[:3], pl.col("_spec").alias("weight_format"), *_DEPLOYMENT,
+        floor_cfg = ["model", "hardware", "precision", "weight_format", "spec_method", *_DEPLOYMENT]
+        speed_cap = (per_hw.select("key", *floor_cfg[:3], pl.col("_spec").alias("weight_format"),
+                                   pl.col("_spec_in").alias("spec_method"), *_DEPLOYMENT,
                                    "speed_floor_tokens_per_s_per_user")
                      .join(configs.lazy().select("_cfg", *floor_cfg), on=floor_cfg, how="inner", nulls_equal=True)
                      .join(screen.lazy(), on="_cfg", how="inner")
                      .filter(pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user"))
-                     .group_by("key", "hardware", "precision", *_DEPLOYMENT)
+                     .group_by("key", "hardware", "precision", pl.col("spec_method").alias("_spec_in"), *_DEPLOYMENT)
                      .agg(pl.col("batch_size").max().alias("_b_speed")))
     else:
-        speed_cap = ok.group_by("key", "hardware", "precision", *_DEPLOYMENT).agg(
+        speed_cap = ok.group_by("key", "hardware", "precision", "_spec_in", *_DEPLOYMENT).agg(
             pl.col("batch_size").max().alias("_b_speed"))
     fastest_hw = (j.filter(pl.col("_allowed")).group_by("key", "hardware").agg(
         pl.col("tokens_per_s_per_user", "precision", "num_gpus", "batch_size", "layout")
-        .get(pl.col("tokens_per_s_per_user").arg_max()).name.prefix("fast_")))
+        .get(pl.col("tokens_per_s_per_user").arg_max()).name.prefix("fast_"),
+        (pl.col("tokens_per_s_per_user_high").max() if band else pl.col("tokens_per_s_per_user").max())
+        .alias("fast_high_tokens_per_s_per_user")))
     bf16 = (j.filter(pl.col("_meets") & (pl.col("_wf_in") == "bf16")).group_by("key", "hardware")
             .agg(pl.col(cost).min().alias("bf16_cost")))
     any_p = (j.filter(pl.col("_meets") & pl.col("_is_default")).group_by("key", "hardware").agg(
         pl.col(cost, "precision").get(pl.col(cost).arg_min()).name.prefix("any_")))
-    names = ("per_hw", "speed_cap", "fastest_hw", "bf16", "any")
-    out = dict(zip(names, pl.collect_all([per_hw, speed_cap, fastest_hw, bf16, any_p])))
-    out["per_hw"] = out["per_hw"].join(out["speed_cap"], on=["key", "hardware", "precision", *_DEPLOYMENT], how="left")
+    lazies = [per_hw, speed_cap, fastest_hw, bf16, any_p]
+    if band:  # the fastest deployment within its band where no deployment meets the speed at the model's point
+        reach = j.filter(pl.col("_allowed") & ~pl.col("_meets")
+                         & (pl.col("tokens_per_s_per_user_high") >= pl.col("speed_floor_tokens_per_s_per_user")))
+        lazies.append(reach.sort("tokens_per_s_per_user_high", cost, descending=[True, False], maintain_order=True)
+                      .group_by("key", "hardware").agg(pl.all().first()))
+    names = ("per_hw", "speed_cap", "fastest_hw", "bf16", "any", "stretch")
+    out = dict(zip(names, pl.collect_all(lazies)))
+    if band:
+        st = out.pop("stretch").join(out["per_hw"].select("key", "hardware"), on=["key", "hardware"], how="anti")
+        need = pl.col("speed_floor_tokens_per_s_per_user") / pl.col("tokens_per_s_per_user")  # speed-up needed, > 1
+        st = st.with_columns(need.alias("_stretch")).with_columns(
+            *(pl.col(c) / pl.col("_stretch") for c in ("usd_per_m_input_tokens", "usd_per_m_output_tokens", cost)),
+            (pl.col(cost) / pl.col("_stretch")).alias(BAND_COLUMNS[1]))
+        out["per_hw"] = pl.concat([out["per_hw"], st.select(out["per_hw"].columns)], how="vertical_relaxed")
+    out["per_hw"] = out["per_hw"].join(out["speed_cap"], on=["key", "hardware", "precision", "_spec_in", *_DEPLOYMENT],
+                                       how="left", nulls_equal=True)
     out["curves"] = res  # for the break-even batch (joined on the floor configuration only)
     return out
 
 
 def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, economics: Economics,
-             band: bool) -> pl.DataFrame:
+             band: bool, profiles: pl.DataFrame) -> pl.DataFrame:
     cost = "usd_per_m_blended_tokens"
     rows = scope["rows"]
-    per_hw = f["per_hw"]
-    cand = rows.join(per_hw.drop("model", "speed_floor_tokens_per_s_per_user", "reference_precision", "_spec",
-                                 strict=False), on=["key", "hardware"], how="inner")
-    best = cand.group_by("quote_id").agg(
-        pl.all().exclude("quote_id", "key").get(pl.col(cost).arg_min()),
-        pl.col(cost).max().alias("band_max_usd_per_m_blended_tokens"),
-        pl.col("hardware").get(pl.col(cost).arg_max()).alias("band_max_hardware"),
-        pl.len().cast(pl.Int64).alias("num_hardware_meeting_floor"))
+    per_hw = f["per_hw"].join(profiles.select("hardware", "precision", "calibrated", "profile_note"),
+                              on=["hardware", "precision"], how="left").with_columns(
+        pl.col("calibrated").fill_null(False))
+    drop = ["model", "speed_floor_tokens_per_s_per_user", "reference_precision", "_spec"]
+    in_scope = rows.join(per_hw.drop(drop, strict=False), on=["key", "hardware"], how="inner").with_columns(
+        pl.lit(True).alias("_in_scope"))
+    # where nothing in scope reaches the speed, the floor is taken from the accelerators that do (marked)
+    outside = (q.select("quote_id", "key").join(per_hw.drop(drop, strict=False), on="key", how="inner")
+               .join(rows.select("quote_id", "hardware"), on=["quote_id", "hardware"], how="anti")
+               .with_columns(pl.lit(False).alias("_in_scope")))
+    cand = pl.concat([in_scope, outside.select(in_scope.columns)], how="vertical_relaxed")
+    # the floor: in scope first; a calibrated profile first (an uncalibrated one that runs 3-10x too fast must not
+    # win: econ.analyses.bands); a deployment that meets the speed at the model's point before a stretched one; then
+    # the lowest expected cost: the modeled cost over the centre of its profile's held-out band (FLOOR_RANK_RULE)
+    expected = (pl.when(pl.col("_stretch").is_null() & pl.col(BAND_COLUMNS[0]).is_not_null())
+                .then((pl.col(BAND_COLUMNS[0]) * pl.col(BAND_COLUMNS[1])).sqrt()).otherwise(pl.col(cost))) \
+        if band else pl.col(cost)
+    priority = [~pl.col("_in_scope"), ~pl.col("calibrated"), pl.col("_stretch").is_not_null(), expected, pl.col(cost),
+                pl.col("hardware")]
+    best = cand.sort(priority, maintain_order=True).group_by("quote_id", maintain_order=True).agg(
+        pl.all().exclude("quote_id", "key").first(),
+        pl.col(cost).filter(pl.col("_in_scope")).max().alias("band_max_usd_per_m_blended_tokens"),
+        pl.col("hardware").filter(pl.col("_in_scope")).get(pl.col(cost).filter(pl.col("_in_scope")).arg_max())
+        .alias("band_max_hardware"),
+        pl.col("_in_scope").sum().cast(pl.Int64).alias("num_hardware_meeting_floor"))
     floor_cols = {c: f"floor_{c}" for c in ("hardware", "layout", *_DEPLOYMENT, "precision", "batch_size",
                                               "tokens_per_s_per_user", "binding_wall", "usd_per_gpu_hour",
                                               "usd_per_m_input_tokens", "usd_per_m_output_tokens", cost)}
@@ -910,13 +1202,21 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
     if band:
         floor_cols.update({BAND_COLUMNS[0]: "floor_usd_per_m_blended_tokens_low",
                            BAND_COLUMNS[1]: "floor_usd_per_m_blended_tokens_high"})
+    floor_cols.update({"calibrated": "floor_calibrated", "profile_note": "floor_profile_note",
+                       "_stretch": "floor_speedup_needed", "_in_scope": "_floor_in_scope"})
     best = best.rename(floor_cols)
+    # fastest accelerator of each quote; exact ties (GB200 and GB300 run bf16 decode at the same modeled speed) go
+    # to the first hardware id, so the screened and the exhaustive search name the same one
+    first_fast = dict(by=[pl.col("fast_tokens_per_s_per_user"), pl.col("hardware")], descending=[True, False])
     fast = (rows.join(f["fastest_hw"], on=["key", "hardware"], how="inner").group_by("quote_id").agg(
-        pl.col("hardware").alias("fast_hardware").get(pl.col("fast_tokens_per_s_per_user").arg_max()),
-        pl.col("^fast_.*$").get(pl.col("fast_tokens_per_s_per_user").arg_max())))
+        pl.col("hardware").sort_by(**first_fast).first().alias("fast_hardware"),
+        pl.col("^fast_.*$").sort_by(**first_fast).first()))
     qk = q.select("quote_id", "key", "price_usd_per_m_blended_tokens")
     fast_all = (qk.join(f["fastest_hw"], on="key", how="inner").group_by("quote_id").agg(
-        pl.col("fast_tokens_per_s_per_user").max().alias("all_fast_tokens_per_s_per_user")))
+        pl.col("fast_tokens_per_s_per_user").max().alias("all_fast_tokens_per_s_per_user"),
+        pl.col("fast_high_tokens_per_s_per_user").max().alias("ceiling_tokens_per_s_per_user"),
+        pl.col("hardware").sort_by(["fast_high_tokens_per_s_per_user", "hardware"], descending=[True, False]).first()
+        .alias("ceiling_hardware")))
     bf16 = (rows.join(f["bf16"], on=["key", "hardware"], how="inner").group_by("quote_id")
             .agg(pl.col("bf16_cost").min().alias("floor_bf16_usd_per_m_blended_tokens")))
     any_p = (rows.join(f["any"], on=["key", "hardware"], how="inner").group_by("quote_id").agg(
@@ -927,7 +1227,8 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
         pl.col("hardware").get(pl.col(cost).arg_min()).alias("else_hardware")))
     clearing = _clearing(qk, per_hw, searched)
     gen = searched.select(pl.col("hardware").alias("floor_hardware"), pl.col("generation").alias("floor_generation"),
-                          pl.col("capex_basis").alias("_floor_capex_basis"))
+                          pl.col("capex_basis").alias("_floor_capex_basis"),
+                          pl.col("_power_usd_per_hour").alias("_floor_power_usd_per_hour"))
     s = (q.join(scope["quotes"], on="quote_id", how="left")
          .join(best, on="quote_id", how="left").join(fast, on="quote_id", how="left")
          .join(fast_all, on="quote_id", how="left").join(bf16, on="quote_id", how="left")
@@ -936,17 +1237,24 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
     if not band:
         s = s.with_columns(pl.lit(None, pl.Float64).alias("floor_usd_per_m_blended_tokens_low"),
                            pl.lit(None, pl.Float64).alias("floor_usd_per_m_blended_tokens_high"))
+    if "tokens_per_s_per_user_high" not in s.columns:
+        s = s.with_columns(pl.lit(None, pl.Float64).alias("tokens_per_s_per_user_high"))
     price = pl.col("price_usd_per_m_blended_tokens")
+    floor = pl.col(f"floor_{cost}")
     s = s.with_columns(
         pl.col("num_hardware_meeting_floor").fill_null(0),
         gross_margin_frac(pl.col("price_usd_per_m_input_tokens"), pl.col("floor_usd_per_m_input_tokens")).alias("margin_input_frac"),
         gross_margin_frac(pl.col("price_usd_per_m_output_tokens"), pl.col("floor_usd_per_m_output_tokens")).alias("margin_output_frac"),
-        gross_margin_frac(price, pl.col(f"floor_{cost}")).alias("margin_blended_frac"),
+        gross_margin_frac(price, floor).alias("margin_blended_frac"),
         gross_margin_frac(price, pl.col("floor_usd_per_m_blended_tokens_high")).alias("margin_blended_frac_low"),
         gross_margin_frac(price, pl.col("floor_usd_per_m_blended_tokens_low")).alias("margin_blended_frac_high"),
         ((pl.col("floor_usd_per_m_blended_tokens_low") <= price)
          & (price <= pl.col("floor_usd_per_m_blended_tokens_high"))).alias("band_straddles_price"),
+        # power alone: the floor's $/M at the power part of its utilized GPU-hour (cost is linear in the hour's cost)
+        (floor * pl.col("_floor_power_usd_per_hour") / pl.col("floor_usd_per_gpu_hour"))
+        .alias("floor_power_usd_per_m_blended_tokens"),
         pl.when(pl.col("floor_batch_size").is_null()).then(None)
+        .when(pl.col("floor_speedup_needed").is_not_null()).then(pl.lit("speed"))
         .when(pl.col("floor_batch_size") >= pl.col("max_batch_size")).then(pl.lit("capacity"))
         .when((pl.col("floor_batch_size") >= pl.col("_b_speed")) & (pl.col("_b_speed") < pl.col("max_batch_size")))
         .then(pl.lit("speed")).otherwise(pl.lit("cost")).alias("floor_batch_limit"),
@@ -955,8 +1263,11 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
         pl.lit(cost_basis_label(economics.basis)).alias("cost_basis"),
         pl.lit(float(economics.utilization_frac)).alias("utilization_frac"),
     )
-    s = s.with_columns(pl.when(pl.col("_is_system")).then(pl.lit(NOT_COMPARABLE))
-                       .otherwise(verdict_expr(pl.col("margin_blended_frac"))).alias("verdict"))
+    s = s.with_columns(  # a non-GPU system's quote too: comparable when a GPU deployment reaches its speed
+        band_verdict_expr(price, floor, pl.col("floor_usd_per_m_blended_tokens_low"),
+                          pl.col("floor_usd_per_m_blended_tokens_high")).alias("verdict"),
+        margin_words(price, floor, pl.col("floor_power_usd_per_m_blended_tokens")).alias("margin_text"),
+        _assumes().alias("floor_assumes"))
 
     # Break-even $/GPU-hour and utilization at the floor deployment (closed form), batch from the grid.
     ratio = price / pl.col(f"floor_{cost}")
@@ -976,18 +1287,21 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
     s = s.with_columns(pl.Series("_u_star", u_star))
     s = s.with_columns(pl.when(pl.col("_u_star") <= 1.0).then(pl.col("_u_star")).alias("breakeven_utilization_frac"))
     # the floor deployment's batch curve: its accelerator, precision, layout and weight format (_wf_in)
-    curve = s.select("quote_id", "model", "floor_hardware", "floor_precision", *(f"floor_{c}" for c in _DEPLOYMENT),
-                     "_wf_in", "price_usd_per_m_blended_tokens").drop_nulls("floor_hardware")
+    curve = (s.filter(pl.col("floor_speedup_needed").is_null())  # a stretched floor has no batch to spare
+             .select("quote_id", "model", "floor_hardware", "floor_precision", *(f"floor_{c}" for c in _DEPLOYMENT),
+                     "_wf_in", "_spec_in", "price_usd_per_m_blended_tokens").drop_nulls("floor_hardware"))
     curves = f["curves"]
     if callable(curves):  # screened search: the floor deployments' batch curves, evaluated now
         curves = curves(curve.select("model", pl.col("floor_hardware").alias("hardware"),
                                      pl.col("floor_precision").alias("precision"),
                                      *(pl.col(f"floor_{c}").alias(c) for c in _DEPLOYMENT),
-                                     pl.col("_wf_in").alias("weight_format")).unique())
+                                     pl.col("_wf_in").alias("weight_format"),
+                                     pl.col("_spec_in").alias("spec_method")).unique())
     curve = (curve
              .join(curves, left_on=["model", "floor_hardware", "floor_precision",
-                                    *(f"floor_{c}" for c in _DEPLOYMENT), "_wf_in"],
-                   right_on=["model", "hardware", "precision", *_DEPLOYMENT, "_wf_in"], how="inner", nulls_equal=True)
+                                    *(f"floor_{c}" for c in _DEPLOYMENT), "_wf_in", "_spec_in"],
+                   right_on=["model", "hardware", "precision", *_DEPLOYMENT, "_wf_in", "_spec_in"], how="inner",
+                   nulls_equal=True)
              .filter(pl.col(cost) <= pl.col("price_usd_per_m_blended_tokens"))
              .group_by("quote_id").agg(pl.col("batch_size", "tokens_per_s_per_user")
                                        .get(pl.col("batch_size").arg_min()).name.prefix("_be_")))
@@ -1048,6 +1362,53 @@ def _pct(x: pl.Expr) -> pl.Expr:
     return pl.format("{}%", _whole(x * 100))
 
 
+def _bounded_pct(x: pl.Expr) -> pl.Expr:
+    """A margin as a percent, or "under -100%" below it (a margin is bounded above by 100%, not below)."""
+    return pl.when(x < -1.0).then(pl.lit("under -100%")).otherwise(_pct(x))
+
+
+def margin_words(price: pl.Expr, floor: pl.Expr, power: pl.Expr) -> pl.Expr:
+    """A quote's blended margin in bounded words: "margin 63%", "price 12x below the floor", or "price below the
+    power cost alone ($0.010/M against $0.031/M of power)" (never "-110570%").
+
+    Parameters
+    ----------
+    price, floor, power : pl.Expr, Float64 [USD/M blended tokens]; ``power`` is the floor's power cost alone
+        (null: unknown)
+
+    Returns
+    -------
+    pl.Expr, String (null without a floor). A margin below -100% (floor above twice the price) reads as the ratio.
+    """
+    m = gross_margin_frac(price, floor)
+    usd = lambda x: pl.format("${}/M", _t(x))  # noqa: E731
+    return (pl.when(floor.is_null()).then(pl.lit(None, pl.String))
+            .when(power.is_not_null() & (price < power)).then(pl.format(
+                "price below the power cost alone ({} against {} of power)", usd(price), usd(power)))
+            .when(m < -1.0).then(pl.format("price {}x below the floor", _t(floor / price, 2)))
+            .otherwise(pl.format("margin {}", _pct(m))))
+
+
+def _assumes() -> pl.Expr:
+    """What the floor assumed, in one line: hardware (generation, profile), weight format, speed (its source) and
+    cost tier; null without a floor."""
+    c = pl.col
+    w_fmt = pl.coalesce(c("floor_weight_format"), c("floor_precision"))
+    weights = (pl.when(c("floor_expert_weight_format").is_not_null() & (c("floor_expert_weight_format") != w_fmt))
+               .then(pl.format("{} weights ({} experts)", w_fmt, c("floor_expert_weight_format")))
+               .otherwise(pl.format("{} weights", w_fmt)))
+    prof = pl.when(c("floor_profile_note").fill_null("") != "").then(pl.format("; {}", c("floor_profile_note"))) \
+        .otherwise(pl.lit(""))
+    spec = pl.when(c("floor_spec_method").is_not_null() & (c("floor_spec_method") != "none")).then(
+        pl.format(", {} speculative decoding", c("floor_spec_method").replace({"eagle": "EAGLE-3"})
+                  .str.to_uppercase())).otherwise(pl.lit(""))
+    src = pl.when(c("speed_floor_source") == "quote").then(pl.lit("published")).otherwise(pl.lit("assumed"))
+    return pl.when(c("floor_hardware").is_not_null()).then(pl.format(
+        "{} ({}{}), {} matmuls, {}{}, {} tokens/s per user ({}), {} tier", c("floor_hardware"),
+        c("floor_generation"), prof, c("floor_precision"), weights, spec, _t(c("speed_floor_tokens_per_s_per_user")),
+        src, c("cost_basis")))
+
+
 def _reason() -> pl.Expr:
     """The analyst's sentences for each quote, built from the summary columns (no Python row loop).
 
@@ -1065,43 +1426,36 @@ def _reason() -> pl.Expr:
     speed_src = pl.when(c("speed_floor_source") == "quote").then(pl.lit("the quote's published speed")) \
         .otherwise(pl.lit("assumed as the quote publishes none"))
     speed_txt = pl.format("{} tokens/s per user, {}", _t(c("speed_floor_tokens_per_s_per_user")), speed_src)
-    margins = pl.format("input {}, output {}", _pct(c("margin_input_frac")), _pct(c("margin_output_frac")))
-    fastest = pl.format("the fastest modeled there is {} tokens/s per user ({} x {}, {}, {}, batch {}), so the quote "
-                        "needs {}x that: hardware outside the catalog (wafer-scale SRAM, LPU), speculative decoding or "
-                        "a lighter format",
-                        _t(c("fast_tokens_per_s_per_user")), c("fast_num_gpus"), c("fast_hardware"), c("fast_layout"),
-                        c("fast_precision"), c("fast_batch_size"),
-                        _t(c("speed_floor_tokens_per_s_per_user") / c("fast_tokens_per_s_per_user")))
-    elsewhere = pl.when(c("else_usd_per_m_blended_tokens").is_not_null()).then(pl.format(
-        " Elsewhere in the catalog the speed is reached: floor {} on {} (margin {}).",
-        usd(c("else_usd_per_m_blended_tokens")), c("else_hardware"),
-        _pct(gross_margin_frac(price, c("else_usd_per_m_blended_tokens")))))
-    system = pl.format("not-gpu-comparable: {} serves {} on {} ({}), hardware without a catalog cost basis (no system "
-                       "or per-hour price is published; provider_systems.csv), so no GPU floor prices it.",
+    margins = pl.format("input {}, output {}", _bounded_pct(c("margin_input_frac")),
+                        _bounded_pct(c("margin_output_frac")))
+    ceiling = pl.format(
+        "no catalog GPU reaches {} even at the fast end of its calibration band with speculative decoding (the "
+        "physics ceiling econ can build is {} tokens/s per user, on {})", speed_txt,
+        _t(c("ceiling_tokens_per_s_per_user")), c("ceiling_hardware"))
+    system = pl.format("{} serves {} on {} ({}), hardware without a catalog cost basis (provider_systems.csv)",
                        c("provider"), c("model"), c("_system_name"), c("hardware"))
-    system_ref = (pl.when(has_floor).then(pl.format(
-        " For reference, the cheapest GPU deployment at {} costs {}, a margin of {} at this price.", speed_txt,
-        usd(floor), _pct(c("margin_blended_frac"))))
-        .when(c("all_fast_tokens_per_s_per_user").is_not_null()).then(pl.format(
-            " No catalog accelerator reaches its speed either ({}; the fastest modeled is {} tokens/s per user).",
-            speed_txt,
-            _t(c("all_fast_tokens_per_s_per_user")))))
+    system_ref = pl.when(c("_is_system") & has_floor).then(pl.format(
+        " {}; a GPU deployment reaches its speed ({}), so the GPU floor applies.", system, speed_txt))
+    band_txt = pl.format("{} to {}", usd(c("floor_usd_per_m_blended_tokens_low")),
+                         usd(c("floor_usd_per_m_blended_tokens_high")))
     head = (
-        pl.when(c("_is_system")).then(pl.concat_str([system, system_ref], ignore_nulls=True))
+        pl.when(~has_floor & c("_is_system")).then(pl.format(
+            "not-gpu-comparable: {}, and {}.", system,
+            pl.coalesce(ceiling, pl.lit("no catalog GPU holds its weights"))))
         .when(~has_floor & c("all_fast_tokens_per_s_per_user").is_null()).then(pl.format(
-            "not-gpu-comparable: no catalog accelerator holds {} with {} weights or wider on up to {} accelerators, so "
-            "there is no floor to compare with.", c("model"), c("reference_precision"), pl.lit(MAX_GPUS)))
-        .when(~has_floor & c("fast_tokens_per_s_per_user").is_null()).then(pl.concat_str([pl.format(
-            "not-gpu-comparable: no accelerator in scope ({}) can serve {} with {} weights or wider (none holds the "
-            "weights on up to {} accelerators or has a rate in this cost tier), so there is no floor to compare with.",
-            c("floor_scope"), c("model"), c("reference_precision"), pl.lit(MAX_GPUS)), elsewhere], ignore_nulls=True))
-        .when(~has_floor).then(pl.concat_str([pl.format(
-            "not-gpu-comparable: no accelerator in scope ({}) serves {} at {}, with {} weights or wider; {}.",
-            c("floor_scope"), c("model"), speed_txt, c("reference_precision"), fastest), elsewhere], ignore_nulls=True))
+            "not-gpu-comparable: no catalog accelerator holds {} with {} weights or wider on up to {} accelerators (or "
+            "has a rate in this cost tier), so there is no floor to compare with.", c("model"),
+            c("reference_precision"), pl.lit(MAX_GPUS)))
+        .when(~has_floor).then(pl.format("not-gpu-comparable: {}; the quote needs hardware outside the catalog "
+                                         "(wafer-scale SRAM, LPU).", ceiling))
+        .when(v == "undetermined").then(pl.format(
+            "undetermined: the blended price {} lies inside the floor's calibration band {} (point {}, {}), so the "
+            "model cannot tell whether it covers its cost.", usd(price), band_txt, usd(floor), c("margin_text")))
         .when(v == "below-floor").then(pl.format(
-            "below-floor: the blended price {} is under the modeled floor {} (margin {}; {}): no accelerator in scope "
-            "serves {} that cheaply at this speed with {} weights or wider.",
-            usd(price), usd(floor), _pct(c("margin_blended_frac")), margins, c("model"), c("reference_precision")))
+            "below-floor: the blended price {} is under the modeled floor {} ({}; input {}, output {}): no "
+            "accelerator in scope serves {} that cheaply at this speed with {} weights or wider.",
+            usd(price), usd(floor), c("margin_text"), _bounded_pct(c("margin_input_frac")),
+            _bounded_pct(c("margin_output_frac")), c("model"), c("reference_precision")))
         .when(v == "thin").then(pl.format(
             "thin: the blended price {} is only {}x the modeled floor {}, a gross margin of {} (under {}; {}).",
             usd(price), _t(c("_ratio")), usd(floor), _pct(c("margin_blended_frac")), _pct(pl.lit(THIN_MARGIN_FRAC)),
@@ -1114,14 +1468,34 @@ def _reason() -> pl.Expr:
             usd(price), _t(c("_ratio")), usd(floor), _pct(c("margin_blended_frac")), _pct(pl.lit(RICH_MARGIN_FRAC)),
             margins))
     )
+    head = pl.concat_str([head, system_ref], ignore_nulls=True)
+    power = pl.when(has_floor & (price < c("floor_power_usd_per_m_blended_tokens"))).then(pl.format(
+        " The price is below the power cost alone: the floor deployment's electricity ({} per utilized GPU-hour, "
+        "all-in power x PUE x $/kWh) comes to {} per M blended tokens, whatever the hardware costs.",
+        gh(c("_floor_power_usd_per_hour")), usd(c("floor_power_usd_per_m_blended_tokens"))))
+    stretch = pl.when(c("floor_speedup_needed").is_not_null()).then(pl.format(
+        " The speed is reached only at the fast end of the calibration band: the deployment must run {}x faster than "
+        "modeled (the band allows up to {}x), and the floor is priced at the throughput that speed needs.",
+        _t(c("floor_speedup_needed")), _t(c("tokens_per_s_per_user_high") / c("floor_tokens_per_s_per_user"))))
+    outside = pl.when(has_floor & ~c("_floor_in_scope").fill_null(True)).then(pl.format(
+        " No accelerator in scope ({}) reaches the speed; the floor is taken on {}, outside it.", c("floor_scope"),
+        c("floor_hardware")))
+    uncal = pl.when(has_floor & ~c("floor_calibrated").fill_null(True)).then(pl.format(
+        " The floor's efficiency profile is a {}: no accelerator with a calibrated profile meets the speed.",
+        c("floor_profile_note")))
     limit = (pl.when(c("floor_batch_limit") == "speed").then(pl.format("the speed floor stops a larger batch ({})",
                                                                       speed_txt))
              .when(c("floor_batch_limit") == "capacity").then(pl.format(
                  "the KV-cache capacity wall stops a larger batch (speed floor: {})", speed_txt))
              .otherwise(pl.format("a larger batch costs more per token (speed floor: {})", speed_txt)))
-    spec = pl.when(c("floor_spec_method").is_not_null() & (c("floor_spec_method") != "none")).then(pl.format(
-        ", {} speculative decoding (the model's default, {} tokens per step)",
-        c("floor_spec_method").str.to_uppercase(), _t(c("floor_accepted_tokens_per_step"))))
+    spec = (pl.when(c("floor_spec_method") == "mtp").then(pl.format(
+        ", MTP speculative decoding (the model's own module, {} tokens per step)", _t(c("floor_accepted_tokens_per_step"))))
+        .when(c("floor_spec_method") == "eagle").then(pl.format(
+            ", EAGLE-3 speculative decoding ({} drafted, {} accepted per step)", pl.lit(EAGLE_DRAFT_TOKENS),
+            _t(c("floor_accepted_tokens_per_step"))))
+        .when(c("floor_spec_method").is_not_null() & (c("floor_spec_method") != "none")).then(pl.format(
+            ", {} speculative decoding ({} tokens per step)", c("floor_spec_method").str.to_uppercase(),
+            _t(c("floor_accepted_tokens_per_step")))))
     w_fmt = pl.coalesce(c("floor_weight_format"), c("floor_precision"))
     weights = (pl.when(c("floor_expert_weight_format").is_not_null() & (c("floor_expert_weight_format") != w_fmt))
                .then(pl.format("{} weights, {} experts", w_fmt, c("floor_expert_weight_format")))
@@ -1190,19 +1564,28 @@ def _reason() -> pl.Expr:
         "modeled {}), {}, or {}.",
         gh(c("breakeven_usd_per_gpu_hour")), gh(c("breakeven_rate_usd_per_gpu_hour")), _pct(c("utilization_frac")),
         gh(c("floor_usd_per_gpu_hour")), util, batch))
-    return pl.concat_str([head, deploy, basis, precision_txt, alt_bf16, alt_low, pl.lit("."), needs, hw_band, cal,
-                          clear, breakeven], ignore_nulls=True)
+    return pl.concat_str([head, power, deploy, stretch, outside, uncal, basis, precision_txt, alt_bf16, alt_low,
+                          pl.lit("."), needs, hw_band, cal, clear, breakeven], ignore_nulls=True)
 
 
-def _per_hardware(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, economics: Economics
-                  ) -> pl.DataFrame:
+def _per_hardware(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, economics: Economics,
+                  profiles: pl.DataFrame | None = None) -> pl.DataFrame:
     tier = cost_basis_label(economics.basis)
     what = ("no all_in_capex_usd in the catalog (not sold; use a rental or TCO tier)" if economics.basis == "owned"
             else f"no {tier} rate for this accelerator in the catalog")
     hw = searched.select("hardware", "generation", (~pl.col("has_rate")).alias("_no_price"))
-    floors = f["per_hw"].select("key", "hardware", "layout", *_DEPLOYMENT, "precision", "batch_size",
-                                "tokens_per_s_per_user", "binding_wall", "usd_per_gpu_hour", "usd_per_m_input_tokens",
-                                "usd_per_m_output_tokens", "usd_per_m_blended_tokens")
+    per = f["per_hw"]
+    if BAND_COLUMNS[0] not in per.columns:
+        per = per.with_columns(pl.lit(None, pl.Float64).alias(c) for c in BAND_COLUMNS)
+    floors = per.select("key", "hardware", "layout", *_DEPLOYMENT, "precision", "batch_size",
+                        "tokens_per_s_per_user", "binding_wall", "usd_per_gpu_hour", "usd_per_m_input_tokens",
+                        "usd_per_m_output_tokens", "usd_per_m_blended_tokens", *BAND_COLUMNS,
+                        pl.col("_stretch").alias("speedup_needed"))
+    if profiles is not None:
+        floors = floors.join(profiles.select("hardware", "precision", "calibrated"), on=["hardware", "precision"],
+                             how="left")
+    else:
+        floors = floors.with_columns(pl.lit(None, pl.Boolean).alias("calibrated"))
     fast = f["fastest_hw"].select("key", "hardware", pl.col("fast_tokens_per_s_per_user")
                                   .alias("fastest_tokens_per_s_per_user"))
     in_scope = scope["rows"].select("quote_id", "hardware", pl.lit(True).alias("in_scope"))
@@ -1227,6 +1610,28 @@ def _per_hardware(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict,
            .sort("quote_id", "usd_per_m_blended_tokens", nulls_last=True))
     _require_finite(out, "quote check per accelerator")
     return out
+
+
+def _speed_within_physics(summary: pl.DataFrame) -> None:
+    """A quote that names a catalog GPU and publishes a speed no deployment of that GPU reaches, even at the fast end
+    of its calibration band with speculative decoding, states the impossible: InvalidInputError naming the quote, the
+    field, the value and the valid range (a non-GPU system's speed is a verdict, not an error).
+
+    Raises
+    ------
+    InvalidInputError
+    """
+    bad = summary.filter((pl.col("_mode") == "own") & (pl.col("speed_floor_source") == "quote")
+                         & pl.col("fast_high_tokens_per_s_per_user").is_not_null()
+                         & (pl.col("speed_floor_tokens_per_s_per_user") > pl.col("fast_high_tokens_per_s_per_user")))
+    if bad.height:
+        r = bad.row(0, named=True)
+        more = f" (and {bad.height - 1} more quote(s))" if bad.height > 1 else ""
+        raise InvalidInputError(
+            f"quote {r['quote_id']}: output_tokens_per_s_per_user={r['speed_floor_tokens_per_s_per_user']:g} is outside "
+            f"(0, {r['fast_high_tokens_per_s_per_user']:.0f}] tokens/s per user: the fastest deployment of {r['model']} "
+            f"on its {r['hardware']} econ can build, speculative decoding and the fast end of the calibration band "
+            f"included; a faster quote does not run on that GPU{more}")
 
 
 def _require_finite(frame: pl.DataFrame, what: str) -> None:

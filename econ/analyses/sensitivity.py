@@ -7,24 +7,27 @@ Three answers (:data:`ANSWERS`):
   deployment for that quote);
 - ``site``: the simple payback of a build-out that serves a model (``econ fleet size``'s site).
 
-Each answer is held on its deployment (accelerator, precision, layout) and re-evaluated with one assumption at a
-time at the low and the high of its sourced range (:data:`econ.vocabulary.SENSITIVITY_RANGES`), plus the
-calibration band of the efficiency profile (the engine's ``*_low`` / ``*_high`` columns): the bars of a tornado,
-sorted by how far they move the answer. A Monte Carlo band draws every assumption at once from its documented
-distribution (:func:`draw`) and combines it with the calibration band.
+Each answer's point is exactly the deployment its command answers with (``econ cost``'s and
+:func:`econ.analyses.cluster.cluster_plan`'s cheapest all-in point of the one search, possibly disaggregated; the
+quote check's floor deployment). It is re-evaluated with one assumption at a time at the low and the high of its
+sourced range (:data:`econ.vocabulary.SENSITIVITY_RANGES`), plus the calibration band of the efficiency profile
+(the engine's ``*_low`` / ``*_high`` columns): the bars of a tornado, sorted by how far they move the answer. A
+Monte Carlo band draws every assumption at once from its documented distribution (:func:`draw`) and combines it
+with the calibration band.
 
-Everything runs through the one engine (:func:`econ.engine.evaluate` on a frame of rows): one call for the point
-and every low and high, one for all N Monte Carlo samples (:func:`evaluate_scenarios`), after one call that probes
-the deployment's layout candidates. A scenario with the point's speed floor and cache-hit rate keeps the point's
-layout and batch (a price assumption never moves the deployment); any other is evaluated on every layout candidate
-and batch of the deployment and picks by the answer's own rule: ``econ cost``'s (per layout the largest batch up to
-its sweet spot whose served speed meets the floor, then the cheapest layout) or the floor search's (the cheapest
-layout and batch whose decode speed meets it), so a speed floor is a scenario like any other.
+Which deployment a scenario runs on: one with the point's speed floor keeps the point's deployment (utilization,
+power, PUE, capex, life, cost of capital and the price change the $/GPU-hour of every deployment of one
+accelerator alike, not their ranking; the cache-hit rate moves the prefill work the engine prices); one with another
+floor takes the deployment the answer's own rule picks from the points of the one search
+(:func:`econ.analyses.optimize.search`, run once; :func:`pick`), never a second search space. Everything runs
+through the one engine (:func:`econ.engine.evaluate`): one call for the point and every low and high, one for all N
+Monte Carlo samples (:func:`evaluate_scenarios`).
 
-Simplifications, stated: the accelerator and precision are held at the point's (a bar says how the answer moves
-for this deployment, not which accelerator would then be best); the calibration band scales the answer at the
-chosen batch, as the engine's band columns do; a site keeps its GPU count (PUE and capex move its bills, not its
-size); simple payback is undiscounted, so accelerator life and cost of capital do not enter it.
+Simplifications, stated: the accelerator is held at the point's (a bar says how the answer moves for this
+deployment, not which accelerator would then be best); the calibration band scales the answer of the scenario's
+deployment, as the engine's band columns do; a cache-hit rate other than the point's keeps the deployment its floor
+picks (the search ranks deployments at the point's rate) and lets the engine size its xPyD pools again; a site keeps its GPU count (PUE and capex move its
+bills, not its size).
 """
 
 from __future__ import annotations
@@ -60,13 +63,14 @@ COST_ASSUMPTIONS: tuple[str, ...] = ("utilization_frac", "usd_per_kwh", "pue", C
 SITE_ASSUMPTIONS: tuple[str, ...] = ("utilization_frac", "usd_per_kwh", "pue", CAPEX, "min_tokens_per_s_per_user",
                                      "price_usd_per_m_output_tokens")
 """What a ``site`` tornado moves (plus the calibration band): simple payback has no discounting, so life and
-cost of capital do not enter it, and a site sells output tokens, so the cache-hit rate does not either."""
+cost of capital do not enter it; the cache-hit rate is held at the scenario's (it moves the input revenue and the
+prefill work together)."""
 
 PERCENTILES: tuple[float, ...] = (5.0, 10.0, 50.0, 90.0, 95.0)
 """Monte Carlo percentiles reported."""
 
 DEFAULT_SAMPLES = 500
-"""Monte Carlo samples (rows of one engine call: samples x the deployment's batch grid)."""
+"""Monte Carlo samples (rows of one engine call, one per sample)."""
 MAX_SAMPLES = 20_000
 DEFAULT_SEED = 18
 """Seed of the Monte Carlo generator (issue 18): the same seed gives the same band."""
@@ -74,10 +78,6 @@ DEFAULT_SEED = 18
 Z_P90 = 1.2815515655446004
 """90th percentile of the standard normal (scipy.stats.norm.ppf(0.9)): a normal with the profile's p10 and p90 has
 standard deviation (p90 - p10) / (2 Z_P90)."""
-
-BATCH_STEPS_PER_OCTAVE = 4
-"""Batch grid of a deployment: dp x 2^(k/4) up to its KV-capacity maximum (the one grid of
-:func:`econ.analyses.search.octave_grid`, as ``econ cost`` and the quote floors use), plus the point's batch."""
 
 TORNADO_COLUMNS: tuple[str, ...] = (
     "rank", "assumption", "label", "unit", "value", "low", "high", "answer_at_low", "answer_at_high", "swing",
@@ -230,106 +230,131 @@ def efficiency_draws(p10: float, p90: float, samples: int, rng: np.random.Genera
 
 
 # ----------------------------------------------------------------------------------------------------
-# The one engine call: scenarios x batch grid of a deployment
+# The one engine call: every scenario on its deployment
 # ----------------------------------------------------------------------------------------------------
 
 _ECONOMICS_IN_FRAME = ("utilization_frac", "usd_per_kwh", "pue", "accelerator_life_years", "cost_of_capital_frac",
                        "cache_hit_frac")
-_RESULT = ("batch_size", "feasible", "tokens_per_s_per_user", "served_tokens_per_s_per_user",
-           "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_gpu_low", "output_tokens_per_s_per_gpu_high",
-           "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens",
-           "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high", "usd_per_m_output_tokens_low",
-           "usd_per_m_output_tokens_high", "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high",
-           "usd_per_gpu_hour")
-
+_RESULT = ("batch_size", "feasible", "precision", "num_gpus", "total_gpus", "layout", "tokens_per_s_per_user",
+           "served_tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "served_output_tokens_per_s_per_gpu",
+           "output_tokens_per_s_per_gpu_low",
+           "output_tokens_per_s_per_gpu_high", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
+           "usd_per_m_blended_tokens", "usd_per_m_output_tokens_all_in", "usd_per_m_input_tokens_low",
+           "usd_per_m_input_tokens_high", "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high",
+           "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "usd_per_m_output_tokens_all_in_low",
+           "usd_per_m_output_tokens_all_in_high", "usd_per_gpu_hour")
 
 _LAYOUT = ("num_gpus", "tp", "dp", "ep", "pp")
+_POOLS = ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances")
+_SPEC = ("spec_method", "spec_draft_tokens", "spec_acceptance")
+_KEYS = ("precision", *_LAYOUT, "disaggregated", *_POOLS, "batch_size", *_SPEC)
+"""What names a deployment completely (:func:`econ.analyses.sweep.deployment_of` and its precision and batch, and a
+speculative decoding other than the model's default, e.g. a quote floor's EAGLE-3 head): the columns a scenario row
+takes from its deployment."""
+
+
+def _keys_of(row: dict) -> dict:
+    """The :data:`_KEYS` of a result or search row (pools null when aggregated; speculation null: the default)."""
+    dis = bool(row.get("disaggregated"))
+    return {"precision": row["precision"], **{k: int(row[k]) for k in _LAYOUT}, "disaggregated": dis,
+            **{k: (int(row[k]) if dis else None) for k in _POOLS}, "batch_size": int(row["batch_size"]),
+            **{k: row.get(k) for k in _SPEC}}
+
+
+def _keys_frame(points: pl.DataFrame) -> pl.DataFrame:
+    """:func:`_keys_of` of every row of ``points``, as a frame."""
+    dis = pl.col("disaggregated").fill_null(False)
+    spec_type = {"spec_method": pl.String, "spec_draft_tokens": pl.Int64, "spec_acceptance": pl.Float64}
+    return points.select(pl.col("precision").cast(pl.String), *(pl.col(k).cast(pl.Int64) for k in _LAYOUT),
+                         dis.alias("disaggregated"),
+                         *(pl.when(dis).then(pl.col(k).cast(pl.Int64)).otherwise(None).alias(k) for k in _POOLS),
+                         pl.col("batch_size").cast(pl.Int64),
+                         *((pl.col(k) if k in points.columns else pl.lit(None)).cast(t).alias(k)
+                           for k, t in spec_type.items()))
 
 
 @dataclass(frozen=True)
 class _Deployment:
-    """The point's deployment and what a scenario may change.
+    """The point's deployment and the one search's points a scenario with another speed floor re-picks from.
 
     Attributes
     ----------
-    columns : engine point columns every row shares (model, hardware, precision, lengths, weight formats)
-    layouts : tuple of dicts (num_gpus, tp, dp, ep, pp), the point's first: the candidates a scenario with another
-        speed floor or cache-hit rate chooses among (``econ cost``'s candidates, :func:`econ.analyses.sweep.layout_candidates`)
-    grids : tuple of int arrays, the batch grid of each layout (:func:`_grid`)
-    batch : the point's batch [sequences]
-    rule : "largest" (``econ cost``: per layout the largest batch up to its cap whose ``speed_column`` meets the
-        floor, then the layout with the lowest ``objective``) or "cheapest" (the floor search: the lowest
-        ``objective`` over every layout and batch that meets it)
-    speed_column, objective : engine columns
-    floor, cache_hit_frac : the point's speed floor [tokens/s] and cache-hit rate [-]
-    engine_capex : whether ``all_in_capex_usd`` of a scenario goes to the engine
+    columns : dict
+        What every row shares: model, accelerator, lengths (and the quote's weight formats).
+    point : dict
+        :data:`_KEYS` of the point's deployment: exactly the one ``econ cost``, ``econ quotes check`` or
+        :func:`econ.analyses.cluster.cluster_plan` answers with (pools included).
+    floor : float
+        The point's speed floor. [tokens/s per user]
+    cache_hit_frac : float
+        The point's prefix-cache hit rate, at which the search sized the xPyD pools. [-]
+    ordered : pl.DataFrame or None
+        The one search's points (:func:`econ.analyses.optimize.search`) in the order of
+        :func:`econ.analyses.search.cheapest` (cheapest first, ties: the faster), with their :data:`_KEYS` and
+        ``speed``: a floor f picks the first point with ``speed`` >= f. None: the floor is not varied.
+    engine_capex : bool
+        False: the answer's capex column is not a per-accelerator capex (a site's total), so the engine keeps the
+        catalog's.
     """
 
     columns: dict
-    layouts: tuple
-    grids: tuple
-    batch: int
-    rule: str
-    speed_column: str
-    objective: str
+    point: dict
     floor: float
     cache_hit_frac: float
+    ordered: pl.DataFrame | None = None
     engine_capex: bool = True
-    """False: the answer's capex column is not a per-accelerator capex (a site's total), so the engine keeps the
-    catalog's."""
 
 
-def _grid(dp: int, top: int, batch: int | None = None) -> np.ndarray:
-    """dp x the octave grid up to ``top`` (a layout's batch cap), plus ``top`` and the point's ``batch``."""
-    from econ.analyses.search import octave_grid
+def _deployment(columns: dict, point_row: dict, floor: float, cache_hit_frac: float, points: pl.DataFrame | None, *,
+                cost: str, speed: str, engine_capex: bool = True) -> _Deployment:
+    """The point's deployment and, when ``points`` are given, the one search's points in the pick order.
 
-    top = max(int(top), int(dp))
-    mult = octave_grid(BATCH_STEPS_PER_OCTAVE, max(top / dp, 1.0))
-    extra = [top] + ([int(batch)] if batch is not None else [])
-    return np.unique(np.concatenate([dp * mult, extra]).astype(np.int64))
-
-
-def _deployment(catalog: Catalog, columns: dict, point_layout: dict, batch: int, *, rule: str, speed_column: str,
-                objective: str, floor: float, cache_hit_frac: float, assumptions: Assumptions,
-                economics: Economics, engine_capex: bool = True) -> _Deployment:
-    """The point's deployment with its layout candidates and their batch grids (one probing engine call).
-
-    A candidate's cap is its sweet spot, min(KV-capacity maximum, memory/compute crossover) rounded down to a
-    multiple of dp (rule "largest", as ``econ cost``), or its KV-capacity maximum (rule "cheapest"); candidates
-    whose weights do not fit are left out.
+    Parameters
+    ----------
+    point_row : a row (engine result or search point) of the point's deployment
+    points : the one search's points (every feasible deployment), or None when the floor is not varied
+    cost, speed : the rule's columns: the cost minimized, the speed a floor applies to (ties: the faster)
     """
-    from econ.analyses.sweep import layout_candidates
+    ordered = None
+    if points is not None and points.height:
+        ranked = points.sort([cost, speed], descending=[False, True], maintain_order=True)
+        ordered = _keys_frame(ranked).with_columns(speed=ranked[speed].cast(pl.Float64))
+    return _Deployment(dict(columns), _keys_of(point_row), float(floor), float(cache_hit_frac), ordered, engine_capex)
 
-    cands = layout_candidates(catalog, model=columns["model"], hardware=columns["hardware"],
-                              precision=columns["precision"]).to_dicts()
-    point = {k: int(point_layout[k]) for k in _LAYOUT}
-    layouts = [point] + [c for c in cands if {k: int(c[k]) for k in _LAYOUT} != point]
-    probe = pl.DataFrame([{**columns, **lay, "batch_size": lay["dp"]} for lay in layouts])
-    res = evaluate(probe, catalog, assumptions, economics, strict=False, sweet_spot=(rule == "largest"),
-                   columns=("max_batch_size", "sweet_spot_batch") if rule == "largest" else ("max_batch_size",))
-    keep, grids = [], []
-    for i, lay in enumerate(layouts):
-        max_b = res["max_batch_size"][i]
-        dp = lay["dp"]
-        if i > 0 and (max_b is None or max_b < dp):
-            continue
-        cap = max_b if max_b is not None else batch
-        if rule == "largest":
-            sweet = res["sweet_spot_batch"][i]
-            cap = min(cap, sweet) if sweet is not None else cap
-            cap = max(dp, int(cap // dp) * dp)
-        keep.append(lay)
-        grids.append(_grid(dp, max(int(cap), batch) if i == 0 else int(cap), batch if i == 0 else None))
-    return _Deployment(columns, tuple(keep), tuple(grids), int(batch), rule, speed_column, objective, float(floor),
-                       float(cache_hit_frac), engine_capex)
+
+def pick(dep: _Deployment, floors) -> tuple[np.ndarray, np.ndarray]:
+    """For each speed floor, the row of ``dep.ordered`` the one rule picks: the cheapest point at least that fast.
+
+    Returns
+    -------
+    (index, reached): int array (0 where not reached) and bool array. The floor equal to the point's keeps the
+    point's deployment (index -1).
+
+    Notes
+    -----
+    :func:`econ.analyses.search.cheapest` of the points meeting f is the first of the cost order whose speed is at
+    least f, i.e. the first index where the running maximum of the speed reaches f: one ``np.searchsorted`` per
+    floor on that non-decreasing array (no engine call).
+    """
+    f = np.asarray(floors, dtype=float)
+    same = np.isclose(f, dep.floor, rtol=1e-12, atol=0.0)
+    if dep.ordered is None:
+        return np.where(same, -1, 0), same
+    run_max = np.maximum.accumulate(dep.ordered["speed"].to_numpy())
+    i = np.searchsorted(run_max, f * (1.0 - 1e-12), side="left")
+    reached = same | (i < len(run_max))
+    return np.where(same, -1, np.where(i < len(run_max), i, 0)), reached
 
 
 def evaluate_scenarios(catalog: Catalog, dep: _Deployment, values: pl.DataFrame, assumptions: Assumptions,
                        economics: Economics) -> pl.DataFrame:
-    """Every scenario of ``values`` on its deployment, in ONE engine call, and each scenario's chosen row.
+    """Every scenario of ``values`` on its deployment, in ONE engine call.
 
-    A scenario with the point's speed floor and cache-hit rate keeps the point's layout and batch (one row); any
-    other is evaluated on every layout candidate and batch of the deployment and picks by ``dep.rule``.
+    A scenario with the point's speed floor keeps the point's deployment (an economics assumption changes the
+    $/GPU-hour, not the ranking among deployments of one accelerator); one with another floor takes the deployment
+    the one search's rule picks for it (:func:`pick`). A cache-hit rate other than the point's keeps the deployment
+    of the scenario's floor and lets the engine size its xPyD pools for the prefill work left (the rule the search
+    sized them by; an aggregated deployment is unchanged).
 
     Parameters
     ----------
@@ -339,42 +364,27 @@ def evaluate_scenarios(catalog: Catalog, dep: _Deployment, values: pl.DataFrame,
 
     Returns
     -------
-    pl.DataFrame, one row per scenario (in order): the engine columns ``_RESULT`` of its chosen row, the layout
-    columns, and ``reachable`` (False: no candidate meets its speed floor; the columns are then null).
+    pl.DataFrame, one row per scenario (in order): the engine columns ``_RESULT`` of its deployment, the deployment
+    keys, and ``reachable`` (False: no point of the search meets its floor, or the engine finds the row
+    infeasible; the answer is then left out).
     """
     n = values.height
-    floors = values["min_tokens_per_s_per_user"].to_numpy()
-    hits = values["cache_hit_frac"].to_numpy() if "cache_hit_frac" in values.columns else np.full(n, dep.cache_hit_frac)
-    same = np.isclose(floors, dep.floor) & np.isclose(hits, dep.cache_hit_frac)
-    lay = np.array([[d[k] for k in _LAYOUT] for d in dep.layouts], dtype=np.int64)
-    cand_l = np.concatenate([np.full(len(g), i) for i, g in enumerate(dep.grids)])
-    cand_b = np.concatenate(dep.grids)
-    others = np.flatnonzero(~same)
-    scen = np.concatenate([np.flatnonzero(same), np.repeat(others, len(cand_b))])
-    lid = np.concatenate([np.zeros(int(same.sum()), dtype=np.int64), np.tile(cand_l, len(others))])
-    bat = np.concatenate([np.full(int(same.sum()), dep.batch), np.tile(cand_b, len(others))])
+    idx, reached = pick(dep, values["min_tokens_per_s_per_user"].to_numpy())
+    point = pl.DataFrame([dep.point], schema=_keys_frame(pl.DataFrame([dep.point])).schema)
+    keys = point[[0] * n] if dep.ordered is None else pl.concat([point, dep.ordered.drop("speed")],
+                                                                 how="vertical_relaxed")[
+        (np.where(reached, idx, -1) + 1).tolist()]
+    if "cache_hit_frac" in values.columns:  # another prefill load: the engine sizes the pools (x, y) again
+        other = pl.Series(~np.isclose(values["cache_hit_frac"].to_numpy(), dep.cache_hit_frac, rtol=0.0, atol=1e-12))
+        keys = keys.with_columns(pl.when(other).then(None).otherwise(pl.col(k)).alias(k)
+                                 for k in ("prefill_instances", "decode_instances"))
     econ_cols = [c for c in (*_ECONOMICS_IN_FRAME, *((CAPEX,) if dep.engine_capex else ())) if c in values.columns]
-    per = values.select(econ_cols)[scen.tolist()]
-    rows = pl.concat([pl.DataFrame({k: [v] for k, v in dep.columns.items()}).select(pl.all().repeat_by(len(scen))
-                                                                                  .explode()),
-                      pl.DataFrame({k: lay[lid, j] for j, k in enumerate(_LAYOUT)}), per,
-                      pl.DataFrame({"batch_size": bat})], how="horizontal")
+    shared = pl.DataFrame({k: [v] * n for k, v in dep.columns.items()})
+    rows = pl.concat([shared, keys, values.select(econ_cols)], how="horizontal")
     res = evaluate(rows, catalog, assumptions, economics, strict=False, columns=_RESULT)
-    speed = res[dep.speed_column].fill_null(0.0).to_numpy()
-    feasible = res["feasible"].to_numpy()
-    meets = np.where(same[scen], feasible, feasible & (speed >= floors[scen] * (1.0 - 1e-12)))
-    obj = res[dep.objective].fill_null(np.inf).to_numpy()
-    frame = pl.DataFrame({"_scen": scen, "_layout": lid, "_batch": bat, "_obj": obj, "_row": np.arange(len(scen))})
-    ok = frame.filter(pl.Series(meets))
-    if dep.rule == "largest":  # per layout its largest qualifying batch, then the cheapest layout (econ cost)
-        ok = ok.sort("_scen", "_layout", "_batch").group_by("_scen", "_layout", maintain_order=True).last()
-    best = ok.sort("_scen", "_obj", "_layout").group_by("_scen", maintain_order=True).first()
-    pick = np.full(n, -1, dtype=np.int64)
-    pick[best["_scen"].to_numpy()] = best["_row"].to_numpy()
-    reachable = pick >= 0
-    chosen = res.with_columns(**{k: pl.Series(lay[lid, j]) for j, k in enumerate(_LAYOUT)})[
-        np.where(reachable, pick, 0).tolist()]
-    return chosen.with_columns(reachable=pl.Series(reachable))
+    ok = reached & res["feasible"].to_numpy()
+    return res.with_columns(keys.select(*_LAYOUT[1:], "disaggregated", *_POOLS, "spec_draft_tokens",
+                                        "spec_acceptance"), reachable=pl.Series(ok))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -413,6 +423,8 @@ def tornado_frame(labels: list[tuple], answers: np.ndarray, values: pl.DataFrame
         a_lo, a_hi = float(answers[i_lo]), float(answers[i_hi])
         label, unit = _label(name, r)
         swing = abs(a_hi - a_lo) if math.isfinite(a_lo) and math.isfinite(a_hi) else None
+        if swing is not None and swing <= 1e-12 * max(abs(a_lo), abs(a_hi)):
+            swing = 0.0  # rounding of an answer the assumption does not move
         rows.append(dict(assumption=name, label=label, unit=unit, value=float(values[name][0]),
                          low=float(values[name][i_lo]), high=float(values[name][i_hi]), answer_at_low=a_lo,
                          answer_at_high=a_hi, swing=swing, source=r.source))
@@ -543,11 +555,13 @@ def cost_sensitivity(catalog: Catalog, *, model: str, hardware: str, precision: 
 
     Notes
     -----
-    The point is ``econ cost``'s automatic answer (:func:`econ.analyses.compare.auto_batch_row`: layout and
-    batch chosen together at the floor); each scenario keeps its layout and picks, on its batch grid, the largest
-    batch up to the sweet spot whose served speed meets its floor.
+    The point is ``econ cost``'s automatic answer (:func:`econ.analyses.compare.auto_batch_row`: the cheapest all-in
+    deployment of the one search meeting the floor, possibly disaggregated); a scenario with the point's floor keeps
+    that deployment, one with another floor takes the cheapest all-in point of the same search
+    (:func:`econ.analyses.sweep.deployment_search`) whose served speed meets it.
     """
     from econ.analyses.compare import auto_batch_row
+    from econ.analyses.sweep import deployment_search
 
     if metric not in COST_METRICS:
         raise InvalidInputError(f"metric={metric!r} is not one of {list(COST_METRICS)}")
@@ -561,12 +575,16 @@ def cost_sensitivity(catalog: Catalog, *, model: str, hardware: str, precision: 
     if not r["feasible"]:
         raise InvalidInputError(f"{model} on {hardware} ({precision}) has no feasible deployment: "
                                 f"{r['infeasible_reason']}")
-    cols = dict(model=model, hardware=hardware, precision=precision, input_len=input_len, output_len=output_len)
-    dep = _deployment(catalog, cols, r, int(r["batch_size"]), rule="largest",
-                      speed_column="served_tokens_per_s_per_user", objective="usd_per_m_output_tokens", floor=floor,
-                      cache_hit_frac=economics.cache_hit_frac, assumptions=assumptions, economics=economics)
+    cols = dict(model=model, hardware=hardware, input_len=input_len, output_len=output_len)
     names, notes = _assumption_names(COST_ASSUMPTIONS, economics)
     rng_ = ranges_for(names, ranges)
+    points = None
+    if "min_tokens_per_s_per_user" in rng_:  # the one search econ cost picked from: other floors re-pick from it
+        points = deployment_search(catalog, model=model, hardware=hardware, precision=precision, input_len=input_len,
+                                   output_len=output_len, assumptions=assumptions, economics=economics,
+                                   min_tokens_per_s_per_user=floor).points
+    dep = _deployment(cols, r, floor, economics.cache_hit_frac, points, cost="usd_per_m_output_tokens_all_in",
+                      speed="tokens_per_s_per_user")
     hw = catalog.accelerator(hardware)
     point = {**_point_economics(economics), "min_tokens_per_s_per_user": floor}
     if CAPEX in rng_:
@@ -579,8 +597,8 @@ def cost_sensitivity(catalog: Catalog, *, model: str, hardware: str, precision: 
     tornado, point_value, mc, unreachable = _run(catalog, dep, point, rng_, assumptions, economics, answer_of,
                                                  samples, seed)
     if metric == "output":
-        notes.append("the cache-hit rate moves prefill only: on the output $/M it changes only the batch a floor "
-                     "allows (prefill stalls)")
+        notes.append("the cache-hit rate moves prefill only: the output $/M (decode) moves only through the prefill "
+                     "chunks an aggregated deployment interleaves with its decode steps, not at all when disaggregated")
     setup = dict(model=model, hardware=hardware, precision=precision, layout=r["layout"], batch_size=int(r["batch_size"]),
                  input_len=input_len, output_len=output_len, min_tokens_per_s_per_user=floor,
                  basis=economics.basis, metric=metric)
@@ -617,9 +635,11 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
 
     Notes
     -----
-    The floor's deployment (:func:`econ.analyses.quotes.check_quotes`: accelerator, precision, formats, layout)
-    is held; each scenario picks the cheapest batch whose decode speed meets its floor (the floor search's rule),
-    and the quote's blended price follows the cache-hit rate as the check blends it.
+    The point is the check's floor deployment (:func:`econ.analyses.quotes.check_quotes`: accelerator, precision,
+    formats, layout, batch); a scenario with the quote's floor keeps it, one with another floor takes the cheapest
+    blended point whose decode speed meets it in the one search (:func:`econ.analyses.optimize.search`, aggregated,
+    on the floor's accelerator and precision; evaluated with the quote's weight formats). The quote's blended
+    price follows the cache-hit rate as the check blends it.
     """
     from econ.analyses.quotes import check_quotes
     from econ.economics.margins import gross_margin_frac
@@ -644,21 +664,33 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
     mix = economics.input_output_mix
     input_len = int(check.settings.get("input_len_tokens", max(1, round(mix * output_len))))
     floor = float(s["speed_floor_tokens_per_s_per_user"])
-    cols = dict(model=s["model"], hardware=s["floor_hardware"], precision=s["floor_precision"], input_len=input_len,
-                output_len=output_len)
+    cols = dict(model=s["model"], hardware=s["floor_hardware"], input_len=input_len, output_len=output_len)
     for k in ("weight_format", "expert_weight_format"):
         if s.get(f"floor_{k}") is not None:
             cols[k] = s[f"floor_{k}"]
-    layout = {k: int(s[f"floor_{k}"]) for k in _LAYOUT}
     batch = int(s["floor_batch_size"])
-    dep = _deployment(catalog, cols, layout, batch, rule="cheapest", speed_column="tokens_per_s_per_user",
-                      objective="usd_per_m_blended_tokens", floor=floor, cache_hit_frac=economics.cache_hit_frac,
-                      assumptions=assumptions, economics=economics)
+    floor_row = {"precision": s["floor_precision"], **{k: s[f"floor_{k}"] for k in _LAYOUT}, "batch_size": batch,
+                 "disaggregated": False}  # the floor search serves aggregated
+    if s["floor_spec_method"] == "eagle":  # the floor's EAGLE-3 head (econ.analyses.quotes), kept by its scenarios
+        from econ.analyses.quotes import EAGLE_ACCEPTANCE, EAGLE_DRAFT_TOKENS
+        floor_row.update(spec_method="eagle", spec_draft_tokens=EAGLE_DRAFT_TOKENS, spec_acceptance=EAGLE_ACCEPTANCE)
     names, notes = _assumption_names(COST_ASSUMPTIONS, economics)
     if s["speed_floor_source"] == "quote":
         names = tuple(n for n in names if n != "min_tokens_per_s_per_user")
         notes.append(f"the quote publishes its speed ({floor:g} tokens/s per user): the floor is not varied")
     rng_ = ranges_for(names, ranges)
+    points = None
+    if "min_tokens_per_s_per_user" in rng_:  # other floors: the one search on the floor's accelerator and precision
+        from econ.analyses.optimize import SLO, SearchSpace, search
+        points = search(catalog, model=s["model"], hardware=[s["floor_hardware"]], input_len=input_len,
+                        output_len=output_len, slo=SLO(min_tokens_per_s_per_user=floor),
+                        space=SearchSpace(precisions=(s["floor_precision"],), modes=("aggregated",)),
+                        assumptions=assumptions, economics=economics).points
+    if points is not None and floor_row.get("spec_method") == "eagle":
+        notes.append("the floor runs an EAGLE-3 head; scenarios with another speed floor re-pick from the one search, "
+                     "which decodes as the model does by default: a floor only speculation reaches is left out")
+    dep = _deployment(cols, floor_row, floor, economics.cache_hit_frac, points, cost="usd_per_m_blended_tokens",
+                      speed="decode_tokens_per_s_per_user")
     point = {**_point_economics(economics), "min_tokens_per_s_per_user": floor}
     if CAPEX in rng_:
         point[CAPEX] = float(catalog.accelerator(cols["hardware"])["all_in_capex_usd"])
@@ -684,6 +716,7 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
 def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: float | None = None,
                      capex_usd: float | None = None, power_of: str = "facility", power_basis="all-in", prices=None,
                      price_usd_per_m_output_tokens: float | None = None,
+                     price_usd_per_m_input_tokens: float | None = None, cached_price_frac: float | None = None,
                      demand_share_frac: float = 1.0, min_tokens_per_s_per_user: float | None = None,
                      economics: Economics = Economics(), input_len: int = 1024, output_len: int = 1024,
                      ranges: dict | None = None, samples: int = DEFAULT_SAMPLES,
@@ -702,8 +735,10 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         Per-GPU power of the site (:func:`econ.analyses.cluster.power_w_per_gpu`).
     prices : econ.analyses.cluster.BuildoutPrices, optional
         Build-out unit prices (default: the catalog's for ``hardware``).
-    price_usd_per_m_output_tokens : float, optional
-        Selling price (the vocabulary's default otherwise). [USD/M tokens]
+    price_usd_per_m_output_tokens, price_usd_per_m_input_tokens : float, optional
+        Selling prices (the vocabulary's defaults otherwise). [USD/M tokens]
+    cached_price_frac : float in [0, 1], optional
+        A cache hit's price as a share of the input price (the vocabulary's default otherwise). [-]
     demand_share_frac : float in (0, 1]
         Share of the tokens the site can serve at its utilization that are sold. [-]
     min_tokens_per_s_per_user : float, optional [tokens/s]
@@ -722,14 +757,18 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
 
     Notes
     -----
-    Payback = capex / (revenue - opex) (:func:`econ.analyses.cluster.payback_years`), with revenue = GPUs serving x
-    output tokens/s per GPU x utilization x 86,400 s x 365 x price x demand share / 1e6, opex = energy (IT power x
-    PUE at the utilization, x $/kWh) + the opex share of IT capex, capex = IT capex (x the capex range) + facility.
-    The GPU count and the IT power are the point's.
+    Payback = capex / (revenue - opex) (:func:`econ.economics.buildout.payback_years`), with revenue = GPUs serving
+    x output tokens/s per GPU x utilization x 86,400 s x 365 x demand share x the price per output token of a request
+    / 1e6 (:func:`econ.economics.buildout.usd_per_m_output_tokens_sold`: output price + input_len / output_len input
+    tokens at the input price, cache hits at the cached price), as :func:`econ.analyses.cluster.cluster_plan` counts
+    it; opex = energy (IT power x PUE at the utilization, x $/kWh) + the opex share of IT capex, capex = IT capex (x
+    the capex range) + facility. The selling-price range multiplies both prices. The GPU count and the IT power are
+    the point's.
     """
-    from econ.analyses.cluster import cluster_plan, serving_rate
+    from econ.analyses.cluster import cluster_plan
+    from econ.analyses.compare import hardware_comparison
     from econ.economics.buildout import (annual_energy_cost_usd, annual_energy_kwh, payback_years,
-                                         revenue_per_year_usd)
+                                         revenue_per_year_usd, usd_per_m_output_tokens_sold)
     from econ.physics.fleet import serving_tokens_per_day
     _check_samples(samples, seed)
     share = float(FIELDS["demand_share_frac"].check(demand_share_frac))
@@ -740,22 +779,23 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
     e = economics
     site = cluster_plan(catalog, hardware=hardware, power_w=power_w, capex_usd=capex_usd, power_of=power_of,
                         model=model, economics=e, power_basis=power_basis, it_prices=prices,
-                        price_usd_per_m_output_tokens=price, min_tokens_per_s_per_user=floor, input_len=input_len,
-                        output_len=output_len).row(0, named=True)
-    rate = serving_rate(catalog, model, hardware, min_tokens_per_s_per_user=floor, input_len=input_len,
-                        output_len=output_len, economics=e)
+                        price_usd_per_m_output_tokens=price, price_usd_per_m_input_tokens=price_usd_per_m_input_tokens,
+                        cached_price_frac=cached_price_frac, demand_share_frac=share,
+                        min_tokens_per_s_per_user=floor, input_len=input_len, output_len=output_len).row(0, named=True)
+    per_m = usd_per_m_output_tokens_sold(price, site["price_usd_per_m_input_tokens"], input_len / output_len,
+                                         e.cache_hit_frac, site["cached_price_frac"])
+    comp = hardware_comparison(catalog, model=model, hardware=[hardware], min_tokens_per_s_per_user=floor,
+                               input_len=input_len, output_len=output_len, assumptions=DEFAULT, economics=e)
+    rate = comp.best.row(0, named=True)  # serving_rate's deployment: the cheapest all-in point of the one search
     if not rate["meets_slo"]:
         raise InvalidInputError(f"no deployment of {model} on {hardware} meets {floor:g} tokens/s per user: the site "
                                 f"serves nothing ({rate['status']})")
     gpus = int(site["num_gpus"])
     serving = int(site["serving_replicas"]) * int(site["serving_gpus_per_replica"])
-    cols = dict(model=model, hardware=hardware, precision=rate["precision"], input_len=input_len,
-                output_len=output_len)
-    layout = {"num_gpus": int(rate["gpus_per_replica"]), **{k: int(rate[k]) for k in ("tp", "dp", "ep", "pp")}}
+    cols = dict(model=model, hardware=hardware, input_len=input_len, output_len=output_len)
     batch = int(rate["batch_size"])
-    dep = _deployment(catalog, cols, layout, batch, rule="cheapest", speed_column="tokens_per_s_per_user",
-                      objective="usd_per_m_output_tokens", floor=floor, cache_hit_frac=e.cache_hit_frac,
-                      assumptions=DEFAULT, economics=e, engine_capex=False)
+    dep = _deployment(cols, rate, floor, e.cache_hit_frac, comp.points, cost="usd_per_m_output_tokens_all_in",
+                      speed="tokens_per_s_per_user", engine_capex=False)
     rng_ = ranges_for(SITE_ASSUMPTIONS, ranges)
     capex_it, capex_fac = float(site["capex_accelerators_usd"]), float(site["capex_facility_usd"])
     it_w = float(site["it_power_mw"]) * 1e6
@@ -764,11 +804,13 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
 
     def answer_of(chosen, values, log_ratio):
         v = {k: values[k].to_numpy() for k in values.columns}
-        tput = chosen["output_tokens_per_s_per_gpu"].fill_null(np.nan).to_numpy() * np.exp(log_ratio)
-        per_replica = chosen["num_gpus"].fill_null(1).to_numpy()
+        # over every accelerator of the unit (both pools), as serving_rate and cluster_plan count it
+        tput = chosen["served_output_tokens_per_s_per_gpu"].fill_null(np.nan).to_numpy() * np.exp(log_ratio)
+        per_replica = chosen["total_gpus"].fill_null(1).to_numpy()  # the whole unit, both pools
         serving_s = gpus // per_replica * per_replica  # whole replicas of the scenario's layout
         tokens = serving_tokens_per_day(serving_s, tput, v["utilization_frac"])
-        revenue = revenue_per_year_usd(tokens, v["price_usd_per_m_output_tokens"]) * share
+        scale = v["price_usd_per_m_output_tokens"] / price if price > 0 else np.ones(len(tokens))  # both prices
+        revenue = revenue_per_year_usd(tokens, per_m * scale) * share
         energy = annual_energy_cost_usd(annual_energy_kwh(it_w * v["pue"], v["utilization_frac"]), v["usd_per_kwh"])
         opex = energy + e.opex_frac_of_capex_per_year * v[CAPEX]
         ok = np.isfinite(revenue)
@@ -783,7 +825,8 @@ def site_sensitivity(catalog: Catalog, *, hardware: str, model: str, power_w: fl
         notes.append(f"{share:.0%} of the capacity is sold")
     setup = dict(hardware=hardware, model=model, budget=site["budget"], num_gpus=int(site["num_gpus"]),
                  serving_gpus=serving, precision=rate["precision"], layout=rate["layout"], batch_size=batch,
-                 price_usd_per_m_output_tokens=price, demand_share_frac=share, min_tokens_per_s_per_user=floor)
+                 price_usd_per_m_output_tokens=price, price_usd_per_m_input_tokens=site["price_usd_per_m_input_tokens"],
+                 demand_share_frac=share, min_tokens_per_s_per_user=floor)
     return Sensitivity("site", "payback_years", "years", point_value, tornado, mc, samples, seed, unreachable, setup,
                        tuple(notes))
 

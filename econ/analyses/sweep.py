@@ -27,7 +27,7 @@ from econ.vocabulary import MODES
 from econ.analyses.search import octave_grid
 
 __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", "choose_layout", "layout_candidates",
-           ]
+           "deployment_search", "deployment_of", "POOL_KEYS"]
 
 _LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
 POOL_KEYS = ("disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
@@ -441,18 +441,21 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
                     deployment, sweet_spot=True)
 
 
-def _searched(catalog: Catalog, *, model: str, hardware: str, precision: str, given: dict, mode: str | None,
-              input_len: int, output_len: int, scale_up_domain_size: int | None, assumptions, economics, deployment,
-              min_tokens_per_s_per_user: float | None, max_ttft_s: float | None):
-    """(deployment keys, batch) of the cheapest all-in deployment meeting the SLO in the one search, or None.
+def deployment_search(catalog: Catalog, *, model: str, hardware: str, precision: str, given: dict | None = None,
+                      mode: str | None = None, input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
+                      scale_up_domain_size: int | None = None, assumptions: Assumptions = DEFAULT,
+                      economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
+                      min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None):
+    """The one search ``econ cost`` names its automatic deployment from: :func:`econ.analyses.optimize.search` of one
+    model, accelerator and precision, with the pinned values of ``given``.
 
-    The search (:func:`econ.analyses.optimize.search`) keeps the pinned values; its serving modes are ``mode``
-    when given, aggregated when the GPU count is pinned (a pinned count names one instance), else both. The answer
-    is named by :func:`econ.analyses.search.cheapest`, the rule of the optimizer and the hardware comparison.
+    Its serving modes are ``mode`` when given, aggregated when the GPU count is pinned (a pinned count names one
+    instance), else both. Returns the :class:`econ.analyses.optimize.SearchResult` (every feasible point, SLO or
+    not), so another caller (a sensitivity scenario with another speed floor) re-picks from the same points.
     """
     from econ.analyses.optimize import SLO, SearchSpace, search
-    from econ.analyses.search import cheapest
 
+    given = given or {}
     num_gpus = given.get("num_gpus")
     modes = (mode,) if mode else (("aggregated",) if num_gpus is not None else MODES)
     space = SearchSpace(precisions=(precision,), modes=modes, max_gpus=max(SearchSpace().max_gpus, num_gpus or 1),
@@ -460,16 +463,27 @@ def _searched(catalog: Catalog, *, model: str, hardware: str, precision: str, gi
                         **{k: given.get(k) for k in ("num_gpus", "tp", "dp", "ep", "pp")})
     slo = SLO(min_tokens_per_s_per_user=0.0 if min_tokens_per_s_per_user is None else min_tokens_per_s_per_user,
               max_ttft_s=math.inf if max_ttft_s is None else max_ttft_s)
-    res = search(catalog, model=model, hardware=[hardware], input_len=input_len, output_len=output_len, slo=slo,
-                 space=space, assumptions=assumptions, economics=economics, deployment=deployment)
+    return search(catalog, model=model, hardware=[hardware], input_len=input_len, output_len=output_len, slo=slo,
+                  space=space, assumptions=assumptions, economics=economics, deployment=deployment)
+
+
+def _searched(catalog: Catalog, *, model: str, hardware: str, precision: str, given: dict, mode: str | None,
+              input_len: int, output_len: int, scale_up_domain_size: int | None, assumptions, economics, deployment,
+              min_tokens_per_s_per_user: float | None, max_ttft_s: float | None):
+    """(deployment keys, batch) of the cheapest all-in deployment meeting the SLO in the one search
+    (:func:`deployment_search`), or None; named by :func:`econ.analyses.search.cheapest`, the rule of the optimizer
+    and the hardware comparison."""
+    from econ.analyses.search import cheapest
+
+    res = deployment_search(catalog, model=model, hardware=hardware, precision=precision, given=given, mode=mode,
+                            input_len=input_len, output_len=output_len, scale_up_domain_size=scale_up_domain_size,
+                            assumptions=assumptions, economics=economics, deployment=deployment,
+                            min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s)
     ok = res.points.filter(pl.col("meets_slo"))
     if ok.height == 0:
         return None
     row = cheapest(ok, by=()).row(0, named=True)
-    layout = {k: int(row[k]) for k in _LAYOUT_KEYS} | {"disaggregated": bool(row["disaggregated"])}
-    if row["disaggregated"]:
-        layout |= {k: int(row[k]) for k in POOL_KEYS if k != "disaggregated"}
-    return layout, int(row["batch_size"])
+    return deployment_of(row) | {"disaggregated": bool(row["disaggregated"])}, int(row["batch_size"])
 
 
 def _cheapest_at_each_batch(catalog: Catalog, base: dict, given: dict, batch_sizes, assumptions, economics,

@@ -12,10 +12,9 @@ from __future__ import annotations
 import polars as pl
 
 from econ.analyses.cluster import PLAN_COLUMNS, cluster_plan, plan_status
-from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_field_option, add_scenario_option,
-                                   add_slo_options,
-                                   add_workload_options, catalog_from, check_range, economics_from, load_scenario,
-                                   parse_int_list, render, show_value, slo_from, workload_from)
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+                                   add_field_option, add_workload_options, catalog_from, check_range, economics_from,
+                                   load_scenario, parse_int_list, render, show_value, slo_from, workload_from)
 from econ.economics.buildout import IT_CAPEX_BASES, buildout_prices
 from econ.vocabulary import FIELDS, bounds
 from econ.errors import InvalidInputError
@@ -34,8 +33,9 @@ CORE_COLUMNS = (
 )
 MODEL_COLUMNS = (
     "model", "checkpoint_bytes", "checkpoint_write_s", "training_days", "training_cost_usd", "serving_precision",
-    "serving_gpus_per_replica", "serving_replicas", "serving_tokens_per_day", "revenue_per_year_usd",
-    "opex_per_year_usd", "payback_years",
+    "serving_gpus_per_replica", "serving_replicas", "serving_tokens_per_day", "price_usd_per_m_output_tokens",
+    "price_usd_per_m_input_tokens", "demand_share_frac", "revenue_per_year_usd", "opex_per_year_usd", "payback_years",
+    "irr_frac", "revenue_capacity_sold_per_year_usd", "payback_capacity_sold_years", "irr_capacity_sold_frac",
 )
 
 DISPLAY_NAMES = {"realized_frac_of_peak": "realized_of_peak_frac"}
@@ -131,6 +131,9 @@ def add_plan_options(p, *, budget_required: bool) -> None:
     p.add_argument("--checkpoint-gb-per-s", type=float, help="aggregate checkpoint write bandwidth, GB/s [100]")
     p.add_argument("--training-tokens", type=float, help="tokens of the training run [15e12]")
     p.add_argument("--price", type=float, help="selling price, USD per M output tokens [0.90]")
+    add_field_option(p, "price_usd_per_m_input_tokens")
+    add_field_option(p, "cached_price_frac", note=" (the share of input tokens that hit is --cache-hit-rate)")
+    add_field_option(p, "demand_share_frac", note="; the capacity-sold case is shown beside it")
     add_workload_options(p)
     add_slo_options(p, ttft=False)
     add_economics_options(p, mix=False, build=True)
@@ -199,7 +202,9 @@ def run(args) -> int:
     check_efficiency(args)
     for name, value in (("failure_window_h", args.failure_window_h), ("mtbf_h_per_gpu", args.mtbf_h),
                         ("checkpoint_write_gb_per_s", args.checkpoint_gb_per_s), ("training_tokens", args.training_tokens),
-                        ("price_usd_per_m_output_tokens", args.price)):
+                        ("price_usd_per_m_output_tokens", args.price),
+                        ("price_usd_per_m_input_tokens", args.price_usd_per_m_input_tokens),
+                        ("cached_price_frac", args.cached_price_frac), ("demand_share_frac", args.demand_share_frac)):
         check_flag(name, value)
     input_len, output_len = workload_from(args, scenario)
     floor, _ = slo_from(args, scenario)
@@ -224,6 +229,8 @@ def run(args) -> int:
         min_tokens_per_s_per_user=floor,
         precisions=sc.compare_precisions or None,
         price_usd_per_m_output_tokens=pick(args.price, "price_usd_per_m_output_tokens"),
+        price_usd_per_m_input_tokens=args.price_usd_per_m_input_tokens, cached_price_frac=args.cached_price_frac,
+        demand_share_frac=1.0 if args.demand_share_frac is None else args.demand_share_frac,
         input_len=input_len, output_len=output_len,
         assumptions=sc.assumptions(), economics=economics, facility=args.facility, power_basis=args.power_basis,
         efficiency_model=args.efficiency, scaling_efficiency=args.scaling_efficiency, it_prices=prices)

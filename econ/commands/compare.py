@@ -22,10 +22,11 @@ from econ.commands._common import (add_data_dir, add_economics_options, add_scen
 from econ.errors import InvalidInputError
 
 RATIO_COLUMNS = ("at_tokens_per_s_per_user", "usd_per_m_output_tokens_all_in_a", "usd_per_m_output_tokens_all_in_b",
-                 "cost_ratio_b_to_a", "output_tokens_per_s_per_gpu_a", "output_tokens_per_s_per_gpu_b",
+                 "cost_ratio_b_to_a", "cheaper", "output_tokens_per_s_per_gpu_a", "output_tokens_per_s_per_gpu_b",
                  "throughput_ratio_b_to_a")
 SETUP_COLUMNS = ("setup", "at_tokens_per_s_per_user", "layout", "batch_size", "tokens_per_s_per_user",
-                 "usd_per_m_output_tokens_all_in", "usd_per_m_input_tokens", "usd_per_m_blended_tokens",
+                 "usd_per_m_output_tokens_all_in", "usd_per_m_output_tokens_all_in_low",
+                 "usd_per_m_output_tokens_all_in_high", "usd_per_m_input_tokens", "usd_per_m_blended_tokens",
                  "output_tokens_per_s_per_gpu", "output_tokens_per_usd", "output_tokens_per_s_per_mw", "binding_wall")
 BREAKDOWN_COLUMNS = ("setup", "at_tokens_per_s_per_user", "weights_s", "kv_cache_s", "gemm_s", "attention_s",
                      "communication_s", "overhead_s", "prefill_chunks_s", "other_s", "served_tpot_s", "binding_side",
@@ -150,12 +151,25 @@ def run(args) -> int:
     if missing:
         out.write(f"(– : a set-up has no deployment as fast as {', '.join(f'{m:g}' for m in missing)} tokens/s "
                   f"per user)\n")
+    out.write("cheaper: the set-up whose calibration band lies below the other's; 'not distinguishable' where the "
+              "bands overlap\n")
+    notes = [f"{n}: {_profile_note(catalog, s)}" for n, s in (("A", a), ("B", b)) if _profile_note(catalog, s)]
+    if notes:
+        out.write("profiles: " + "; ".join(notes) + "\n")
     out.write("\nEach set-up at each level:\n")
     render(setups, "table", vertical_if_single=False)
     if breakdown.height:
         out.write("\nWhere a decode step's time goes (per output token, as served):\n")
         render(breakdown, "table", vertical_if_single=False)
     return 0
+
+
+def _profile_note(catalog, s) -> str:
+    """The set-up's efficiency profile when it is a fallback or wide-band one (econ.analyses.bands), else ""."""
+    from econ.analyses.bands import profile_table
+
+    t = profile_table(catalog).filter((pl.col("hardware") == s.hardware) & (pl.col("precision") == s.precision))
+    return t["profile_note"][0] if t.height else ""
 
 
 def _describe(s) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 import sys
 from dataclasses import replace
 
@@ -16,20 +17,23 @@ import polars as pl
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTRAL_DEPLOYMENT
 from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
-                                   parse_int_list, progress, render, slo_from, workload_from)
+                                   parse_int_list, progress, render, slo_from, terminal_width, workload_from)
 from econ.errors import InvalidInputError
 from econ.analyses.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary
 from econ.physics.precision import PRECISIONS
 
 TABLE_COLUMNS = ("hardware", "scale_up_domain_size", "layout", "precision", "batch_size", "total_gpus",
                  "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "ttft_s", "usd_per_m_output_tokens_all_in",
-                 "usd_per_m_input_tokens", "usd_per_m_output_tokens", "binding_wall", "meets_slo")
+                 "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high", "binding_wall",
+                 "profile_note")
 JSON_POINT_COLUMNS = ("hardware", "scale_up_domain_size", "layout", "num_gpus", "tp", "ep", "pp", "dp", "batch_size",
                       "precision", "disaggregated", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu",
                       "usd_per_m_output_tokens", "binding_wall", "usd_per_m_output_tokens_all_in",
                       "usd_per_m_input_tokens", "usd_per_m_blended_tokens", "ttft_s", "tpot_s", "total_gpus",
                       "prefill_num_gpus", "prefill_tp", "prefill_ep", "prefill_pp", "prefill_dp", "prefill_instances",
-                      "decode_instances", "max_batch_size", "hbm_used_frac", "meets_slo", "slo_miss")
+                      "decode_instances", "max_batch_size", "hbm_used_frac", "meets_slo", "slo_miss",
+                      "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high", "profile",
+                      "calibrated", "profile_note", "distinguishable", "rank_note")
 CONVENTIONS = ("tokens_per_s_per_user, output_tokens_per_s_per_gpu, ttft_s and tpot_s are as served: aggregated "
                "serving includes the prefill chunks interleaved with decode; per-GPU rates divide by every GPU of "
                "the unit (prefill and decode pools); num_gpus/tp/ep/pp/dp describe one (decode) instance; "
@@ -187,6 +191,12 @@ def run_optimize(args) -> int:
     res = _merge_optimize(_each_accelerator(catalog, kwargs, lambda **kw: optimize(catalog, top=args.top, **kw),
                                             "Searching deployments of"), args.top)
     summary = rejected_summary(res.rejected)
+    if res.top.height:  # the ranking with its bands: profile marks, and whether the cheapest is told apart
+        from econ.analyses.compare import with_bands
+        top = res.top.with_columns(pl.format("{} {} {}", "hardware", "precision", "layout").alias("_name"))
+        top = with_bands(top, catalog, cost="usd_per_m_output_tokens_all_in", name="_name").drop("_name")
+        res = OptimizeResult(best=top.row(0, named=True), top=top, frontier=res.frontier, rejected=res.rejected,
+                             reason=res.reason, slo=res.slo)
     out = sys.stdout
     if args.format == "json":
         doc = {**_header(kwargs), "best": _rows(res.top.head(1), JSON_POINT_COLUMNS)[0] if res.best else None,
@@ -211,7 +221,9 @@ def run_optimize(args) -> int:
                   f"{b['output_tokens_per_s_per_gpu']:,.0f} output tokens/s per GPU, TTFT {b['ttft_s']:.3f} s, "
                   f"${b['usd_per_m_output_tokens_all_in']:.4f} per M output tokens all-in "
                   f"(input ${b['usd_per_m_input_tokens']:.4f}/M, output ${b['usd_per_m_output_tokens']:.4f}/M); "
-                  f"binding wall: {b['binding_wall']}\n\nBest of each family:\n")
+                  f"binding wall: {b['binding_wall']}\n")
+        out.write(textwrap.fill(_band_text(b), width=min(120, terminal_width(out)), initial_indent="  ",
+                                subsequent_indent="  ") + "\n\nBest of each family:\n")
         render(res.top.select(TABLE_COLUMNS), "table", vertical_if_single=False)
     out.write("\nRejected families (" + ("all" if args.all_rejected else "summary") + "):\n")
     rej = res.rejected if args.all_rejected else summary
@@ -220,6 +232,16 @@ def run_optimize(args) -> int:
     else:
         out.write("  none\n")
     return 0
+
+
+def _band_text(b: dict) -> str:
+    """The cheapest deployment's calibration band, its profile and whether the ranking can tell it apart."""
+    lo, hi = b.get("usd_per_m_output_tokens_all_in_low"), b.get("usd_per_m_output_tokens_all_in_high")
+    band = (f"calibration band ${lo:.4f} to ${hi:.4f} per M output tokens" if lo is not None and hi is not None
+            else "no calibration band (assumed efficiencies)")
+    note = b.get("profile_note") or ""
+    prof = f" ({b['profile']}, {note})" if note else (f" ({b['profile']})" if b.get("profile") else "")
+    return f"{band}{prof}; {b.get('rank_note') or 'cheapest'}"
 
 
 def run_frontier(args) -> int:

@@ -26,15 +26,15 @@ from econ.vocabulary import MAX_CONTEXT
 
 TABLE_COLUMNS = (
     "quote_id", "model", "verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens",
-    "margin_blended_frac", "floor_hardware", "floor_num_gpus", "floor_precision", "floor_batch_size",
-    "floor_batch_limit", "speed_floor_tokens_per_s_per_user", "floor_usd_per_gpu_hour",
+    "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "margin_text", "floor_hardware",
+    "floor_precision", "speed_floor_tokens_per_s_per_user", "floor_usd_per_gpu_hour",
 )
 """Columns of the terminal table (the full set goes to csv/json/xlsx); each row's reason follows the table."""
 
 SINGLE_COLUMNS = (
     "model", "hardware", "weight_format", "verdict", "price_usd_per_m_blended_tokens",
-    "floor_usd_per_m_blended_tokens", "margin_blended_frac", "floor_usd_per_m_blended_tokens_low",
-    "floor_usd_per_m_blended_tokens_high", "cost_basis", "floor_usd_per_gpu_hour", "utilization_frac",
+    "floor_usd_per_m_blended_tokens", "margin_text", "floor_usd_per_m_blended_tokens_low",
+    "floor_usd_per_m_blended_tokens_high", "floor_assumes", "cost_basis", "floor_usd_per_gpu_hour", "utilization_frac",
     "floor_scope", "floor_hardware", "floor_layout", "floor_num_gpus", "floor_precision", "floor_batch_size",
     "floor_tokens_per_s_per_user", "speed_floor_tokens_per_s_per_user", "breakeven_usd_per_gpu_hour",
     "breakeven_utilization_frac", "breakeven_batch_size", "cheapest_clearing_hardware",
@@ -70,14 +70,17 @@ def _register_check(qsub) -> None:
     from econ.tables.quote_files import WEIGHT_FORMATS
 
     c = qsub.add_parser(
-        "check", help="verdict (below-floor, thin, plausible, rich, not-gpu-comparable), margins, band and "
-                      "break-evens per quote",
+        "check", help="verdict (below-floor, undetermined, thin, plausible, rich, not-gpu-comparable), margins, "
+                      "band and break-evens per quote",
         description="For each quote: the modeled cost floor at the quote's own service level (its published speed, "
                     "else --min-tokens-per-s-per-user; its weight format; its own accelerator when it names one, "
                     "else the cheapest of --generation), the implied gross margin on input, output and blended "
                     "price, a verdict with its reason, and the $/GPU-hour, utilization, batch and accelerator "
-                    "generations at which the quote breaks even. One typed quote: --model M --input-price P "
-                    "--output-price Q [--cached-input-price C] [--speed S] [--hardware H]. Cost tiers: --tco "
+                    "generations at which the quote breaks even. A price inside the floor's calibration band is "
+                    "undetermined; a speed no catalog GPU reaches even at the fast end of its band with speculative "
+                    "decoding is not-gpu-comparable. One typed quote: --model M --input-price P "
+                    "--output-price Q [--cached-input-price C] [--speed S] [--hardware H] (also prints its verdict "
+                    "with the floor on each generation at 20, 50, 100 tokens/s and its own speed). Cost tiers: --tco "
                     f"{'|'.join(TCO_CHOICES)} or --usd-per-gpu-hour X; every $/GPU-hour shown is per utilized GPU-hour.")
     c.add_argument("--file", metavar="QUOTES", help="quotes CSV or XLSX (columns: data/README.md, quotes.csv; "
                                                     "default: the shipped data/quotes.csv)")
@@ -131,6 +134,7 @@ def compute(args):
     (QuoteCheck, catalog, economics)
     """
     from econ.analyses.quotes import check_quotes, single_quote
+    from econ.assumptions import DEFAULT
     from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
     from econ.tables.quote_files import load_quotes
 
@@ -170,7 +174,13 @@ def compute(args):
                              output_tokens_per_s_per_user=args.speed, hardware=args.hardware,
                              weight_format=args.weight_format, provider=args.provider or "quote",
                              quote_id=f"{args.provider or 'quote'}-{args.model}")
-        return check_quotes(quote, catalog, **kw), catalog, economics
+        result = check_quotes(quote, catalog, **kw)
+        if args.format == "table":  # how robust the verdict is: the floor on each generation, at several speeds
+            from econ.analyses.quotes import alternatives_table, verdict_alternatives
+            alt = verdict_alternatives(quote, catalog, kw.get("assumptions", DEFAULT), economics,
+                                       min_tokens_per_s_per_user=default_speed, output_len=args.output_len)
+            args.alternatives = alternatives_table(alt)
+        return result, catalog, economics
     quotes = load_quotes(catalog, args.file)
     models, providers = _split(args.model), _split(args.provider)
     if models:
@@ -198,10 +208,10 @@ def run_check(args) -> int:
         return 0
     if args.output:
         buf = io.StringIO()
-        _print(result, fmt, buf, single=_single(args))
+        _print(result, fmt, buf, single=_single(args), alternatives=getattr(args, "alternatives", None))
         _write(buf.getvalue().encode("utf-8"), args.output, args.force)
         return 0
-    _print(result, fmt, sys.stdout, single=_single(args))
+    _print(result, fmt, sys.stdout, single=_single(args), alternatives=getattr(args, "alternatives", None))
     return 0
 
 
@@ -227,12 +237,16 @@ def settings_line(s: dict) -> str:
             f"{s['generations']}; {s['deployments_evaluated']:,} deployments evaluated")
 
 
-def _print(result, fmt: str, out, single: bool = False) -> None:
+def _print(result, fmt: str, out, single: bool = False, alternatives=None) -> None:
     if fmt == "json":
         render(result.summary, "json", vertical_if_single=False, out=out)
         return
     if single:
         render(result.summary.select(SINGLE_COLUMNS), "table", vertical_if_single=True, out=out)
+        if alternatives is not None:
+            alt = alternatives
+            out.write("\nverdict with the floor on each generation (rows) at each speed (columns; * the quote's):\n")
+            render(alt, "table", vertical_if_single=False, out=out)
     else:
         render(result.summary.select(TABLE_COLUMNS), "table", vertical_if_single=False, out=out)
         counts = result.summary["verdict"].value_counts(sort=True)

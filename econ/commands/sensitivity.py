@@ -64,6 +64,8 @@ def register(sub) -> None:
     b.add_argument("--power-mw", type=float, help="facility power budget, MW")
     b.add_argument("--capex-usd", type=float, help="capex budget, USD")
     s.add_argument("--price", type=float, help=FIELDS["price_usd_per_m_output_tokens"].help_text())
+    add_field_option(s, "price_usd_per_m_input_tokens")
+    add_field_option(s, "cached_price_frac")
     add_field_option(s, "demand_share_frac")
     add_workload_options(s)
     add_slo_options(s, ttft=False)
@@ -117,13 +119,15 @@ def compute(args):
         return S.cost_sensitivity(catalog, model=args.model, hardware=args.hardware, precision=args.precision,
                                   metric=args.metric, input_len=input_len, output_len=output_len,
                                   min_tokens_per_s_per_user=floor, economics=economics, **kw)
-    check_fields(args, ["demand_share_frac"])
+    check_fields(args, ["demand_share_frac", "price_usd_per_m_input_tokens", "cached_price_frac"])
     for flag, v in (("--power-mw", args.power_mw), ("--capex-usd", args.capex_usd)):
         if v is not None and not (math.isfinite(v) and v > 0):
             raise InvalidInputError(f"{flag}={v:g} is outside (0, inf)")
     return S.site_sensitivity(catalog, hardware=args.hardware, model=args.model,
                               power_w=None if args.power_mw is None else args.power_mw * 1e6,
                               capex_usd=args.capex_usd, price_usd_per_m_output_tokens=args.price,
+                              price_usd_per_m_input_tokens=args.price_usd_per_m_input_tokens,
+                              cached_price_frac=args.cached_price_frac,
                               demand_share_frac=1.0 if args.demand_share_frac is None else args.demand_share_frac,
                               min_tokens_per_s_per_user=floor, economics=economics,
                               input_len=input_len, output_len=output_len, **kw)
@@ -187,10 +191,12 @@ def table_text(result, out) -> None:
         name = "blended gross margin"
     else:
         what = (f"{st['budget']} of {st['hardware']} serving {st['model']}: {st['serving_gpus']:,} GPUs, "
-                f"{st['layout']}, ${st['price_usd_per_m_output_tokens']:.2f}/M output, {st['demand_share_frac']:.0%} "
-                f"of the capacity sold")
+                f"{st['layout']}")
+        sold = (f"{st['demand_share_frac']:.0%} of the capacity sold at ${st['price_usd_per_m_output_tokens']:.2f}/M "
+                f"output, ${st['price_usd_per_m_input_tokens']:.2f}/M input")
+        what = textwrap.fill(what, width) + "\n" + sold
         name = "simple payback"
-    out.write(textwrap.fill(what, width) + "\n")
+    out.write((what if result.answer == "site" else textwrap.fill(what, width)) + "\n")
     out.write(f"{name}: {_answer(result, result.point)}\n\n")
     render_table(table_frame(result), out, title="tornado (largest swing first)")
     if result.samples:

@@ -183,6 +183,66 @@ def revenue_per_year_usd(tokens_per_day, usd_per_m_tokens):
     return tokens_per_day * _DAYS_PER_YEAR * usd_per_m_tokens / TOKENS_PER_M
 
 
+def usd_per_m_output_tokens_sold(usd_per_m_output_tokens, usd_per_m_input_tokens, input_per_output_tokens,
+                                 cache_hit_frac=0.0, cached_price_frac=1.0):
+    """Revenue per million output tokens served, its requests' input tokens included.
+
+    Parameters
+    ----------
+    usd_per_m_output_tokens, usd_per_m_input_tokens : scalar or array, >= 0 [USD/Mtoken]
+    input_per_output_tokens : scalar or array, >= 0
+        Input tokens per output token of the requests served (input_len / output_len). [-]
+    cache_hit_frac : scalar or array in [0, 1]
+        Share of input tokens served from a prefix cache, billed at the cached price. [-]
+    cached_price_frac : scalar or array in [0, 1]
+        Cached input price as a share of the uncached one. [-]
+
+    Returns
+    -------
+    same shape [USD per M output tokens]: p_out + (input / output) x p_in x (1 - h + h x c), the blended revenue
+    of a request per output token (the cache-hit discount on its input; econ.economics.pricing blends the same way).
+    """
+    discount = 1.0 - cache_hit_frac + cache_hit_frac * cached_price_frac
+    return usd_per_m_output_tokens + input_per_output_tokens * usd_per_m_input_tokens * discount
+
+
+def irr_frac(capex_usd, annual_cash_usd, years):
+    """Internal rate of return of a capital outlay followed by a constant yearly cash flow.
+
+    Parameters
+    ----------
+    capex_usd : scalar or array, >= 0 [USD], paid at year 0
+    annual_cash_usd : scalar or array [USD/yr], received at the end of years 1 .. ``years`` (revenue - opex)
+    years : scalar or array, > 0 [yr], the life over which the cash flows (the accelerators' economic life)
+
+    Returns
+    -------
+    ndarray of the broadcast shape [1/yr]: r with capex = cash x (1 - (1 + r)^-years) / r; NaN where the cash never
+    recovers the capex (cash x years <= capex: the IRR is at or below 0, or undefined for a loss) and for r above
+    1000%/yr. No residual value at the end of the life (conservative: the building outlives the servers).
+
+    Notes
+    -----
+    The annuity factor is decreasing in r, so the root is unique; found by bisection on [1e-9, 10] (60 halvings,
+    ~1e-17 relative), vectorized.
+    """
+    capex, cash, n = np.broadcast_arrays(np.asarray(capex_usd, dtype=float), np.asarray(annual_cash_usd, dtype=float),
+                                         np.asarray(years, dtype=float))
+    target = np.divide(capex, cash, out=np.full(capex.shape, np.inf), where=cash > 0)  # annuity factor to reach
+    ok = (cash > 0) & (cash * n > capex) & (capex > 0)
+
+    def annuity(r):
+        return (1.0 - (1.0 + r) ** -n) / r
+
+    lo, hi = np.full(capex.shape, 1e-9), np.full(capex.shape, 10.0)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        above = annuity(mid) > target  # the rate is still too low
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    r = 0.5 * (lo + hi)
+    return np.where(ok & (annuity(np.full(capex.shape, 10.0)) < target), r, np.nan)
+
+
 def payback_years(capex_usd, annual_revenue_usd, annual_opex_usd):
     """Simple (undiscounted) payback period of the capital outlay.
 

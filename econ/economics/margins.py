@@ -12,6 +12,8 @@ thin                0 <= margin < :data:`THIN_MARGIN_FRAC` (20%)
 plausible           20% <= margin <= :data:`RICH_MARGIN_FRAC` (80%)
 rich                margin > 80%
 not-gpu-comparable  no margin (null): there is no GPU floor to compare with
+undetermined        the price lies inside the floor's calibration band (:func:`band_verdict_expr`): the
+                    model cannot tell whether it covers its cost
 ==================  =======================================================================
 """
 
@@ -29,8 +31,13 @@ MARGIN_VERDICTS: tuple[str, ...] = ("below-floor", "thin", "plausible", "rich")
 """Verdicts on a margin, from worst to best (the order the property tests rely on)."""
 NOT_COMPARABLE = "not-gpu-comparable"
 """Verdict of a quote with no GPU floor to compare with (non-GPU hardware, or a speed no accelerator in scope reaches)."""
-VERDICTS: tuple[str, ...] = (*MARGIN_VERDICTS, NOT_COMPARABLE)
-"""Every verdict of :func:`econ.analyses.quotes.check_quotes`."""
+UNDETERMINED = "undetermined"
+"""Verdict of a quote whose price lies inside its floor's calibration band (the low and the high end of the floor
+disagree on the sign of the margin)."""
+VERDICTS: tuple[str, ...] = (MARGIN_VERDICTS[0], UNDETERMINED, *MARGIN_VERDICTS[1:], NOT_COMPARABLE)
+"""Every verdict of :func:`econ.analyses.quotes.check_quotes`, from worst to best on price (a dearer price never
+moves a quote to the left: below the band, inside it, above it with a thin, plausible or rich margin), then the
+verdict that does not depend on the price."""
 
 
 def gross_margin_frac(price_usd_per_m_tokens, cost_usd_per_m_tokens):
@@ -109,3 +116,29 @@ def verdict_expr(margin: pl.Expr) -> pl.Expr:
             .when(margin < THIN_MARGIN_FRAC).then(pl.lit(MARGIN_VERDICTS[1]))
             .when(margin <= RICH_MARGIN_FRAC).then(pl.lit(MARGIN_VERDICTS[2]))
             .otherwise(pl.lit(MARGIN_VERDICTS[3])))
+
+
+def band_verdict_expr(price: pl.Expr, floor: pl.Expr, floor_low: pl.Expr, floor_high: pl.Expr) -> pl.Expr:
+    """The verdict on a price against a floor with a band: :data:`UNDETERMINED` where the price lies inside the band
+    [floor_low, floor_high], else the verdict on the point's margin (:func:`verdict_expr`).
+
+    Parameters
+    ----------
+    price, floor : pl.Expr, Float64 [USD/M tokens]; a null floor -> not-gpu-comparable
+    floor_low, floor_high : pl.Expr, Float64 [USD/M tokens], the floor's calibration band (null: no band, the point
+        decides)
+
+    Returns
+    -------
+    pl.Expr, String: one of :data:`VERDICTS`.
+
+    Notes
+    -----
+    Outside the band both ends agree on the sign of the margin, so the point's class is the verdict: a price 10x
+    above the band's high end has a margin above 90% at every end ("rich"); one below the low end is below every end
+    ("below-floor").
+    """
+    inside = floor_low.is_not_null() & floor_high.is_not_null() & (floor_low <= price) & (price <= floor_high)
+    return (pl.when(floor.is_null()).then(pl.lit(NOT_COMPARABLE))
+            .when(inside).then(pl.lit(UNDETERMINED))
+            .otherwise(verdict_expr(gross_margin_frac(price, floor))))

@@ -98,6 +98,92 @@ PROVIDER_SYSTEM_SCHEMA: dict[str, Col] = {
 cost basis; ``data/README.md``)."""
 
 
+SPEED_KINDS: tuple[str, ...] = ("provider-claim", "provider-disclosure", "third-party-median")
+"""How a speed of ``provider_speeds.csv`` was obtained: the provider's own best-case figure (a pricing or docs page),
+a provider's disclosure of its fleet's average (DeepSeek's day-6 figure), or a third party's median measurement
+(Artificial Analysis, 14-day median)."""
+
+PROVIDER_SPEED_SCHEMA: dict[str, Col] = {
+    "quote_id": TXT,
+    "output_tokens_per_s_per_user": Col(pl.Float64, False, 0.0, 1e5, False, "tokens/s"),
+    "ttft_s": Col(pl.Float64, False, 0.0, 600.0, False, "s"),
+    "speed_kind": TXT_OPT,
+    "quantization_stated": TXT_OPT,
+    "weight_format": TXT_OPT,
+    "hardware_stated": TXT_OPT,
+    "source": TXT, "as_of": TXT, "notes": TXT_OPT,
+}
+"""``data/provider_speeds.csv``: per shipped quote, the sourced output speed (tokens/s per user), time to first token,
+the serving format the provider states and the hardware it names (``data/README.md``). ``quotes.csv``'s speed and
+stated-format columns are written from it (``scripts/update_quote_speeds.py``; a test holds them equal)."""
+
+
+def load_provider_speeds(data_dir: str | Path | None = None) -> pl.DataFrame:
+    """``provider_speeds.csv`` from ``data_dir`` (else the shipped one), validated.
+
+    Raises
+    ------
+    DataError
+        A malformed table (every bad cell named), a ``speed_kind`` outside :data:`SPEED_KINDS`, a speed without a
+        kind, or a ``weight_format`` outside :data:`WEIGHT_FORMATS`.
+    """
+    base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+    path = base / "provider_speeds.csv" if (base / "provider_speeds.csv").is_file() else \
+        DEFAULT_DATA_DIR / "provider_speeds.csv"
+    table = read_table(path, PROVIDER_SPEED_SCHEMA, "quote_id")
+    problems = []
+    for r in table.iter_rows(named=True):
+        if r["speed_kind"] is not None and r["speed_kind"] not in SPEED_KINDS:
+            problems.append(f"row {r['quote_id']}, column speed_kind: {r['speed_kind']!r} not in {list(SPEED_KINDS)}")
+        if r["output_tokens_per_s_per_user"] is not None and r["speed_kind"] is None:
+            problems.append(f"row {r['quote_id']}, column speed_kind: empty for a speed (one of {list(SPEED_KINDS)})")
+        if r["weight_format"] is not None and r["weight_format"] not in WEIGHT_FORMATS:
+            problems.append(f"row {r['quote_id']}, column weight_format: {r['weight_format']!r} not in "
+                            f"{list(WEIGHT_FORMATS)}")
+    if problems:
+        raise DataError(f"{path.name}: {len(problems)} problem(s):\n  " + "\n  ".join(problems))
+    return table
+
+
+def speeds_into_quotes(raw: pl.DataFrame, speeds: pl.DataFrame) -> pl.DataFrame:
+    """``quotes.csv`` (read as text) with its speed and stated-format columns taken from ``provider_speeds.csv``.
+
+    For every quote of ``speeds``: ``output_tokens_per_s_per_user``, ``ttft_s``, ``speed_source`` ("<speed_kind>:
+    <source>") and ``speed_as_of`` from its row when it has a speed (cleared otherwise); ``weight_format`` and
+    ``weight_format_basis = provider-stated`` where the row states a format. Quotes without a row keep their cells.
+
+    Returns
+    -------
+    pl.DataFrame, the columns and order of ``raw``, every cell text.
+    """
+    sp = speeds.select(
+        "quote_id",
+        pl.col("output_tokens_per_s_per_user").map_elements(_num, return_dtype=pl.String).alias("_speed"),
+        pl.col("ttft_s").map_elements(_num, return_dtype=pl.String).alias("_ttft"),
+        pl.when(pl.col("output_tokens_per_s_per_user").is_not_null())
+        .then(pl.format("{}: {}", pl.col("speed_kind"), pl.col("source"))).alias("_src"),
+        pl.when(pl.col("output_tokens_per_s_per_user").is_not_null()).then(pl.col("as_of")).alias("_as_of"),
+        pl.col("weight_format").alias("_fmt"), pl.lit(True).alias("_row"))
+    j = raw.join(sp, on="quote_id", how="left", maintain_order="left")
+    row = pl.col("_row").fill_null(False)
+    return j.with_columns(
+        pl.when(row).then(pl.col("_speed")).otherwise(pl.col("output_tokens_per_s_per_user"))
+        .alias("output_tokens_per_s_per_user"),
+        pl.when(row).then(pl.col("_ttft")).otherwise(pl.col("ttft_s")).alias("ttft_s"),
+        pl.when(row).then(pl.col("_src")).otherwise(pl.col("speed_source")).alias("speed_source"),
+        pl.when(row).then(pl.col("_as_of")).otherwise(pl.col("speed_as_of")).alias("speed_as_of"),
+        pl.when(pl.col("_fmt").is_not_null()).then(pl.col("_fmt")).otherwise(pl.col("weight_format"))
+        .alias("weight_format"),
+        pl.when(pl.col("_fmt").is_not_null()).then(pl.lit("provider-stated")).otherwise(pl.col("weight_format_basis"))
+        .alias("weight_format_basis"),
+    ).select(raw.columns)
+
+
+def _num(x) -> str | None:
+    """A number as the text a CSV cell keeps (560 not 560.0)."""
+    return None if x is None else (str(int(x)) if float(x).is_integer() else repr(float(x)))
+
+
 def load_provider_systems(catalog: Catalog | None = None) -> pl.DataFrame:
     """``provider_systems.csv`` from the catalog's data folder (else the shipped one), validated.
 
@@ -155,6 +241,19 @@ def native_weight_format(dtype_text: pl.Expr) -> pl.Expr:
             .otherwise(pl.lit("bf16")))
 
 
+FP8_RELEASES: dict[str, str] = {
+    "llama-3.1-405b": (
+        "FP8 checkpoints of Llama-3.1-405B-Instruct were published with the model (neuralmagic/Meta-Llama-3.1-405B-"
+        "Instruct-FP8, release date 2024-07-24: 'this model can now be loaded and evaluated with a single node of "
+        "8xH100 GPUs, as opposed to multiple nodes', 99.8% OpenLLM recovery; nvidia/Llama-3.1-405B-Instruct-FP8, "
+        "TensorRT Model Optimizer; huggingface.co model cards): its bf16 weights (812 GB) need two 8-GPU nodes, the "
+        "FP8 ones fit one, so a provider that states no format is taken to serve FP8"),
+}
+"""Models served in FP8 by default although released in bf16: model id -> why (the weight-format rule's step 4,
+basis ``fp8-release``). Only models whose bf16 weights do not fit one 8-accelerator node of the release's
+generation and whose FP8 checkpoint was published with the model."""
+
+
 def weight_format_rule(provider_model_name: pl.Expr, model: pl.Expr, native_weight_dtype: pl.Expr
                        ) -> tuple[pl.Expr, pl.Expr]:
     """The weight format a quote is assumed to serve, and which branch of the rule gave it.
@@ -176,16 +275,23 @@ def weight_format_rule(provider_model_name: pl.Expr, model: pl.Expr, native_weig
        same rule) -> basis ``slug-turbo``;
     2. ``fp8`` in the name -> ``fp8`` (``slug-fp8``);
     3. gpt-oss models -> ``mxfp4`` (OpenAI released the MoE weights in MXFP4; ``gpt-oss-release``);
-    4. otherwise the released checkpoint's format (``native``).
+    4. a model of :data:`FP8_RELEASES` (served in FP8 since its release: Llama-3.1-405B on one 8-GPU node) ->
+       ``fp8`` (``fp8-release``);
+    5. otherwise the released checkpoint's format (``native``).
+
+    A provider statement (``data/provider_speeds.csv``, basis ``provider-stated``) overrides the rule.
     """
     name = provider_model_name.fill_null("").str.to_lowercase()
+    fp8_release = model.is_in(list(FP8_RELEASES))
     fmt = (pl.when(name.str.contains("turbo")).then(pl.lit("fp8"))
            .when(name.str.contains("fp8")).then(pl.lit("fp8"))
            .when(model.str.starts_with("gpt-oss")).then(pl.lit("mxfp4"))
+           .when(fp8_release).then(pl.lit("fp8"))
            .otherwise(native_weight_format(native_weight_dtype)))
     basis = (pl.when(name.str.contains("turbo")).then(pl.lit("slug-turbo"))
              .when(name.str.contains("fp8")).then(pl.lit("slug-fp8"))
              .when(model.str.starts_with("gpt-oss")).then(pl.lit("gpt-oss-release"))
+             .when(fp8_release).then(pl.lit("fp8-release"))
              .otherwise(pl.lit("native")))
     return fmt, basis
 

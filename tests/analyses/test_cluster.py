@@ -284,15 +284,44 @@ def test_cluster_plan_known_answers(catalog):
     reps = np.floor(g / best["total_gpus"])  # a serving unit is every GPU of the deployment (both pools)
     tokens = reps * best["total_gpus"] * best["output_tokens_per_s_per_gpu"] * e.utilization_frac * 86400
     np.testing.assert_allclose(plan["serving_tokens_per_day"].to_numpy(), tokens, rtol=1e-12)
-    revenue = tokens * 365 * 0.90 / 1e6
+    # revenue (issue 18.6): the output tokens at $0.90/M and the requests' input tokens (1,024 per 1,024 output) at
+    # $0.90/M; every token the site can serve is sold by default (demand share 1), no cache hits
+    revenue = tokens * 365 * (0.90 + 1024 / 1024 * 0.90) / 1e6
     np.testing.assert_allclose(plan["revenue_per_year_usd"].to_numpy(), revenue, rtol=1e-12)
+    np.testing.assert_allclose(plan["revenue_capacity_sold_per_year_usd"].to_numpy(), revenue, rtol=1e-12)
     opex = plan["annual_energy_cost_usd"].to_numpy() + e.opex_frac_of_capex_per_year * g * hw["all_in_capex_usd"]
     np.testing.assert_allclose(plan["payback_years"].to_numpy(), capex / (revenue - opex), rtol=1e-12)
+    # IRR over the accelerator life: capex = margin x (1 - (1 + r)^-5) / r
+    r = plan["irr_frac"].to_numpy()
+    np.testing.assert_allclose(capex, (revenue - opex) * (1 - (1 + r) ** -e.accelerator_life_years) / r, rtol=1e-9)
+
+
+def test_demand_aware_payback_beside_the_capacity_sold_case(catalog):
+    """Issue 18.6: revenue from a demand share and both token prices (cache hits at the cached price)."""
+    e = Economics(cache_hit_frac=0.5)
+    full = cluster.cluster_plan(catalog, hardware="h100-sxm", num_gpus=1024, model=MODEL, economics=e,
+                                price_usd_per_m_output_tokens=2.0, price_usd_per_m_input_tokens=1.0,
+                                cached_price_frac=0.25).row(0, named=True)
+    per_m = 2.0 + 1.0 * (1 - 0.5 + 0.5 * 0.25)  # 1,024 in per 1,024 out
+    assert full["revenue_per_year_usd"] == pytest.approx(full["serving_tokens_per_day"] * 365 * per_m / 1e6, rel=1e-12)
+    half = cluster.cluster_plan(catalog, hardware="h100-sxm", num_gpus=1024, model=MODEL, economics=e,
+                                price_usd_per_m_output_tokens=2.0, price_usd_per_m_input_tokens=1.0,
+                                cached_price_frac=0.25, demand_share_frac=0.4).row(0, named=True)
+    assert half["revenue_per_year_usd"] == pytest.approx(0.4 * full["revenue_per_year_usd"], rel=1e-12)
+    assert half["revenue_capacity_sold_per_year_usd"] == pytest.approx(full["revenue_per_year_usd"], rel=1e-12)
+    assert half["opex_per_year_usd"] == full["opex_per_year_usd"]  # energy billed at the utilization either way
+    assert half["payback_capacity_sold_years"] == pytest.approx(full["payback_years"], rel=1e-12)
+    assert half["payback_years"] > full["payback_years"] and half["irr_frac"] < full["irr_frac"]
+    with pytest.raises(InvalidInputError, match=r"demand_share_frac=0 is outside \(0, 1\]"):
+        cluster.cluster_plan(catalog, hardware="h100-sxm", num_gpus=8, model=MODEL, demand_share_frac=0.0)
+    with pytest.raises(InvalidInputError, match=r"demand_share_frac=1.5 is outside \(0, 1\]"):
+        cluster.cluster_plan(catalog, hardware="h100-sxm", num_gpus=8, model=MODEL, demand_share_frac=1.5)
 
 
 def test_cluster_plan_never_paid_back_is_null_not_inf(catalog):
-    plan = cluster.cluster_plan(catalog, hardware="h100-sxm", num_gpus=1024, model=MODEL, price_usd_per_m_output_tokens=0.0)
-    assert plan["payback_years"][0] is None
+    plan = cluster.cluster_plan(catalog, hardware="h100-sxm", num_gpus=1024, model=MODEL, price_usd_per_m_output_tokens=0.0,
+                                price_usd_per_m_input_tokens=0.0)
+    assert plan["payback_years"][0] is None and plan["irr_frac"][0] is None
     assert "never paid back" in cluster.plan_status(plan.row(0, named=True))
     for c, dt in plan.schema.items():
         if dt.is_float():

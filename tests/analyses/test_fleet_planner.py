@@ -231,8 +231,8 @@ def test_size_serving_goes_through_serving_rate(catalog, monkeypatch):
     monkeypatch.setattr(cl, "serving_rate", fake)
     row = cl.cluster_plan(catalog, hardware="h100-sxm", power_w=1.2e6, model="llama-3.3-70b",
                           economics=Economics(pue=1.2, utilization_frac=0.5),
-                          price_usd_per_m_output_tokens=1.0).row(0, named=True)
-    assert calls == [("llama-3.3-70b", "h100-sxm")]
+                          price_usd_per_m_output_tokens=1.0, price_usd_per_m_input_tokens=0.0).row(0, named=True)
+    assert calls == [("llama-3.3-70b", "h100-sxm")]  # input tokens priced at 0: the output-only revenue below
     # 1 MW IT / 1.5 kW = 666 GPUs -> 166 replicas of 4 -> 664 GPUs x 1,000 tok/s x 0.5 x 86,400 s
     assert row["num_gpus"] == 666 and row["serving_replicas"] == 166
     assert row["serving_tokens_per_day"] == pytest.approx(664 * 1000 * 0.5 * 86400)

@@ -267,3 +267,17 @@ TRIAD_CASES = [
 @pytest.mark.parametrize(("kernel", "args"), TRIAD_CASES)
 def test_input_type_triad(kernel, args, input_type_triad):
     input_type_triad(kernel, args)
+
+
+def test_irr_of_a_capex_and_a_constant_margin():
+    """Issue 18.6: IRR r with capex = cash x (1 - (1 + r)^-n) / r; $100 for $30 a year over 5 years is 15.24%
+    (the annuity factor 3.3333 at r = 0.15238); a margin that never recovers the capex has no IRR."""
+    from econ.economics.buildout import irr_frac, usd_per_m_output_tokens_sold
+
+    r = irr_frac(100.0, 30.0, 5.0)
+    assert float(r) == pytest.approx(0.152382, abs=1e-6)
+    assert (1 - (1 + r) ** -5) / r == pytest.approx(100 / 30, rel=1e-12)
+    out = irr_frac(np.array([100.0, 100.0, 100.0]), np.array([10.0, -5.0, 200.0]), 5.0)
+    assert np.isnan(out[0]) and np.isnan(out[1]) and 1.9 < out[2] < 2.0
+    # revenue per output token of a request: output price + input tokens x input price x the cache-hit discount
+    assert usd_per_m_output_tokens_sold(2.0, 1.0, 3.0, 0.5, 0.1) == pytest.approx(2.0 + 3.0 * (0.5 + 0.05))

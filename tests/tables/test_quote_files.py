@@ -154,3 +154,50 @@ def test_missing_optional_columns_get_the_rule(catalog):
         "provider", "model", "provider_model_name", "usd_per_m_input_tokens", "usd_per_m_output_tokens")
     q = validate_quotes(raw, catalog)
     assert (q["weight_format"][0], q["weight_format_basis"][0], q["hardware"][0]) == ("fp8", "slug-turbo", None)
+
+
+# ------------------------------------------------------------------------------------------ provider speeds (issue 18.3)
+
+def test_provider_speeds_table_is_sourced_and_written_into_quotes(catalog):
+    """data/provider_speeds.csv is the one sourced table of speeds and stated formats; quotes.csv carries it."""
+    import importlib.util
+
+    from econ.tables.quote_files import SPEED_KINDS, load_provider_speeds
+    sp = load_provider_speeds()
+    speeds = sp.filter(pl.col("output_tokens_per_s_per_user").is_not_null())
+    assert speeds.height >= 21 and set(speeds["speed_kind"]) <= set(SPEED_KINDS)
+    assert (sp["source"].str.len_chars() > 20).all()
+    shipped = load_quotes(catalog)
+    assert set(sp["quote_id"]) <= set(shipped["quote_id"])
+    by = dict(shipped.select("quote_id", "output_tokens_per_s_per_user").iter_rows())
+    for qid, v in speeds.select("quote_id", "output_tokens_per_s_per_user").iter_rows():
+        assert by[qid] == v, qid
+    # the research pass's corrections: Groq's pricing page gives 394 for Llama-3.3-70B (560 was a secondary figure)
+    assert by["groq-llama-3.3-70b"] == 394 and by["cerebras-llama-3.3-70b"] == 2100
+    assert by["aws-bedrock-llama-3.1-405b"] is None  # 340 t/s with a 76 s first token: doubtful, left out
+    spec = importlib.util.spec_from_file_location("uqs", Path(__file__).resolve().parents[2] / "scripts" /
+                                                  "update_quote_speeds.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check"]) == 0  # quotes.csv equals the table's columns
+
+
+def test_fp8_release_rule_serves_llama_405b_in_fp8(catalog):
+    q = load_quotes(catalog).filter(pl.col("model") == "llama-3.1-405b")
+    assert (q["weight_format"] == "fp8").all() and (q["reference_precision"] == "fp8").all()
+    assert set(q["weight_format_basis"]) == {"fp8-release", "provider-stated"}
+    raw = _raw([_q(model="llama-3.1-405b", provider_model_name="meta-llama/Llama-3.1-405B-Instruct")]).drop(
+        "weight_format", "weight_format_basis")
+    one = validate_quotes(raw, catalog)
+    assert (one["weight_format"][0], one["weight_format_basis"][0]) == ("fp8", "fp8-release")
+
+
+def test_bad_provider_speed_rows_are_named(tmp_path):
+    from econ.tables.quote_files import load_provider_speeds
+    text = (DEFAULT_DATA_DIR / "provider_speeds.csv").read_text().splitlines()
+    header = text[0]
+    (tmp_path / "provider_speeds.csv").write_text(
+        header + "\nq1,50,,rumour,,,,https://example.com/x (a page),2026-01,\nq2,60,,,,,,https://example.com/y (a page),2026-01,\n")
+    with pytest.raises(DataError, match=r"row q1, column speed_kind: 'rumour' not in .*\n.*row q2, column speed_kind: "
+                                        r"empty for a speed"):
+        load_provider_speeds(tmp_path)
