@@ -38,6 +38,21 @@ BASES: dict[str, list[str]] = {
 """The cheapest command line of each subcommand that answers (``{name}`` is a fixture file)."""
 
 
+def tiny_measurements(dest, *, wider: bool = False):
+    """Write the smallest measurements table ``econ calibrate`` fits (a profile with 2 or more groups: the shipped
+    Hopper BF16 rows, 8 cases in 3 groups; ``wider`` adds the CDNA3 rows, a second fitted profile) to ``dest``."""
+    import polars as pl
+
+    from econ.tables.catalog import DEFAULT_DATA_DIR
+
+    m = pl.read_csv(DEFAULT_DATA_DIR / "measurements.csv", infer_schema=False)
+    keep = (pl.col("hardware_generation") == "hopper") & (pl.col("precision") == "bf16")
+    if wider:
+        keep = keep | (pl.col("hardware_generation") == "cdna3")
+    m.filter(keep).write_csv(dest)
+    return dest
+
+
 def leaves():
     """(subcommand name, its parser) of every leaf subcommand."""
     def walk(parser, prefix=()):

@@ -36,7 +36,7 @@ from econ.vocabulary import FIELDS
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cli_bases import BASES, leaves  # noqa: E402  (the cheapest command line of each subcommand)
+from cli_bases import BASES, leaves, tiny_measurements  # noqa: E402  (the cheapest command line of each subcommand)
 
 VALUES: dict[str, list[str]] = {
     # a value in range and not the default, for flags that are not a vocabulary field's (or need a specific one)
@@ -233,9 +233,8 @@ def work(tmp_path_factory, fits):
     (d / "scenario.toml").write_text(Scenario(model="llama-3.1-8b", hardware="h200-sxm", pue=1.2).to_toml())
     files["scenario"] = str(d / "scenario.toml")
     (d / "existing.csv").write_text("old\n")
-    meas = pl.read_csv(DEFAULT_DATA_DIR / "measurements.csv", infer_schema=False)
-    meas.head(12).write_csv(d / "tiny.csv")
-    meas.head(20).write_csv(d / "tiny2.csv")
+    tiny_measurements(d / "tiny.csv")
+    tiny_measurements(d / "tiny2.csv", wider=True)
     files["tiny_measurements"], files["tiny_measurements2"] = str(d / "tiny.csv"), str(d / "tiny2.csv")
     shutil.copy(d / "tiny2.csv", data / "measurements.csv")  # calibrate --data-dir reads it
     quotes = pl.read_csv(DEFAULT_DATA_DIR / "quotes.csv", infer_schema=False)

@@ -30,7 +30,7 @@ from econ.tables.catalog import DEFAULT_DATA_DIR
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cli_bases import BASES, leaves  # noqa: E402  (the cheapest command line of each subcommand)
+from cli_bases import BASES, leaves, tiny_measurements as write_tiny_measurements  # noqa: E402  (the cheapest command line of each subcommand)
 
 
 def test_a_bad_disclosure_row_is_named_not_blamed_on_a_flag(tmp_path, capsys):
@@ -57,9 +57,7 @@ def test_as_of_outside_the_calendar_rule_is_refused(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def tiny_measurements(tmp_path_factory):
-    d = tmp_path_factory.mktemp("meas")
-    pl.read_csv(DEFAULT_DATA_DIR / "measurements.csv", infer_schema=False).head(12).write_csv(d / "m.csv")
-    return d / "m.csv"
+    return write_tiny_measurements(tmp_path_factory.mktemp("meas") / "m.csv")
 
 
 @pytest.mark.parametrize("fmt", ["json", "csv"])
