@@ -129,18 +129,24 @@ class Fixtures:
                              ("data-blank-and-notes", None), ("data-folder-table", None),
                              ("data-nul", lambda d: d.with_columns(pl.lit("a\x00b").alias("display_name"))),
                              ("data-ansi-name", lambda d: d.with_columns(pl.lit("\x1b[31m" + LINK).alias("display_name"))),
-                             ("data-bad-rules", None)):
+                             ("data-link-name", lambda d: d.with_columns(pl.lit(LINK).alias("display_name"))),
+                             ("data-dup-alias", None), ("data-band-order", None), ("data-no-buildout-row", None),
+                             ("data-negative-measurement", None)):
             d = f / name
             d.mkdir(exist_ok=True)
             for fname, _, _ in TABLES.values():
                 (d / fname).write_bytes((DEFAULT_DATA_DIR / fname).read_bytes())
-            if name == "data-bad-rules":  # the corruptions of issue 21 part 4, all in one folder
+            # the corruptions of issue 21 part 4, one folder each (a catalog stops at its first bad table)
+            if name == "data-dup-alias":
                 al = pl.read_csv(DEFAULT_DATA_DIR / "model_aliases.csv", infer_schema=False)
                 pl.concat([al, al.head(1)]).write_csv(d / "model_aliases.csv")
+            if name == "data-band-order":
                 cal = pl.read_csv(DEFAULT_DATA_DIR / "calibration.csv", infer_schema=False)
                 cal.with_columns(pl.lit("0.5").alias("log_ratio_p10")).write_csv(d / "calibration.csv")
+            if name == "data-no-buildout-row":
                 bo = pl.read_csv(DEFAULT_DATA_DIR / "buildout_capex.csv", infer_schema=False)
-                bo.filter(pl.col("id") != "network-switch-radix").write_csv(d / "buildout_capex.csv")
+                bo.filter(pl.col("id") != bo["id"][0]).write_csv(d / "buildout_capex.csv")
+            if name == "data-negative-measurement":
                 ms = pl.read_csv(DEFAULT_DATA_DIR / "measurements.csv", infer_schema=False)
                 ms.with_columns(pl.lit("-5").alias("value")).write_csv(d / "measurements.csv")
             acc = d / "accelerators.csv"
@@ -162,7 +168,8 @@ class Fixtures:
                                            "custom-text.toml", "custom-link.toml", "typo-hardware.toml", "fifo")]
         self.reads += [str(f / self.long), "", "/dev/null", "/proc/self/status", "/dev/zero"]
         self.dirs = [str(f / n) for n in ("data-bad-bandwidth", "data-blank-and-notes", "data-folder-table",
-                                          "data-nul", "data-ansi-name", "data-bad-rules", "a-folder", "missing-dir",
+                                          "data-nul", "data-ansi-name", "data-link-name", "data-dup-alias", "data-band-order",
+                                          "data-no-buildout-row", "data-negative-measurement", "a-folder", "missing-dir",
                                           "existing.csv")]
         self.dirs += [str(f / ("d" * 300)), str(DEFAULT_DATA_DIR)]
         self.writes = [str(f / n) for n in ("out.csv", "out.xlsx", "out.parquet", "existing.csv", "existing.xlsx",
@@ -286,6 +293,57 @@ def make_generator(fixtures: Fixtures, seed: int, weights: dict[str, float] | No
         return argv
 
     return next_argv
+
+
+def corpus(fixtures: Fixtures) -> list[list[str]]:
+    """The seeded hostile corpus of issue 21, run whole before the random draws: each hostile file through each
+    reader that takes it (LiteLLM JSON, quote files, scenario TOML, measurements, data folders), the custom
+    accelerators out of range through every subcommand that prices a scenario, in table and JSON formats.
+
+    Deterministic (no draw): whatever the budget, every surface is reached. Returns command lines."""
+    f = fixtures.folder
+    special = [str(f / "fifo"), "/dev/zero", str(f / "a-folder"), str(f / "empty.csv"), str(f / "binary.toml")]
+    jsons = [str(f / n) for n in ("deep.json", "bigprice.json", "bigint.json", "surrogate.json", "ansi.json",
+                                  "list-provider.json", "litellm-ok.json")]
+    quote_files = [str(f / n) for n in ("junk.csv", "nul.csv", "quotes-formula.csv", "notzip.xlsx", "bomb.xlsx")]
+    tomls = [str(f / n) for n in ("deep.toml", "huge-int.toml", "payload.toml", "big.toml", "custom-zero.toml",
+                                  "custom-power.toml", "custom-capex.toml", "custom-nan.toml", "custom-text.toml",
+                                  "custom-link.toml", "typo-hardware.toml")]
+    dirs = [str(f / n) for n in ("data-bad-bandwidth", "data-nul", "data-ansi-name", "data-link-name",
+                                 "data-dup-alias", "data-band-order", "data-no-buildout-row",
+                                 "data-negative-measurement", "data-folder-table")]
+    out: list[list[str]] = []
+    for i, path in enumerate(jsons + special):
+        out.append(["quotes", "import", "--litellm", path, "--show-unmapped", "3"])
+    for i, path in enumerate(quote_files + special + jsons[:2]):
+        out.append(["quotes", "check", "--file", path, "--hardware", "h100-sxm",
+                    "--format", ("json", "table", "csv")[i % 3]])
+    for i, path in enumerate(tomls + special):
+        fmt = ("json", "table", "csv")[i % 3]
+        out.append(["cost", "--scenario", path, "--format", fmt])
+        if "custom" in path or "typo" in path:  # every subcommand that prices a scenario's accelerator
+            out += [["cluster", "--scenario", path, "--gpus", "1024", "--format", fmt],
+                    ["fleet", "size", "--scenario", path, "--hardware", "custom-accelerator", "--power-mw", "10",
+                     "--format", fmt],
+                    ["export", "cost", "--scenario", path, "--output", f"corpus-{i}.csv", "--force"]]
+    for path in special + [str(f / "junk.csv"), str(f / "nul.csv")]:
+        out.append(["calibrate", "--measurements", path, "--check", "--format", "json"])
+    for i, d in enumerate(dirs):  # each folder read whole (list), then where its corruption is used
+        out.append(["list", "hardware", "--data-dir", d, "--format", ("json", "table")[i % 2]])
+    d = dict(zip(("bad-bandwidth", "nul", "ansi", "link", "alias", "band", "buildout", "negative", "folder"), dirs))
+    out += [["quotes", "import", "--litellm", str(f / "litellm-ok.json"), "--data-dir", d["alias"]],
+            ["fleet", "capex", "--hardware", "h100-sxm", "--gpus", "1024", "--data-dir", d["buildout"]],
+            ["cluster", "--hardware", "h100-sxm", "--gpus", "1024", "--data-dir", d["buildout"], "--format", "json"],
+            ["calibrate", "--data-dir", d["negative"], "--check", "--format", "json"],
+            ["cost", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--data-dir", d["band"]],
+            ["cost", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--data-dir", d["link"]],
+            ["list", "models", "--data-dir", d["link"]],
+            ["quotes", "pnl", "--disclosure", "deepseek-v3r1-day6", "--data-dir", d["link"], "--format", "csv"]]
+    out += [["quotes", "check", "--model", "llama-3.3-70b", "--input-price", p, "--output-price", p,
+             "--hardware", "h100-sxm", "--format", fmt] for p in ("1e-20", "9999", "1e15", "0") for fmt in ("json", "table")]
+    out += [["fleet", "scale", "--hardware", "h100-sxm", "--gpus", "1024", "--goodput", g] for g in ("-1", "0", "1.5",
+                                                                                                   "0.5", "nan")]
+    return out
 
 
 # ----------------------------------------------------------------------------------------- output invariants
@@ -443,8 +501,10 @@ class Runner:
 
 
 def fuzz(runs: int, seed: int, timeout_s: float, *, budget_s: float | None = None, weights=None,
-         scratch: Path | None = None, progress=None) -> list[dict]:
-    """Run ``runs`` seeded command lines (or until ``budget_s`` seconds); return one result dict per run."""
+         scratch: Path | None = None, progress=None, hostile_corpus: bool = True) -> list[dict]:
+    """Run the hostile corpus (:func:`corpus`, whole, whatever the budget; ``hostile_corpus=False`` leaves it out),
+    then ``runs`` seeded command lines (or until ``budget_s`` seconds from the start, the first draw of every
+    subcommand always made); return one result dict per run (a corpus run carries ``"corpus": True``)."""
     own = scratch is None
     tmp = tempfile.TemporaryDirectory(prefix="econ-fuzz-") if own else None
     scratch = Path(tmp.name) if own else scratch
@@ -454,8 +514,15 @@ def fuzz(runs: int, seed: int, timeout_s: float, *, budget_s: float | None = Non
     results = []
     t0 = time.monotonic()
     try:
+        for argv in corpus(fixtures) if hostile_corpus else []:
+            res = runner.run(argv)
+            res["corpus"] = True
+            results.append(res)
+            if progress:
+                progress(len(results) - 1, res)
+        every = len(list(walk()))  # the first draws visit every subcommand once: never cut by the budget
         for i in range(runs):
-            if budget_s is not None and time.monotonic() - t0 > budget_s:
+            if budget_s is not None and time.monotonic() - t0 > budget_s and i >= every:
                 break
             res = runner.run(gen())
             results.append(res)

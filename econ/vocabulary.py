@@ -1062,6 +1062,7 @@ COLUMNS: dict[str, Column] = {
     "training_flop": Column("Training compute (FLOP)", ".2e", "%.2e"),
     "training_days": Column("Training time (days)", ",.1f", "%.1f"),
     "usd_per_gpu_hour_training": Column("Training cost per GPU-hour ($)", "$,.2f", "$%.2f"),
+    "training_price_basis": Column("Training GPU-hour priced at"),
     "training_cost_usd": Column("Training cost ($M)", "$,.1f", "$%.1f", 1e-6),
     "serving_precision": Column("Serving precision"),
     "serving_gpus_per_replica": Column("Serving GPUs per replica", ",d", "%d"),

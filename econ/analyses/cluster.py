@@ -591,7 +591,8 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "rack_count", "rack_power_kw", "air_cooling_ok", "rack_cooling", "capex_accelerators_usd", "capex_facility_usd",
     "capex_total_usd", "cluster_mtbf_h", "failure_window_h", "prob_failure_in_window_frac", "model",
     "checkpoint_bytes", "checkpoint_write_s", "training_tokens", "training_flop", "training_days",
-    "usd_per_gpu_hour_training", "training_cost_usd", "serving_precision", "serving_gpus_per_replica",
+    "usd_per_gpu_hour_training", "training_price_basis", "training_cost_usd", "serving_precision",
+    "serving_gpus_per_replica",
     "serving_replicas", "serving_batch_size", "serving_tokens_per_s_per_user", "serving_output_tokens_per_s_per_gpu",
     "serving_tokens_per_day", "price_usd_per_m_output_tokens", "price_usd_per_m_input_tokens", "cached_price_frac",
     "demand_share_frac", "revenue_per_year_usd", "revenue_capacity_sold_per_year_usd", "opex_per_year_usd",
@@ -866,12 +867,22 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
                                      e.cost_of_capital_frac, e.accelerator_life_years, e.facility_life_years,
                                      e.opex_frac_of_capex_per_year, 1.0)
     owned_hour = np.broadcast_to(sum(parts.values()), (n,))
-    rent = hw["rental_usd_per_hour"]
-    usd_hour = (owned_hour if e.basis == "owned" or rent is None
-                else np.full(n, float(usd_per_gpu_hour_rented(rent, 1.0))))
+    tier = V.tier(e.basis)
+    if tier is V.Tier.CUSTOM:
+        rate = e.usd_per_gpu_hour
+    else:  # the tier's own rate (hyperscaler and neocloud TCO, rentals), never another tier's
+        rate = next((hw.get(c) for c in V.TIER_SPECS[tier].rate_columns if hw.get(c) is not None), None)
+    if tier is V.Tier.OWNED or rate is None:
+        usd_hour = owned_hour
+        training_basis = (V.Tier.OWNED.value if tier is V.Tier.OWNED else
+                          f"owned (no {V.TIER_SPECS[tier].cli_name} rate for {hardware} in accelerators.csv)")
+    else:
+        usd_hour = np.full(n, float(usd_per_gpu_hour_rented(rate, 1.0)))
+        training_basis = tier.value
     opex_year = sized["annual_energy_cost_usd"].to_numpy() + e.opex_frac_of_capex_per_year * sized[
         "capex_accelerators_usd"].to_numpy()
-    cols.update(usd_per_gpu_hour_training=usd_hour, opex_per_year_usd=opex_year,
+    cols.update(usd_per_gpu_hour_training=usd_hour, training_price_basis=[training_basis] * n,
+                opex_per_year_usd=opex_year,
                 price_usd_per_m_output_tokens=np.full(n, float(price_usd_per_m_output_tokens)),
                 price_usd_per_m_input_tokens=np.full(n, p_in), cached_price_frac=np.full(n, c_frac),
                 demand_share_frac=np.full(n, share))
@@ -938,6 +949,8 @@ def plan_status(plan_row: dict) -> str:
     if not plan_row.get("air_cooling_ok", True):
         notes.append(f"racks draw {plan_row['rack_power_kw']:.0f} kW, above the "
                      f"~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit: liquid cooling required")
+    if str(plan_row.get("training_price_basis") or "").startswith("owned ("):
+        notes.append("training priced on the owned chain: " + plan_row["training_price_basis"][len("owned ("):-1])
     last_gpus = SCALING_EFFICIENCY_POINTS[-1][0]
     if plan_row.get("efficiency_model") == "seed001" and (plan_row.get("num_gpus") or 0) > last_gpus:
         notes.append(f"scaling efficiency held at {SCALING_EFFICIENCY_POINTS[-1][1]:.0%} beyond "

@@ -66,6 +66,7 @@ def register(sub) -> None:
     s.add_argument("--price", type=float, help=FIELDS["price_usd_per_m_output_tokens"].help_text())
     add_field_option(s, "price_usd_per_m_input_tokens")
     add_field_option(s, "cached_price_frac")
+    add_field_option(s, "cache_hit_frac", dest="cache_hit_rate")  # the share of input tokens sold at the cached price
     add_field_option(s, "demand_share_frac")
     add_workload_options(s)
     add_slo_options(s, ttft=False)

