@@ -1317,8 +1317,10 @@ def sensitivity_range(name: str, low: float, high: float, source: str = "", *, r
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
             raise InvalidInputError(f"sensitivity range of {name}: {end}={show(x)} is not a finite number")
     if low > high:
+        within = "multipliers in (0, inf)" if relative else (
+            f"both in {field_named(name).range_text()}" if name in FIELDS else "")
         raise InvalidInputError(f"sensitivity range of {name}: low={show(low)} is above high={show(high)} "
-                                f"(valid: low <= high)")
+                                f"(valid: low <= high{', ' + within if within else ''})")
     if distribution not in DISTRIBUTIONS:
         raise InvalidInputError(f"sensitivity range of {name}: distribution={distribution!r} is not one of "
                                 f"{list(DISTRIBUTIONS)}")
