@@ -271,7 +271,8 @@ _BY_NAME: tuple[tuple[str, object], ...] = (
 
 
 def formatter_for(column: str):
-    """The formatter a column's unit suffix calls for, or None (then :func:`text`)."""
+    """The formatter a column's unit suffix calls for, or None (then :func:`text`); a band's ``_low`` / ``_high``
+    column formats as the column it bounds."""
     for suffix, scale, unit in _DATASHEET_UNITS:
         if column.endswith(suffix):
             return lambda v, scale=scale, unit=unit: si(None if is_missing(v) else float(v) * scale, unit)
@@ -285,6 +286,9 @@ def formatter_for(column: str):
         if key.endswith("_") and key in column or not key.endswith("_") and (
                 column.endswith(key) or column == key.lstrip("_")):
             return fn
+    for band_end in ("_low", "_high"):  # a band's end formats as its column (payback_years_low: years)
+        if column.endswith(band_end):
+            return formatter_for(column[:-len(band_end)])
     return None
 
 
