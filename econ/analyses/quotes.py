@@ -973,8 +973,8 @@ def verdict_alternatives(quote: pl.DataFrame, catalog: Catalog, assumptions: Ass
     cost, lo, hi = "usd_per_m_blended_tokens", "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high"
     expected = pl.when(pl.col("speedup_needed").is_null() & pl.col(lo).is_not_null()) \
         .then((pl.col(lo) * pl.col(hi)).sqrt()).otherwise(pl.col(cost))
-    best = (per.sort([~pl.col("_cal").fill_null(False), pl.col("speedup_needed").is_not_null(), expected, cost,
-                      "hardware"], maintain_order=True)
+    best = (per.sort([pl.col("speedup_needed").is_not_null(), ~pl.col("_cal").fill_null(False), expected, cost,
+                      "hardware"], maintain_order=True)  # FLOOR_RANK_RULE's order
             .group_by("quote_id", "generation", maintain_order=True).first())
     grid = (pl.DataFrame({"quote_id": variants["quote_id"], "speed_tokens_per_s_per_user": levels})
             .join(pl.DataFrame({"generation": picked}), how="cross")
