@@ -271,7 +271,8 @@ _BY_NAME: tuple[tuple[str, object], ...] = (
 
 
 def formatter_for(column: str):
-    """The formatter a column's unit suffix calls for, or None (then :func:`text`)."""
+    """The formatter a column's unit suffix calls for, or None (then :func:`text`); a band's ``_low`` / ``_high``
+    column formats as the column it bounds."""
     for suffix, scale, unit in _DATASHEET_UNITS:
         if column.endswith(suffix):
             return lambda v, scale=scale, unit=unit: si(None if is_missing(v) else float(v) * scale, unit)
@@ -285,6 +286,9 @@ def formatter_for(column: str):
         if key.endswith("_") and key in column or not key.endswith("_") and (
                 column.endswith(key) or column == key.lstrip("_")):
             return fn
+    for band_end in ("_low", "_high"):  # a band's end formats as its column (payback_years_low: years)
+        if column.endswith(band_end):
+            return formatter_for(column[:-len(band_end)])
     return None
 
 
@@ -304,6 +308,30 @@ def cell(column: str, value) -> str:
     return fn(value)
 
 
-__all__ = ["MISSING", "LOCALE", "is_missing", "sig", "usd", "usd_compact", "usd_millions", "usd_per_m", "compact",
+ACCELERATOR_VENDOR_PREFIXES: tuple[str, ...] = ("NVIDIA HGX ", "NVIDIA ", "AMD Instinct ", "AMD ", "Google Cloud ",
+                                                "Google ", "Intel ", "AWS ")
+"""Vendor words :func:`short_accelerator_name` drops from a catalog ``display_name`` (the id names the vendor)."""
+
+
+def short_accelerator_name(display_name: str, max_chars: int = 16) -> str:
+    """An accelerator's name for a KPI tile: the catalog ``display_name`` without the vendor and the parenthesized
+    detail, at most ``max_chars`` characters (a longer rest is cut at a word and ends with an ellipsis). The full
+    name belongs in the tile's help.
+
+    >>> short_accelerator_name("AMD Instinct MI355X"), short_accelerator_name("NVIDIA GB200 NVL72 (per B200 GPU, 1200 W)")
+    ('MI355X', 'GB200 NVL72')
+    """
+    name = str(display_name).split(" (")[0].strip()
+    for prefix in ACCELERATOR_VENDOR_PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            name = name[len(prefix):]
+            break
+    if len(name) <= max_chars:
+        return name
+    cut = name[:max_chars - 1].rsplit(" ", 1)[0]
+    return cut.rstrip() + "…"
+
+
+__all__ = ["MISSING", "ACCELERATOR_VENDOR_PREFIXES", "short_accelerator_name", "LOCALE", "is_missing", "sig", "usd", "usd_compact", "usd_millions", "usd_per_m", "compact",
            "si", "flops", "flop", "bytes_", "watts", "megawatts", "energy_mwh", "rate", "count", "pct", "seconds",
            "hours", "days", "years", "number", "text", "formatter_for", "cell"]

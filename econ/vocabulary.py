@@ -1075,6 +1075,10 @@ COLUMNS: dict[str, Column] = {
     "revenue_per_year_usd": Column("Revenue ($M per year)", "$,.1f", "$%.1f", 1e-6),
     "opex_per_year_usd": Column("Energy + opex ($M per year)", "$,.1f", "$%.1f", 1e-6),
     "payback_years": Column("Payback (years)", ",.2f", "%.2f"),
+    "payback_years_low": Column("Payback, fast end of the calibration band (years)", ",.2f", "%.2f"),
+    "payback_years_high": Column("Payback, slow end of the calibration band (years)", ",.2f", "%.2f"),
+    "irr_frac_low": pct_col("IRR, slow end of the calibration band (% per year)"),
+    "irr_frac_high": pct_col("IRR, fast end of the calibration band (% per year)"),
     "price_usd_per_m_input_tokens": usd_m_col("Selling price, input ($ per M tokens)"),
     "cached_price_frac": pct_col("Cached input price (% of the input price)"),
     "demand_share_frac": pct_col("Demand share (% of capacity sold)"),
@@ -1348,8 +1352,10 @@ def sensitivity_range(name: str, low: float, high: float, source: str = "", *, r
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
             raise InvalidInputError(f"sensitivity range of {name}: {end}={show(x)} is not a finite number")
     if low > high:
+        within = "multipliers in (0, inf)" if relative else (
+            f"both in {field_named(name).range_text()}" if name in FIELDS else "")
         raise InvalidInputError(f"sensitivity range of {name}: low={show(low)} is above high={show(high)} "
-                                f"(valid: low <= high)")
+                                f"(valid: low <= high{', ' + within if within else ''})")
     if distribution not in DISTRIBUTIONS:
         raise InvalidInputError(f"sensitivity range of {name}: distribution={distribution!r} is not one of "
                                 f"{list(DISTRIBUTIONS)}")

@@ -271,10 +271,22 @@ def kpis(row: dict, sc: Scenario) -> None:
     c[4].metric("Payback", "never" if row["payback_years"] is None else f"{row['payback_years']:,.2f} years",
                 delta=("capacity sold: never" if row["payback_capacity_sold_years"] is None else
                        f"capacity sold: {row['payback_capacity_sold_years']:,.2f} years"), delta_color="off",
-                help="Capex / (revenue - energy - opex), undiscounted; IRR over the accelerator life "
+                help="Capex / (revenue - energy - opex), undiscounted; " + payback_band_text(row)
+                     + "; IRR over the accelerator life "
                      + ("n/a" if row["irr_frac"] is None else fmt.pct(row["irr_frac"]))
                      + " (capacity sold: " + ("n/a" if row["irr_capacity_sold_frac"] is None
                                               else fmt.pct(row["irr_capacity_sold_frac"])) + ")")
+
+
+def payback_band_text(row: dict) -> str:
+    """The payback's calibration band in words (the serving rate at the ends of its profile's band,
+    econ.analyses.cluster.cluster_plan ``payback_years_low`` / ``_high``)."""
+    lo, hi = row.get("payback_years_low"), row.get("payback_years_high")
+    if lo is None and hi is None:
+        return "no calibration band"
+    return (f"calibration band {fmt.years(lo) if lo is not None else 'never'} to "
+            f"{fmt.years(hi) if hi is not None else 'never'} (the serving rate at the ends of its efficiency "
+            "profile's band)")
 
 
 def power_panel(cat, sc: Scenario, row: dict, power_basis) -> None:
@@ -470,8 +482,8 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
     c[3].metric("Budget: payback", "never" if r["payback_years"] is None else fmt.years(r["payback_years"]),
                 delta=("capacity sold: never" if r["payback_capacity_sold_years"] is None else
                        f"capacity sold: {fmt.years(r['payback_capacity_sold_years'])}"), delta_color="off",
-                help="Capex / (revenue - energy - opex), undiscounted; IRR over the accelerator life "
-                     + ("n/a" if r["irr_frac"] is None else fmt.pct(r["irr_frac"])))
+                help="Capex / (revenue - energy - opex), undiscounted; " + payback_band_text(r)
+                     + "; IRR over the accelerator life " + ("n/a" if r["irr_frac"] is None else fmt.pct(r["irr_frac"])))
     c[4].metric("Budget: serving replicas", fmt.count(r["serving_replicas"]) if r["serving_replicas"] is not None
                 else "none", help="Whole replicas of the cheapest deployment meeting the floor")
     sensitivity.site_panel(cat, cat_token, hardware=sc.hardware, model=sc.model,

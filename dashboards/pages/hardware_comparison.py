@@ -95,11 +95,12 @@ def render() -> None:
     best = result.best
     ranked = best.filter(pl.col("rank").is_not_null())
     objective = OBJECTIVES[sc.compare_objective]
-    c = st.columns(4)
+    c = st.columns([3, 2, 2, 2])  # the name's tile the widest: a KPI value is never cut off (1440 and 390 px)
     if ranked.height:
         top = ranked.row(0, named=True)
-        c[0].metric("Cheapest accelerator", safe_text.md(names.get(top["hardware"], top["hardware"])),
-                    help=f"{top['rank_note']}" + (f"; {top['profile_note']}" if top["profile_note"] else "")
+        full = names.get(top["hardware"], top["hardware"])
+        c[0].metric("Cheapest accelerator", safe_text.md(fmt.short_accelerator_name(full)),
+                    help=safe_text.md(full) + f": {top['rank_note']}" + (f"; {top['profile_note']}" if top["profile_note"] else "")
                     + " (two set-ups whose calibration bands overlap are not distinguishable)")
         c[1].metric("Its $ per M " + ("output tokens, all-in" if sc.compare_objective == "output" else "blended tokens"),
                     fmt.usd_per_m(top[objective]),

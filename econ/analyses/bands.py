@@ -7,8 +7,10 @@ at a level, a frontier's winner) or a quote's floor that reads the point alone c
 profile was never fitted on its own measurements. This module gives the rules every decision uses:
 
 - :func:`profile_table`: per accelerator and precision, the profile its figures come from and whether it is
-  *calibrated*: fitted on measurements of its own generation (a profile copied from another generation is a
-  *fallback*) with a band no wider than :data:`WIDE_BAND_RATIO`; an answer from a fallback or wide-band profile is
+  *calibrated*: fitted on measurements of its own generation and precision (a profile copied from another one,
+  of another generation or of another precision of its generation, is a *fallback*: an unmeasured bf16 profile
+  copied from a narrow fp8 one must not outrank the measured bf16 profiles of other generations) with a band no
+  wider than :data:`WIDE_BAND_RATIO`; an answer from a fallback or wide-band profile is
   marked in the ranking itself (``profile_note``);
 - :func:`distinguish`: two set-ups whose bands overlap are "not distinguishable" rather than a winner and a
   loser; the ranking keeps its order (by the point) and says, for each row, whether its band is apart from the
@@ -53,7 +55,7 @@ def profile_table(catalog: Catalog) -> pl.DataFrame:
     - ``profile``: ``<generation>-<precision>`` of data/calibration.csv (null: no profile, the scalar assumptions);
     - ``band_ratio``: exp(log_ratio_p90 - log_ratio_p10), the width of the band [-];
     - ``fallback_from``: the profile whose values it copies (its own generation had too few measurements);
-    - ``calibrated``: fitted on measurements of its own generation (no fallback, or one within the generation) and
+    - ``calibrated``: fitted on measurements of its own generation and precision (``fallback_from`` null) and
       ``band_ratio`` <= :data:`WIDE_BAND_RATIO`;
     - ``profile_status``: ``calibrated``, ``fallback``, ``wide band``, ``fallback, wide band`` or ``none``;
     - ``profile_note``: the status in words for a table ("" when calibrated), e.g. "fallback profile (cdna3-fp8's
@@ -72,12 +74,13 @@ def profile_table(catalog: Catalog) -> pl.DataFrame:
                      pl.col("fallback_from").cast(pl.String))
     t = keys.join(cal, on="profile", how="left").with_columns(
         pl.when(pl.col("band_ratio").is_null()).then(None).otherwise(pl.col("profile")).alias("profile"))
-    other_gen = (pl.col("fallback_from").is_not_null()
-                 & (pl.col("fallback_from").str.replace(r"-[^-]+$", "") != pl.col("generation")))
+    # a copy of another profile, of another generation or of another precision of the same generation (cdna3-bf16
+    # is cdna3-fp8's values: no bf16 kernel of CDNA 3 was measured), is not fitted on its own measurements
+    copied = pl.col("fallback_from").is_not_null()
     wide = pl.col("band_ratio") > WIDE_BAND_RATIO
     status = (pl.when(pl.col("profile").is_null()).then(pl.lit("none"))
-              .when(other_gen & wide).then(pl.lit("fallback, wide band"))
-              .when(other_gen).then(pl.lit("fallback"))
+              .when(copied & wide).then(pl.lit("fallback, wide band"))
+              .when(copied).then(pl.lit("fallback"))
               .when(wide).then(pl.lit("wide band"))
               .otherwise(pl.lit("calibrated")))
     t = t.with_columns(status.alias("profile_status"))

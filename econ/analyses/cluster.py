@@ -551,8 +551,9 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
     dict with ``meets_slo`` (bool), ``precision`` (str or None), ``gpus_per_replica`` (every accelerator of the
     serving unit, both pools when disaggregated), ``tp``, ``dp``, ``ep``, ``pp`` (of the decode instance),
     ``layout`` (e.g. "ADP8 EP8", "2P(TP8) 1D(ADP16 EP16)"), ``batch_size``, ``tokens_per_s_per_user``,
-    ``output_tokens_per_s_per_gpu`` (over the whole unit), ``usd_per_m_output_tokens`` (all-in: every accelerator of
-    the unit over its output; None when no deployment meets the floor), and ``status`` (why not).
+    ``output_tokens_per_s_per_gpu`` (over the whole unit) and its calibration band
+    ``output_tokens_per_s_per_gpu_low`` / ``_high`` (None without one), ``usd_per_m_output_tokens`` (all-in: every
+    accelerator of the unit over its output; None when no deployment meets the floor), and ``status`` (why not).
 
     Raises
     ------
@@ -576,7 +577,21 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
             "batch_size": int(best["batch_size"]) if ok else None,
             "tokens_per_s_per_user": float(best["tokens_per_s_per_user"]) if ok else None,
             "output_tokens_per_s_per_gpu": float(best["output_tokens_per_s_per_gpu"]) if ok else None,
+            **_throughput_band(best, ok),
             "status": best["status"] or ""}
+
+
+def _throughput_band(best: dict, ok: bool) -> dict:
+    """``output_tokens_per_s_per_gpu_low`` / ``_high``: the serving unit's output rate at the ends of its
+    calibration band. The all-in $/M output tokens is the unit's $/hour over its output rate, so the rate's band is
+    the point rate times cost / cost_high (slow end) and cost / cost_low (fast end) (:func:`econ.engine.band`);
+    None without a band."""
+    cost, lo, hi = (best.get(f"usd_per_m_output_tokens_all_in{e}") for e in ("", "_low", "_high"))
+    if not ok or not cost or not lo or not hi:
+        return {"output_tokens_per_s_per_gpu_low": None, "output_tokens_per_s_per_gpu_high": None}
+    rate = float(best["output_tokens_per_s_per_gpu"])
+    return {"output_tokens_per_s_per_gpu_low": rate * float(cost) / float(hi),
+            "output_tokens_per_s_per_gpu_high": rate * float(cost) / float(lo)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -596,7 +611,8 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "serving_replicas", "serving_batch_size", "serving_tokens_per_s_per_user", "serving_output_tokens_per_s_per_gpu",
     "serving_tokens_per_day", "price_usd_per_m_output_tokens", "price_usd_per_m_input_tokens", "cached_price_frac",
     "demand_share_frac", "revenue_per_year_usd", "revenue_capacity_sold_per_year_usd", "opex_per_year_usd",
-    "payback_years", "payback_capacity_sold_years", "irr_frac", "irr_capacity_sold_frac",
+    "payback_years", "payback_years_low", "payback_years_high", "payback_capacity_sold_years", "irr_frac",
+    "irr_frac_low", "irr_frac_high", "irr_capacity_sold_frac",
 )
 """Columns of :func:`cluster_plan`, in order. ``budget`` is null when the size is given; ``facility``, ``pue``,
 ``build_usd_per_mw_it``, ``usd_per_kwh``, ``utilization_frac`` and ``it_capex_basis`` show the site and prices the
@@ -893,7 +909,8 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
                                        "serving_replicas", "serving_batch_size", "serving_tokens_per_s_per_user",
                                        "serving_output_tokens_per_s_per_gpu", "serving_tokens_per_day",
                                        "revenue_per_year_usd", "revenue_capacity_sold_per_year_usd", "payback_years",
-                                       "payback_capacity_sold_years", "irr_frac", "irr_capacity_sold_frac")})
+                                       "payback_years_low", "payback_years_high", "payback_capacity_sold_years",
+                                       "irr_frac", "irr_frac_low", "irr_frac_high", "irr_capacity_sold_frac")})
         cols.update(model=[None] * n, serving_precision=[None] * n)
     else:
         m = catalog.model(model)
@@ -916,6 +933,18 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
         payback = payback_years(capex_total, revenue, opex_year)
         payback_cap = payback_years(capex_total, capacity, opex_year)
         life = e.accelerator_life_years
+        # the calibration band: revenue is linear in the output rate (tokens per day), so the band's fast end
+        # (more tokens sold) gives the short payback and the high IRR
+        fast, slow = rate.get("output_tokens_per_s_per_gpu_high"), rate.get("output_tokens_per_s_per_gpu_low")
+        if ok and fast and slow and tps_gpu:
+            rev_fast, rev_slow = revenue * (fast / tps_gpu), revenue * (slow / tps_gpu)
+            pb_lo, pb_hi = payback_years(capex_total, rev_fast, opex_year), payback_years(capex_total, rev_slow,
+                                                                                         opex_year)
+            irr_lo, irr_hi = irr_frac(capex_total, rev_slow - opex_year, life), irr_frac(capex_total,
+                                                                                         rev_fast - opex_year, life)
+        else:
+            pb_lo = pb_hi = irr_lo = irr_hi = np.full(n, np.nan)
+        pb_lo, pb_hi = (np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (pb_lo, pb_hi))
         cols.update(
             model=[model] * n, checkpoint_bytes=np.full(n, ckpt),
             checkpoint_write_s=np.full(n, checkpoint_write_time_s(ckpt, checkpoint_write_gb_per_s * BYTES_PER_GB)),
@@ -928,8 +957,12 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
             serving_tokens_per_day=tokens_day, revenue_per_year_usd=revenue,
             revenue_capacity_sold_per_year_usd=capacity,
             payback_years=np.where(np.isfinite(payback), payback, np.nan),
+            payback_years_low=np.where(np.isfinite(pb_lo), pb_lo, np.nan),  # never paid back: no value
+            payback_years_high=np.where(np.isfinite(pb_hi), pb_hi, np.nan),
             payback_capacity_sold_years=np.where(np.isfinite(payback_cap), payback_cap, np.nan),
             irr_frac=irr_frac(capex_total, revenue - opex_year, life),
+            irr_frac_low=np.broadcast_to(np.asarray(irr_lo, dtype=float), (n,)),
+            irr_frac_high=np.broadcast_to(np.asarray(irr_hi, dtype=float), (n,)),
             irr_capacity_sold_frac=irr_frac(capex_total, capacity - opex_year, life))
     extra = pl.DataFrame({k: (pl.Series(k, v, dtype=pl.String) if isinstance(v, list)
                               else pl.Series(k, np.asarray(v, dtype=float)).fill_nan(None))

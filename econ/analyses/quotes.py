@@ -626,6 +626,38 @@ def _feasible_rows(res: pl.DataFrame, catalog: Catalog, band: bool) -> pl.DataFr
     ).sort("model", "hardware", "precision", "num_gpus", "batch_size")
 
 
+def trusted_fast_end(res: pl.DataFrame, profiles: pl.DataFrame, band: bool = True) -> pl.DataFrame:
+    """``res`` with ``_calibrated`` (the row's efficiency profile is calibrated) and ``tokens_per_s_per_user_high`` (the fast end of a row's calibration band, which the physics
+    ceiling and a stretched floor read) kept only where the row's efficiency profile is calibrated
+    (:func:`econ.analyses.bands.profile_table`); elsewhere it is the modeled speed.
+
+    A fallback or wide-band profile's fast end is not evidence that a GPU reaches a speed: hopper-bf16's and
+    blackwell-bf16's held-out cases spread 9x and 23x in the issue-17 fit, so their fast ends put Llama-3.3-70B
+    at 1,900 tokens/s per user on a GB200 and priced a 900 tokens/s quote on an H100 running 5x faster than
+    modeled. A calibrated band (within :data:`econ.analyses.bands.WIDE_BAND_RATIO`) bounds the speed-up to what
+    the profile's own held-out measurements show.
+
+    Parameters
+    ----------
+    res : pl.DataFrame with ``hardware``, ``precision``, ``tokens_per_s_per_user`` and (``band``)
+        ``tokens_per_s_per_user_high`` [tokens/s per user]
+    profiles : pl.DataFrame, :func:`econ.analyses.bands.profile_table`
+    band : bool, whether ``res`` carries the band columns
+
+    Returns
+    -------
+    pl.DataFrame, ``res`` (same rows and order) with ``_calibrated`` (bool) added.
+    """
+    cal = profiles.select("hardware", "precision", pl.col("calibrated").fill_null(False).alias("_calibrated"))
+    out = res.drop("_calibrated", strict=False).join(cal, on=["hardware", "precision"], how="left",
+                                                     maintain_order="left").with_columns(
+        pl.col("_calibrated").fill_null(False))
+    if not band:
+        return out
+    return out.with_columns(pl.when(pl.col("_calibrated")).then(pl.col("tokens_per_s_per_user_high"))
+                            .otherwise(pl.col("tokens_per_s_per_user")).alias("tokens_per_s_per_user_high"))
+
+
 def _screen(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray], floors: pl.DataFrame, rated: list,
             catalog: Catalog, assumptions: Assumptions, economics: Economics) -> tuple[np.ndarray, pl.DataFrame]:
     """The screening pass of :func:`_screened_search`: (the grid positions that can be an answer, in order; the
@@ -833,6 +865,10 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                                        assumptions, economics, search_key)
     band = all(c in res.columns for c in BAND_COLUMNS)
     res = _feasible_rows(res, catalog, band)
+    from econ.analyses.bands import profile_table
+
+    profiles = profile_table(catalog)
+    res = trusted_fast_end(res, profiles, band)
     power_hour = (pl.col("all_in_power_w") / 1000.0 * float(economics.pue) * float(economics.usd_per_kwh))
     searched = (gens.join(rates, on="hardware", how="left")
                 .join(catalog.accelerators.select(pl.col("id").alias("hardware"), "capex_basis",
@@ -854,9 +890,6 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                                   catalog, band) if rows.size else res.clear()
 
         frames["curves"] = curves
-    from econ.analyses.bands import profile_table
-
-    profiles = profile_table(catalog)
     summary = _summary(q, scope, searched, frames, economics, band, profiles)
     per_hw = _per_hardware(q, scope, searched, frames, economics, profiles)
     _require_finite(summary, "quote check")
@@ -940,8 +973,8 @@ def verdict_alternatives(quote: pl.DataFrame, catalog: Catalog, assumptions: Ass
     cost, lo, hi = "usd_per_m_blended_tokens", "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high"
     expected = pl.when(pl.col("speedup_needed").is_null() & pl.col(lo).is_not_null()) \
         .then((pl.col(lo) * pl.col(hi)).sqrt()).otherwise(pl.col(cost))
-    best = (per.sort([~pl.col("_cal").fill_null(False), pl.col("speedup_needed").is_not_null(), expected, cost,
-                      "hardware"], maintain_order=True)
+    best = (per.sort([pl.col("speedup_needed").is_not_null(), ~pl.col("_cal").fill_null(False), expected, cost,
+                      "hardware"], maintain_order=True)  # FLOOR_RANK_RULE's order
             .group_by("quote_id", "generation", maintain_order=True).first())
     grid = (pl.DataFrame({"quote_id": variants["quote_id"], "speed_tokens_per_s_per_user": levels})
             .join(pl.DataFrame({"generation": picked}), how="cross")
@@ -981,13 +1014,14 @@ _DEPLOYMENT = ("num_gpus", "tp", "dp", "ep", "pp")
 """The columns that identify a deployment (layout) of a floor."""
 
 FLOOR_RANK_RULE = (
-    "a quote's floor is the deployment, among the accelerators in its scope, that (1) runs on a calibrated efficiency "
-    "profile (econ.analyses.bands: fitted on its own generation's measurements, band within 2.5x; an uncalibrated "
-    "one only where no calibrated accelerator meets the speed), (2) meets the speed at the model's point (a "
-    "deployment that reaches it only at the fast end of its calibration band is priced at the speed-up it needs), "
-    "and (3) has the lowest expected cost: its modeled cost over the centre of its profile's held-out band, "
-    "exp((p10 + p90) / 2) of measured / predicted (a profile whose held-out cases run 16% below its prediction, as "
-    "cdna3's do, does not win on its bias). The floor is reported at its modeled point with its band")
+    "a quote's floor is the deployment, among the accelerators in its scope, that (1) meets the speed at the model's "
+    "point (where none does, a deployment on a calibrated profile that reaches it at the fast end of its calibration "
+    "band, priced at the speed-up it needs), (2) runs on a calibrated efficiency profile (econ.analyses.bands: fitted "
+    "on measurements of its own generation and precision, band within 2.5x; an uncalibrated one only where no "
+    "calibrated accelerator meets the speed), and (3) has the lowest expected cost: its modeled cost over the centre "
+    "of its profile's held-out band, exp((p10 + p90) / 2) of measured / predicted (a profile whose held-out cases run "
+    "below its prediction does not win on its bias). Each accelerator's candidate and the bf16 and any-precision "
+    "alternatives follow the same rule. The floor is reported at its modeled point with its band")
 """How the floor accelerator is picked (the settings sheet, the reason and the README)."""
 
 RENTABLE_MIN_PROVIDERS = 3
@@ -1116,8 +1150,14 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
          .with_columns((pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user")).alias("_meets"),
                        pl.col("_wf_in").eq_missing(pl.col("_spec")).alias("_allowed")))
     ok = j.filter(pl.col("_meets") & pl.col("_allowed"))
-    per_hw = ok.group_by("key", "hardware").agg(pl.all().get(pl.col(cost).arg_min())).with_columns(
-        pl.lit(None, pl.Float64).alias("_stretch"))
+    # per accelerator, the row the floor rule ranks first (FLOOR_RANK_RULE: a calibrated profile first, then the
+    # lowest expected cost), so the accelerator's candidate and the floor across accelerators follow one rule
+    expected = ((pl.col(BAND_COLUMNS[0]) * pl.col(BAND_COLUMNS[1])).sqrt().fill_null(pl.col(cost))
+                if band else pl.col(cost))
+    cal = pl.col("_calibrated") if "_calibrated" in res.columns else pl.lit(False)
+    per_hw = (ok.sort([~cal, expected, pl.col(cost)], maintain_order=True)
+              .group_by("key", "hardware").agg(pl.all().first()).with_columns(
+                  pl.lit(None, pl.Float64).alias("_stretch")))
     if screen is not None:
         floor_cfg = ["model", "hardware", "precision", "weight_format", "spec_method", *_DEPLOYMENT]
         speed_cap = (per_hw.select("key", *floor_cfg[:3], pl.col("_spec").alias("weight_format"),
@@ -1136,10 +1176,15 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
         .get(pl.col("tokens_per_s_per_user").arg_max()).name.prefix("fast_"),
         (pl.col("tokens_per_s_per_user_high").max() if band else pl.col("tokens_per_s_per_user").max())
         .alias("fast_high_tokens_per_s_per_user")))
-    bf16 = (j.filter(pl.col("_meets") & (pl.col("_wf_in") == "bf16")).group_by("key", "hardware")
-            .agg(pl.col(cost).min().alias("bf16_cost")))
-    any_p = (j.filter(pl.col("_meets") & pl.col("_is_default")).group_by("key", "hardware").agg(
-        pl.col(cost, "precision").get(pl.col(cost).arg_min()).name.prefix("any_")))
+    rank = [~cal, expected, pl.col(cost)]
+    bf16 = (j.filter(pl.col("_meets") & (pl.col("_wf_in") == "bf16")).sort(rank, maintain_order=True)
+            .group_by("key", "hardware").agg(pl.col(cost).first().alias("bf16_cost"),
+                                              cal.first().alias("bf16_calibrated"),
+                                              expected.first().alias("bf16_expected")))
+    any_p = (j.filter(pl.col("_meets") & pl.col("_is_default")).sort(rank, maintain_order=True)
+             .group_by("key", "hardware").agg(pl.col(cost, "precision").first().name.prefix("any_"),
+                                               cal.first().alias("any_calibrated"),
+                                               expected.first().alias("any_expected")))
     lazies = [per_hw, speed_cap, fastest_hw, bf16, any_p]
     if band:  # the fastest deployment within its band where no deployment meets the speed at the model's point
         reach = j.filter(pl.col("_allowed") & ~pl.col("_meets")
@@ -1176,13 +1221,13 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
                .join(rows.select("quote_id", "hardware"), on=["quote_id", "hardware"], how="anti")
                .with_columns(pl.lit(False).alias("_in_scope")))
     cand = pl.concat([in_scope, outside.select(in_scope.columns)], how="vertical_relaxed")
-    # the floor: in scope first; a calibrated profile first (an uncalibrated one that runs 3-10x too fast must not
-    # win: econ.analyses.bands); a deployment that meets the speed at the model's point before a stretched one; then
+    # the floor: in scope first; a deployment that meets the speed at the model's point before a stretched one; a
+    # calibrated profile first (an uncalibrated one that runs 3-10x too fast must not win: econ.analyses.bands); then
     # the lowest expected cost: the modeled cost over the centre of its profile's held-out band (FLOOR_RANK_RULE)
     expected = (pl.when(pl.col("_stretch").is_null() & pl.col(BAND_COLUMNS[0]).is_not_null())
                 .then((pl.col(BAND_COLUMNS[0]) * pl.col(BAND_COLUMNS[1])).sqrt()).otherwise(pl.col(cost))) \
         if band else pl.col(cost)
-    priority = [~pl.col("_in_scope"), ~pl.col("calibrated"), pl.col("_stretch").is_not_null(), expected, pl.col(cost),
+    priority = [~pl.col("_in_scope"), pl.col("_stretch").is_not_null(), ~pl.col("calibrated"), expected, pl.col(cost),
                 pl.col("hardware")]
     best = cand.sort(priority, maintain_order=True).group_by("quote_id", maintain_order=True).agg(
         pl.all().exclude("quote_id", "key").first(),
@@ -1217,11 +1262,14 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
         pl.col("fast_high_tokens_per_s_per_user").max().alias("ceiling_tokens_per_s_per_user"),
         pl.col("hardware").sort_by(["fast_high_tokens_per_s_per_user", "hardware"], descending=[True, False]).first()
         .alias("ceiling_hardware")))
-    bf16 = (rows.join(f["bf16"], on=["key", "hardware"], how="inner").group_by("quote_id")
-            .agg(pl.col("bf16_cost").min().alias("floor_bf16_usd_per_m_blended_tokens")))
-    any_p = (rows.join(f["any"], on=["key", "hardware"], how="inner").group_by("quote_id").agg(
-        pl.col("any_usd_per_m_blended_tokens", "any_precision", "hardware")
-        .get(pl.col("any_usd_per_m_blended_tokens").arg_min())).rename({"hardware": "any_hardware"}))
+    bf16 = (rows.join(f["bf16"], on=["key", "hardware"], how="inner")
+            .sort(~pl.col("bf16_calibrated"), "bf16_expected", "bf16_cost", "hardware", maintain_order=True)
+            .group_by("quote_id").agg(pl.col("bf16_cost").first().alias("floor_bf16_usd_per_m_blended_tokens")))
+    any_p = (rows.join(f["any"], on=["key", "hardware"], how="inner")
+             .sort(~pl.col("any_calibrated"), "any_expected", "any_usd_per_m_blended_tokens", "hardware",
+                   maintain_order=True)
+             .group_by("quote_id").agg(pl.col("any_usd_per_m_blended_tokens", "any_precision", "hardware").first())
+             .rename({"hardware": "any_hardware"}))
     everywhere = (qk.join(per_hw.select("key", "hardware", cost), on="key", how="inner").group_by("quote_id").agg(
         pl.col(cost).min().alias("else_usd_per_m_blended_tokens"),
         pl.col("hardware").get(pl.col(cost).arg_min()).alias("else_hardware")))

@@ -35,7 +35,8 @@ MODEL_COLUMNS = (
     "model", "checkpoint_bytes", "checkpoint_write_s", "training_days", "training_cost_usd", "serving_precision",
     "serving_gpus_per_replica", "serving_replicas", "serving_tokens_per_day", "price_usd_per_m_output_tokens",
     "price_usd_per_m_input_tokens", "demand_share_frac", "revenue_per_year_usd", "opex_per_year_usd", "payback_years",
-    "irr_frac", "revenue_capacity_sold_per_year_usd", "payback_capacity_sold_years", "irr_capacity_sold_frac",
+    "payback_years_low", "payback_years_high", "irr_frac", "irr_frac_low", "irr_frac_high",
+    "revenue_capacity_sold_per_year_usd", "payback_capacity_sold_years", "irr_capacity_sold_frac",
 )
 
 DISPLAY_NAMES = {"realized_frac_of_peak": "realized_of_peak_frac"}

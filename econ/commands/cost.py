@@ -26,8 +26,13 @@ SUMMARY_COLUMNS = (
     "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s", "basis",
     "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in",
     "usd_per_m_blended_tokens",
+    "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high", "usd_per_m_blended_tokens_low",
+    "usd_per_m_blended_tokens_high", "efficiency_profile", "profile_note",
     "input_output_mix", "cache_hit_frac",
 )
+"""The summary: the answer, its calibration band (the engine's ``*_low`` / ``*_high``: issue 18, every decision shows
+its band) and the efficiency profile it rests on (``profile_note`` marks a fallback or wide-band one,
+:func:`econ.analyses.bands.with_profiles`), then the assumptions of the mix."""
 
 MAX_HARDWARE = 32
 """Most accelerators one ``econ cost --hardware a,b,...`` compares (a list, not a sweep: see ``econ optimize``)."""
@@ -113,7 +118,11 @@ def apply_scenario(args, catalog):
 
 
 def run(args) -> int:
-    frame = compute(args)[0]
+    from econ.analyses.bands import with_profiles
+
+    frame, catalog = compute(args)[:2]
+    if frame.height and {"hardware", "precision"} <= set(frame.columns):
+        frame = with_profiles(frame, catalog)
     if not args.all_columns:
         frame = frame.select([c for c in SUMMARY_COLUMNS + ("warnings",) if c in frame.columns])
     render(frame, args.format)

@@ -318,6 +318,23 @@ def test_demand_aware_payback_beside_the_capacity_sold_case(catalog):
         cluster.cluster_plan(catalog, hardware="h100-sxm", num_gpus=8, model=MODEL, demand_share_frac=1.5)
 
 
+def test_payback_carries_the_calibration_band(catalog):
+    """Issue 18.1 / 18.6: a site's payback and IRR carry the band of the serving rate they rest on; revenue is linear
+    in the rate, so each end is capex / (revenue x rate_end / rate - opex) and brackets the point."""
+    kw = dict(hardware="h100-sxm", num_gpus=1024, model=MODEL, price_usd_per_m_output_tokens=0.9,
+              demand_share_frac=0.5)
+    r = cluster.cluster_plan(catalog, **kw).row(0, named=True)
+    rate = cluster.serving_rate(catalog, MODEL, "h100-sxm", min_tokens_per_s_per_user=25.0, input_len=1024,
+                                output_len=1024)
+    fast, slow, tps = (rate[f"output_tokens_per_s_per_gpu{e}"] for e in ("_high", "_low", ""))
+    assert slow < tps < fast
+    for end, scale in (("low", fast / tps), ("high", slow / tps)):
+        want = r["capex_total_usd"] / (r["revenue_per_year_usd"] * scale - r["opex_per_year_usd"])
+        assert r[f"payback_years_{end}"] == pytest.approx(want, rel=1e-9)
+    assert r["payback_years_low"] < r["payback_years"] < r["payback_years_high"]
+    assert r["irr_frac_low"] < r["irr_frac"] < r["irr_frac_high"]
+
+
 def test_cluster_plan_never_paid_back_is_null_not_inf(catalog):
     plan = cluster.cluster_plan(catalog, hardware="h100-sxm", num_gpus=1024, model=MODEL, price_usd_per_m_output_tokens=0.0,
                                 price_usd_per_m_input_tokens=0.0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import sys
 from dataclasses import replace
@@ -33,6 +34,7 @@ from econ.economics.margins import VERDICTS, gross_margin_frac
 from econ.tables.quote_files import load_quotes, validate_quotes
 from econ.engine import evaluate
 from econ.analyses.sweep import cost_table
+from econ.analyses.bands import profile_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tables"))
 from quote_rows import quote_row as _q, raw_quotes as _raw  # noqa: E402  (tests/tables/quote_rows.py)
@@ -58,20 +60,26 @@ def _check(catalog, rows, **kw):
 
 # ------------------------------------------------------------------------------------------ known answers
 
-def test_price_at_10x_floor_is_rich_and_at_half_is_below_floor(catalog):
+def test_price_10x_above_the_band_is_rich_and_half_below_it_is_below_floor(catalog):
+    """Known answer (issue 18): a price 10x the floor band's high end is rich, half its low end below-floor, whatever
+    the fit's band (the verdict reads the band; the margins read the floor's point)."""
     probe = _check(catalog, [_q()], hardware=HW).summary.row(0, named=True)
     f_in, f_out = probe["floor_usd_per_m_input_tokens"], probe["floor_usd_per_m_output_tokens"]
-    rows = [_q(f"k{i}", p_in=k * f_in, p_out=k * f_out) for i, k in enumerate((10.0, 0.5))]
+    f, lo, hi = (probe[f"floor_usd_per_m_blended_tokens{e}"] for e in ("", "_low", "_high"))
+    assert lo <= f <= hi
+    ks = (10.0 * hi / f, 0.5 * lo / f)
+    rows = [_q(f"k{i}", p_in=k * f_in, p_out=k * f_out) for i, k in enumerate(ks)]
     s = _check(catalog, rows, hardware=HW).summary
     rich, below = s.row(0, named=True), s.row(1, named=True)
     assert (rich["verdict"], below["verdict"]) == ("rich", "below-floor")
-    for r, k in ((rich, 10.0), (below, 0.5)):
+    for r, k in ((rich, ks[0]), (below, ks[1])):
         # the floor does not depend on the price; margins are exactly 1 - 1/k on every side
         assert r["floor_usd_per_m_blended_tokens"] == pytest.approx(probe["floor_usd_per_m_blended_tokens"], rel=1e-12)
         for side in ("input", "output", "blended"):
             assert r[f"margin_{side}_frac"] == pytest.approx(1 - 1 / k, rel=1e-12)
     assert rich["reason"].startswith("rich: the blended price") and "Floor on the cheapest of the accelerators" in rich["reason"]
-    assert below["reason"].startswith("below-floor: the blended price") and "-100%" in below["reason"]
+    assert below["reason"].startswith("below-floor: the blended price")
+    assert below["margin_text"].endswith("x below the floor") or below["margin_text"].startswith("price below the power")
 
 
 @pytest.mark.parametrize("cache_hit, cached_price, blended", [
@@ -116,9 +124,20 @@ def test_floor_matches_cost_table_at_the_floor_deployment(catalog, shipped):
         assert ct["binding_wall"] == r["floor_binding_wall"]
 
 
+def _rank_key(frame: pl.DataFrame, catalog, *, cost: str = "usd_per_m_blended_tokens") -> pl.DataFrame:
+    """FLOOR_RANK_RULE's key of engine rows that meet the speed: (not calibrated, expected cost = the geometric
+    centre of the cost band, the point)."""
+    prof = profile_table(catalog).select("hardware", "precision", "calibrated")
+    return frame.join(prof, on=["hardware", "precision"], how="left").with_columns(
+        (~pl.col("calibrated").fill_null(False)).alias("_uncal"),
+        (pl.col(f"{cost}_low") * pl.col(f"{cost}_high")).sqrt().alias("_expected"))
+
+
 def test_floor_is_no_dearer_than_an_independent_grid(catalog):
-    """Brute force: every feasible deployment of a coarse, independently built grid that meets the speed
-    floor costs at least the floor (the search covers a superset of it)."""
+    """Brute force, by the floor rule (FLOOR_RANK_RULE): no feasible deployment of a coarse, independently built grid
+    that meets the speed floor ranks before the floor (a calibrated profile first, then the lowest expected cost: the
+    centre of the cost band), and on the floor's own accelerator and precision none is cheaper than the floor's
+    point (the search covers a superset of the grid)."""
     r = _check(catalog, [_q(model="llama-3.1-70b")], hardware=HW).summary.row(0, named=True)
     pts = pl.DataFrame({"model": ["llama-3.1-70b"]}).join(pl.DataFrame({"hardware": HW}), how="cross") \
         .join(pl.DataFrame({"precision": ["bf16"]}), how="cross") \
@@ -127,11 +146,21 @@ def test_floor_is_no_dearer_than_an_independent_grid(catalog):
         .with_columns(pl.lit(3072).alias("input_len"), pl.lit(1024).alias("output_len"))
     res = evaluate(pts, catalog, strict=False).filter(pl.col("feasible") & (pl.col("tokens_per_s_per_user") >= 25.0))
     assert res.height > 10
-    assert res["usd_per_m_blended_tokens"].min() >= r["floor_usd_per_m_blended_tokens"] * (1 - 1e-12)
-    # and the search's own points frame reproduces the floor by a plain filter + min
+    res = _rank_key(res, catalog)
+    f, lo, hi = (r[f"floor_usd_per_m_blended_tokens{e}"] for e in ("", "_low", "_high"))
+    key = (not r["floor_calibrated"], math.sqrt(lo * hi))
+    better = res.filter((pl.col("_uncal").cast(pl.Int8) < int(key[0]))
+                        | ((pl.col("_uncal") == key[0]) & (pl.col("_expected") < key[1] * (1 - 1e-12))))
+    assert better.height == 0, better.select("hardware", "num_gpus", "batch_size", "_expected").head().to_dicts()
+    same = res.filter((pl.col("hardware") == r["floor_hardware"]) & (pl.col("precision") == r["floor_precision"]))
+    assert same.height and same["usd_per_m_blended_tokens"].min() >= f * (1 - 1e-12)
+    # and the search's own points frame reproduces the floor by a plain filter + the rule's sort
     own = evaluate(floor_points(["llama-3.1-70b"], catalog, hardware=HW), catalog, strict=False)
-    own = own.filter(pl.col("feasible") & (pl.col("tokens_per_s_per_user") >= 25.0) & (pl.col("precision") == "bf16"))
-    assert own["usd_per_m_blended_tokens"].min() == pytest.approx(r["floor_usd_per_m_blended_tokens"], rel=1e-12)
+    own = _rank_key(own.filter(pl.col("feasible") & (pl.col("tokens_per_s_per_user") >= 25.0)
+                               & (pl.col("precision") == "bf16")), catalog)
+    first = own.sort("_uncal", "_expected", "usd_per_m_blended_tokens").row(0, named=True)
+    assert first["usd_per_m_blended_tokens"] == pytest.approx(f, rel=1e-12)
+    assert first["hardware"] == r["floor_hardware"]
 
 
 def test_breakeven_utilization_reproduces_the_price(catalog):
@@ -275,6 +304,14 @@ def test_raising_the_price_never_worsens_the_verdict(catalog, pairs):
         assert b["margin_blended_frac"] >= a["margin_blended_frac"] - 1e-12
 
 
+def _floor_key(r: dict) -> tuple:
+    """FLOOR_RANK_RULE's key of a summary row's floor: (stretched, not calibrated, expected cost)."""
+    stretched = r["floor_speedup_needed"] is not None
+    lo, hi = r["floor_usd_per_m_blended_tokens_low"], r["floor_usd_per_m_blended_tokens_high"]
+    expected = r["floor_usd_per_m_blended_tokens"] if stretched or lo is None else math.sqrt(lo * hi)
+    return (int(stretched), int(not r["floor_calibrated"]), expected)
+
+
 @settings(max_examples=25, deadline=None)
 @given(speeds=st.lists(st.tuples(st.floats(1.0, 700.0), st.floats(0.0, 500.0)), min_size=1, max_size=6))
 def test_raising_the_speed_floor_never_lowers_the_cost_floor(catalog, speeds):
@@ -284,11 +321,19 @@ def test_raising_the_speed_floor_never_lowers_the_cost_floor(catalog, speeds):
         rows.append(_q(f"b{i}", model="llama-3.1-8b", output_tokens_per_s_per_user=s1 + ds))
     s = _check(catalog, rows, hardware=HW).summary
     for i in range(len(speeds)):
-        lo, hi = (s.row(2 * i + j, named=True)["floor_usd_per_m_blended_tokens"] for j in (0, 1))
+        a, b = (s.row(2 * i + j, named=True) for j in (0, 1))
+        lo, hi = a["floor_usd_per_m_blended_tokens"], b["floor_usd_per_m_blended_tokens"]
         if lo is None:  # unreachable at the lower speed -> unreachable at the higher one
             assert hi is None
         elif hi is not None:
-            assert hi >= lo * (1 - 1e-12)
+            # FLOOR_RANK_RULE ranks by (stretched, not calibrated, expected cost): that key never improves with the
+            # speed; the floor's point does not either while the floor stays on the same accelerator, precision
+            # and tier (across accelerators the point may: another profile's band centre)
+            ka, kb = _floor_key(a), _floor_key(b)
+            assert kb[:2] > ka[:2] or (kb[:2] == ka[:2] and kb[2] >= ka[2] * (1 - 1e-12)), (ka, kb)
+            if kb[:2] == ka[:2] and (a["floor_hardware"], a["floor_precision"]) == (b["floor_hardware"],
+                                                                                    b["floor_precision"]):
+                assert hi >= lo * (1 - 1e-12)
     for c, dt in s.schema.items():
         if dt.is_float():
             assert s[c].drop_nulls().is_finite().all(), c
@@ -618,9 +663,9 @@ def test_band_is_null_without_the_engine_band(catalog, monkeypatch):
 
 
 def test_band_from_the_engine_says_when_it_straddles_the_price(catalog, monkeypatch):
+    _with_band(monkeypatch)  # before the probe: the band takes part in picking the floor (expected cost)
     probe = _check(catalog, [_q()], hardware=HW).summary.row(0, named=True)
     f = probe["floor_usd_per_m_blended_tokens"]
-    _with_band(monkeypatch)
     rows = [_q("inside", p_in=1.1 * f, p_out=1.1 * f), _q("above", p_in=2.0 * f, p_out=2.0 * f),
             _q("below", p_in=0.5 * f, p_out=0.5 * f)]
     s = _check(catalog, rows, hardware=HW).summary

@@ -52,6 +52,12 @@ def test_point_is_econ_costs_answer(catalog, h100):
     assert h100.setup["layout"] == row["layout"][0] and h100.setup["batch_size"] == row["batch_size"][0]
 
 
+def h100_profile(answer) -> dict:
+    """The calibration.csv row of the efficiency profile the H100 answer rests on (hopper-<precision>)."""
+    cal = load_catalog().calibration
+    return cal.filter(pl.col("profile") == f"hopper-{answer.setup['precision']}").row(0, named=True)
+
+
 def test_bars_move_the_way_the_formula_says(h100):
     bars = {r["assumption"]: r for r in h100.tornado.iter_rows(named=True)}
     u = bars["utilization_frac"]
@@ -60,7 +66,10 @@ def test_bars_move_the_way_the_formula_says(h100):
     assert cap["low"] == pytest.approx(0.625 * 50_000) and cap["answer_at_low"] < h100.point < cap["answer_at_high"]
     band = bars[EFFICIENCY_BAND]
     assert band["answer_at_low"] > h100.point > band["answer_at_high"]  # low efficiency, dear tokens
-    assert math.log(band["low"]) == pytest.approx(-0.24799, abs=1e-4)  # hopper-fp8 log_ratio_p10
+    # the bar's ends are the profile's held-out band (data/calibration.csv hopper-fp8 p10 / p90), whatever the fit
+    cal = h100_profile(h100)
+    assert math.log(band["low"]) == pytest.approx(cal["log_ratio_p10"], abs=1e-9)
+    assert math.log(band["high"]) == pytest.approx(cal["log_ratio_p90"], abs=1e-9)
     floor = bars["min_tokens_per_s_per_user"]
     assert floor["answer_at_high"] > 3 * h100.point  # 72 tokens/s per user needs a far smaller batch
 

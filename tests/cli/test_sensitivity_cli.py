@@ -53,7 +53,7 @@ def test_quote_and_site(capsys):
 
 @pytest.mark.parametrize("argv, pattern", [
     (["cost", "--model", "llama-3.3-70b", "--hardware", "h100-sxm", "--range", "pue=1.5:1.2"],
-     "sensitivity range of pue: low=1.5 is above high=1.2"),
+     r"sensitivity range of pue: low=1.5 is above high=1.2 \(valid: low <= high, both in \[1, 3\]"),
     (["cost", "--model", "llama-3.3-70b", "--hardware", "h100-sxm", "--range", "pue"], "is not NAME=LOW:HIGH"),
     (["site", "--hardware", "h100-sxm", "--model", "llama-3.3-70b", "--power-mw", "100", "--demand-share", "0"],
      r"--demand-share=0 is outside \(0, 1\]"),
