@@ -64,13 +64,13 @@ PARAMETERS: tuple[tuple[str, str, float, str], ...] = (
     ("eta_flop", "Decode FLOP efficiency", 100.0, "%"),
     ("eta_prefill", "Prefill FLOP efficiency (MFU)", 100.0, "%"),
     ("overhead_s", "Per-step overhead", 1e3, "ms"),
-    ("layer_overhead_s", "Per-layer overhead", 1e6, "\u00b5s"),
+    ("kernel_latency_s", "Kernel latency floor", 1e6, "\u00b5s"),
     ("eta_routed_flop_frac", "MoE routed-expert FLOP efficiency", 100.0, "%"),
-    ("moe_layer_overhead_s", "MoE per-layer overhead", 1e6, "\u00b5s"),
     ("moe_gemm_half_width", "Grouped-GEMM half-efficiency expert width", 1.0, "columns"),
+    ("overlap_frac", "Two-batch overlap (share of the shorter hidden)", 100.0, "%"),
     ("tpot_tail_factor", "p99 / mean TPOT", 1.0, "\u00d7"),
 )
-"""The fitted (and measured) parameters of a profile as shown: overlap and tile rows are held (method)."""
+"""The fitted (and measured) parameters of a profile as shown: tile rows are held (method)."""
 
 
 @st.cache_data(show_spinner=False, max_entries=4, ttl=3600)

@@ -555,8 +555,8 @@ def _crossing(x: np.ndarray, g: np.ndarray, y: np.ndarray):
 # The fit: priors, shrinkage, fallbacks
 # ------------------------------------------------------------------------------------------------
 
-FIT_PARAMETERS: tuple[str, ...] = ("eta_bw", "eta_flop", "eta_prefill", "overhead_s", "layer_overhead_s",
-                                   "eta_routed_flop_frac", "moe_layer_overhead_s", "moe_gemm_half_width")
+FIT_PARAMETERS: tuple[str, ...] = ("eta_bw", "eta_flop", "eta_prefill", "overhead_s", "kernel_latency_s",
+                                   "eta_routed_flop_frac", "moe_gemm_half_width", "overlap_frac")
 """Profile parameters :func:`fit` estimates (the others of PROFILE_PARAMETERS are held: :data:`HELD`)."""
 
 
@@ -600,17 +600,24 @@ PRIORS: dict[str, Prior] = {
                       "logit width 1.0"),
     "eta_prefill": Prior(0.50, 1.0, "logit", "AIConfigurator large-m GEMM MFU (above) and prefill attention 0.27-0.58 of "
                          "peak; v1 fit 0.48 +- 0.04; median 0.50, logit width 1.0"),
-    "overhead_s": Prior(1.0e-3, 1.5, "log", "per decode step outside the roofline (scheduling, sampling, launch of a "
-                        "CUDA graph): v1 fit 1.45 +- 1.6 ms; median 1 ms, log width 1.5 (0.2-4.5 ms at one sd)"),
-    "layer_overhead_s": Prior(2.0e-5, 1.0, "log", "AIConfigurator per-kernel floors: 3-14 us per GEMM, 10-20 us per "
-                              "attention call, 3.6-5.9 us per custom all-reduce, ~30-40 us per layer in isolation; "
-                              "part of it is already in the roofline terms; median 20 us, log width 1.0"),
+    "overhead_s": Prior(5.0e-4, 1.5, "log", "per decode step outside its kernels (scheduling, sampling, the graph "
+                        "launch): vLLM V0 left 5-13 ms of GPU bubble per step (vllm-project/vllm #6854, #10634), V1's "
+                        "async scheduling hides input preparation and sampling (+5-10%, #23569), AIConfigurator adds no "
+                        "per-step term for TensorRT-LLM or SGLang; kernel launches are their own term since issue 17; "
+                        "median 0.5 ms, log width 1.5 (0.1-2.2 ms at one sd)"),
+    "kernel_latency_s": Prior(2.5e-6, 0.7, "log", "AIConfigurator 0.12 GEMM latency intercepts at m <= 16 tokens "
+                              "(data/kernels/gemm_efficiency.csv, t = alpha + bytes / BW): 2.4-4.6 us bf16, 5.7-7.3 us "
+                              "fp8-block on H100/H200/B200/GB200, launch gap (~1.3 us) included; median 2.5 us per "
+                              "kernel beyond the launch gap, log width 0.7 (a factor 2)"),
     "eta_routed_flop_frac": Prior(0.80, 1.0, "logit", "AIConfigurator fused MoE (TensorRT-LLM EP8): compute efficiency "
                                   "0.94 H100 FP8, 0.46 FP8-block, 0.23 B200 NVFP4, against dense GEMMs 0.54 / 0.51 / "
                                   "0.33: 0.7-1.0 of the dense efficiency; median 0.8, logit width 1.0"),
-    "moe_layer_overhead_s": Prior(3.0e-5, 0.7, "log", "AIConfigurator fused-MoE fixed latency t0 per layer call: 24-35 us "
-                                  "(TensorRT-LLM EP8, H100-GB300), router GEMM and top-k not included; median 30 us, "
-                                  "log width 0.7"),
+    "overlap_frac": Prior(0.85, 1.0, "logit", "share of the shorter of computation and communication that two-batch "
+                          "overlap hides (wide expert parallelism): DeepSeek's decode and prefill run two micro-batches "
+                          "for 'seamless overlap' (open-infra-index day 6; profile-data), Huawei MindIE hides > 70% of "
+                          "prefill communication with two micro-batches; median 0.85, logit width 1.0 (0.68-0.94 at one "
+                          "sd). Only instances that run two-batch overlap inform it (econ.physics.performance."
+                          "two_batch_overlap_on); without any among the cases the fit returns the prior"),
     "moe_gemm_half_width": Prior(900.0, 0.7, "log", "AIConfigurator fused MoE at > 512 tokens per expert (TensorRT-LLM "
                                  "EP8): Qwen3-235B (1536-wide experts) at 0.53-0.81 of Mixtral's (14336) fraction of "
                                  "peak on H200/B200 in BF16, FP8 and FP8-block, i.e. w_half = 500-1700; median 900, "
@@ -619,8 +626,8 @@ PRIORS: dict[str, Prior] = {
 """Priors of the shared (global) value of each fitted parameter, from the per-kernel tables (issue 9)."""
 
 SHRINKAGE: dict[str, float] = {"eta_bw": 0.5, "eta_flop": 0.5, "eta_prefill": 0.5, "overhead_s": 0.7,
-                               "layer_overhead_s": 0.7, "eta_routed_flop_frac": 0.5, "moe_layer_overhead_s": 0.7,
-                               "moe_gemm_half_width": 0.7}
+                               "kernel_latency_s": 0.7, "eta_routed_flop_frac": 0.5, "moe_gemm_half_width": 0.7,
+                               "overlap_frac": 0.5}
 """Standard deviation of a profile's deviation from the shared value, in the transformed scale (0.5 logit ~ a
 factor 1.6 on a small fraction; 0.7 log = a factor 2 on a time): how far one generation's software and
 silicon may sit from the others before the data must say so. A stated modelling choice."""
@@ -634,8 +641,6 @@ whole-step compute efficiency made small-batch MoE decode compute-bound (DeepSee
 crossover fell to ~250 sequences on 64 B200). A generation listed here would hold its tile instead."""
 
 HELD: dict[str, str] = {
-    "overlap_frac": "held at 0 (Assumptions default: TP all-reduces on the critical path); not separable from the "
-                    "efficiencies on these measurements",
     "moe_tile_rows": "held at 1, no tile padding (MOE_TILE_ROWS: measured fused-MoE kernels do not pay whole tiles)",
     "tpot_tail_factor": "measured, not fitted: the median over the profile's MLPerf Server/Interactive runs of p99 TPOT "
                         "/ mean TPOT (measurements.csv measured_p99_tpot_s / measured_mean_tpot_s)",
@@ -768,7 +773,6 @@ def _full_values(glob: dict, prof: dict, sources: dict, tails: dict) -> dict:
         gen = name.rsplit("-", 1)[0]
         base = prof[name] if src == "" else prof.get(src, glob) if src != "global" else glob
         v = dict(base)
-        v["overlap_frac"] = 0.0
         v["moe_tile_rows"] = MOE_TILE_ROWS.get(gen, 1.0)
         tail_src = name if name in tails else (src if src in tails else "global")
         v["tpot_tail_factor"] = max(tails.get(tail_src, tails["global"]), 1.0)
@@ -1074,9 +1078,11 @@ def cross_validate(cases: Cases, catalog: Catalog, measurements: pl.DataFrame | 
     return CrossValidation(predictions=pred, folds=len(names), seconds=time.perf_counter() - t0)
 
 
-V1_DEFAULTS = Assumptions(calibrated=frozenset())
-"""The v1 global efficiencies (one set for every generation: the scalar defaults of Assumptions, fitted in v1 to
-43 cases) in today's engine: the comparison row of the error table."""
+V1_DEFAULTS = Assumptions(calibrated=frozenset(), eta_bw=0.60, eta_flop=0.30, eta_prefill=0.50, overhead_s=1.5e-3,
+                          eta_routed_flop_frac=0.30, moe_layer_overhead_s=1.5e-4, kernel_latency_s=0.0,
+                          kernel_launch_s=0.0, kernel_launch_eager_s=0.0)
+"""The v1 global efficiencies (one set for every generation, fitted in v1 to 43 cases: 1.5 ms per step and 0.15 ms
+per MoE layer, no kernel terms) in today's engine: the comparison row of the error table."""
 
 REPORT_FAMILIES: tuple[str, ...] = ("family", "moe", "profile")
 """Columns of ``cases.table`` the error table groups by: scenario family, dense vs MoE, generation x precision."""
@@ -1270,7 +1276,7 @@ def calibration_frame(cases: Cases, full: FitResult, cv: CrossValidation | None,
                          f"groups with shrinkage to the shared values")
         notes.append(f"band from {basis}")
         own_tail = prof in tails_own
-        notes.append("overlap_frac held at 0; moe_tile_rows held at 1; tpot_tail_factor = median p99 / mean "
+        notes.append("moe_tile_rows held at 1; tpot_tail_factor = median p99 / mean "
                      "TPOT of " + ("its own MLPerf Server/Interactive runs" if own_tail else
                                    f"the runs of {src if src in tails_own else 'every profile'}"))
         row["notes"] = "; ".join(notes)
@@ -1310,7 +1316,7 @@ def write_calibration(frame: pl.DataFrame, path: str | Path | None = None, *, fo
 ERROR_SETS: dict[str, str] = {
     "cv": "calibrated profiles, each case predicted by the fit that left its model x hardware group out",
     "roofline": "pure roofline (econ.assumptions.IDEAL, `--ideal`): datasheet peaks, no efficiency below 1, no overhead",
-    "v1": "v1 global efficiencies (V1_DEFAULTS: the scalar defaults of Assumptions, one set for every chip, nothing "
+    "v1": "v1 global efficiencies (V1_DEFAULTS: the v1 fit, one set for every chip, nothing "
           "calibrated)",
 }
 """The prediction sets of the shipped error table (``<name>_median_abs_error_frac`` etc.)."""
@@ -1521,7 +1527,7 @@ DRIFT_RTOL = 0.02
 the solver reproduces its optimum to ~1e-5 (xtol 1e-6 in the transformed scale), and the standard errors
 are 5-30%, so 2% flags a real change of data or physics without flapping on rounding."""
 
-DRIFT_ATOL: dict[str, float] = {"overhead_s": 2e-6, "layer_overhead_s": 2e-7, "moe_layer_overhead_s": 2e-7,
+DRIFT_ATOL: dict[str, float] = {"overhead_s": 2e-6, "kernel_latency_s": 2e-8,
                                 "moe_gemm_half_width": 1.0, "overlap_frac": 1e-6}
 """Absolute floor of the tolerance for parameters that may sit near zero. [their units]"""
 

@@ -299,7 +299,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         pl_, p_comm = lay, comm
     else:
         pl_ = Layout(*(dis * getattr(sv.prefill, k) + (1.0 - dis) * getattr(lay, k) for k in ("tp", "dp", "ep", "pp")),
-                     scale_up_domain_size=lay.scale_up_domain_size)
+                     scale_up_domain_size=lay.scale_up_domain_size, two_batch_overlap=lay.two_batch_overlap)
         p_comm = collectives(hw, pl_, inp.eff)
     p_repl = kv_replication(pl_.tp, m.kv_shard_heads)
     pn = pl_.num_gpus

@@ -57,7 +57,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens", "input_output_mix",
     "cache_hit_frac",
     "ep", "dp", "expert_tp", "scale_up_domain_size", "disaggregated", "layout", "num_microbatches",
-    "bubble_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu", "t_comm_tp_s", "t_comm_ep_s", "t_comm_pp_s",
+    "bubble_frac", "two_batch_overlap", "weight_bytes_per_gpu", "kv_bytes_per_gpu", "t_comm_tp_s", "t_comm_ep_s", "t_comm_pp_s",
     "expert_imbalance_factor", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_num_gpus",
     "prefill_instances", "decode_instances", "total_gpus", "kv_transfer_bytes", "kv_transfer_s",
     "kv_link_frac", "prefill_stall_s", "served_tpot_s", "served_ttft_s", "served_tokens_per_s_per_user",
@@ -92,7 +92,7 @@ _TEXT_COLUMNS = {"weight_format", "expert_weight_format", "spec_method", "effici
                  "layout"}
 _UNGATED = {"spec_acceptance", "latency_percentile",
             "weight_bytes", "kv_bytes_per_sequence", "input_output_mix", "cache_hit_frac", "expert_imbalance_factor",
-            "kv_transfer_bytes", "feasible", "disaggregated"} | _INT_COLUMNS | _TEXT_COLUMNS
+            "kv_transfer_bytes", "feasible", "disaggregated", "two_batch_overlap"} | _INT_COLUMNS | _TEXT_COLUMNS
 _LAYOUT_GATED = {"max_batch_size", "hbm_used_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu"}
 """Capacity columns that stay visible on infeasible rows, except rows whose layout is invalid."""
 
@@ -254,7 +254,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
              "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else
-               np.empty(n, dtype=bool) if c in ("feasible", "disaggregated") else np.empty(n, dtype=float))
+               np.empty(n, dtype=bool) if c in ("feasible", "disaggregated", "two_batch_overlap")
+               else np.empty(n, dtype=float))
            for c in want if c not in ("model", "hardware", "precision", "kv_precision", "basis", "layout")}
     need_layout = "layout" in want
     if need_layout:
@@ -305,7 +306,7 @@ _INPUT_DEFAULTS = {
     "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
     "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
-    "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0,
+    "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0, "two_batch_overlap": np.nan,
 }
 
 
@@ -334,11 +335,12 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     if (~np.isnan(acc)).any():
         require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
     require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
-    dis = raw["disaggregated"]
-    bad = (dis != 0) & (dis != 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(f"disaggregated={dis[i]:g} must be true or false{_row_note(i, n)}")
+    for name in ("disaggregated", "two_batch_overlap"):
+        v = raw[name]
+        bad = ~np.isnan(v) & (v != 0) & (v != 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidInputError(f"{name}={v[i]:g} must be true or false{_row_note(i, n)}")
     arrival = raw["arrival_rate_per_s"]
     require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
                      lo_inclusive=False)
@@ -536,18 +538,20 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                                    ppp=ppp, ngpu=ngpu, domain=domain, batch=batch, too_wide=too_wide,
                                    wcode=wcode, ecode=ecode, red=red, spec_problem=spec_problem), model)
     layout_bad = (problem >= 0) | (p_problem >= 0)
+    tbo_in = raw["two_batch_overlap"]  # NaN: the engine class's default (two_batch_overlap_on)
     if layout_bad.any():  # non-strict: rows with no valid layout come back infeasible; compute on a stand-in
         comm = None
         sane = ~layout_bad
         lay = Layout(*(np.where(sane, v, 1.0) for v in (tp, dp, ep, pp)), scale_up_domain_size=domain,
-                     redundant_experts=np.where(sane, red, 0.0))
+                     redundant_experts=np.where(sane, red, 0.0), two_batch_overlap=tbo_in)
         p_lay = Layout(*(np.where(sane, v, 1.0) for v in (ptp, pdp, pep, ppp)), scale_up_domain_size=domain,
-                       redundant_experts=np.where(sane, red, 0.0))
+                       redundant_experts=np.where(sane, red, 0.0), two_batch_overlap=tbo_in)
         run_batch = np.where(sane, batch, np.maximum(batch, 1.0))
     else:
-        lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, scale_up_domain_size=domain, redundant_experts=red)
+        lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, scale_up_domain_size=domain, redundant_experts=red,
+                     two_batch_overlap=tbo_in)
         p_lay = lay if not any_dis else Layout(tp=ptp, dp=pdp, ep=pep, pp=ppp, scale_up_domain_size=domain,
-                                               redundant_experts=red)
+                                               redundant_experts=red, two_batch_overlap=tbo_in)
         run_batch = batch
     econ_rows = {k: raw[k] for k in ECONOMIC_COLUMNS}
     workload = Workload(batch_size=run_batch, input_len=input_len, output_len=output_len,
@@ -584,6 +588,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "input_output_mix": econ_rows["input_output_mix"], "cache_hit_frac": econ_rows["cache_hit_frac"],
         "ep": ep, "dp": dp, "expert_tp": tp * dp / ep, "scale_up_domain_size": domain, "disaggregated": dis > 0,
         "num_microbatches": d.num_microbatches, "bubble_frac": d.bubble_frac,
+        "two_batch_overlap": np.broadcast_to(d.two_batch_overlap, (nb,)) > 0,
         "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
         "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s, "t_comm_pp_s": d.t_comm_pp_s,
         "expert_imbalance_factor": np.where(ep > 1, da.expert_imbalance_factor, 1.0),
@@ -680,7 +685,8 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
         kv_token = _kv_bytes(1.0, draft, formats)
         extra = dict(draft_params=np.where(on, draft.total_params, 0.0),
                      draft_active_params=np.where(on, draft.active_matmul_params, 0.0),
-                     draft_layers=np.where(on, draft.num_layers, 0.0),
+                     draft_kernels=np.where(on, draft.forward_kernels, 0.0),
+                     draft_hidden_size=np.where(on, draft.hidden_size, 0.0),
                      draft_kv_bytes_per_token=np.where(on, kv_token, 0.0))
     else:
         extra = {}

@@ -25,6 +25,32 @@ def _c(name: str) -> pl.Expr:
     return pl.col(name).fill_null(0).cast(pl.Float64)
 
 
+KERNELS_PER_PART: dict[str, float] = {
+    "gqa_attention": 4.0, "mla_attention": 9.0, "dense_ffn": 3.0, "moe_ffn": 5.0, "shared_expert": 2.0,
+    "per_pass": 4.0, "mtp_projection": 2.0, "eagle_fusion": 1.0,
+}
+"""Kernels one decode forward pass launches per part of a decoder layer (collectives excluded: their latency is in
+:mod:`econ.physics.communication`). [kernels]
+
+- ``gqa_attention`` 4: RMSNorm, QKV GEMM, attention (RoPE and the KV-cache write fused), O projection.
+- ``mla_attention`` 9: TensorRT-LLM's DeepSeek-R1 min-latency layer lists Fuse_A GEMM, two RMSNorms, UQ_QR GEMM,
+  UK BGEMM, concat KV + RoPE, MLA generation attention, UV GEMM and WO GEMM before the fused all-reduce
+  (NVIDIA/TensorRT-LLM docs/source/blogs/tech_blog/blog1_Pushing_Latency_Boundaries_Optimizing_DeepSeek-R1_
+  Performance_on_NVIDIA_B200_GPUs.md, 2025: 13 modules per MoE layer, several fused).
+- ``dense_ffn`` 3: RMSNorm, gate/up GEMM (SiLU fused), down GEMM. With ``gqa_attention`` a Llama layer is 7
+  kernels: Hazy Research counts ~100 kernels in a Llama-3.2-1B forward (16 layers, ~6 per layer) in vLLM and SGLang
+  ("Look Ma, No Bubbles!", hazyresearch.stanford.edu/blog/2025-05-27-no-bubbles).
+- ``moe_ffn`` 5: RMSNorm, router GEMM, top-k with token permutation, grouped GEMM 1 (activation fused), grouped
+  GEMM 2 with un-permute and reduction (TensorRT-LLM blog 1: router GEMM + topK, routed experts; vLLM fused_moe:
+  moe_align_block_size, two grouped GEMMs, moe_sum).
+- ``shared_expert`` 2: its gate/up and down GEMMs (TensorRT-LLM blog 1 runs it on its own stream).
+- ``per_pass`` 4: embedding gather, final RMSNorm, LM-head GEMM, sampling.
+- ``mtp_projection`` 2 (an MTP module's two input RMSNorms fused + its 2d x d projection, DeepSeek-V3 report
+  arXiv:2412.19437 sec. 2.2), ``eagle_fusion`` 1 (an EAGLE head's fusion layer, arXiv:2401.15077).
+A stated modelling choice: engines fuse differently; the per-kernel latency they are multiplied by is calibrated
+(``Assumptions.kernel_latency_s``)."""
+
+
 def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     """Add derived parameter, KV and FLOP columns to a validated model table.
 
@@ -50,7 +76,9 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     layer of the model's own kind, MoE for an MoE model, plus its 2d x d projection and norms; the
     embedding and output head are shared with the model: DeepSeek-V3 report arXiv:2412.19437 sec. 2.2),
     ``draft_head_params`` (an EAGLE-style draft head: one dense decoder layer with the model's dense FFN
-    width and a 2d x d fusion layer; Li et al., EAGLE, arXiv:2401.15077).
+    width and a 2d x d fusion layer; Li et al., EAGLE, arXiv:2401.15077), ``forward_kernels`` (kernels one
+    forward pass launches, :data:`KERNELS_PER_PART`), ``mtp_module_kernels`` and ``draft_head_kernels`` (one pass
+    of an MTP module and of an EAGLE head).
 
     Notes
     -----
@@ -100,7 +128,17 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     mtp_params = attn + pl.when(is_moe).then(moe_ffn).otherwise(dense_ffn) + 2 * d * d + 3 * d
     mtp_active = attn + pl.when(is_moe).then(moe_ffn_active).otherwise(dense_ffn) + 2 * d * d
     head_params = attn + dense_ffn + 2 * d * d + 2 * d
+    k = KERNELS_PER_PART
+    k_attn = pl.when(is_mla).then(k["mla_attention"]).otherwise(k["gqa_attention"])
+    k_moe = k["moe_ffn"] + pl.when(_c("num_shared_experts") > 0).then(k["shared_expert"]).otherwise(0.0)
+    k_dense = pl.when(_c("dense_intermediate_size") > 0).then(k["dense_ffn"]).otherwise(0.0)
+    forward_kernels = L * k_attn + moe_layers * k_moe + dense_layers * k_dense + k["per_pass"]
+    mtp_kernels = k_attn + pl.when(is_moe).then(k_moe).otherwise(k["dense_ffn"]) + k["mtp_projection"]
+    head_kernels = k_attn + k["dense_ffn"] + k["eagle_fusion"]
     return models.with_columns(
+        forward_kernels.alias("forward_kernels"),
+        mtp_kernels.alias("mtp_module_kernels"),
+        head_kernels.alias("draft_head_kernels"),
         miss.alias("log_expert_miss"),
         mtp_params.alias("mtp_module_params"),
         mtp_active.alias("mtp_module_active_params"),

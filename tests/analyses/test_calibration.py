@@ -17,7 +17,8 @@ import pytest
 
 from econ.analyses import calibration as cal
 from econ.assumptions import DEFAULT
-from econ.tables.catalog import GENERATIONS, load_catalog
+from econ.tables.catalog import load_catalog
+from econ.vocabulary import GENERATIONS
 from econ.cli import main
 from econ.engine import evaluate
 from econ.errors import DataError, InvalidInputError, UnknownIdError
