@@ -103,6 +103,7 @@ class HardwareFacts:
     scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s : [B/s] per accelerator, one direction
     scale_up_domain_size : [accelerators] the catalog's (a layout may override it)
     bf16_peak_flop_per_s, fp8_peak_flop_per_s, fp4_peak_flop_per_s : [FLOP/s] dense; NaN = not in hardware
+    exp_per_s : [exponentials/s] softmax exponentials the special-function units evaluate; NaN = not modelled
     all_in_capex_usd : [USD]; all_in_power_w : [W]; rental_usd_per_hour : [USD/h]; NaN = not in catalog
     tco_hyperscaler_usd_per_hour, tco_neocloud_usd_per_hour, rental_3yr_usd_per_hour,
     rental_on_demand_hyperscaler_usd_per_hour, rental_on_demand_neocloud_usd_per_hour : [USD/h] the cost tiers
@@ -117,6 +118,7 @@ class HardwareFacts:
     bf16_peak_flop_per_s: np.ndarray
     fp8_peak_flop_per_s: np.ndarray
     fp4_peak_flop_per_s: np.ndarray
+    exp_per_s: np.ndarray
     all_in_capex_usd: np.ndarray
     all_in_power_w: np.ndarray
     rental_usd_per_hour: np.ndarray

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.physics.architecture import attention_flop_per_token, expected_experts_touched
+from econ.physics.architecture import attended_tokens, attention_flop_per_token, expected_experts_touched
 from econ.physics.communication import (AlphaBeta, MoECollectives, hierarchical_allreduce_alpha_beta, indicator,
                                 moe_comm_alpha_beta)
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
@@ -121,6 +121,44 @@ def attention_peak_flop_per_s(weight_peak_flop_per_s, kv_bytes_per_element, bf16
     kv_peak = np.where(kv_bytes_per_element <= 1.0, fp8, bf16_peak_flop_per_s)
     out = np.minimum(kv_peak, weight_peak_flop_per_s)
     return np.where(np.isnan(out), weight_peak_flop_per_s, out)  # no bf16 figure: attention at the weights' peak
+
+
+def attention_time_s(kv_bytes, attention_flop, exponentials, hbm_bandwidth_bytes_per_s, eta_bw,
+                     attention_peak_flop_per_s, exp_per_s, eta_flop):
+    """Time of the attention kernels: the slowest of reading the KV cache, the score and value matmuls, and the
+    softmax exponentials on the special-function units.
+
+    Parameters
+    ----------
+    kv_bytes : scalar or array, KV-cache bytes read from HBM (0 in prefill: tiles stay on chip) [B]
+    attention_flop : scalar or array, QK^T and PV FLOPs [FLOP]
+    exponentials : scalar or array, softmax exponentials, one per attention score [-]
+    hbm_bandwidth_bytes_per_s, eta_bw : scalar or array [B/s], [-]
+    attention_peak_flop_per_s : scalar or array, the attention matmuls' peak (KV-cache precision) [FLOP/s]
+    exp_per_s : scalar or array, the accelerator's exponential throughput; inf = not modelled [1/s]
+    eta_flop : scalar or array, achieved share of the binding unit's peak (eta_flop decode, eta_prefill prefill) [-]
+
+    Returns
+    -------
+    scalar or array [s] = max(kv / (BW eta_bw), flop / (peak eta), exps / (exp rate eta)).
+
+    Notes
+    -----
+    Attention is a kernel of its own, so its time adds to the GEMMs' (DESIGN.md's single max(t_mem, t_flop) is the
+    special case where one of them is negligible). FlashAttention-3 overlaps the softmax with the MMAs
+    (ping-pong and intra-warpgroup pipelining), so the slower unit binds: on H100 the exponentials take 50% of
+    the matmul time at head dim 128 in BF16 (989 TFLOP/s vs 3.9 T exp/s; Shah et al., arXiv:2407.08608 sec. 3.2),
+    on B200 as long as the matmuls (FlashAttention-4: tensor cores doubled, SFU count unchanged), and twice as
+    long with FP8 matmuls, which is what Blackwell Ultra's doubled MUFU.EX2 rate buys back (NVIDIA, 2025-2026).
+    """
+    t_read = kv_bytes / (hbm_bandwidth_bytes_per_s * eta_bw)
+    t_compute = np.maximum(attention_flop / attention_peak_flop_per_s, exponentials / exp_per_s) / eta_flop
+    return np.maximum(t_read, t_compute)
+
+
+def exp_rate_per_s(exp_per_s):
+    """The accelerator's exponential rate for :func:`attention_time_s`: inf where not modelled (NaN). [1/s]"""
+    return np.where(np.isnan(exp_per_s), np.inf, exp_per_s)
 
 
 def causal_attended_tokens(prompt_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens):
@@ -644,13 +682,19 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     r_bytes = _routed_bytes(m, model, formats, layout, eff)
     moe_tp, moe_ep = _moe_comm(comm, m, group, model, eff)
     kv_read = group * kv_bytes_per_sequence * kv_replication / tp  # each verified token reads the cache
-    t_mem_nr = (nr_bytes / tp + kv_read) / (bw * eff.eta_bw)
+    t_mem_w = nr_bytes / tp / (bw * eff.eta_bw)
     r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
-    attn = attention_flop_per_token(context_tokens, model.attention_flop_per_context_token_decode,
-                                    model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+    attended = attended_tokens(context_tokens, model.num_global_layers, model.num_sliding_layers,
+                               model.sliding_window_tokens)
+    attn = attended * model.attention_flop_per_context_token_decode
     nr_active, r_active = model.non_routed_active_params, model.routed_active_params
-    t_flop_nr = (group * (2.0 * nr_active + attn * (peak / formats.attention_peak_flop_per_s)) / tp) \
-        / (peak * eff.eta_flop)
+    t_flop_w = group * 2.0 * nr_active / tp / (peak * eff.eta_flop)
+    attn_peak = formats.attention_peak_flop_per_s
+    t_attn = attention_time_s(kv_read, group * attn / tp, group * model.num_attention_heads * attended / tp, bw,
+                              eff.eta_bw, attn_peak, exp_rate_per_s(hardware.exp_per_s), eff.eta_flop)
+    t_mem_nr = t_mem_w + kv_read / (bw * eff.eta_bw)  # the memory and compute sides, as reported
+    t_flop_nr = t_flop_w + group * attn / tp / (attn_peak * eff.eta_flop)
+    roof_nr = np.maximum(t_mem_w, t_flop_w) + t_attn  # GEMMs, then attention: kernels of their own
     r_flop = _routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac
                                                     * _routed_width_efficiency(model, layout, eff))
     message = group * model.hidden_size * eff.activation_bytes
@@ -659,7 +703,8 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     t_ep = model.num_moe_layers * moe_ep
     t_pp = comm.pipeline.time_s(message)
     return dict(n_mb=n_mb, m=m, group=group, nr_bytes=nr_bytes, r_bytes=r_bytes, t_mem_nr=t_mem_nr, r_mem=r_mem,
-                t_flop_nr=t_flop_nr, r_flop=r_flop, attn=attn, t_tp=t_tp, t_ep=t_ep, t_pp=t_pp, w=w, imb=imb)
+                t_flop_nr=t_flop_nr, r_flop=r_flop, attn=attn, t_tp=t_tp, t_ep=t_ep, t_pp=t_pp, w=w, imb=imb,
+                roof_nr=roof_nr, t_attn=t_attn)
 
 
 def _routed_width_efficiency(model: ModelFacts, layout: Layout, eff: Efficiency):
@@ -727,7 +772,7 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     t_mem, t_flop = v["t_mem_nr"] + v["r_mem"], v["t_flop_nr"] + v["r_flop"]
     t_comm = v["t_tp"] + v["t_ep"] + v["t_pp"]
     t_routed = grouped_gemm_time_s(v["r_mem"], v["r_flop"])
-    roof = np.maximum(v["t_mem_nr"], v["t_flop_nr"]) + t_routed
+    roof = v["roof_nr"] + t_routed
     t_moe = model.num_moe_layers * eff.moe_layer_overhead_s
     gap = launch_gap_s(batch_size / dp, eff.cuda_graph_max_batch, eff.kernel_launch_s, eff.kernel_launch_eager_s)
     t_floor, t_launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s, gap)
@@ -738,7 +783,7 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     compute, comm_run = roof, t_comm
     if np.any(tbo > 0):
         h = _step_parts(1.0 + k, **dict(kv, batch_size=batch_size / 2.0))
-        roof_h = np.maximum(h["t_mem_nr"], h["t_flop_nr"]) + grouped_gemm_time_s(h["r_mem"], h["r_flop"])
+        roof_h = h["roof_nr"] + grouped_gemm_time_s(h["r_mem"], h["r_flop"])
         compute = np.where(tbo > 0, 2.0 * roof_h, roof)
         comm_run = np.where(tbo > 0, 2.0 * (h["t_tp"] + h["t_ep"] + h["t_pp"]), t_comm)
     # pipeline: every slot is paced by the stage with the most layers; each micro-batch is its own scheduled
@@ -785,7 +830,7 @@ def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, form
     and the per-step overhead. ``gap`` is the launch gap of the pass (:func:`launch_gap_s`).
     """
     L = model.num_layers
-    nr_layer = np.maximum(one["t_mem_nr"], one["t_flop_nr"]) / L
+    nr_layer = one["roof_nr"] / L
     r_layer = grouped_gemm_time_s(one["r_mem"], one["r_flop"]) / np.maximum(model.num_moe_layers, 1.0)
     comm_layer = (1.0 - eff.single_batch_overlap_frac) * (one["t_tp"] + one["t_ep"]) / L
     moe = np.minimum(model.num_moe_layers, 1.0)
@@ -835,13 +880,17 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     tp, dp = layout.tp, layout.dp
     bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
     tokens = requests_per_step * prompt_tokens
-    attn = model.attention_flop_per_context_token_prefill * causal_attended_tokens(
-        prompt_tokens, model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+    pairs = causal_attended_tokens(prompt_tokens, model.num_global_layers, model.num_sliding_layers,
+                                   model.sliding_window_tokens)
+    attn = model.attention_flop_per_context_token_prefill * pairs
     nr_active, r_active = model.non_routed_active_params, model.routed_active_params
     nr_flop = requests_per_step * (2.0 * nr_active * prompt_tokens + attn)
-    nr_time_flop = requests_per_step * (2.0 * nr_active * prompt_tokens
-                                        + attn * (peak / formats.attention_peak_flop_per_s))
-    t_flop_nr = (nr_time_flop / tp) / (peak * eff.eta_prefill)
+    attn_peak = formats.attention_peak_flop_per_s
+    t_flop_w = requests_per_step * 2.0 * nr_active * prompt_tokens / tp / (peak * eff.eta_prefill)
+    t_attn = attention_time_s(0.0, requests_per_step * attn / tp,
+                              requests_per_step * model.num_attention_heads * pairs / tp, bw, eff.eta_bw, attn_peak,
+                              exp_rate_per_s(hardware.exp_per_s), eff.eta_prefill)
+    t_flop_nr = t_flop_w + requests_per_step * attn / tp / (attn_peak * eff.eta_prefill)
     r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
                                                              * eff.eta_routed_flop_frac
                                                              * _routed_width_efficiency(model, layout, eff))
@@ -860,7 +909,7 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm)
     floor, launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s,
                                   eff.kernel_launch_eager_s)
-    busy = np.maximum(t_flop_nr, t_mem_nr) + grouped_gemm_time_s(r_mem, r_flop) + (1.0 + tbo) * (floor + launch)
+    busy = np.maximum(t_flop_w, t_mem_nr) + t_attn + grouped_gemm_time_s(r_mem, r_flop) + (1.0 + tbo) * (floor + launch)
     overlap = np.where(tbo > 0, eff.overlap_frac, eff.single_batch_overlap_frac)
     t = (overlapped_time_s(busy, comm_run, overlap) + model.num_moe_layers * eff.moe_layer_overhead_s
          + model.num_layers * eff.layer_overhead_s)

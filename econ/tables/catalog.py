@@ -88,6 +88,9 @@ ACCELERATOR_SCHEMA: dict[str, Col] = {
     "rental_contract_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
     "rental_contract_basis": TXT_OPT, "rental_tiers_basis": TXT_OPT,
     "source_rental_tiers": TXT_OPT, "as_of_rental_tiers": TXT_OPT,
+    # softmax exponentials (issue 17.7): special-function-unit throughput, empty = not modelled (no limit)
+    "exp_tera_per_s": _num(0, 1e4, lo_inclusive=False, required=False, unit="1e12 exponentials/s"),
+    "source_exp": TXT_OPT,
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 
@@ -495,6 +498,7 @@ def _accelerators_si(df: pl.DataFrame) -> pl.DataFrame:
         (pl.col("hbm_bandwidth_tb_per_s") * units.BYTES_PER_TB).alias("hbm_bandwidth_bytes_per_s"),
         (pl.col("scale_up_bandwidth_gb_per_s") * units.BYTES_PER_GB).alias("scale_up_bandwidth_bytes_per_s"),
         (pl.col("scale_out_bandwidth_gb_per_s") * units.BYTES_PER_GB).alias("scale_out_bandwidth_bytes_per_s"),
+        (pl.col("exp_tera_per_s") * units.PER_TERA).alias("exp_per_s"),
     )
 
 

@@ -110,14 +110,15 @@ def test_two_batch_overlap_default_is_wide_expert_parallelism(tp, dp, ep, domain
 
 def test_two_batch_overlap_hides_the_all_to_all_of_wide_ep_decode(catalog):
     """DeepSeek's decode layout: with two half-batches and full overlap the step is shorter than as one batch with
-    its all-to-all exposed, by at most the communication; with no overlap it is longer (weights read twice)."""
+    its all-to-all exposed (by more than a quarter of the communication: the halves read the weights twice); with no
+    overlap it is longer."""
     row = dict(model="deepseek-v3", hardware="h800-sxm", kv_precision="bf16", batch_size=128 * 144, num_gpus=144,
                tp=1, dp=144, ep=144, pp=1, redundant_experts=32, context_tokens=4989, spec_method="none")
     off = one(catalog, PINNED, two_batch_overlap=False, **row)
     full = one(catalog, PINNED.with_overrides(overlap_frac=1.0), **row)
     none = one(catalog, PINNED.with_overrides(overlap_frac=0.0), **row)
     assert full["two_batch_overlap"] and not off["two_batch_overlap"]
-    assert full["step_s"] < off["step_s"] - 0.5 * off["t_comm_s"]
+    assert full["step_s"] < off["step_s"] - 0.25 * off["t_comm_s"]
     assert none["step_s"] > off["step_s"]
 
 
