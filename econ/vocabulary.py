@@ -664,6 +664,16 @@ _add("input_len", "int", WORKLOADS[DEFAULT_WORKLOAD].input_len, 1, MAX_CONTEXT, 
      "prompt tokens per request, ISL", "the workload preset's (econ.presets)", flag="--input-len", **_G)
 _add("output_len", "int", WORKLOADS[DEFAULT_WORKLOAD].output_len, 1, MAX_CONTEXT, "tokens", "Output length",
      "generated tokens per request, OSL", "the workload preset's (econ.presets)", flag="--output-len", **_G)
+_add("output_len_cv", "float", 0.0, 0.0, 10.0, "", "Output length spread (cv)",
+     "coefficient of variation of answer lengths: decode attends ISL + OSL (1 + cv^2) / 2 on average",
+     "0: every request generates output_len tokens, as trtllm-bench and fixed-length benchmarks run; an exponential "
+     "spread of reasoning answers is cv = 1 (the mean decode context then spans the whole answer; "
+     "econ.physics.serving.mean_decode_context_tokens)", scenario=False, flag="", **_G)
+_add("input_len_cv", "float", 0.0, 0.0, 10.0, "", "Prompt length spread (cv)",
+     "coefficient of variation of prompt lengths: the spread of prefill service times in the TTFT queue",
+     "0: every request has an input_len-token prompt (econ's workload), so prefill service is near-deterministic "
+     "(M/D/c); 1 reproduces the exponential service of an M/M/c queue (econ.physics.serving)", scenario=False,
+     flag="", **_G)
 
 # -- deployment ------------------------------------------------------------------------------------------------------
 _G = dict(group="deployment")

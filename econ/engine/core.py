@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.physics.architecture import kv_bytes_per_sequence
+from econ.physics.architecture import kv_bytes_per_sequence, kv_bytes_read_per_query
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions,
                               Economics)
 from econ.physics.communication import indicator, kv_transfer_time_s
@@ -213,8 +213,17 @@ class Costs:
 # ----------------------------------------------------------------------------------------------------
 
 def _kv_bytes(context_tokens, model: ModelFacts, formats: Formats):
+    """KV-cache bytes a sequence of ``context_tokens`` holds (indexer keys included). [B]"""
     return kv_bytes_per_sequence(context_tokens, model.kv_elements_per_token_per_layer, formats.kv_bytes_per_element,
-                                 model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+                                 model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens,
+                                 model.indexer_bytes_per_token_per_layer)
+
+
+def _kv_read(context_tokens, model: ModelFacts, formats: Formats):
+    """KV-cache bytes one decoded token of a sequence at ``context_tokens`` reads (sparse attention: its top-k). [B]"""
+    return kv_bytes_read_per_query(context_tokens, model.kv_elements_per_token_per_layer, formats.kv_bytes_per_element,
+                                   model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens,
+                                   model.index_topk, model.indexer_bytes_per_token_per_layer)
 
 
 def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool, comm=None) -> DecodeStep:
@@ -283,7 +292,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     nr_res = w_res - m.routed_params_total * fm.expert_bytes - head_routed
     repl = kv_replication(tp, m.kv_shard_heads)
     kv_cap = _kv_bytes(wl.capacity_context_tokens, m, fm)
-    kv_dec = _kv_bytes(wl.decode_context_tokens, m, fm)
+    kv_dec = _kv_read(wl.decode_context_tokens, m, fm)
     kv_prompt = _kv_bytes(wl.input_len, m, fm)
     replica_w = nr_res * dp + routed_res
     comm = collectives(hw, lay, inp.eff) if inp.comm is None else inp.comm  # alpha-beta coefficients
@@ -404,7 +413,7 @@ def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
     """
     m, fm = inp.model, inp.formats
     repl = kv_replication(inp.layout.tp, m.kv_shard_heads)
-    kv_dec = _kv_bytes(inp.workload.decode_context_tokens, m, fm)
+    kv_dec = _kv_read(inp.workload.decode_context_tokens, m, fm)
 
     comm = collectives(inp.hardware, inp.layout, inp.eff) if inp.comm is None else inp.comm
 

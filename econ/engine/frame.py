@@ -36,6 +36,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Deployme
                               Economics)
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism
+from econ.physics.serving import mean_decode_context_tokens
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
 from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, Layout, ModelFacts, Speculation
 from econ.physics.performance import (WALLS, Collectives, collectives)
@@ -307,6 +308,7 @@ _INPUT_DEFAULTS = {
     "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
     "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0, "two_batch_overlap": np.nan,
+    "output_len_cv": 0.0, "input_len_cv": 0.0,
 }
 
 
@@ -335,6 +337,9 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     if (~np.isnan(acc)).any():
         require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
     require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
+    for name in ("output_len_cv", "input_len_cv"):  # the one range of each field (econ.vocabulary)
+        f = FIELDS[name]
+        require_in_range(name, raw[name], f.lo, f.hi, f.unit)
     for name in ("disaggregated", "two_batch_overlap"):
         v = raw[name]
         bad = ~np.isnan(v) & (v != 0) & (v != 1)
@@ -484,11 +489,12 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     # workload
     batch, input_len, output_len = raw["batch_size"], raw["input_len"], raw["output_len"]
     ctx_in = raw["context_tokens"]
+    life = mean_decode_context_tokens(input_len, output_len, raw["output_len_cv"])
     if np.isnan(ctx_in).all():
-        decode_ctx, capacity_ctx = input_len + output_len / 2.0, input_len + output_len
+        decode_ctx, capacity_ctx = life, input_len + output_len
     else:
         has_ctx = ~np.isnan(ctx_in)
-        decode_ctx = np.where(has_ctx, ctx_in, input_len + output_len / 2.0)
+        decode_ctx = np.where(has_ctx, ctx_in, life)
         capacity_ctx = np.where(has_ctx, ctx_in, input_len + output_len)
     context_over = capacity_ctx > model.max_context_tokens
     # layout: resolve what is not given (from the static table when nothing is)

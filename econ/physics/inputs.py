@@ -45,6 +45,9 @@ class ModelFacts:
     mtp_modules : [-] MTP modules the released checkpoint ships (models.csv; 0 = none)
     forward_kernels, mtp_module_kernels, draft_head_kernels : [kernels] launched by one forward pass of the model,
         of one MTP module and of an EAGLE head (:data:`econ.physics.architecture.KERNELS_PER_PART`)
+    index_topk : [tokens] keys a sparse-attention indexer keeps per query (DeepSeek-V3.2: 2048; 0 = dense)
+    indexer_flop_per_context_token : [FLOP] the indexer's FLOPs per query-key pair per layer (FP8; 0 = none)
+    indexer_bytes_per_token_per_layer : [B] the indexer's key cache per token per layer (0 = none)
     """
 
     total_params: np.ndarray
@@ -77,6 +80,9 @@ class ModelFacts:
     forward_kernels: np.ndarray
     mtp_module_kernels: np.ndarray
     draft_head_kernels: np.ndarray
+    index_topk: np.ndarray
+    indexer_flop_per_context_token: np.ndarray
+    indexer_bytes_per_token_per_layer: np.ndarray
 
     @property
     def routed_active_params(self):

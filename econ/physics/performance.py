@@ -161,17 +161,29 @@ def exp_rate_per_s(exp_per_s):
     return np.where(np.isnan(exp_per_s), np.inf, exp_per_s)
 
 
-def causal_attended_tokens(prompt_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens):
+def causal_attended_tokens(prompt_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens,
+                           index_topk=0.0):
     """Sum over the prompt's positions of the tokens each attends (causal), over all layers.
+
+    Parameters
+    ----------
+    prompt_tokens : scalar or array [tokens]
+    num_global_layers, num_sliding_layers, sliding_window_tokens : model facts [layers], [tokens]
+    index_topk : scalar or array, keys a sparse-attention indexer keeps per query (0 = dense) [tokens]
 
     Returns
     -------
-    scalar or array [token-pairs x layers]: L_global * S^2/2 + L_sliding * (min(S,w)^2/2 + max(S-w,0)*w).
+    scalar or array [token-pairs x layers]: L_global * S^2/2 + L_sliding * (min(S,w)^2/2 + max(S-w,0)*w); a
+    top-k of k caps a global layer's pairs like a window: min(S,k)^2/2 + max(S-k,0)*k (DeepSeek-V3.2 DSA).
     """
     s = prompt_tokens
-    w = np.minimum(s, sliding_window_tokens)
-    sliding = w * w / 2.0 + np.maximum(s - sliding_window_tokens, 0.0) * sliding_window_tokens
-    return num_global_layers * s * s / 2.0 + num_sliding_layers * sliding
+
+    def windowed(w_tokens):
+        w = np.minimum(s, w_tokens)
+        return w * w / 2.0 + np.maximum(s - w_tokens, 0.0) * w_tokens
+
+    glob = np.where(index_topk > 0, windowed(np.maximum(index_topk, 1.0)), s * s / 2.0)
+    return num_global_layers * glob + num_sliding_layers * windowed(sliding_window_tokens)
 
 
 def sweet_spot_batch_rule_of_thumb(peak_flop_per_s, hbm_bandwidth_bytes_per_s, total_params, active_params,
@@ -685,15 +697,17 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     t_mem_w = nr_bytes / tp / (bw * eff.eta_bw)
     r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
     attended = attended_tokens(context_tokens, model.num_global_layers, model.num_sliding_layers,
-                               model.sliding_window_tokens)
-    attn = attended * model.attention_flop_per_context_token_decode
+                               model.sliding_window_tokens, model.index_topk)
+    main = attended * model.attention_flop_per_context_token_decode
+    attn = main + model.num_global_layers * context_tokens * model.indexer_flop_per_context_token  # FLOPs, as counted
+    attn_t = main + indexer_flop_at_attention_peak(context_tokens, model, hardware, formats)  # at the attention peak
     nr_active, r_active = model.non_routed_active_params, model.routed_active_params
     t_flop_w = group * 2.0 * nr_active / tp / (peak * eff.eta_flop)
     attn_peak = formats.attention_peak_flop_per_s
-    t_attn = attention_time_s(kv_read, group * attn / tp, group * model.num_attention_heads * attended / tp, bw,
+    t_attn = attention_time_s(kv_read, group * attn_t / tp, group * model.num_attention_heads * attended / tp, bw,
                               eff.eta_bw, attn_peak, exp_rate_per_s(hardware.exp_per_s), eff.eta_flop)
     t_mem_nr = t_mem_w + kv_read / (bw * eff.eta_bw)  # the memory and compute sides, as reported
-    t_flop_nr = t_flop_w + group * attn / tp / (attn_peak * eff.eta_flop)
+    t_flop_nr = t_flop_w + group * attn_t / tp / (attn_peak * eff.eta_flop)
     roof_nr = np.maximum(t_mem_w, t_flop_w) + t_attn  # GEMMs, then attention: kernels of their own
     r_flop = _routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac
                                                     * _routed_width_efficiency(model, layout, eff))
@@ -705,6 +719,30 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     return dict(n_mb=n_mb, m=m, group=group, nr_bytes=nr_bytes, r_bytes=r_bytes, t_mem_nr=t_mem_nr, r_mem=r_mem,
                 t_flop_nr=t_flop_nr, r_flop=r_flop, attn=attn, t_tp=t_tp, t_ep=t_ep, t_pp=t_pp, w=w, imb=imb,
                 roof_nr=roof_nr, t_attn=t_attn)
+
+
+def indexer_flop_at_attention_peak(query_context_pairs, model: ModelFacts, hardware: HardwareFacts, formats: Formats):
+    """A sparse-attention indexer's FLOPs, scaled to run at the attention matmuls' peak (it runs in FP8). [FLOP]
+
+    Parameters
+    ----------
+    query_context_pairs : scalar or array, query-key pairs per layer (decode: the context; prefill: causal pairs)
+    model, hardware, formats : bundles (``indexer_flop_per_context_token``: 2 x 64 x 128 for DeepSeek-V3.2)
+
+    Returns
+    -------
+    scalar or array [FLOP]: L_global x pairs x indexer FLOP x attention peak / FP8 peak; 0 for dense attention.
+
+    Notes
+    -----
+    DeepSeek-V3.2's lightning indexer scores every context token with 64 FP8 heads of 128 dims (ReLU, no softmax)
+    on every layer (deepseek-ai/DeepSeek-V3.2-Exp inference/model.py, kernel.py fp8_index): 16,384 FLOP per pair
+    against 278,528 for absorbed MLA decode, i.e. ~3% of dense attention's time per key at FP8, but over every
+    key where the main attention reads 2,048.
+    """
+    fp8 = np.where(np.isnan(hardware.fp8_peak_flop_per_s), hardware.bf16_peak_flop_per_s, hardware.fp8_peak_flop_per_s)
+    return model.num_global_layers * query_context_pairs * model.indexer_flop_per_context_token \
+        * formats.attention_peak_flop_per_s / fp8
 
 
 def _routed_width_efficiency(model: ModelFacts, layout: Layout, eff: Efficiency):
@@ -881,16 +919,20 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
     tokens = requests_per_step * prompt_tokens
     pairs = causal_attended_tokens(prompt_tokens, model.num_global_layers, model.num_sliding_layers,
-                                   model.sliding_window_tokens)
-    attn = model.attention_flop_per_context_token_prefill * pairs
+                                   model.sliding_window_tokens, model.index_topk)
+    dense_pairs = prompt_tokens * prompt_tokens / 2.0  # the indexer scores every causal pair of every layer
+    attn = model.attention_flop_per_context_token_prefill * pairs \
+        + model.num_global_layers * dense_pairs * model.indexer_flop_per_context_token
+    attn_t = model.attention_flop_per_context_token_prefill * pairs \
+        + indexer_flop_at_attention_peak(dense_pairs, model, hardware, formats)
     nr_active, r_active = model.non_routed_active_params, model.routed_active_params
     nr_flop = requests_per_step * (2.0 * nr_active * prompt_tokens + attn)
     attn_peak = formats.attention_peak_flop_per_s
     t_flop_w = requests_per_step * 2.0 * nr_active * prompt_tokens / tp / (peak * eff.eta_prefill)
-    t_attn = attention_time_s(0.0, requests_per_step * attn / tp,
+    t_attn = attention_time_s(0.0, requests_per_step * attn_t / tp,
                               requests_per_step * model.num_attention_heads * pairs / tp, bw, eff.eta_bw, attn_peak,
                               exp_rate_per_s(hardware.exp_per_s), eff.eta_prefill)
-    t_flop_nr = t_flop_w + requests_per_step * attn / tp / (attn_peak * eff.eta_prefill)
+    t_flop_nr = t_flop_w + requests_per_step * attn_t / tp / (attn_peak * eff.eta_prefill)
     r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
                                                              * eff.eta_routed_flop_frac
                                                              * _routed_width_efficiency(model, layout, eff))

@@ -72,4 +72,30 @@ def waiting_time_quantile_s(arrival_rate_per_s, service_rate_per_s, servers, qua
     return np.maximum(np.log(np.maximum(cw, 1e-300) / (1.0 - quantile)), 0.0) / spare
 
 
-__all__ = ["erlang_c", "waiting_time_quantile_s", "MAX_UTILIZATION_FRAC"]
+def mean_decode_context_tokens(input_len, output_len, output_len_cv=0.0):
+    """Mean context a decoded token attends, over the output tokens of requests whose answers vary in length.
+
+    Parameters
+    ----------
+    input_len : scalar or array, prompt tokens [tokens]
+    output_len : scalar or array, mean answer tokens E[o] [tokens]
+    output_len_cv : scalar or array, coefficient of variation of the answer length sd(o) / E[o] (0 = every answer
+        has ``output_len`` tokens) [-]
+
+    Returns
+    -------
+    scalar or array [tokens] = ISL + E[o] (1 + cv^2) / 2.
+
+    Notes
+    -----
+    The j-th token of an answer attends ISL + j tokens, so a request of o tokens adds o ISL + o^2 / 2 token-contexts;
+    over all output tokens the mean is ISL + E[o^2] / (2 E[o]) = ISL + E[o] (1 + cv^2) / 2 (a length-biased mean:
+    long reasoning answers carry most of the tokens). A fixed length gives the ISL + OSL / 2 of DESIGN.md; an
+    exponential spread (cv = 1) doubles the answer's share to ISL + OSL. The same mean sizes the KV cache a batch
+    holds in steady state (a sequence is found in flight with probability proportional to its length).
+    Orchestration-free: operators only.
+    """
+    return input_len + output_len * (1.0 + output_len_cv * output_len_cv) / 2.0
+
+
+__all__ = ["erlang_c", "waiting_time_quantile_s", "MAX_UTILIZATION_FRAC", "mean_decode_context_tokens"]

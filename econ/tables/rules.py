@@ -126,6 +126,11 @@ ROW_RULES: tuple[Rule, ...] = (
     _mla_needs("qk_rope_head_dim"),
     _mla_needs("qk_nope_head_dim"),
     _mla_needs("v_head_dim"),
+    Rule("sparse-attention rows need index_n_heads and index_head_dim", "models", "index_topk",
+         (pl.col("index_topk").fill_null(0) == 0)
+         | (pl.col("index_n_heads").is_not_null() & pl.col("index_head_dim").is_not_null()),
+         pl.lit("empty, or with index_n_heads and index_head_dim (DeepSeek-V3.2: 64 heads x 128 dims, top 2048)"),
+         ("index_topk", "index_n_heads", "index_head_dim")),
     Rule("experts_per_token <= num_experts", "models", "experts_per_token",
          pl.col("experts_per_token") <= pl.col("num_experts"),
          pl.format("[0, {}] (num_experts)", pl.col("num_experts")), ("experts_per_token", "num_experts")),
