@@ -47,6 +47,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, A
 from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog
 from econ.vocabulary import GENERATIONS
 from econ.engine import evaluate
+from econ.physics.serving import service_variability_factor
 from econ.errors import DataError, InvalidInputError
 
 MEASUREMENTS_PATH = DEFAULT_DATA_DIR / "measurements.csv"
@@ -72,8 +73,9 @@ PREDICTED_AS: dict[str, str] = {
     "tokens_per_s_per_user": "1 / tpot_s: decode speed of one sequence",
     "tpot_s": "tpot_s + prefill_stall_s x (B - 1) / B: inter-token time, with the prompts of the other B - 1 requests "
               "interleaved (a request's own prompt is its TTFT)",
-    "ttft_s": "ttft_s (the prompt alone) + the mean M/M/1 wait for the prefill server at the served load + the wait for "
-              "a free KV slot when the concurrency exceeds the KV-cache capacity (closed loop, Little's law)",
+    "ttft_s": "ttft_s (the prompt alone) + the mean M/D/1 wait for the prefill server at the served load (fixed-length "
+              "prompts: half the M/M/1 wait, Pollaczek-Khinchine) + the wait for a free KV slot when the concurrency "
+              "exceeds the KV-cache capacity (closed loop, Little's law)",
     "e2e_latency_s": "ttft_s + output_len x tpot_s at the batch",
 }
 """How each metric is predicted from the engine's result columns."""
@@ -521,10 +523,11 @@ def _point_value(metric: str, v: dict, j: int, b: float, conc: float, in_len: fl
         return v["tpot_s"][j] + v["prefill_stall_s"][j] * (b - 1.0) / b
     if metric == "e2e_latency_s":
         return v["ttft_s"][j] + out_len * v["tpot_s"][j]
-    # ttft_s: the prompt alone + the mean M/M/1 prefill wait at the served load + a KV-slot wait (closed loop)
+    # ttft_s: the prompt alone + the mean M/D/1 prefill wait at the served load (fixed-length prompts, chunked FIFO
+    # prefill: Pollaczek-Khinchine) + a KV-slot wait (closed loop)
     rho = min(v["prefill_utilization_frac"][j], 0.999)
     mu = v["input_tokens_per_s_per_gpu"][j] * v["prefill_num_gpus"][j] / in_len
-    wait = rho / (mu * (1.0 - rho)) if b > 1 else 0.0
+    wait = rho / (mu * (1.0 - rho)) * service_variability_factor(0.0) if b > 1 else 0.0
     c = conc if np.isfinite(conc) else b
     slot = max(c - b, 0.0) / v["served_requests_per_s"][j] if c > b else 0.0
     return v["ttft_s"][j] + wait + slot

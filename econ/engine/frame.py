@@ -563,7 +563,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     workload = Workload(batch_size=run_batch, input_len=input_len, output_len=output_len,
                         decode_context_tokens=decode_ctx, capacity_context_tokens=capacity_ctx,
                         prefill_tokens=np.maximum(input_len * (1.0 - econ_rows["cache_hit_frac"]), 1.0),
-                        arrival_rate_per_s=raw["arrival_rate_per_s"])
+                        arrival_rate_per_s=raw["arrival_rate_per_s"], prompt_len_cv=raw["input_len_cv"])
     serving = Serving(disaggregated=dis, prefill=p_lay, prefill_instances=raw["prefill_instances"],
                       decode_instances=raw["decode_instances"])
     pc = raw["precision_code"]
