@@ -22,7 +22,8 @@ SUMMARY_COLUMNS = (
     "model", "hardware", "layout", "num_gpus", "tp", "dp", "ep", "pp", "precision", "batch_size", "context_tokens",
     "max_batch_size",
     "sweet_spot_batch", "binding_wall", "feasible", "infeasible_reason", "meets_slo", "tpot_s",
-    "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s", "basis",
+    "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s",
+    "spec_method", "spec_draft_tokens", "accepted_tokens_per_step", "basis",
     "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens",
     "input_output_mix", "cache_hit_frac",
 )

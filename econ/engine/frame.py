@@ -649,9 +649,10 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
 
 
 SPEC_PROBLEMS: tuple[str, ...] = (
-    "spec_method=mtp but {model} ships no multi-token-prediction module (use eagle or draft)",
-    "spec_method={method} needs spec_acceptance (no sourced default for it; valid: [0, 1))",
-    "spec_method=draft needs spec_draft_model (a catalog model id)",
+    "spec_method='mtp' is not available for {model}: it ships no multi-token-prediction module (valid: {valid})",
+    "spec_method={method!r} needs spec_acceptance for {model}: no published head with a sourced acceptance "
+    "(valid: {valid}, or give spec_acceptance in [0, 1))",
+    "spec_method='draft' needs spec_draft_model (a catalog model id)",
 )
 """Why a speculative-decoding setting cannot run (index = problem code)."""
 
@@ -665,20 +666,26 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
 
     Notes
     -----
-    Defaults: a model with a sourced ``mtp_acceptance`` (models.csv; DeepSeek-V3/R1 0.85 from the
-    DeepSeek-V3 report) decodes with its MTP module, one drafted token per step; others decode plainly.
-    A given ``spec_draft_tokens`` without a method uses the model's MTP module when it ships one, else an
-    EAGLE head. One drafted token per step unless ``spec_draft_tokens`` says otherwise.
+    Defaults by model (issue 17.8): a model whose vendor ships MTP modules and runs them in production, with a
+    sourced ``mtp_acceptance`` (models.csv; DeepSeek-V3/R1 0.85 from the DeepSeek-V3 report), decodes with its MTP
+    module, one drafted token per step; others decode plainly (no engine turns EAGLE on by default: vLLM recipes list
+    it as opt-in, TensorRT-LLM needs a speculative_config). ``spec_method=eagle`` without ``spec_acceptance`` uses the
+    model's published EAGLE-3 head (``eagle_acceptance``, ``eagle_draft_tokens``: gpt-oss-120b, Llama-3.1-8B,
+    Llama-3.3-70B). A given ``spec_draft_tokens`` without a method uses the model's MTP module when it ships one, else
+    an EAGLE head. Draft length: the given one, else the head's published one, else 1.
     """
     method, k_in, a_in = raw["spec_method_code"], raw["spec_draft_tokens"], raw["spec_acceptance"]
     default_a = ctx.arrays.mtp_acceptance[mc]
+    eagle_a = ctx.arrays.eagle_acceptance[mc] if ctx.arrays.eagle_acceptance.size else np.full(np.shape(mc), np.nan)
+    eagle_k = ctx.arrays.eagle_draft_tokens[mc] if ctx.arrays.eagle_draft_tokens.size else np.full(np.shape(mc), np.nan)
     has_mtp = model.mtp_modules > 0
     by_default = np.where(~np.isnan(default_a) & has_mtp, 1, 0)
     by_k = np.where(np.isnan(k_in), by_default, np.where(k_in > 0, np.where(has_mtp, 1, 2), 0))
     m = np.where(method >= 0, method, by_k)
-    k = np.where(m == 0, 0.0, np.where(np.isnan(k_in), 1.0, k_in))
+    k_default = np.where((m == 2) & ~np.isnan(eagle_k), eagle_k, 1.0)
+    k = np.where(m == 0, 0.0, np.where(np.isnan(k_in), k_default, k_in))
     m = np.where(k == 0, 0, m)
-    acc = np.where(np.isnan(a_in), np.where(m == 1, default_a, np.nan), a_in)
+    acc = np.where(np.isnan(a_in), np.where(m == 1, default_a, np.where(m == 2, eagle_a, np.nan)), a_in)
     problem = np.full(np.shape(m), -1, dtype=np.int8)
     problem = np.where((m > 0) & np.isnan(acc), 1, problem)
     problem = np.where((m == 3) & (raw["spec_draft_model_code"] < 0), 2, problem)
@@ -698,6 +705,19 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
         extra = {}
     spec = Speculation(method_code=m.astype(float), draft_tokens=k, acceptance=acc, **extra)
     return spec, problem
+
+
+def available_speculation(catalog: Catalog, model: str) -> tuple[str, ...]:
+    """The speculative-decoding methods ``model`` can run without further inputs: none; mtp where it ships MTP
+    modules with a sourced acceptance; eagle where a published EAGLE-3 head gives one; draft (with a draft model)."""
+    arr = catalog_arrays(catalog)
+    i = arr.model_ids.index(model)
+    out = ["none"]
+    if arr.model["mtp_modules"][i] > 0 and not np.isnan(arr.mtp_acceptance[i]):
+        out.append("mtp")
+    if arr.eagle_acceptance.size and not np.isnan(arr.eagle_acceptance[i]):
+        out.append("eagle")
+    return tuple(out + ["draft"])
 
 
 def default_speculation(catalog: Catalog, model: str) -> Speculation | None:
@@ -748,7 +768,9 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
         r = off + i
         msg = SPEC_PROBLEMS[int(f["spec_problem"][i])]
         method = pts["spec_method"][r] if "spec_method" in pts.columns else "mtp"
-        raise InvalidInputError(msg.format(model=pts["model"][r], method=method) + _row_note(r, n))
+        raise InvalidInputError(msg.format(model=pts["model"][r], method=method,
+                                           valid=", ".join(available_speculation(ctx.catalog, pts["model"][r])))
+                                + _row_note(r, n))
     for prob, prefix in ((f["problem"], ""), (f["p_problem"], "prefill_")):
         i = first(prob >= 0)
         if i is not None:

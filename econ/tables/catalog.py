@@ -143,6 +143,9 @@ MODEL_SCHEMA: dict[str, Col] = {
     "native_weight_dtype": TXT,
     "mtp_modules": _num(0, 16, required=False, **_I),
     "mtp_acceptance": _num(0, 1, required=False, unit="share of drafted tokens accepted"),
+    # a published EAGLE-3 draft head (issue 17.8): its draft length and per-token acceptance; empty = none
+    "eagle_draft_tokens": _num(1, 16, required=False, **_I),
+    "eagle_acceptance": Col(pl.Float64, False, 0, 1, True, "share of drafted tokens accepted"),
     # sparse attention (DeepSeek-V3.2 DSA, issue 17.5): the lightning indexer; empty = dense attention
     "index_n_heads": _num(1, 1e4, required=False, **_I),
     "index_head_dim": _num(1, 1e4, required=False, **_I),

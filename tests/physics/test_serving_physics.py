@@ -82,9 +82,10 @@ def test_eagle_head_and_draft_model_cost_their_own_passes():
     (dict(spec_method="eagle", spec_draft_tokens=2, spec_acceptance=-0.1), r"spec_acceptance=-0.1 is outside"),
     (dict(spec_method="eagle", spec_draft_tokens=17, spec_acceptance=0.5), r"spec_draft_tokens=17 is outside \[0, 16\]"),
     (dict(spec_method="eagle", spec_draft_tokens=-1, spec_acceptance=0.5), r"spec_draft_tokens=-1 is outside"),
-    (dict(spec_method="mtp"), r"spec_method=mtp but llama-3.1-70b ships no multi-token-prediction module"),
-    (dict(spec_method="eagle", spec_draft_tokens=2), r"spec_method=eagle needs spec_acceptance"),
-    (dict(spec_method="draft", spec_draft_tokens=2, spec_acceptance=0.6), r"spec_method=draft needs spec_draft_model"),
+    (dict(spec_method="mtp"), r"spec_method='mtp' is not available for llama-3.1-70b: it ships no "
+                              r"multi-token-prediction module \(valid: none, draft\)"),
+    (dict(spec_method="eagle", spec_draft_tokens=2), r"spec_method='eagle' needs spec_acceptance for llama-3.1-70b"),
+    (dict(spec_method="draft", spec_draft_tokens=2, spec_acceptance=0.6), r"spec_method='draft' needs spec_draft_model"),
     (dict(spec_method="medusa"), r"spec_method='medusa' is not one of"),
 ])
 def test_bad_speculation_names_field_value_and_range(kw, pattern):
