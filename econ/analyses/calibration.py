@@ -350,6 +350,10 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             tpot_limit_s=r["tpot_limit_s"], latency_percentile=r["latency_percentile"],
             target_tokens_per_s_per_user=r["tokens_per_s_per_user_target"], input_len_basis=basis,
             spec_basis=spec[3] if spec else "",
+            wide_ep=bool(ep is not None and dp is not None and ep > 1 and dp > 1),
+            low_latency=bool(SCENARIO_FAMILY[scen] == "single-stream" or scen == "interactive"
+                             or (_concurrency(r["concurrency_or_batch"]) or 1e9) <= LOW_LATENCY_MAX_CONCURRENCY),
+            long_context=bool(max(input_len, r["output_len"]) >= LONG_CONTEXT_MIN_TOKENS),
         ))
         base.append(point)
     caps = _capacity(base, catalog, assumptions)
@@ -1090,8 +1094,38 @@ per MoE layer, no kernel terms) in today's engine: the comparison row of the err
 REPORT_FAMILIES: tuple[str, ...] = ("family", "moe", "profile")
 """Columns of ``cases.table`` the error table groups by: scenario family, dense vs MoE, generation x precision."""
 
+LOW_LATENCY_MAX_CONCURRENCY = 8
+"""A case is low-latency when it runs at most this many concurrent requests (or is single-stream or MLPerf
+Interactive). [requests]"""
 
-def error_table(cases: Cases, predictions: dict[str, pl.DataFrame]) -> pl.DataFrame:
+LONG_CONTEXT_MIN_TOKENS = 8192
+"""A case is long-context when its prompt or its answer has at least this many tokens (MLPerf's Llama-3.1-405B
+prompts, assumed 8,192, count). [tokens]"""
+
+CLASSES: dict[str, str] = {
+    "dense": "models without routed experts",
+    "moe": "mixture-of-experts models",
+    "wide-ep": "attention data parallelism with expert parallelism (dp > 1 and ep > 1)",
+    "low-latency": f"single stream, MLPerf Interactive, or at most {LOW_LATENCY_MAX_CONCURRENCY} concurrent requests",
+    "long-context": f"a prompt or an answer of at least {LONG_CONTEXT_MIN_TOKENS:,} tokens",
+}
+"""Families of the issue-17 report (a case may be in several): the error table adds ``by = class`` (each family over
+every generation) and ``by = class-generation`` (``<family>-<generation>``, e.g. ``moe-hopper``)."""
+
+
+def case_classes(table: pl.DataFrame) -> pl.DataFrame:
+    """Which :data:`CLASSES` each case belongs to: a long frame (``i`` = row of ``table``, ``class``).
+
+    ``table`` needs ``moe`` and, when present, ``wide_ep``, ``low_latency``, ``long_context`` (booleans)."""
+    flags = {"dense": ~pl.col("moe"), "moe": pl.col("moe")}
+    for name, col in (("wide-ep", "wide_ep"), ("low-latency", "low_latency"), ("long-context", "long_context")):
+        flags[name] = pl.col(col).fill_null(False) if col in table.columns else pl.lit(False)
+    t = table.with_row_index("i").select("i", *[f.alias(n) for n, f in flags.items()])
+    return t.unpivot(index="i", variable_name="class", value_name="on").filter(pl.col("on")).drop("on")
+
+
+def error_table(cases: Cases, predictions: dict[str, pl.DataFrame], previous: dict[str, float] | None = None
+                ) -> pl.DataFrame:
     """Median and P90 of |predicted / measured - 1| per family, for several prediction sets side by side.
 
     Parameters
@@ -1099,30 +1133,61 @@ def error_table(cases: Cases, predictions: dict[str, pl.DataFrame]) -> pl.DataFr
     cases : Cases
     predictions : dict name -> frame with ``abs_error_frac`` in the order of ``cases.table`` (e.g. ``{"cv":
         cross-validated, "roofline": IDEAL, "v1": V1_DEFAULTS}``)
+    previous : dict case_id -> held-out |predicted / measured - 1| of the tables shipped before this fit (the
+        committed calibration_predictions.csv), optional: adds ``previous_median_abs_error_frac``,
+        ``previous_p90_abs_error_frac`` and ``previous_n_cases`` over the family's cases that had one
 
     Returns
     -------
-    pl.DataFrame: ``by`` (family | moe | profile | all), ``family``, ``n_cases``, ``n_groups`` and, per
-    prediction set, ``<name>_median_abs_error_frac`` and ``<name>_p90_abs_error_frac``. Only representable
-    cases (``cases.table["representable"]``) with a finite prediction in every set count.
+    pl.DataFrame: ``by`` (all | family | moe | profile | class | class-generation), ``family``, ``n_cases``,
+    ``n_groups`` and, per prediction set, ``<name>_median_abs_error_frac`` and ``<name>_p90_abs_error_frac``. Only
+    representable cases (``cases.table["representable"]``) with a finite prediction in every set count (the
+    previous set is read where it exists, never filters). ``class`` rows are the families of :data:`CLASSES`
+    (a case may count in several), ``class-generation`` rows the same per accelerator generation.
     """
-    t = cases.table.select("case_id", "group_id", "family", "moe", "profile", "representable")
+    cols = ["case_id", "group_id", "family", "moe", "profile", "generation", "representable"]
+    t = cases.table.select(cols + [c for c in ("wide_ep", "low_latency", "long_context") if c in cases.table.columns])
+    member = case_classes(t)
     t = t.with_columns(pl.when(pl.col("moe")).then(pl.lit("moe")).otherwise(pl.lit("dense")).alias("moe"))
     ok = t["representable"].to_numpy().copy()
     for name, p in predictions.items():
         e = p["abs_error_frac"].to_numpy()
         ok &= np.isfinite(e)
         t = t.with_columns(pl.Series(f"{name}_err", e))
-    t = t.filter(pl.Series(ok)).with_columns(pl.lit("all").alias("all"))
+    sets = list(predictions)
+    if previous is not None:
+        prev = np.array([previous.get(c, np.nan) for c in t["case_id"].to_list()], dtype=float)
+        t = t.with_columns(pl.Series("previous_err", prev, nan_to_null=True))
+        sets.append("previous")
+    t = t.with_row_index("i").filter(pl.Series(ok)).with_columns(pl.lit("all").alias("all"))
     aggs = [pl.len().alias("n_cases"), pl.col("group_id").n_unique().alias("n_groups")]
-    for name in predictions:
+    for name in sets:
         aggs += [pl.col(f"{name}_err").median().alias(f"{name}_median_abs_error_frac"),
                  pl.col(f"{name}_err").quantile(0.9, "linear").alias(f"{name}_p90_abs_error_frac")]
+    if previous is not None:
+        aggs.append(pl.col("previous_err").count().alias("previous_n_cases"))
     parts = []
     for by in ("all",) + REPORT_FAMILIES:
         g = t.group_by(by).agg(aggs).rename({by: "family"}).with_columns(pl.lit(by).alias("by"))
         parts.append(g.sort("family"))
-    return pl.concat([p.select("by", "family", *[c for c in p.columns if c not in ("by", "family")]) for p in parts])
+    tc = t.join(member, on="i", how="inner")
+    order = {c: j for j, c in enumerate(CLASSES)}
+    g = tc.group_by("class").agg(aggs).rename({"class": "family"}).with_columns(pl.lit("class").alias("by"))
+    parts.append(g.sort(pl.col("family").replace_strict(order, return_dtype=pl.Int64)))
+    tg = tc.with_columns((pl.col("class") + "-" + pl.col("generation")).alias("cg"))
+    g = tg.group_by("cg").agg(aggs).rename({"cg": "family"}).with_columns(pl.lit("class-generation").alias("by"))
+    parts.append(g.sort("family"))
+    return pl.concat([p.select("by", "family", *[c for c in p.columns if c not in ("by", "family")]) for p in parts],
+                     how="diagonal_relaxed")
+
+
+def previous_errors(predictions: pl.DataFrame) -> dict[str, float]:
+    """case_id -> held-out |predicted / measured - 1| of a shipped calibration_predictions.csv (the cases it counted
+    in its error table), for the ``previous`` columns of :func:`error_table`."""
+    if predictions.height == 0 or "abs_error_frac" not in predictions.columns:
+        return {}
+    p = predictions.filter(pl.col("in_error_table") & pl.col("abs_error_frac").is_not_null())
+    return dict(zip(p["case_id"].to_list(), p["abs_error_frac"].cast(pl.Float64).to_list()))
 
 
 def bands(cases: Cases, cv: CrossValidation, sources: dict) -> dict[str, tuple[float, float, str]]:
@@ -1378,11 +1443,22 @@ def errors_frame(cases: Cases, errors: pl.DataFrame, sources: dict, measurements
         for k in ERROR_SETS:
             for q in ("median", "p90"):
                 row[f"{k}_{q}_abs_error_frac"] = _fmt(r[f"{k}_{q}_abs_error_frac"])
+        prev_n = r.get("previous_n_cases")
+        if prev_n:
+            for q in ("median", "p90"):
+                row[f"previous_{q}_abs_error_frac"] = _fmt(r[f"previous_{q}_abs_error_frac"])
+            row["previous_n_cases"] = str(prev_n)
         src = sources.get(fam, "") if by == "profile" else ""
         row["fallback_from"] = src or None
         row["fit_date"], row["source"], row["as_of"] = fit_date, source, as_of
         notes = ["median and P90 of |predicted / measured - 1| over the representable cases with a prediction in "
                  "every set; cv: " + ERROR_SETS["cv"]]
+        if by in ("class", "class-generation"):
+            cls = next((c for c in CLASSES if fam == c or fam.startswith(c + "-")), fam)
+            notes.append(f"family {cls}: {CLASSES.get(cls, '')} (a case may count in several families)")
+        if prev_n:
+            notes.append(f"previous: the held-out errors shipped before this fit (calibration_predictions.csv as "
+                         f"committed), on the {prev_n} of these cases it predicted")
         if src:
             notes.append(f"the profile is not fitted on its own (fewer than {MIN_GROUPS} groups): its cases are "
                          f"predicted with {src}")
@@ -1446,12 +1522,18 @@ def predictions_frame(cases: Cases, predictions: dict[str, pl.DataFrame], measur
             "predicted": num(pred[i]), "predicted_over_measured": num(pred[i] / r["measured"]),
             "abs_error_frac": _fmt(err[i]) if np.isfinite(err[i]) else None, "roofline_predicted": num(roof[i]),
             "in_error_table": "true" if ok[i] else "false", "profile_source": src[i] or None,
+            "generation": r["generation"], "wide_ep": _flag(r.get("wide_ep")), "low_latency": _flag(r.get("low_latency")),
+            "long_context": _flag(r.get("long_context")),
             "reason": r["reason"] or None, "fit_date": fit_date,
             "source": m.get("source") or "data/measurements.csv", "as_of": m.get("as_of") or fit_date,
             "notes": "; ".join(notes) or None,
         })
     cols = list(CALIBRATION_PREDICTIONS_SCHEMA)
     return pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={c: pl.String for c in cols})
+
+
+def _flag(v) -> str | None:
+    return None if v is None else ("true" if v else "false")
 
 
 def write_table(frame: pl.DataFrame, path: str | Path, *, force: bool = False, what: str = "table") -> Path:
@@ -1494,11 +1576,21 @@ def check_errors(errors: pl.DataFrame, predictions: pl.DataFrame, calibration: p
     if moved:
         out.append(f"{len(moved)} measurement(s) changed value since the predictions were written (first: "
                    f"{sorted(moved)[0]})")
-    p = predictions.filter(pl.col("in_error_table")).with_columns(
-        pl.when(pl.col("moe")).then(pl.lit("moe")).otherwise(pl.lit("dense")).alias("moe"), pl.lit("all").alias("all"))
+    p = predictions.filter(pl.col("in_error_table"))
+    member = case_classes(p)
+    p = p.with_columns(pl.when(pl.col("moe")).then(pl.lit("moe")).otherwise(pl.lit("dense")).alias("moe"),
+                       pl.lit("all").alias("all")).with_row_index("i")
+    pc = p.join(member, on="i", how="inner")
+    if "generation" in pc.columns:
+        pc = pc.with_columns((pl.col("class") + "-" + pl.col("generation").fill_null("")).alias("class-generation"))
     got = {(r["by"], r["family"]): r for r in errors.iter_rows(named=True)}
-    for by in ("all",) + REPORT_FAMILIES:
-        for fam, sub in p.group_by(by):
+    groupings = [(by, p) for by in ("all",) + REPORT_FAMILIES] + [("class", pc)]
+    if "class-generation" in pc.columns and pc["generation"].null_count() == 0:
+        groupings.append(("class-generation", pc))
+    elif any(b == "class-generation" for b, _ in got):
+        got = {k: v for k, v in got.items() if k[0] != "class-generation"}
+    for by, frame in groupings:
+        for fam, sub in frame.group_by(by):
             fam = fam[0]
             r = got.pop((by, fam), None)
             if r is None:

@@ -243,15 +243,20 @@ CALIBRATION_ERRORS_SCHEMA: dict[str, Col] = {
     "cv_median_abs_error_frac": _num(**_ERR), "cv_p90_abs_error_frac": _num(**_ERR),
     "roofline_median_abs_error_frac": _num(**_ERR), "roofline_p90_abs_error_frac": _num(**_ERR),
     "v1_median_abs_error_frac": _num(**_ERR), "v1_p90_abs_error_frac": _num(**_ERR),
+    "previous_median_abs_error_frac": _num(**_ERR, required=False),
+    "previous_p90_abs_error_frac": _num(**_ERR, required=False),
+    "previous_n_cases": _num(1, 1e6, dtype=pl.Int64, unit="cases", required=False),
     "fallback_from": TXT_OPT, "fit_date": TXT,
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 """``data/calibration_errors.csv`` (optional): the held-out error of the calibration per family, beside the pure
 roofline and the v1 global (uncalibrated) efficiencies on the same cases, written by ``econ calibrate --write``
 (:func:`econ.analyses.calibration.errors_frame`; data/README.md). ``by`` is ``all``, ``family`` (scenario family),
-``moe`` (``dense`` / ``moe``) or ``profile`` (generation x precision)."""
+``moe`` (``dense`` / ``moe``), ``profile`` (generation x precision), ``class`` (dense, moe, wide-ep, low-latency,
+long-context: econ.analyses.calibration.CLASSES) or ``class-generation`` (``moe-hopper``). The ``previous_*`` columns
+are the held-out errors shipped before the fit, on the same family's cases (empty where none)."""
 
-ERROR_GROUPINGS: tuple[str, ...] = ("all", "family", "moe", "profile")
+ERROR_GROUPINGS: tuple[str, ...] = ("all", "family", "moe", "profile", "class", "class-generation")
 """Values of ``by`` in calibration_errors.csv."""
 
 CALIBRATION_PREDICTIONS_SCHEMA: dict[str, Col] = {
@@ -263,6 +268,8 @@ CALIBRATION_PREDICTIONS_SCHEMA: dict[str, Col] = {
     "abs_error_frac": _num(0, 1e6, required=False, unit="fraction"),
     "roofline_predicted": _num(0, 1e12, lo_inclusive=False, required=False, unit="the metric's unit"),
     "in_error_table": Col(pl.Boolean), "profile_source": TXT_OPT, "reason": TXT_OPT,
+    "generation": TXT_OPT, "wide_ep": Col(pl.Boolean, required=False), "low_latency": Col(pl.Boolean, required=False),
+    "long_context": Col(pl.Boolean, required=False),
     "fit_date": TXT, "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 """``data/calibration_predictions.csv`` (optional): one row per included measurement with its held-out prediction
