@@ -17,7 +17,7 @@ from econ.errors import InvalidInputError
 
 
 PROFILE_PARAMETERS: tuple[str, ...] = (
-    "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "kernel_latency_s", "eta_routed_flop_frac",
+    "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "sequence_overhead_s", "kernel_latency_s", "eta_routed_flop_frac",
     "moe_tile_rows", "moe_gemm_half_width", "overlap_frac", "tpot_tail_factor",
 )
 """The efficiency fields of :class:`Assumptions` a calibration profile (data/calibration.csv) sets per
@@ -73,6 +73,9 @@ class Assumptions:
         permutation and grouped GEMMs are kernels of :data:`econ.physics.architecture.KERNELS_PER_PART`). [s]
     layer_overhead_s : float >= 0
         Extra fixed time per decoder layer per forward pass beyond its kernels (0 by default). [s]
+    sequence_overhead_s : float >= 0
+        CPU time per sequence of an attention group's decode step not hidden behind the GPU (scheduling, sampling,
+        output processing), on top of ``overhead_s`` per step. [s]
     kernel_latency_s : float >= 0
         Time each kernel of a forward pass takes beyond the roofline of its bytes and FLOPs (DRAM latency,
         prologue and epilogue, the tail wave): a kernel is alpha + beta x bytes, and this is alpha. Multiplied by
@@ -132,6 +135,7 @@ class Assumptions:
     eta_routed_bw_frac: float = V.default("eta_routed_bw_frac")
     moe_layer_overhead_s: float = V.default("moe_layer_overhead_s")
     layer_overhead_s: float = V.default("layer_overhead_s")
+    sequence_overhead_s: float = V.default("sequence_overhead_s")
     kernel_latency_s: float = V.default("kernel_latency_s")
     kernel_launch_s: float = V.default("kernel_launch_s")
     kernel_launch_eager_s: float = V.default("kernel_launch_eager_s")
@@ -191,7 +195,7 @@ ASSUMPTION_SOURCES: dict[str, str] = {"calibrated": V._SOURCES["calibrated"], **
 """Source of each Assumptions default (econ.vocabulary)."""
 
 IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1.0, single_batch_overlap_frac=1.0,
-                       overhead_s=0.0,
+                       overhead_s=0.0, sequence_overhead_s=0.0,
                        eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
                        layer_overhead_s=0.0, kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0,
                        moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0, calibrated=frozenset())

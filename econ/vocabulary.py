@@ -483,6 +483,11 @@ _SOURCES: dict[str, str] = {
     "layer_overhead_s": (
         "0: the per-kernel terms (kernel_latency_s, kernel_launch_s) carry the fixed time of a layer; an extra "
         "per-layer time a user may add (not calibrated)"),
+    "sequence_overhead_s": (
+        "Prior and scalar 20 us; calibrated per generation x precision (data/calibration.csv). vLLM V0's output "
+        "processing took 0.2 ms per step at batch 1 and 3.4 ms at batch 32 on Llama-3-70B FP8 (vllm-project/vllm "
+        "#6913, 2024: ~0.1 ms per sequence), sampling, detokenization and scheduling grow with the sequences of a "
+        "step; async scheduling hides most of it in later engines (#19970, #23569)"),
     "kernel_latency_s": (
         "Prior and scalar 2.5 us; calibrated per generation x precision (data/calibration.csv). NVIDIA "
         "AIConfigurator 0.12 kernel tables (data/kernels/gemm_efficiency.csv, t = alpha + bytes / BW fitted at "
@@ -770,6 +775,8 @@ _add("moe_layer_overhead_s", "float", 0.0, 0.0, 1e-2, "s", "Extra MoE per-layer 
      "extra fixed time per MoE layer per forward pass, beyond its kernels (0 = none)", **_G)
 _add("layer_overhead_s", "float", 0.0, 0.0, 1e-3, "s", "Extra per-layer time",
      "extra fixed time per decoder layer per forward pass, beyond its kernels (0 = none)", **_G)
+_add("sequence_overhead_s", "float", 2e-5, 0.0, 1e-2, "s", "Per-sequence step overhead",
+     "CPU time per sequence of a decode step (scheduling, sampling, output processing) not hidden", **_G)
 _add("kernel_latency_s", "float", 2.5e-6, 0.0, 1e-3, "s", "Kernel latency floor",
      "time each kernel takes beyond its bytes and FLOPs (DRAM latency, prologue, tail wave)", **_G)
 _add("kernel_launch_s", "float", 1.3e-6, 0.0, 1e-3, "s", "Kernel launch gap (CUDA graph)",

@@ -70,6 +70,7 @@ PARAMETERS: tuple[tuple[str, str, float, str], ...] = (
     ("eta_flop", "Decode FLOP efficiency", 100.0, "%"),
     ("eta_prefill", "Prefill FLOP efficiency (MFU)", 100.0, "%"),
     ("overhead_s", "Per-step overhead", 1e3, "ms"),
+    ("sequence_overhead_s", "Per-sequence step overhead", 1e6, "\u00b5s"),
     ("kernel_latency_s", "Kernel latency floor", 1e6, "\u00b5s"),
     ("eta_routed_flop_frac", "MoE routed-expert FLOP efficiency", 100.0, "%"),
     ("moe_gemm_half_width", "Grouped-GEMM half-efficiency expert width", 1.0, "columns"),

@@ -141,7 +141,8 @@ def step_breakdown(rows: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         raise InvalidInputError(f"row {r['i']} ({rows['model'][r['i']]} on {rows['hardware'][r['i']]}) cannot "
                                 f"run: {r['infeasible_reason']}")
     no_fixed = assumptions.with_overrides(overhead_s=0.0, layer_overhead_s=0.0, moe_layer_overhead_s=0.0,
-                                          kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0)
+                                          kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0,
+                                          sequence_overhead_s=0.0)
     pure = no_fixed.with_overrides(overlap_frac=1.0, single_batch_overlap_frac=1.0)
 
     def step_of(a):

@@ -562,7 +562,8 @@ def _crossing(x: np.ndarray, g: np.ndarray, y: np.ndarray):
 # The fit: priors, shrinkage, fallbacks
 # ------------------------------------------------------------------------------------------------
 
-FIT_PARAMETERS: tuple[str, ...] = ("eta_bw", "eta_flop", "eta_prefill", "overhead_s", "kernel_latency_s",
+FIT_PARAMETERS: tuple[str, ...] = ("eta_bw", "eta_flop", "eta_prefill", "overhead_s", "sequence_overhead_s",
+                                   "kernel_latency_s",
                                    "eta_routed_flop_frac", "moe_gemm_half_width", "overlap_frac")
 """Profile parameters :func:`fit` estimates (the others of PROFILE_PARAMETERS are held: :data:`HELD`)."""
 
@@ -612,6 +613,10 @@ PRIORS: dict[str, Prior] = {
                         "async scheduling hides input preparation and sampling (+5-10%, #23569), AIConfigurator adds no "
                         "per-step term for TensorRT-LLM or SGLang; kernel launches are their own term since issue 17; "
                         "median 0.5 ms, log width 1.5 (0.1-2.2 ms at one sd)"),
+    "sequence_overhead_s": Prior(2.0e-5, 1.5, "log", "CPU time per sequence of a decode step: vLLM V0's output "
+                                 "processing 0.2 ms at batch 1 and 3.4 ms at batch 32 (vllm-project/vllm #6913: ~0.1 ms "
+                                 "per sequence), hidden in good part by later async scheduling (#19970, #23569); "
+                                 "median 20 us, log width 1.5"),
     "kernel_latency_s": Prior(2.5e-6, 0.7, "log", "AIConfigurator 0.12 GEMM latency intercepts at m <= 16 tokens "
                               "(data/kernels/gemm_efficiency.csv, t = alpha + bytes / BW): 2.4-4.6 us bf16, 5.7-7.3 us "
                               "fp8-block on H100/H200/B200/GB200, launch gap (~1.3 us) included; median 2.5 us per "
@@ -633,7 +638,8 @@ PRIORS: dict[str, Prior] = {
 """Priors of the shared (global) value of each fitted parameter, from the per-kernel tables (issue 9)."""
 
 SHRINKAGE: dict[str, float] = {"eta_bw": 0.5, "eta_flop": 0.5, "eta_prefill": 0.5, "overhead_s": 0.7,
-                               "kernel_latency_s": 0.7, "eta_routed_flop_frac": 0.5, "moe_gemm_half_width": 0.7,
+                               "kernel_latency_s": 0.7, "sequence_overhead_s": 0.7, "eta_routed_flop_frac": 0.5,
+                               "moe_gemm_half_width": 0.7,
                                "overlap_frac": 0.5}
 """Standard deviation of a profile's deviation from the shared value, in the transformed scale (0.5 logit ~ a
 factor 1.6 on a small fraction; 0.7 log = a factor 2 on a time): how far one generation's software and
@@ -1087,6 +1093,7 @@ def cross_validate(cases: Cases, catalog: Catalog, measurements: pl.DataFrame | 
 
 V1_DEFAULTS = Assumptions(calibrated=frozenset(), eta_bw=0.60, eta_flop=0.30, eta_prefill=0.50, overhead_s=1.5e-3,
                           eta_routed_flop_frac=0.30, moe_layer_overhead_s=1.5e-4, kernel_latency_s=0.0,
+                          sequence_overhead_s=0.0,
                           kernel_launch_s=0.0, kernel_launch_eager_s=0.0)
 """The v1 global efficiencies (one set for every generation, fitted in v1 to 43 cases: 1.5 ms per step and 0.15 ms
 per MoE layer, no kernel terms) in today's engine: the comparison row of the error table."""
@@ -1622,7 +1629,7 @@ DRIFT_RTOL = 0.02
 the solver reproduces its optimum to ~1e-5 (xtol 1e-6 in the transformed scale), and the standard errors
 are 5-30%, so 2% flags a real change of data or physics without flapping on rounding."""
 
-DRIFT_ATOL: dict[str, float] = {"overhead_s": 2e-6, "kernel_latency_s": 2e-8,
+DRIFT_ATOL: dict[str, float] = {"overhead_s": 2e-6, "kernel_latency_s": 2e-8, "sequence_overhead_s": 2e-8,
                                 "moe_gemm_half_width": 1.0, "overlap_frac": 1e-6}
 """Absolute floor of the tolerance for parameters that may sit near zero. [their units]"""
 

@@ -141,6 +141,7 @@ class Scenario:
     eta_routed_bw_frac: float = _d("eta_routed_bw_frac")
     moe_layer_overhead_s: float = _d("moe_layer_overhead_s")
     layer_overhead_s: float = _d("layer_overhead_s")
+    sequence_overhead_s: float = _d("sequence_overhead_s")
     kernel_latency_s: float = _d("kernel_latency_s")
     kernel_launch_s: float = _d("kernel_launch_s")
     kernel_launch_eager_s: float = _d("kernel_launch_eager_s")

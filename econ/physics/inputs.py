@@ -249,6 +249,7 @@ class Efficiency:
     kernel_launch_latency_s: np.ndarray | float
     single_batch_overlap_frac: np.ndarray | float = 0.0
     layer_overhead_s: np.ndarray | float = 0.0
+    sequence_overhead_s: np.ndarray | float = 0.0
     kernel_latency_s: np.ndarray | float = 0.0
     kernel_launch_s: np.ndarray | float = 0.0
     kernel_launch_eager_s: np.ndarray | float = 0.0

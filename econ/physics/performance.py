@@ -832,7 +832,8 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     overlap = np.where(tbo > 0, eff.overlap_frac, eff.single_batch_overlap_frac)
     busy = compute + t_floor
     exposed = overlapped_time_s(busy, comm_run, overlap) - busy
-    fixed = v["n_mb"] * eff.overhead_s + t_launch + model.num_layers * eff.layer_overhead_s + t_moe
+    cpu = v["n_mb"] * eff.overhead_s + eff.sequence_overhead_s * batch_size / dp  # per micro-batch, per sequence
+    fixed = cpu + t_launch + model.num_layers * eff.layer_overhead_s + t_moe
     t_verify = busy + exposed + fixed
     accepted, t_draft = 1.0, 0.0
     if spec is not None and np.any(np.asarray(k) > 0):

@@ -196,6 +196,7 @@ CALIBRATION_SCHEMA: dict[str, Col] = {
     "eta_flop": _num(1e-3, 1.0), "eta_flop_se": _num(0, 10, required=False),
     "eta_prefill": _num(1e-3, 1.0), "eta_prefill_se": _num(0, 10, required=False),
     "overhead_s": _num(0, 1.0, unit="s"), "overhead_s_se": _num(0, 10, required=False),
+    "sequence_overhead_s": _num(0, 1e-2, unit="s"), "sequence_overhead_s_se": _num(0, 10, required=False),
     "kernel_latency_s": _num(0, 1e-3, unit="s"), "kernel_latency_s_se": _num(0, 10, required=False),
     "eta_routed_flop_frac": _num(1e-2, 1.0), "eta_routed_flop_frac_se": _num(0, 10, required=False),
     "moe_tile_rows": _num(1, 512, unit="rows"), "moe_tile_rows_se": _num(0, 1000, required=False),
