@@ -40,6 +40,10 @@ class Assumptions:
         Share of the shorter of a step's computation and communication hidden behind the longer when the
         instance runs two-batch overlap (wide expert parallelism; econ.physics.performance.two_batch_overlap_on):
         1 gives max(computation, communication), 0 their sum. [-]
+    comm_sm_frac : float in [0, 0.9]
+        Share of the SMs the all-to-all kernels hold while the other micro-batch of a two-batch-overlap prefill
+        computes (DeepEP's normal kernels run on SMs; its low-latency decode kernels use none): that prefill's
+        computation runs at 1 - comm_sm_frac of the accelerator. [-]
     single_batch_overlap_frac : float in [0, 1]
         The same share for instances that run a step as one batch (0: collectives on the critical path). [-]
     overhead_s : float >= 0
@@ -122,6 +126,7 @@ class Assumptions:
     eta_flop: float = V.default("eta_flop")
     eta_prefill: float = V.default("eta_prefill")
     overlap_frac: float = V.default("overlap_frac")
+    comm_sm_frac: float = V.default("comm_sm_frac")
     single_batch_overlap_frac: float = V.default("single_batch_overlap_frac")
     overhead_s: float = V.default("overhead_s")
     usable_hbm_frac: float = V.default("usable_hbm_frac")
@@ -195,6 +200,7 @@ ASSUMPTION_SOURCES: dict[str, str] = {"calibrated": V._SOURCES["calibrated"], **
 """Source of each Assumptions default (econ.vocabulary)."""
 
 IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1.0, single_batch_overlap_frac=1.0,
+                       comm_sm_frac=0.0,
                        overhead_s=0.0, sequence_overhead_s=0.0,
                        eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
                        layer_overhead_s=0.0, kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0,

@@ -540,6 +540,11 @@ _SOURCES: dict[str, str] = {
         "micro-batch's kernels); Huawei MindIE hides more than 70% of prefill communication with two "
         "micro-batches (hiascend.com MindIE 2.3 docs). Applies to instances that run two-batch overlap "
         "(econ.physics.performance.two_batch_overlap_on)"),
+    "comm_sm_frac": (
+        "24 / 132 = 0.18: DeepEP's normal (prefill) all-to-all kernels run on SMs, Buffer.set_num_sms(24) of an "
+        "H800's 132 (deepseek-ai/DeepEP README@567632dd); 'unlike in prefilling, the all-to-all communication "
+        "during decoding does not occupy GPU SMs' (deepseek-ai/profile-data README@4496024), so decode keeps every "
+        "SM; DeepEP V2 on SM100 reaches 643-675 GB/s with 24 SMs (README@dd758caf)"),
     "single_batch_overlap_frac": (
         "0: without two micro-batches a step's collectives wait for the kernels that produce their input "
         "(TensorRT-LLM and vLLM run TP all-reduces on the critical path; the intra-layer shared-expert overlap "
@@ -749,6 +754,8 @@ _add("eta_prefill", "float", 0.50, 1e-3, 1.0, "", "Prefill FLOP efficiency (MFU)
      "achieved fraction of dense peak in prefill", **_G)
 _add("overlap_frac", "float", 0.85, 0.0, 1.0, "", "Two-batch overlap",
      "share of the shorter of computation and communication hidden by two-batch overlap (wide EP)", **_G)
+_add("comm_sm_frac", "float", 24 / 132, 0.0, 0.9, "", "SMs held by prefill all-to-all",
+     "share of the SMs the all-to-all kernels hold while the other micro-batch computes (two-batch prefill)", **_G)
 _add("single_batch_overlap_frac", "float", 0.0, 0.0, 1.0, "", "Overlap without two-batch overlap",
      "share of the shorter of computation and communication hidden when a step runs as one batch", **_G)
 _add("overhead_s", "float", 0.0015, 0.0, 1.0, "s", "Per-step overhead",

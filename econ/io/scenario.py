@@ -129,6 +129,7 @@ class Scenario:
     eta_prefill: float = _d("eta_prefill")
     overlap_frac: float = _d("overlap_frac")
     single_batch_overlap_frac: float = _d("single_batch_overlap_frac")
+    comm_sm_frac: float = _d("comm_sm_frac")
     overhead_s: float = _d("overhead_s")
     usable_hbm_frac: float = _d("usable_hbm_frac")
     prefill_chunk_tokens: int = _d("prefill_chunk_tokens")

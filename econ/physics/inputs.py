@@ -248,6 +248,7 @@ class Efficiency:
     alltoall_scale_out_latency_s: np.ndarray | float
     kernel_launch_latency_s: np.ndarray | float
     single_batch_overlap_frac: np.ndarray | float = 0.0
+    comm_sm_frac: np.ndarray | float = 0.0
     layer_overhead_s: np.ndarray | float = 0.0
     sequence_overhead_s: np.ndarray | float = 0.0
     kernel_latency_s: np.ndarray | float = 0.0

@@ -901,7 +901,8 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     kv_bytes_per_sequence : scalar or array, KV written per prompt, replication included [B]
     model, hardware, layout, formats, eff : bundles of :mod:`econ.physics.inputs`; ``eff.eta_prefill`` is the
         prefill MFU (routed-expert FLOPs at eta_prefill x eta_routed_flop_frac, in their own roofline;
-        each kernel of the pass pays ``kernel_latency_s`` and the eager launch gap: prefill runs outside CUDA graphs).
+        each kernel of the pass pays ``kernel_latency_s`` and the eager launch gap: prefill runs outside CUDA graphs;
+        under two-batch overlap the kernels run on the ``1 - comm_sm_frac`` of the SMs the all-to-all leaves them).
     stream_input_embedding : bool
     comm : Collectives, optional; :func:`collectives` of the layout (computed here when not given)
 
@@ -952,7 +953,11 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm)
     floor, launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s,
                                   eff.kernel_launch_eager_s)
-    busy = np.maximum(t_flop_w, t_mem_nr) + t_attn + grouped_gemm_time_s(r_mem, r_flop) + (1.0 + tbo) * (floor + launch)
+    # under two-batch overlap the all-to-all kernels of one micro-batch hold comm_sm_frac of the SMs while the other
+    # computes (DeepEP's normal kernels: 24 of an H800's 132 SMs), so the kernels run on the rest
+    sm_share = np.where(tbo > 0, 1.0 - eff.comm_sm_frac, 1.0)
+    busy = ((np.maximum(t_flop_w, t_mem_nr) + t_attn + grouped_gemm_time_s(r_mem, r_flop)) / sm_share
+            + (1.0 + tbo) * (floor + launch))
     overlap = np.where(tbo > 0, eff.overlap_frac, eff.single_batch_overlap_frac)
     t = (overlapped_time_s(busy, comm_run, overlap) + model.num_moe_layers * eff.moe_layer_overhead_s
          + model.num_layers * eff.layer_overhead_s)

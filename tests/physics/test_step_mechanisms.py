@@ -122,11 +122,38 @@ def test_two_batch_overlap_hides_the_all_to_all_of_wide_ep_decode(catalog):
     assert none["step_s"] > off["step_s"]
 
 
+def test_two_batch_prefill_computes_on_the_sms_its_all_to_all_leaves(catalog):
+    """DeepSeek's prefill layout (EP32, 16K tokens per GPU): DeepEP's normal all-to-all kernels hold 24 of an H800's
+    132 SMs while the other micro-batch computes, so with its communication hidden the step is the computation at
+    132 / 108 of its time; decode's low-latency all-to-all holds none (its step does not change)."""
+    assert DEFAULT.comm_sm_frac == pytest.approx(24 / 132)
+    a = PINNED.with_overrides(overlap_frac=1.0, prefill_chunk_tokens=16_384)
+    row = dict(model="deepseek-v3", hardware="h800-sxm", kv_precision="bf16", batch_size=32, num_gpus=32, tp=1,
+               dp=32, ep=32, pp=1, redundant_experts=32, input_len=4096, output_len=1024, spec_method="none")
+    cols = ("input_tokens_per_s_per_gpu", "two_batch_overlap", "step_s")
+
+    def run(assumptions):
+        return evaluate(pl.DataFrame([row | dict(precision="fp8")]), catalog, assumptions,
+                        columns=cols).row(0, named=True)
+
+    held, free = run(a), run(a.with_overrides(comm_sm_frac=0.0))
+    assert held["two_batch_overlap"]
+    assert held["input_tokens_per_s_per_gpu"] < 0.9 * free["input_tokens_per_s_per_gpu"]
+    assert held["input_tokens_per_s_per_gpu"] > (1 - 24 / 132) * 0.99 * free["input_tokens_per_s_per_gpu"]
+    assert run(a)["step_s"] == run(a.with_overrides(comm_sm_frac=0.0))["step_s"]  # decode: no SM held
+    one_batch = dict(row, two_batch_overlap=False)
+    off = [evaluate(pl.DataFrame([one_batch | dict(precision="fp8")]), catalog, x, columns=cols).row(0, named=True)
+           for x in (a, a.with_overrides(comm_sm_frac=0.0))]
+    assert off[0]["input_tokens_per_s_per_gpu"] == off[1]["input_tokens_per_s_per_gpu"]  # one batch: SMs all its own
+
+
 def test_overlap_outside_its_range_is_refused():
     with pytest.raises(InvalidInputError, match=r"overlap_frac=1\.5 is outside \[0, 1\]"):
         Assumptions(overlap_frac=1.5)
     with pytest.raises(InvalidInputError, match=r"single_batch_overlap_frac=-0\.1 is outside \[0, 1\]"):
         DEFAULT.with_overrides(single_batch_overlap_frac=-0.1)
+    with pytest.raises(InvalidInputError, match=r"comm_sm_frac=0\.95 is outside \[0, 0\.9\]"):
+        DEFAULT.with_overrides(comm_sm_frac=0.95)
 
 
 def test_two_batch_overlap_column_must_be_a_boolean(catalog):
