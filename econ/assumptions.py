@@ -80,6 +80,10 @@ class Assumptions:
     sequence_overhead_s : float >= 0
         CPU time per sequence of an attention group's decode step not hidden behind the GPU (scheduling, sampling,
         output processing), on top of ``overhead_s`` per step. [s]
+    cpu_overlap_frac : float in [0, 1]
+        Share of a decode step's GPU time under which the host prepares the next step (an overlap scheduler):
+        the step's host time adds max(0, host - cpu_overlap_frac x GPU time)
+        (econ.physics.performance.exposed_cpu_time_s); 0 (the whole host time) by default. [-]
     kernel_latency_s : float >= 0
         Time each kernel of a forward pass takes beyond the roofline of its bytes and FLOPs (DRAM latency,
         prologue and epilogue, the tail wave): a kernel is alpha + beta x bytes, and this is alpha. Multiplied by
@@ -141,6 +145,7 @@ class Assumptions:
     moe_layer_overhead_s: float = V.default("moe_layer_overhead_s")
     layer_overhead_s: float = V.default("layer_overhead_s")
     sequence_overhead_s: float = V.default("sequence_overhead_s")
+    cpu_overlap_frac: float = V.default("cpu_overlap_frac")
     kernel_latency_s: float = V.default("kernel_latency_s")
     kernel_launch_s: float = V.default("kernel_launch_s")
     kernel_launch_eager_s: float = V.default("kernel_launch_eager_s")

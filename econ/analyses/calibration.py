@@ -1093,10 +1093,10 @@ def cross_validate(cases: Cases, catalog: Catalog, measurements: pl.DataFrame | 
 
 V1_DEFAULTS = Assumptions(calibrated=frozenset(), eta_bw=0.60, eta_flop=0.30, eta_prefill=0.50, overhead_s=1.5e-3,
                           eta_routed_flop_frac=0.30, moe_layer_overhead_s=1.5e-4, kernel_latency_s=0.0,
-                          sequence_overhead_s=0.0,
+                          sequence_overhead_s=0.0, cpu_overlap_frac=0.0,
                           kernel_launch_s=0.0, kernel_launch_eager_s=0.0)
 """The v1 global efficiencies (one set for every generation, fitted in v1 to 43 cases: 1.5 ms per step and 0.15 ms
-per MoE layer, no kernel terms) in today's engine: the comparison row of the error table."""
+per MoE layer added to the step, no kernel terms) in today's engine: the comparison row of the error table."""
 
 REPORT_FAMILIES: tuple[str, ...] = ("family", "moe", "profile")
 """Columns of ``cases.table`` the error table groups by: scenario family, dense vs MoE, generation x precision."""

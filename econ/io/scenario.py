@@ -143,6 +143,7 @@ class Scenario:
     moe_layer_overhead_s: float = _d("moe_layer_overhead_s")
     layer_overhead_s: float = _d("layer_overhead_s")
     sequence_overhead_s: float = _d("sequence_overhead_s")
+    cpu_overlap_frac: float = _d("cpu_overlap_frac")
     kernel_latency_s: float = _d("kernel_latency_s")
     kernel_launch_s: float = _d("kernel_launch_s")
     kernel_launch_eager_s: float = _d("kernel_launch_eager_s")

@@ -251,6 +251,7 @@ class Efficiency:
     comm_sm_frac: np.ndarray | float = 0.0
     layer_overhead_s: np.ndarray | float = 0.0
     sequence_overhead_s: np.ndarray | float = 0.0
+    cpu_overlap_frac: np.ndarray | float = 0.0
     kernel_latency_s: np.ndarray | float = 0.0
     kernel_launch_s: np.ndarray | float = 0.0
     kernel_launch_eager_s: np.ndarray | float = 0.0

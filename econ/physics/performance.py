@@ -761,6 +761,27 @@ def _routed_flop(tokens, model: ModelFacts, layout: Layout, eff: Efficiency):
     return model.num_moe_layers * rows * 2.0 * model.routed_expert_params / layout.expert_tp
 
 
+def exposed_cpu_time_s(cpu_s, gpu_s, cpu_overlap_frac):
+    """The host (CPU) time of a decode step left on its critical path. [s]
+
+    An overlap scheduler prepares step n + 1 (scheduling, input preparation, stop checks, detokenisation) while the
+    GPU runs step n: TensorRT-LLM's PyTorch executor ("Overlap Scheduler", enabled by default,
+    nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), SGLang's zero-overhead scheduler
+    (``disable_overlap_schedule`` False by default, sgl-project/sglang server_args.py), vLLM V1's async scheduling
+    (vllm-project/vllm #19970, #23569). With share f of the GPU time available to hide it, the host adds
+    max(0, cpu - f x gpu): f = 1 gives max(cpu, gpu) per step, f = 0 the sum (vLLM V0: 5-13 ms GPU bubbles per
+    step, vllm-project/vllm #10634).
+
+    Parameters
+    ----------
+    cpu_s : scalar or array, host time of the step (``overhead_s`` per micro-batch + ``sequence_overhead_s`` per
+        sequence) [s]
+    gpu_s : scalar or array, device time of the step (kernels, exposed communication, launch gaps) [s]
+    cpu_overlap_frac : scalar or array in [0, 1] [-]
+    """
+    return np.maximum(cpu_s - cpu_overlap_frac * gpu_s, 0.0)
+
+
 def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model: ModelFacts,
                 hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
                 stream_input_embedding=False, comm: Collectives | None = None,
@@ -795,7 +816,8 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     sequence through the model, so FLOPs, KV reads, experts touched and messages scale with k + 1, while
     the weights are read once; the draft adds k passes of one MTP module (a decoder layer of the model's
     kind), of an EAGLE head (one dense layer) or of the draft model; the step emits
-    :func:`accepted_tokens_per_step` tokens per sequence. Per forward pass: ``overhead_s`` (scheduling, sampling),
+    :func:`accepted_tokens_per_step` tokens per sequence. Per forward pass: ``overhead_s`` (scheduling, sampling;
+    with ``sequence_overhead_s`` per sequence the host time, of which :func:`exposed_cpu_time_s` stays exposed),
     and each of its ``forward_kernels`` kernels pays ``kernel_latency_s`` (its latency floor) and the launch gap
     (:func:`launch_gap_s`: CUDA graph up to ``cuda_graph_max_batch`` sequences per group, else eager)
     (:func:`kernel_time_s`); ``layer_overhead_s`` / ``moe_layer_overhead_s`` add any extra per-layer time.
@@ -833,6 +855,8 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     busy = compute + t_floor
     exposed = overlapped_time_s(busy, comm_run, overlap) - busy
     cpu = v["n_mb"] * eff.overhead_s + eff.sequence_overhead_s * batch_size / dp  # per micro-batch, per sequence
+    gpu = busy + exposed + t_launch + model.num_layers * eff.layer_overhead_s + t_moe
+    cpu = exposed_cpu_time_s(cpu, gpu, eff.cpu_overlap_frac)
     fixed = cpu + t_launch + model.num_layers * eff.layer_overhead_s + t_moe
     t_verify = busy + exposed + fixed
     accepted, t_draft = 1.0, 0.0
