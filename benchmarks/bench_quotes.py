@@ -66,7 +66,8 @@ def _cli(argv):
 def bench(repeat: int, page: bool) -> list[tuple[str, float, float]]:
     from econ.tables.catalog import load_catalog
     from econ.analyses.provider_economics import DEEPSEEK_DAY6, load_disclosure, modeled_floor_pnl
-    from econ.analyses.quotes import check_quotes, load_quotes
+    from econ.analyses.quotes import check_quotes
+    from econ.tables.quote_files import load_quotes
 
     from econ.commands.quotes import _print
 

@@ -349,7 +349,8 @@ def fuzz(runs: int, seed: int, timeout_s: float, *, budget_s: float | None = Non
 
 def command(argv: list[str]) -> str:
     """The subcommand of a command line (``"quotes check"``, ``"cost"``)."""
-    return " ".join(argv[:2]) if argv and argv[0] in ("export", "fleet", "quotes") else (argv[0] if argv else "")
+    nested = ("export", "fleet", "quotes", "sensitivity")
+    return " ".join(argv[:2]) if argv and argv[0] in nested else (argv[0] if argv else "")
 
 
 def summary(results: list[dict]) -> str:

@@ -619,3 +619,63 @@ def breakdown_chart(long: pl.DataFrame, *, label: str = "bar_label") -> dict:
         "title": {"text": textwrap.wrap(head, TITLE_CHARS), "anchor": "start",
                   "subtitle": textwrap.wrap("Binding roofline side, exposed communication, overheads, prefill chunks",
                                             TITLE_CHARS + 10)}}
+
+
+TORNADO_ENDS = {"low": "Assumption at its low", "high": "Assumption at its high"}
+"""Legend of a tornado's two bar halves."""
+
+
+def tornado_chart(tornado: pl.DataFrame, *, point: float, answer_title: str, answer_format: str = "$,.3f",
+                  band: tuple[float, float] | None = None, width: int = 560) -> alt.LayerChart:
+    """A tornado: per assumption, a bar from the point to the answer at the assumption's low and at its high.
+
+    Parameters
+    ----------
+    tornado : pl.DataFrame
+        :attr:`econ.analyses.sensitivity.Sensitivity.tornado` (``rank``, ``label``, ``low``, ``high``,
+        ``answer_at_low``, ``answer_at_high``, ``swing``, ``source``), largest swing first (drawn on top).
+    point : float
+        The answer with every assumption at the scenario's value (the vertical rule).
+    answer_title : str
+        The x axis title with its unit ("Cost ($ per M output tokens)").
+    answer_format : str
+        d3 format of the answer.
+    band : (low, high), optional
+        The Monte Carlo band (10th to 90th percentile), shaded behind the bars.
+
+    Returns
+    -------
+    alt.LayerChart: bars (coloured by which end of the range), the point's rule, the band.
+    """
+    rows = tornado.filter(pl.col("answer_at_low").is_not_null() | pl.col("answer_at_high").is_not_null())
+    order = rows["label"].to_list()
+    long = pl.concat([
+        rows.select("rank", "label", "source", pl.lit(TORNADO_ENDS[end]).alias("end"),
+                    pl.col(end).alias("assumption_value"), pl.col(f"answer_at_{end}").alias("answer"))
+        for end in ("low", "high")]).filter(pl.col("answer").is_not_null()).with_columns(point=pl.lit(float(point)))
+    y = alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelLimit=0))
+    fmt = answer_format
+    bars = alt.Chart(long).mark_bar(height={"band": 0.7}).encode(
+        y=y, x=alt.X("point:Q", title=answer_title, axis=alt.Axis(format=fmt, labelOverlap=True, titleLimit=0),
+                     scale=alt.Scale(zero=False)),
+        x2="answer:Q",
+        color=alt.Color("end:N", title=None, scale=alt.Scale(domain=list(TORNADO_ENDS.values()),
+                                                             range=[OKABE_ITO[0], OKABE_ITO[1]]),
+                        legend=alt.Legend(orient="bottom")),
+        tooltip=[alt.Tooltip("label:N", title="Assumption"), alt.Tooltip("end:N", title="End of its range"),
+                 alt.Tooltip("assumption_value:Q", title="Value", format=",.4~g"),
+                 alt.Tooltip("answer:Q", title=answer_title, format=fmt), alt.Tooltip("source:N", title="Source")])
+    rule = alt.Chart(pl.DataFrame({"point": [float(point)]})).mark_rule(color=OKABE_ITO[7], strokeWidth=2).encode(
+        x="point:Q", tooltip=[alt.Tooltip("point:Q", title="Point estimate", format=fmt)])
+    layers = [bars, rule]
+    if band is not None and all(b is not None for b in band):
+        shade = alt.Chart(pl.DataFrame({"p10": [float(band[0])], "p90": [float(band[1])]})).mark_rect(
+            color="#999999", opacity=0.18).encode(
+            x="p10:Q", x2="p90:Q", tooltip=[alt.Tooltip("p10:Q", title="Monte Carlo 10th percentile", format=fmt),
+                                            alt.Tooltip("p90:Q", title="Monte Carlo 90th percentile", format=fmt)])
+        layers.insert(0, shade)
+    return alt.layer(*layers).properties(
+        width=width, height=alt.Step(26),
+        title=chart_title("What moves this answer most",
+                          "Bars: the answer at each end of a sourced range; rule: the point; grey: Monte Carlo "
+                          "10th-90th percentile"))

@@ -23,28 +23,26 @@ from pathlib import Path
 from econ import __version__
 from econ.errors import EconError
 
-FIELD_FLAGS: dict[str, str] = {
-    "model": "--model", "hardware": "--hardware", "precision": "--precision", "num_gpus": "--gpus",
-    "tp": "--tp", "pp": "--pp", "ep": "--ep", "dp": "--dp", "batch_size": "--batch", "context_tokens": "--context",
-    "input_len": "--input-len", "output_len": "--output-len", "region": "--region", "facility": "--facility",
-    "usd_per_kwh": "--usd-per-kwh", "pue": "--pue", "utilization_frac": "--utilization",
-    "cost_of_capital_frac": "--cost-of-capital", "accelerator_life_years": "--life-years",
-    "input_output_mix": "--input-output-mix", "cache_hit_frac": "--cache-hit-rate",
-    "build_usd_per_mw_it": "--build-usd-per-mw", "min_tokens_per_s_per_user": "--min-tokens-per-s-per-user",
-    "max_ttft_s": "--max-ttft-s", "max_gpus": "--max-gpus", "max_prefill_gpus": "--max-prefill-gpus",
-    "mode": "--mode", "expert_imbalance_factor": "--expert-imbalance", "arrival_rate_per_s": "--arrival-rate",
-    "scale_up_domain_sizes": "--scale-up-domain", "training_precision": "--training-precision",
-    "mfu_frac": "--mfu", "failure_window_h": "--failure-window-h", "mtbf_h_per_gpu": "--mtbf-h",
-    "checkpoint_write_gb_per_s": "--checkpoint-gb-per-s", "training_tokens": "--training-tokens",
-    "gpus_per_rack": "--gpus-per-rack", "price_usd_per_m_output_tokens": "--price", "top": "--top",
-    "usd_per_gpu_hour": "--usd-per-gpu-hour", "workload": "--workload", "levels": "--at",
+_OTHER_FLAGS: dict[str, str] = {
+    "context_tokens": "--context", "max_ttft_s": "--max-ttft-s", "max_gpus": "--max-gpus",
+    "max_prefill_gpus": "--max-prefill-gpus",
+    "arrival_rate_per_s": "--arrival-rate", "scale_up_domain_sizes": "--scale-up-domain", "top": "--top", "levels": "--at",
     "usd_per_m_input_tokens": "--input-price", "usd_per_m_output_tokens": "--output-price",
     "usd_per_m_cached_input_tokens": "--cached-input-price", "output_tokens_per_s_per_user": "--speed",
     "weight_format": "--weight-format", "generation": "--generation", "disclosure": "--disclosure",
     "gpu_hours_per_day": "--gpu-hours-per-day", "input_tokens_per_day": "--input-tokens-per-day",
     "cached_input_tokens_per_day": "--cached-input-tokens-per-day", "output_tokens_per_day": "--output-tokens-per-day",
 }
-"""Core field name -> the flag that sets it. Used only when the running subcommand has that flag."""
+
+
+def _field_flags() -> dict[str, str]:
+    from econ.vocabulary import FIELDS
+
+    return {**{n: f.flag_name for n, f in FIELDS.items() if f.flag_name}, **_OTHER_FLAGS}
+
+
+FIELD_FLAGS: dict[str, str] = _field_flags()
+"""Core field name -> the flag that sets it: the vocabulary's flags (econ.vocabulary.FIELDS) and the flags of\ninputs outside it. A message names a flag only when the user typed it (see :func:`main`)."""
 
 PHRASES: tuple[tuple[str, str], ...] = (
     (r";?\s*first bad row \d+(?: of \d+)?", ""),           # row indices of a one-row CLI call mean nothing
@@ -202,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except EconError as exc:
-        flags = parser._subparser_for(words).option_strings()
+        typed = {w.split("=", 1)[0] for w in words if w.startswith("--")}
+        flags = parser._subparser_for(words).option_strings() & typed  # a flag the user did not type is not blamed
         name = " ".join(w for w in words[:2] if not w.startswith("-") and (w == args.command or w in (
             getattr(args, "quotes_command", None), getattr(args, "kind", None))))
         print(f"econ {name or args.command}: error: {cli_message(str(exc), flags)}", file=sys.stderr)

@@ -19,8 +19,8 @@ Speed floor
 per user) of every command and page that needs one: ``econ cost`` (the automatic batch),
 ``econ optimize`` and ``econ frontier`` (the SLO), ``econ cluster`` and ``econ fleet size``
 (serving), ``econ compare``, the dashboard's scenario, and the quote checker's floor for quotes
-that publish no speed (``econ.analyses.quotes.DEFAULT_MIN_TOKENS_PER_S_PER_USER`` holds the same value; a test
-keeps them equal).
+that publish no speed (``econ quotes check``, :func:`econ.analyses.quotes.check_quotes`; a test keeps every
+default equal to it).
 
 :data:`INTERACTIVITY_LEVELS` are the default interactivity levels at which the cost-vs-interactivity
 tables read the frontier (issue 11: "$ per M tokens at 20 / 50 / 100 tok/s per user").
@@ -81,6 +81,10 @@ WORKLOAD_CHOICES: tuple[str, ...] = (*WORKLOADS, CUSTOM)
 
 DEFAULT_WORKLOAD = "chat"
 """The workload of the default scenario (1,024 / 1,024, the lengths every command defaulted to before)."""
+
+DEFAULT_INPUT_LEN: int = WORKLOADS[DEFAULT_WORKLOAD].input_len
+DEFAULT_OUTPUT_LEN: int = WORKLOADS[DEFAULT_WORKLOAD].output_len
+"""The request lengths every function defaults to: the default workload's (one home; econ.vocabulary reads them). [tokens]"""
 
 DEFAULT_MIN_TOKENS_PER_S_PER_USER = 25.0
 """The one default interactivity floor: output tokens/s per user. [tokens/s]

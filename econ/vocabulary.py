@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
 from econ.errors import InvalidInputError
-from econ.presets import (DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_WORKLOAD, INTERACTIVITY_LEVELS, WORKLOAD_CHOICES,
-                          WORKLOADS)
+from econ.presets import (DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN, DEFAULT_WORKLOAD,
+                          INTERACTIVITY_LEVELS, WORKLOAD_CHOICES)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Enumerations of the inputs
@@ -102,19 +102,20 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         "economics (accelerators.csv all_in_capex_usd, all_in_power_w)"),
     Tier.HYPERSCALER: TierSpec(
         "Hyperscaler TCO", "hyperscaler", ("tco_hyperscaler_usd_per_hour",),
-        "SemiAnalysis InferenceX cost of owning as a hyperscaler, $/GPU-hour at 100% use "
-        "(accelerators.csv tco_hyperscaler_usd_per_hour)"),
+        "SemiAnalysis's cost of owning at large hyperscaler volume (AI Cloud TCO Model, July 2026), $/GPU-hour at "
+        "100% use (accelerators.csv tco_hyperscaler_usd_per_hour)"),
     Tier.NEOCLOUD: TierSpec(
         "Neocloud TCO", "neocloud", ("tco_neocloud_usd_per_hour",),
-        "SemiAnalysis InferenceX cost of owning as a neocloud giant (tco_neocloud_usd_per_hour)"),
+        "SemiAnalysis's cost of owning as a neocloud giant, July 2026 (tco_neocloud_usd_per_hour)"),
     Tier.RENTAL_3YR: TierSpec(
         "3-year rental", "rental-3yr", ("rental_3yr_usd_per_hour",),
-        "SemiAnalysis 3-year rental price (rental_3yr_usd_per_hour)"),
+        "SemiAnalysis's 3-year commit rental price, July 2026 (rental_3yr_usd_per_hour)"),
     Tier.ON_DEMAND: TierSpec(
         "On-demand rental", "on-demand",
         ("rental_on_demand_neocloud_usd_per_hour", "rental_on_demand_hyperscaler_usd_per_hour"),
-        "on-demand rental at a GPU cloud where listed, else at a hyperscaler "
-        "(rental_on_demand_neocloud_usd_per_hour, rental_on_demand_hyperscaler_usd_per_hour)"),
+        "on-demand rental: the median of the GPU clouds' 2025-26 offers (data/rental_rates.csv) where any, else of "
+        "the hyperscalers' list prices (rental_on_demand_neocloud_usd_per_hour, "
+        "rental_on_demand_hyperscaler_usd_per_hour)"),
     Tier.RENTAL: TierSpec(
         "Catalog rental rate", "rental", ("rental_usd_per_hour",),
         "the catalog's representative rental rate (rental_usd_per_hour; its tier in rental_tier)"),
@@ -306,17 +307,18 @@ class Field:
         InvalidInputError
         """
         name = shown_as or self.name
+        rt = self.range_text(tokens=not name.startswith("--"))  # a flag is not given to mean automatic
         if value is None:
             if self.none_token is not None or not self.scenario:
                 return None
-            raise InvalidInputError(f"{name} is missing ({self.range_text()})")
+            raise InvalidInputError(f"{name} is missing ({rt})")
         if self.kind in ("int", "float"):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InvalidInputError(f"{name}={show(value)} is not a number ({self.range_text()})")
+                raise InvalidInputError(f"{name}={show(value)} is not a number ({rt})")
             if not self.in_range(value):
-                raise InvalidInputError(f"{name}={show(value)} is outside {self.range_text()}")
+                raise InvalidInputError(f"{name}={show(value)} is outside {rt}")
             if self.kind == "int" and value != int(value):
-                raise InvalidInputError(f"{name}={show(value)} is not a whole number ({self.range_text()})")
+                raise InvalidInputError(f"{name}={show(value)} is not a whole number ({rt})")
             return value
         if self.kind == "bool":
             if not isinstance(value, bool):
@@ -417,7 +419,7 @@ class Field:
         except (ValueError, OverflowError):
             return False, None, f"{key}={show(raw)} is not a number ({self.range_text()})"
         if not self.in_range(x):
-            shown = show(x) if math.isfinite(x) or not isinstance(raw, str) else raw.strip()[:_SHOWN_CHARS]
+            shown = show(x) if math.isfinite(x) or not isinstance(raw, str) else cut(raw.strip())
             return False, None, f"{key}={shown} is outside {self.range_text()}"
         if self.kind == "int":
             if x != round(x):
@@ -449,11 +451,19 @@ def num_text(x) -> str:
     return str(int(x)) if x == int(x) and abs(x) < 1e15 else f"{x:g}"
 
 
+def cut(text: str, limit: int = _SHOWN_CHARS) -> str:
+    """Text for a message, cut at ``limit`` characters with the length said ("999... (400 characters)")."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} characters)"
+
+
 def show(value, limit: int = _SHOWN_CHARS) -> str:
-    """A value for a message: numbers as %g (a huge integer as its digit count), text quoted and cut.
+    """A value for a message: numbers as %g (a huge integer as its digit count), text quoted and cut, a list or
+    table by its size (never a deep recursion).
 
     Never raises (``f"{10**400:g}"`` would raise OverflowError).
     """
+    if isinstance(value, (dict, list, tuple)):
+        return f"<{type(value).__name__} of {len(value)} item(s)>"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
@@ -678,9 +688,9 @@ _add("precision", "str", "fp8", label="Weight precision", help="matmul precision
      choices=PRECISIONS, source="FP8: the serving precision of most 2025-26 deployments on Hopper and newer", **_G)
 _add("workload", "str", DEFAULT_WORKLOAD, label="Workload", help="request-shape preset (econ.presets)",
      choices=WORKLOAD_CHOICES, source="econ.presets (SemiAnalysis InferenceX sequence-length sweeps)", **_G)
-_add("input_len", "int", WORKLOADS[DEFAULT_WORKLOAD].input_len, 1, MAX_CONTEXT, "tokens", "Input length",
+_add("input_len", "int", DEFAULT_INPUT_LEN, 1, MAX_CONTEXT, "tokens", "Input length",
      "prompt tokens per request, ISL", "the workload preset's (econ.presets)", flag="--input-len", **_G)
-_add("output_len", "int", WORKLOADS[DEFAULT_WORKLOAD].output_len, 1, MAX_CONTEXT, "tokens", "Output length",
+_add("output_len", "int", DEFAULT_OUTPUT_LEN, 1, MAX_CONTEXT, "tokens", "Output length",
      "generated tokens per request, OSL", "the workload preset's (econ.presets)", flag="--output-len", **_G)
 _add("output_len_cv", "float", 0.0, 0.0, 10.0, "", "Output length spread (cv)",
      "coefficient of variation of answer lengths: decode attends ISL + OSL (1 + cv^2) / 2 on average",
@@ -746,7 +756,7 @@ _add("opex_frac_of_capex_per_year", "float", 0.05, 0.0, 1.0, "1/year", "Opex sha
 _add("utilization_frac", "float", 0.70, 0.01, 1.0, "", "Utilization",
      "share of hours serving paid traffic; fixed costs and rent spread over these", flag="--utilization", **_G)
 _add("input_output_mix", "float", 3.0, 0.0, 1e4, "input per output token", "Input:output mix",
-     "input tokens per output token in the blended price (3 = 3:1)", **_G)
+     "input tokens per output token in the blended price (3 = 3:1)", flag="", **_G)  # the CLI types it as I:O
 _add("cache_hit_frac", "float", 0.0, 0.0, 1.0, "", "Prefix-cache hit rate",
      "share of input tokens served from a prefix cache", flag="--cache-hit-rate", **_G)
 _add("cached_input_cost_frac", "float", 0.0, 0.0, 1.0, "", "Cached input cost (share of uncached)",
@@ -816,7 +826,7 @@ _add("tpot_tail_factor", "float", 1.0, 1.0, 10.0, "", "TPOT tail over mean",
 # -- multi-accelerator serving (econ.assumptions.DeploymentAssumptions) -----------------------------------------------
 _G = dict(group="serving", scenario=False, flag="")
 _add("expert_imbalance_factor", "float", 1.2, 1.0, 64.0, "", "Expert load imbalance",
-     "token load of the busiest expert-parallel rank over the mean", **_G)
+     "token load of the busiest expert-parallel rank over the mean", **{**_G, "flag": "--expert-imbalance"})
 _add("dispatch_activation_bytes", "float", 1.0, 0.25, 4.0, "bytes", "Dispatch bytes per element",
      "bytes per element of the MoE dispatch all-to-all", **_G)
 _add("combine_activation_bytes", "float", 2.0, 0.25, 4.0, "bytes", "Combine bytes per element",
@@ -853,14 +863,14 @@ _add("compare_objective", "str", "output", label="Rank by", help="rank by $/M ou
 # -- fleet and cluster ------------------------------------------------------------------------------------------------
 _G = dict(group="fleet", flag="")
 _SEED001 = "seed 001 (ML Systems textbook appendix 'Fleet Foundations')"
-_add("cluster_gpus", "int", 1024, 1, 10_000_000, "accelerators", "Cluster size", "accelerators in the cluster",
-     "assumption: a 1,024-GPU cluster, the scale of seed 001's worked examples", **_G)
+_add("cluster_gpus", "int", 1024, 1, 100_000_000, "accelerators", "Cluster size", "accelerators in the cluster",
+     "assumption: a 1,024-GPU cluster, the scale of seed 001's worked examples", **{**_G, "flag": ""})
 _add("gpus_per_rack", "int", None, 1, 1024, "accelerators per rack", "GPUs per rack",
-     "accelerators per rack (automatic: from the scale-up domain)", "automatic", none_token="auto", **_G)
+     "accelerators per rack (automatic: from the scale-up domain)", "automatic", none_token="auto", **{**_G, "flag": "--gpus-per-rack"})
 _add("training_precision", "str", "bf16", label="Training precision", help="matmul precision of a training run",
-     choices=PRECISIONS, source="bf16: mixed-precision training (seed 001)", **_G)
+     choices=PRECISIONS, source="bf16: mixed-precision training (seed 001)", **{**_G, "flag": "--training-precision"})
 _add("mfu_frac", "float", None, 0.01, 1.0, "", "MFU", "model FLOP utilization (automatic: the efficiency curve)",
-     "automatic: the chosen efficiency model", none_token="curve", **_G)
+     "automatic: the chosen efficiency model", none_token="curve", **{**_G, "flag": "--mfu"})
 _add("bubble_frac", "float", 0.05, 0.0, 0.5, "", "Pipeline bubbles", "share of time lost to pipeline bubbles",
      f"{_SEED001}, Table 8 overhead budget", **_G)
 _add("checkpoint_overhead_frac", "float", 0.03, 0.0, 0.5, "", "Checkpointing overhead",
@@ -870,29 +880,33 @@ _add("failure_recovery_frac", "float", 0.10, 0.0, 0.5, "", "Failure recovery",
 _add("maintenance_frac", "float", 0.05, 0.0, 0.5, "", "Maintenance", "share of time lost to maintenance",
      f"{_SEED001}, Table 8 overhead budget", **_G)
 _add("failure_window_h", "float", 24.0, 0.01, 8760.0, "h", "Failure window",
-     "window of the at-least-one-failure probability", "assumption: one day", **_G)
+     "window of the at-least-one-failure probability", "assumption: one day", **{**_G, "flag": "--failure-window-h"})
 _add("mtbf_h_per_gpu", "float", 50_000.0, 1.0, 1e7, "h", "MTBF per GPU", "mean time between failures of one GPU",
-     f"{_SEED001}, Table 6", **_G)
+     f"{_SEED001}, Table 6", **{**_G, "flag": "--mtbf-h"})
 _add("checkpoint_write_gb_per_s", "float", 100.0, 0.01, 1e6, "GB/s", "Checkpoint write bandwidth",
-     "aggregate storage write bandwidth for checkpoints", f"{_SEED001}, Table 7", **_G)
+     "aggregate storage write bandwidth for checkpoints", f"{_SEED001}, Table 7", **{**_G, "flag": "--checkpoint-gb-per-s"})
 _add("training_tokens", "float", 15e12, 1e6, 1e16, "tokens", "Training tokens", "tokens of a training run",
-     "Llama 3 pre-training, 15T tokens (arXiv:2407.21783)", **_G)
+     "Llama 3 pre-training, 15T tokens (arXiv:2407.21783)", **{**_G, "flag": "--training-tokens"})
 _add("price_usd_per_m_output_tokens", "float", 0.90, 0.0, 1000.0, "USD/M tokens", "Selling price",
      "selling price of output tokens for revenue and payback",
-     "assumption: about the 2025-26 list price of Llama-3.3-70B at Together (data/quotes.csv)", **_G)
+     "assumption: about the 2025-26 list price of Llama-3.3-70B at Together (data/quotes.csv)", **{**_G, "flag": "--price"})
+_add("demand_share_frac", "float", 1.0, 0.0, 1.0, "", "Demand share",
+     "share of the tokens the fleet can serve at its utilization that are sold (revenue; 1 = capacity sold)",
+     "1: every token the fleet serves at its utilization is sold, the capacity-sold case of econ fleet size; lower "
+     "it for demand below capacity (issue 18.6)", lo_open=True, **{**_G, "flag": "--demand-share", "scenario": False})
 
 # -- head to head (two set-ups) ---------------------------------------------------------------------------------------
 _G = dict(group="head_to_head", flag="")
 for _s, _hw in (("a", "h100-sxm"), ("b", "b200")):
     _S = _s.upper()
     _add(f"h2h_{_s}_model", "str", _DEFAULT_MODEL, label=f"Set-up {_S}: model", catalog="models",
-         source="the scenario's default model", **_G)
+         source="the scenario's default model", **{**_G, "flag": "--price"})
     _add(f"h2h_{_s}_hardware", "str", _hw, label=f"Set-up {_S}: accelerator", catalog="accelerators",
-         source="H100 vs B200: the generational comparison analysts ask first", **_G)
+         source="H100 vs B200: the generational comparison analysts ask first", **{**_G, "flag": "--price"})
     _add(f"h2h_{_s}_precision", "str", "fp8", label=f"Set-up {_S}: precision", choices=PRECISIONS,
-         source="the scenario's default precision", **_G)
+         source="the scenario's default precision", **{**_G, "flag": "--price"})
     _add(f"h2h_{_s}_basis", "str", Tier.OWNED.value, label=f"Set-up {_S}: cost tier", choices=TIERS,
-         source="the scenario's default cost tier", **_G)
+         source="the scenario's default cost tier", **{**_G, "flag": "--price"})
 
 # -- a custom accelerator (econ.tables.custom.CustomAccelerator) ------------------------------------------------------
 _G = dict(group="custom", flag="", source="illustrative default of the custom-accelerator form (an H200-class chip); "
@@ -945,6 +959,13 @@ def field_named(name: str) -> Field:
 def default(name: str):
     """The one default of the field ``name``."""
     return field_named(name).default
+
+
+def bounds(name: str) -> tuple[float, float]:
+    """(lo, hi) of the numeric field ``name``: its one valid range (for array checks such as
+    :func:`econ.validate.require_in_range`)."""
+    f = field_named(name)
+    return f.lo, f.hi
 
 
 def check(name: str, value, *, shown_as: str | None = None):
@@ -1038,7 +1059,7 @@ COLUMNS: dict[str, Column] = {
     "usd_per_gpu_hour_power": Column("Power per GPU-hour ($)", "$,.2f", "$%.2f"),
     "usd_per_gpu_hour_rental": Column("Rental per GPU-hour ($)", "$,.2f", "$%.2f"),
     "usd_per_m_input_tokens": usd_m_col("Cost ($ per M input tokens)"),
-    "usd_per_m_output_tokens": usd_m_col("Cost ($ per M output tokens)"),
+    "usd_per_m_output_tokens": usd_m_col("Cost, decode only ($ per M output tokens)"),
     "usd_per_m_blended_tokens": usd_m_col("Cost ($ per M blended tokens)"),
     "objective": Column("Ranked by"),
     "usd_per_m_tokens": usd_m_col("Cost ($ per M tokens)"),
@@ -1146,8 +1167,8 @@ COLUMNS: dict[str, Column] = {
     "note": Column("Why no floor"),
     # cost vs interactivity, head to head, measurements (issue 11)
     "at_tokens_per_s_per_user": Column("At least (output tokens/s per user)", ",.0f", "%.0f"),
-    "usd_per_m_output_tokens_low": usd_m_col("Cost, low end of the band ($ per M output tokens)"),
-    "usd_per_m_output_tokens_high": usd_m_col("Cost, high end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_low": usd_m_col("Cost, decode only, low end of the band ($ per M output tokens)"),
+    "usd_per_m_output_tokens_high": usd_m_col("Cost, decode only, high end of the band ($ per M output tokens)"),
     "usd_per_m_output_tokens_all_in_low": usd_m_col("Cost all-in, low end of the band ($ per M output tokens)"),
     "usd_per_m_output_tokens_all_in_high": usd_m_col("Cost all-in, high end of the band ($ per M output tokens)"),
     "output_tokens_per_s_per_gpu_low": Column("Output tokens/s per GPU, low end of the band", ",.0f", "%.0f"),
@@ -1183,6 +1204,16 @@ COLUMNS: dict[str, Column] = {
     "speculative_decoding": Column("Speculative decoding"), "length_match": Column("Request lengths"),
     "case_id": Column("Measurement"), "kind": Column("Points"), "level_label": Column("Interactivity level"),
     "series_label": Column("Series"),
+    # owned GPU-hour against SemiAnalysis, market rental rates (issue 18)
+    "step": Column("Step"), "estimate_by": Column("Estimate by"), "provider_kind": Column("Provider kind"), "commitment": Column("Commitment"),
+    "providers": Column("Providers", ",d", "%d"), "accelerator": Column("Accelerator"),
+    "low_usd_per_gpu_hour": usd_h_col("Cheapest ($ per GPU-hour)"),
+    "median_usd_per_gpu_hour": usd_h_col("Median ($ per GPU-hour)"),
+    "high_usd_per_gpu_hour": usd_h_col("Dearest ($ per GPU-hour)"),
+    # sensitivity (issue 18.5): a tornado's bars
+    "label": Column("Assumption"), "low": Column("Low end of the range"), "high": Column("High end of the range"),
+    "answer_at_low": Column("Answer at the low end"), "answer_at_high": Column("Answer at the high end"),
+    "swing": Column("Swing of the answer"),
     # assumptions
     "group": Column("Group"), "name": Column("Assumption"), "value": Column("Value"), "source": Column("Source"),
     "as_of": Column("As of"), "notes": Column("Notes"), "table": Column("Table"), "id": Column("Id"),
@@ -1217,3 +1248,135 @@ def column_title(column: str) -> str:
     text = " ".join(words) if words else unit
     text = text[:1].upper() + text[1:]
     return f"{text} ({unit})" if unit and words else text
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Sensitivity ranges: the sourced low and high of each assumption a tornado moves (issue 18.5)
+# ---------------------------------------------------------------------------------------------------------------------
+
+DISTRIBUTIONS: tuple[str, ...] = ("triangular", "uniform")
+"""Monte Carlo distribution of an assumption between its low and high: ``triangular`` with its mode at the
+scenario's value (clipped into the range), or ``uniform``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SensitivityRange:
+    """The low and high of one assumption over which a sensitivity analysis moves it, with their source.
+
+    Attributes
+    ----------
+    low, high : float
+        The range, in the field's unit; for a ``relative`` range, multipliers of the answer's own value.
+    source : str
+        Where each end comes from ("assumption: ..." where no source was found, said so).
+    relative : bool
+        True: ``low`` and ``high`` multiply the value the answer uses (capex: the accelerator's catalog capex;
+        the selling price: the site's price), since the right absolute range depends on the accelerator.
+    distribution : str
+        Monte Carlo distribution (:data:`DISTRIBUTIONS`).
+    label : str
+        Name of the assumption in a table ("Capex"); empty: the field's label.
+    """
+
+    low: float
+    high: float
+    source: str
+    relative: bool = False
+    distribution: str = "triangular"
+    label: str = ""
+
+
+EFFICIENCY_BAND = "efficiency_band"
+"""Name of the calibration band in a tornado: not a range stored here but the engine's ``*_low`` / ``*_high``
+columns (the 10th-90th percentile of held-out measured / predicted of the row's efficiency profile,
+data/calibration.csv); in the Monte Carlo, ln(measured / predicted) is normal with those two quantiles."""
+
+EFFICIENCY_BAND_SOURCE = ("the row's efficiency profile (data/calibration.csv log_ratio_p10 / log_ratio_p90): 10th and "
+                          "90th percentile of measured / predicted throughput on held-out measurements (econ "
+                          "calibrate, grouped cross-validation); engine columns *_low / *_high")
+
+CAPEX = "all_in_capex_usd"
+"""Key of the capex range (the catalog column it scales; relative to the accelerator's own capex)."""
+
+SENSITIVITY_RANGES: dict[str, SensitivityRange] = {
+    "utilization_frac": SensitivityRange(
+        0.50, 0.85,
+        "high: GPU servers are engaged in useful work 75-85% of the time (Lawrence Berkeley National Laboratory "
+        "estimate, via Uptime Intelligence Update 362, 2025-05; DeepSeek's day-6 fleet averaged 226.75 of 278 peak "
+        "nodes = 0.82, 2025-03-01); low: assumption (no sourced figure; Uptime: inference runs lower than training's "
+        "~80% because its load follows user demand)"),
+    "usd_per_kwh": SensitivityRange(
+        0.0635, 0.1864,
+        "US industrial averages of data/power_prices.csv (EIA Electric Power Annual 2023): Washington 6.35 to "
+        "California 18.64 c/kWh (the default is Virginia's 8.92)"),
+    "pue": SensitivityRange(
+        1.06, 1.58,
+        "data/facilities.csv: a liquid-cooled AI hall 1.06 to a legacy enterprise room 1.58 (ML Systems textbook, "
+        "'Fleet Foundations' Table 13; Uptime 2024 survey average 1.56)"),
+    CAPEX: SensitivityRange(
+        0.625, 1.21,
+        "x the accelerator's catalog capex. Low: SemiAnalysis's hyperscale H100 all-in, $250k per 8-GPU server = "
+        "$31,250 against the catalog's market-listing $50,000 (2025-08-20); high: the dearest H100 system listing "
+        "the catalog notes, Viperatech DGX H100 $375k against the $310k server behind the $50,000 (2025-03)",
+        relative=True, label="Capex"),
+    "accelerator_life_years": SensitivityRange(
+        4.0, 6.0,
+        "4: Morgan Stanley's AI-factory model depreciates servers over 4 years (2025-08), Nebius until 2025; 6: "
+        "CoreWeave, Microsoft and Alphabet depreciate GPU servers over 6 years (filings)"),
+    "cost_of_capital_frac": SensitivityRange(
+        0.05, 0.17,
+        "strong-corporate bank loans from 5%, GPU-backed private credit up to 17% a year (gpuloans.com, 2025-12; "
+        "the default's source)"),
+    "min_tokens_per_s_per_user": SensitivityRange(
+        20.0, 72.0,
+        "data/quotes.csv published speeds of GPU-served quotes: DeepSeek's own service 20 tokens/s per user "
+        "(day-6 disclosure, 2025-03-01) to Fireworks' Llama-3.1-405B 72 tokens/s (2024-09-10), the fastest of a "
+        "model served without speculative decoding (Fireworks' gpt-oss-120b at 525 drafts tokens, a 5B-active MoE)"),
+    "cache_hit_frac": SensitivityRange(
+        0.0, 342.0 / 608.0,
+        "0: no prefix caching (the default); 0.56: DeepSeek's served input tokens that hit its on-disk KV cache, "
+        "342B of 608B a day (day-6 disclosure, 2025-03-01)"),
+    "price_usd_per_m_output_tokens": SensitivityRange(
+        0.32 / 0.90, 2.253 / 0.90,
+        "x the site's selling price: the spread of Llama-3.3-70B output list prices in data/quotes.csv around the "
+        "default $0.90 (DeepInfra $0.32 to Cloudflare $2.25 per M, 2026-11)", relative=True,
+        label="Selling price"),
+}
+"""The sourced range of each assumption a sensitivity moves (:mod:`econ.analyses.sensitivity`), keyed by field name
+(capex by the catalog column it scales: :data:`CAPEX`). The calibration band is not here: the engine gives it
+(:data:`EFFICIENCY_BAND`). ``tests/analyses/test_sensitivity.py`` checks the data-table ends against the tables."""
+
+
+def sensitivity_range(name: str, low: float, high: float, source: str = "", *, relative: bool = False,
+                      distribution: str = "triangular", label: str = "") -> SensitivityRange:
+    """A checked :class:`SensitivityRange` for the field ``name`` (a user's own range, or one of the table's).
+
+    Raises
+    ------
+    InvalidInputError
+        ``low`` > ``high``, a non-finite end, an end outside the field's own range (absolute ranges), a
+        multiplier <= 0 (relative ranges), or an unknown distribution: naming the field, the value and the range.
+    """
+    for end, x in (("low", low), ("high", high)):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise InvalidInputError(f"sensitivity range of {name}: {end}={show(x)} is not a finite number")
+    if low > high:
+        raise InvalidInputError(f"sensitivity range of {name}: low={show(low)} is above high={show(high)} "
+                                f"(valid: low <= high)")
+    if distribution not in DISTRIBUTIONS:
+        raise InvalidInputError(f"sensitivity range of {name}: distribution={distribution!r} is not one of "
+                                f"{list(DISTRIBUTIONS)}")
+    if relative:
+        if low <= 0:
+            raise InvalidInputError(f"sensitivity range of {name}: low={show(low)} is outside (0, inf) (a multiplier)")
+    else:
+        f = field_named(name)
+        for end, x in (("low", low), ("high", high)):
+            if not f.in_range(x):
+                raise InvalidInputError(f"sensitivity range of {name}: {end}={show(x)} is outside {f.range_text()}")
+    return SensitivityRange(float(low), float(high), source, relative, distribution, label)
+
+
+for _name, _r in SENSITIVITY_RANGES.items():  # the table obeys the same checks as a user's range
+    sensitivity_range(_name, _r.low, _r.high, _r.source, relative=_r.relative, distribution=_r.distribution,
+                      label=_r.label)

@@ -8,16 +8,21 @@ Inputs (read only):
 * ``../shared/reference/mlperf_v4.0_llm.csv``, ``mlperf_v4.1_llm.csv``, ``mlperf_v5.0_llm.csv`` and the
   ``*_provenance.csv`` sidecars (MLPerf Inference submission logs),
 * ``data/validation_cases.csv`` (the cases the current calibration uses; its rows not in
-  validation_public.csv were read directly from their upstream source, which each row names).
+  validation_public.csv were read directly from their upstream source, which each row names),
+* ``data/measurement_sources/moe_2026.csv`` (issue 17: sourced MoE serving measurements of 2025-2026, with the
+  columns of validation_public.csv; rules in :func:`moe_rows`).
 
-MLPerf rounds after v5.0 are reserved for independent evaluation and are never read here.
+Sources reserved for independent evaluation (MLPerf rounds after v5.0, SemiAnalysis InferenceX DeepSeek-R1 results
+and its v2 blog, NVIDIA's GB300-vs-H200 cost-per-token blog, LMSYS/SGLang and vLLM blog posts, gpustack, ML.ENERGY,
+Baseten, Oracle's MI300X blog; DeepSeek's day-6 disclosure, a known-answer test) are never read here:
+:data:`RESERVED_SOURCES`.
 
 Output: ``data/measurements.csv``; same inputs give a byte-identical file (rows sorted by
 ``source_kind`` then ``case_id``, numbers formatted by fixed rules, ``\\n`` line ends).
 
 Usage::
 
-    python scripts/build_measurements.py [--reference-dir DIR] [--out PATH]
+    python scripts/build_measurements.py [--reference-dir DIR] [--sources-dir DIR] [--out PATH]
 
 Layouts (tp/pp) and precisions of MLPerf runs come from the submitters' harness configs, read from
 stored copies of the public results repositories; each such fact is listed in ``MLPERF_SOURCES``
@@ -42,6 +47,7 @@ COLUMNS = [
     "case_id", "group_id", "source_kind", "source_case_id",
     "model", "model_upstream", "hardware", "hardware_upstream", "hardware_generation",
     "num_gpus", "nodes", "tp", "pp", "ep", "dp", "layout_basis",
+    "disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances",
     "precision", "weight_format", "kv_precision", "precision_basis",
     "framework", "framework_version", "speculative_decoding",
     "scenario", "benchmark", "input_len", "input_len_basis", "output_len", "output_len_basis",
@@ -63,7 +69,7 @@ GENERATION = {
     "h200-sxm": "hopper", "h20": "hopper", "b200": "blackwell", "b300": "blackwell",
     "gb200-nvl72": "blackwell", "gb300-nvl72": "blackwell", "l40s": "ada", "mi300x": "cdna3",
     "mi325x": "cdna3", "mi355x": "cdna4", "tpu-v5e": "tpu", "tpu-v5p": "tpu", "tpu-v6e": "tpu",
-    "tpu7x-ironwood": "tpu", "gaudi3": "gaudi", "trainium2": "trainium",
+    "tpu7x-ironwood": "tpu", "gaudi3": "gaudi", "trainium2": "trainium", "h200-nvl": "hopper",
 }
 
 # MLPerf systems-JSON accelerator name -> (catalog id or None, short key, generation, label)
@@ -76,7 +82,7 @@ MLPERF_ACCEL = {
     "NVIDIA H100-NVL-94GB": (None, "h100-nvl", "hopper", "H100 NVL 94GB"),
     "NVIDIA H200-SXM-141GB": ("h200-sxm", "h200-sxm", "hopper", None),
     "NVIDIA H200-SXM-141GB-CTS": ("h200-sxm", "h200-cts", "hopper", None),
-    "NVIDIA H200-NVL-141GB": (None, "h200-nvl", "hopper", "H200 NVL 141GB"),
+    "NVIDIA H200-NVL-141GB": ("h200-nvl", "h200-nvl", "hopper", None),
     "NVIDIA GH200-GraceHopper-Superchip": (None, "gh200-144gb", "hopper", "GH200 144GB"),
     "NVIDIA GH200 Grace Hopper Superchip 144GB": (None, "gh200-144gb", "hopper", "GH200 144GB"),
     "NVIDIA GH200 Grace Hopper Superchip 96GB": (None, "gh200-96gb", "hopper", "GH200 96GB"),
@@ -172,6 +178,18 @@ MLPERF_SOURCES = {
     "v50_mix": (f"{V50}:closed/Lenovo/configs/mixtral-8x7b/Offline/__init__.py and closed/Quanta_Cloud_"
                 "Technology/configs/mixtral-8x7b/Offline/__init__.py (NVIDIA-authored base config: Hopper "
                 "fp8 + fp8 KV TP1, Blackwell fp4 + fp8 KV TP1; commit cf354115)"),
+    "v50_nvl_hpe": (f"{V50}:closed/HPE/configs/{{llama2-70b/Offline,llama2-70b/Server,mixtral-8x7b/Offline,"
+                    "mixtral-8x7b/Server}/custom.py (HPE_PROLIANT_DL380A_H200_NVL_141GBX8 derives from NVIDIA's "
+                    "HopperOfflineGPUBaseConfig / HopperServerGPUBaseConfig: precision fp8, kv_cache_dtype fp8, "
+                    "tensor_parallelism 1, pipeline_parallelism 1, as the same files show in comments; its own "
+                    "trtllm_build_flags set only max_num_tokens (and gemm_swiglu_plugin fp8), so TP and PP stay at 1; "
+                    "commit cf354115)"),
+    "v50_nvl_dell_srv": (f"{V50}:closed/Dell/configs/llama2-70b/Server/custom.py (XE7745_H200_NVL_141GBx8 derives "
+                         "from HopperServerGPUBaseConfig: fp8, fp8 KV, TP1 PP1; build flags set only max_num_tokens "
+                         "and gemm_swiglu_plugin fp8; commit cf354115)"),
+    "v50_nvl_dell_off": (f"{V50}:closed/Dell/configs/llama2-70b/Offline/custom.py (XE7745_H200_NVL_141GBx8 derives "
+                         "from OfflineGPUBaseConfig with trtllm_build_flags max_num_tokens 1536 and gemm_swiglu_plugin "
+                         "'fp8', no tensor/pipeline parallelism set (default 1); commit cf354115)"),
     "v50_amd": (f"{V50}:closed/AMD/setup/vllm/vllm/model_executor/layers/quantization/quark/schemes/"
                 "quark_w8a8_fp8.py (AMD's v5.0 vLLM build ships the FP8 W8A8 scheme; commit cf354115)"),
 }
@@ -264,6 +282,17 @@ def mlperf_layout(version: str, submitter: str, system: str, benchmark: str, sce
                 prec("fp8", "fp8", "fp8", "stated", MLPERF_SOURCES["v50_l2_qct"] + " (Hopper base: fp8, fp8 KV)")
             elif hw_key == "l40s" and submitter == "Dell":
                 lay(2, 1, "stated", MLPERF_SOURCES["v50_l2_dell"] + " (L40S TP2 PP1)")
+            elif hw_key == "h200-nvl" and submitter == "HPE":
+                lay(1, 1, "stated (Hopper base config)", MLPERF_SOURCES["v50_nvl_hpe"])
+                prec("fp8", "fp8", "fp8", "stated (Hopper base config)", MLPERF_SOURCES["v50_nvl_hpe"])
+            elif hw_key == "h200-nvl" and submitter == "Dell" and scenario == "Server":
+                lay(1, 1, "stated (Hopper base config)", MLPERF_SOURCES["v50_nvl_dell_srv"])
+                prec("fp8", "fp8", "fp8", "stated (Hopper base config)", MLPERF_SOURCES["v50_nvl_dell_srv"])
+            elif hw_key == "h200-nvl" and submitter == "Dell":
+                lay(1, 1, "stated: no tensor/pipeline parallelism set, default 1", MLPERF_SOURCES["v50_nvl_dell_off"])
+                prec("fp8", "fp8", "", "inferred from gemm_swiglu_plugin 'fp8' (and the same system's Server config, "
+                     "fp8 Hopper base); KV dtype not stated for Offline", MLPERF_SOURCES["v50_nvl_dell_off"] + "; "
+                     + MLPERF_SOURCES["v50_nvl_dell_srv"])
         if fam == "llama2-70b-interactive":
             src = MLPERF_SOURCES["v50_int"]
             if hw_key in ("h200-sxm", "b200"):
@@ -299,6 +328,9 @@ def mlperf_layout(version: str, submitter: str, system: str, benchmark: str, sce
                 prec("fp8", "fp8", "fp8", "stated in the NVIDIA base config for Hopper", src)
             if bw:
                 prec("fp4", "nvfp4", "fp8", "stated in the NVIDIA base config for Blackwell", src)
+            if hw_key == "h200-nvl" and submitter == "HPE":
+                lay(1, 1, "stated (Hopper base config)", MLPERF_SOURCES["v50_nvl_hpe"])
+                prec("fp8", "fp8", "fp8", "stated (Hopper base config)", MLPERF_SOURCES["v50_nvl_hpe"])
     return out
 
 
@@ -485,6 +517,35 @@ def mlperf_rows(ref: Path) -> list[dict]:
 # validation_public.csv (non-MLPerf) and data/validation_cases.csv
 # ---------------------------------------------------------------------------------------------
 
+RESERVED_SOURCES: tuple[tuple[str, str], ...] = (
+    (r"inference_results_v(5\.[1-9]|[6-9])|mlperf[ _-]*(inference[ _-]*)?v?(5\.[1-9]|[6-9]\.[0-9])",
+     "MLPerf Inference rounds after v5.0"),
+    (r"inference(x|max)[^;]*v2|inference(x|max)-v2", "SemiAnalysis InferenceX v2 blog"),
+    (r"cost[- _]per[- _](million[- _])?tokens?", "NVIDIA's GB300-vs-H200 cost-per-token blog"),
+    (r"lmsys\.org|sglang\.ai/blog|sgl-project\.github\.io", "LMSYS / SGLang blog posts"),
+    (r"blog\.vllm\.ai|vllm\.ai/blog|vllm-project\.github\.io", "vLLM blog posts"),
+    (r"gpustack", "gpustack's performance lab"),
+    (r"ml\.energy|ml-energy|mlenergy", "ML.ENERGY"),
+    (r"baseten", "Baseten's blog"),
+    (r"blogs\.oracle\.com|oracle\.com/[^; ]*blog", "Oracle's MI300X blog"),
+    (r"day[_ -]?6|one_more_thing|open-infra-index", "DeepSeek's day-6 disclosure (a known-answer test only)"),
+)
+"""(regex on a row's source, what it is): sources reserved for independent evaluation (issue 17, DEVELOPERS rules).
+A row citing one is never read into measurements.csv. SemiAnalysis InferenceX DeepSeek-R1 results are reserved
+too: :func:`reserved_source` also refuses an InferenceX/InferenceMAX source for a DeepSeek model."""
+
+
+def reserved_source(source: str, model: str = "") -> str:
+    """The reserved source a row cites ('' if none): :data:`RESERVED_SOURCES`, or InferenceX on DeepSeek."""
+    for pat, what in RESERVED_SOURCES:
+        if re.search(pat, source or "", flags=re.IGNORECASE):
+            return what
+    if re.search(r"inference(x|max)|semianalysis", source or "", flags=re.IGNORECASE) and \
+            "deepseek" in (model or "").lower():
+        return "SemiAnalysis InferenceX DeepSeek-R1 results"
+    return ""
+
+
 VP_SKIP_PREFIX = ("price-", "rent-", "ix-tco", "ix-power", "math-", "ix-v1-", "mlperf-")
 VP_SKIP_METRIC = {"usd_per_m_total_tokens_hyperscaler_tco", "kv_free_gb_per_gpu", "kv_mb_per_request",
                   "max_concurrency_per_gpu"}
@@ -547,6 +608,8 @@ def vp_rows(ref: Path, vcases: list[dict]) -> list[dict]:
         cid0, metric = x["case_id"], x["metric"]
         if cid0.startswith(VP_SKIP_PREFIX) or metric in VP_SKIP_METRIC:
             continue
+        if reserved_source(x["source"], x["model"]):
+            continue  # reserved for independent evaluation: never read, used or kept (RESERVED_SOURCES)
         if cid0.startswith("ix-") and cid0.endswith("-out"):
             continue  # folded into the matching -tput row
         reasons: list[str] = []
@@ -797,10 +860,306 @@ def link_validation_cases(rows: list[dict], vcases: list[dict]) -> None:
         target["in_validation_fit"] = vc["in_fit"]
 
 
-def build(reference_dir: Path, validation_cases: Path) -> str:
-    """Return the CSV text of data/measurements.csv built from the reference files."""
+# ---------------------------------------------------------------------------------------------
+# data/measurement_sources/moe_2026.csv (issue 17: MoE serving measurements 2025-2026)
+# ---------------------------------------------------------------------------------------------
+
+DEFAULT_SOURCES = REPO / "data" / "measurement_sources"
+MOE_TABLE = "moe_2026.csv"
+
+MOE_KIND = {  # case-id prefix -> (source_kind, framework, framework_version)
+    "trt12-": ("trtllm", "trtllm", "release/1.2 perf-overview (trtllm-bench)"),
+    "trt11-": ("trtllm", "trtllm", "v1.1-era perf-overview (trtllm-bench)"),
+    "trtbp-": ("trtllm", "trtllm", "Best_perf_practice_on_DeepSeek-R1 guide (trtllm-bench)"),
+    "trtb15-": ("trtllm", "trtllm", "tech blog 15 (trtllm-bench --streaming)"),
+    "nvblog-": ("nvidia-blog", "trtllm", "NVIDIA developer blog 2025-05-22"),
+    "atom-recipe-": ("atom", "atom", "ROCm ATOM recipe"),
+    "atom-tbo-": ("atom", "atom", "ROCm ATOM recipe (TBO guide)"),
+    "atomci-": ("atom", "atom", "ROCm ATOM nightly CI"),
+    "aic-": ("aiconfigurator", "", ""),
+    "vllmrecipe-": ("vllm", "vllm", "vllm-project/recipes"),
+    "moreh-": ("moreh", "vllm", "Moreh vLLM 0.11.0rc2.moreh20251212"),
+}
+
+MOE_MODEL_UPSTREAM = {  # case-id fragment -> (catalog model id, note); K2-Thinking has its own catalog row
+    "kimik2t": ("kimi-k2-thinking", "Kimi-K2-Thinking (catalog kimi-k2-thinking: the Kimi-K2 architecture, 256K context)"),
+}
+
+RANGE_RATIO_08 = ("atom-recipe-dsr1-", "atom-recipe-kimik2t-", "atomci-")
+"""Rows whose client drew input and output lengths uniformly in [0.8 L, L] (ATOM benchmark_serving
+--random-range-ratio 0.8): the mean length is 0.9 L."""
+
+
+def _moe_layout(par: str):
+    """(aggregated layout dict, prefill layout dict or None, decode-batch rule, reasons) from a parallelism text.
+
+    Aggregated dict: tp, dp, ep, pp and a basis. Disaggregated: the decode instance is the aggregated dict,
+    the prefill instance a second dict, plus instance counts. Vocabulary of the source table (its NOTES):
+    TPn, ADPn (attention data parallel), EPn (expert parallel), 'MoE TPn' (expert tensor parallel), DEPn =
+    ADPn + EPn, ``k x prefill (...) + m x decode (...)``.
+    """
+    t = par.strip()
+    reasons: list[str] = []
+    if t.startswith("disaggregated:"):
+        m = re.match(r"disaggregated: (\d+)x prefill \(TP(\d+) ADP(\d+) EP(\d+)\) \+ (\d+)x decode \(TP(\d+) ADP(\d+) "
+                     r"MoE TP(\d+) EP(\d+)\); decode batch (\d+) per (attention-DP rank|decode worker)", t)
+        if not m or "EP0" in t or "TP0" in t:
+            return None, None, None, ["disaggregated run without complete worker counts or layout in the source"]
+        x, ptp, pdp, pep, y, dtp, ddp, dmtp, dep, b, per = m.groups()
+        dec = dict(tp=dtp, dp=ddp, ep=dep, pp="1")
+        pre = dict(tp=ptp, dp=pdp, ep=pep, pp="1", instances=x)
+        batch = int(b) * (int(ddp) if per == "attention-DP rank" else 1)
+        return dec, pre, dict(batch=batch, decode_instances=y), reasons
+    if re.match(r"\d+P\+\d+D instances, each DP(\d+) EP(\d+)", t):
+        m = re.match(r"(\d+)P\+(\d+)D instances, each DP(\d+) EP(\d+)", t)
+        x, y, d, e = m.groups()
+        return dict(tp="1", dp=d, ep=e, pp="1"), dict(tp="1", dp=d, ep=e, pp="1", instances=x), \
+            dict(batch=None, decode_instances=y), reasons
+    m = re.match(r"aggregated: TP(\d+)(?:; MoE TP(\d+) EP(\d+))?$", t)
+    if m:
+        tp, _expert_tp, ep = m.groups()
+        return dict(tp=tp, dp="1", ep=ep or "1", pp="1"), None, None, reasons
+    m = re.match(r"ADP(\d+) EP(\d+)", t)
+    if m:
+        return dict(tp="1", dp=m.group(1), ep=m.group(2), pp="1"), None, None, reasons
+    m = re.match(r"TP(\d+) attention, MoE EP(\d+) \(x TP(\d+)\)", t)
+    if m:
+        return dict(tp=m.group(1), dp="1", ep=m.group(2), pp="1"), None, None, reasons
+    m = re.match(r"TP(\d+) PP(\d+)", t)
+    if m:
+        return dict(tp=m.group(1), dp="1", ep="1", pp=m.group(2)), None, None, reasons
+    m = re.match(r"TP(\d+) EP(\d+)", t)
+    if m:
+        return dict(tp=m.group(1), dp="1", ep=m.group(2), pp="1"), None, None, reasons
+    m = re.match(r"TP(\d+)\b(?! PP)", t)
+    if m and "EP" not in t.replace("(EP1)", ""):
+        return dict(tp=m.group(1), dp="1", ep="1", pp="1"), None, None, reasons
+    m = re.match(r"DP(\d+) \+ EP(\d+)", t)
+    if m:
+        return dict(tp="1", dp=m.group(1), ep=m.group(2), pp="1"), None, None, reasons
+    if t.startswith("DP2 attention (no EP") or t.startswith("DP2 + two-batch overlap"):
+        return None, None, None, ["attention DP2 with tensor-parallel experts (all_gather/reduce_scatter, no EP): "
+                                  "measurements.csv's dp without ep means independent replicas in econ's "
+                                  "calibration, which this layout is not"]
+    return None, None, None, [f"layout not stated ('{t}')"]
+
+
+def _moe_precision(text: str, model: str, hardware: str):
+    """(matmul precision, weight format, kv precision, basis, reasons) from a precision text of the table."""
+    t = text.lower()
+    reasons: list[str] = []
+    kv = "fp8" if "kv fp8" in t else ("bf16" if "bf16 attention/kv" in t else "")
+    if t.startswith("int4"):
+        return "bf16", "int4", kv, f"source precision '{text}' (INT4 weight-only: bf16 matmuls)", reasons
+    if t.startswith("not stated"):
+        return "", "", kv, "", ["matmul precision not stated"]
+    if t.startswith("table label fp8"):
+        return "fp8", "mxfp4", kv, (f"source precision '{text}': the table labels the Hopper column FP8; the "
+                                    "gpt-oss checkpoint's MoE weights are MXFP4 (bf16 elsewhere)"), reasons
+    if t.startswith("fp4"):
+        if GENERATION.get(hardware) in ("hopper", "ampere", "ada", "cdna3"):
+            reasons.append(f"source labels the matmuls fp4 ('{text}') on {hardware}, which has no FP4 matmul: the "
+                           "precision actually run is not stated")
+        w = "mxfp4" if "mxfp4" in t or model.startswith("gpt-oss") else "nvfp4"
+        return "fp4", w, kv, f"source precision '{text}'", reasons
+    if t.startswith("fp8"):
+        return "fp8", "fp8", kv, f"source precision '{text}'", reasons
+    return "", "", kv, "", [f"precision not understood: '{text}'"]
+
+
+def moe_rows(sources_dir: Path) -> list[dict]:
+    """measurements.csv rows from ``data/measurement_sources/moe_2026.csv`` (rules per case-id prefix).
+
+    The table has the columns of ../shared/reference/validation_public.csv; every row names its source (file and
+    commit, or page) and as_of. Mapping: catalog model and hardware ids as given (Kimi-K2-Thinking rows to
+    kimi-k2-thinking); layout from ``parallelism`` (:func:`_moe_layout`); precision, weight format and KV dtype
+    from ``precision`` (:func:`_moe_precision`); speculative decoding from ``parallelism`` (MTP, EAGLE3);
+    scenario: trtllm-bench offline tables ``throughput``, batch-1 figures ``latency``, client runs at a fixed
+    concurrency ``fixed-concurrency``. ``concurrency_or_batch`` is per (decode) instance, as econ's calibration
+    reads it. Rows the engine cannot represent as published are kept with ``include = false`` and every reason.
+    """
+    path = sources_dir / MOE_TABLE
+    rows = []
+    for x in read_csv(path):
+        cid = x["case_id"]
+        prefix = next(p for p in MOE_KIND if cid.startswith(p))
+        kind, framework, fw_version = MOE_KIND[prefix]
+        reasons: list[str] = []
+        notes: list[str] = []
+        what = reserved_source(x["source"], x["model"])
+        if what:
+            raise ValueError(f"{MOE_TABLE} row {cid} cites a reserved source ({what}): remove it from the table")
+        row = blank_row()
+        model = x["model"]
+        for frag, (mid, note) in MOE_MODEL_UPSTREAM.items():
+            if frag in cid:
+                model = mid
+                notes.append(note)
+        hw = x["hardware"]
+        if hw not in GENERATION:
+            raise ValueError(f"{MOE_TABLE} row {cid}: hardware {hw!r} is not a catalog id")
+        par = x["parallelism"]
+        m_src = x["source"]
+        commit = re.search(r"@([0-9a-f]{7,40})", m_src)
+        if kind == "aiconfigurator":
+            b = re.search(r"backend (\w+) ([0-9][0-9.a-z]*)", x["notes"])
+            if b:
+                framework = {"trtllm": "trtllm", "sglang": "sglang", "vllm": "vllm"}.get(b.group(1), b.group(1))
+                fw_version = f"{b.group(1)} {b.group(2)} (AIConfigurator silicon sample)"
+        if "vLLM with ATOM plugin" in par:
+            framework, fw_version = "vllm", "vLLM 0.19 with the ATOM out-of-tree backend (ATOM nightly CI)"
+        row.update({
+            "case_id": cid, "source_kind": kind, "source_case_id": f"{MOE_TABLE} row {cid}", "model": model,
+            "model_upstream": x["model"], "hardware": hw, "hardware_upstream": hw, "hardware_generation": GENERATION[hw],
+            "num_gpus": x["num_gpus"], "framework": framework, "framework_version": fw_version,
+            "source": m_src + f"; data/measurement_sources/{MOE_TABLE}", "source_commit": commit.group(1) if commit else "",
+            "as_of": x["as_of"],
+        })
+        # layout
+        dec, pre, dis, why = _moe_layout(par)
+        reasons += why
+        if dec:
+            row.update(tp=dec["tp"], dp=dec["dp"], ep=dec["ep"], pp=dec["pp"],
+                       layout_basis=f"stated: '{par}'")
+        if pre:
+            row.update(disaggregated="true", prefill_tp=pre["tp"], prefill_dp=pre["dp"], prefill_ep=pre["ep"],
+                       prefill_pp=pre["pp"], prefill_instances=pre["instances"], decode_instances=dis["decode_instances"])
+        elif dec:
+            row["disaggregated"] = "false"
+        # precision
+        p, w, kv, basis, why = _moe_precision(x["precision"], model, hw)
+        reasons += why
+        if not kv and re.search(r"llm_options:[^;]*KV fp8", x["notes"]):
+            kv, basis = "fp8", basis + "; FP8 KV cache per the doc's llm_options"
+        row.update(precision=p, weight_format=w, kv_precision=kv, precision_basis=basis)
+        # speculative decoding
+        spec = "none"
+        if re.search(r"MTP", par):
+            spec = "mtp"
+            notes.append(f"MTP speculative decoding ('{par}'); acceptance not reported by the source")
+        elif "EAGLE" in par.upper():
+            spec = "eagle"
+            notes.append(f"EAGLE-3 speculative decoding ('{par}'); acceptance not reported by the source")
+        elif "two-batch overlap" in par:
+            notes.append("two-batch overlap (TBO) on prefill: a mechanism econ's engine does not model yet (issue 17 "
+                         "part 2); the layout is representable")
+        row["speculative_decoding"] = spec
+        # lengths
+        il, ol = x["input_len"], x["output_len"]
+        if il and ol:
+            if cid.startswith(RANGE_RATIO_08):
+                row.update(input_len=num(0.9 * float(il), 1), output_len=num(0.9 * float(ol), 1),
+                           input_len_basis=f"mean of lengths drawn uniformly in [0.8 L, L] with nominal L = {il} "
+                                           "(--random-range-ratio 0.8): 0.9 L",
+                           output_len_basis=f"as the input: 0.9 x nominal {ol} (ignore-eos)")
+            elif prefix == "trtbp-":
+                row.update(input_len=il, output_len=ol, input_len_basis="approximate: 'real dataset ~1K/2K' (source)",
+                           output_len_basis="approximate: 'real dataset ~1K/2K' (source)")
+            else:
+                row.update(input_len=il, output_len=ol, input_len_basis="fixed input length stated by the source",
+                           output_len_basis="fixed output length stated by the source")
+        else:
+            reasons.append("input/output lengths not stated")
+        # scenario and batch
+        conc = x["concurrency_or_batch"].strip()
+        if conc.startswith("max-concurrency"):
+            scen, cob = "fixed-concurrency", ""  # request-rate driven: the batch is derived below
+        elif conc.startswith("max"):
+            scen, cob = "throughput", "max"
+        elif prefix in ("trtbp-", "nvblog-") or (prefix == "trtb15-" and conc == "1") or \
+                (prefix == "vllmrecipe-" and conc == "1"):
+            scen, cob = "latency", "1"
+        elif prefix == "vllmrecipe-" and conc.startswith("100 prompts"):
+            scen, cob = "fixed-concurrency", "100"
+            notes.append("100 prompts at 10 req/s: all 100 in flight after 10 s (a request lasts ~1024 x 0.1 s), so "
+                         "concurrency ~100 (derived); TTFT includes the queue")
+        else:
+            scen, cob = "fixed-concurrency", conc
+        if pre is not None:
+            if dis["batch"] is not None:
+                cob = str(dis["batch"])
+                notes.append(f"disaggregated: {pre['instances']} prefill instance(s) (TP{pre['tp']} DP{pre['dp']} "
+                             f"EP{pre['ep']}) + {dis['decode_instances']} decode instance(s) (TP{dec['tp']} "
+                             f"DP{dec['dp']} EP{dec['ep']}); concurrency_or_batch = decode batch per decode instance "
+                             f"= {cob} (system concurrency {conc})")
+            else:
+                stem = re.sub(r"-(outgpu|tpot|ttft)$", "", cid)
+                sib = {y["case_id"]: y for y in read_csv(path) if y["case_id"].startswith(stem + "-")}
+                m = re.search(r"system output ([0-9.]+) tok/s", sib.get(stem + "-outgpu", {}).get("notes", ""))
+                tpot = float(sib[stem + "-tpot"]["value"]) if stem + "-tpot" in sib else None
+                if m and tpot:
+                    b = float(m.group(1)) * tpot / int(dis["decode_instances"])
+                    cob = str(int(round(b)))
+                    notes.append(f"decode batch per decode instance derived by Little's law: system output "
+                                 f"{m.group(1)} tok/s x mean TPOT {tpot} s / {dis['decode_instances']} decode "
+                                 f"instances = {cob} (request-rate driven run; max-concurrency is a cap)")
+                else:
+                    reasons.append("request-rate driven disaggregated run: decode batch not stated")
+        row.update(scenario=scen, concurrency_or_batch=cob)
+        # metric and value
+        metric, val = x["metric"], float(x["value"])
+        if metric == "output_tokens_per_s_system":
+            n = int(x["num_gpus"])
+            row.update(metric="output_tokens_per_s_per_gpu", value=num(val / n, 2), system_metric=metric,
+                       system_value=x["value"], output_tokens_per_s_per_gpu=num(val / n, 2))
+        elif metric in ("output_tokens_per_s_per_gpu", "total_tokens_per_s_per_gpu"):
+            m = re.search(r"system (output|total \(input\+output\)) ([0-9.]+) tok/s / (\d+) GPUs", x["notes"])
+            if m:
+                sysv, n = float(m.group(2)), int(m.group(3))
+                val = sysv / n
+                row.update(system_metric="output_tokens_per_s_system" if m.group(1) == "output" else
+                           "total_tokens_per_s_system", system_value=m.group(2))
+            row.update(metric=metric, value=num(val, 2))
+            if metric == "total_tokens_per_s_per_gpu":
+                share = float(x["output_len"]) / (float(x["input_len"]) + float(x["output_len"]))
+                row["output_tokens_per_s_per_gpu"] = num(val * share, 2)
+                notes.append(f"output share of total = {x['output_len']} / ({x['input_len']} + {x['output_len']}) "
+                             "with fixed lengths (range-ratio 1.0)")
+            elif m and m.group(1) == "output":
+                row["output_tokens_per_s_per_gpu"] = num(val, 2)
+            else:
+                row["output_tokens_per_s_per_gpu"] = num(val, 2)
+        else:
+            row.update(metric=metric, value=num(val, 6))
+        if cid.endswith("-decgpu"):
+            reasons.append("derived decode-only throughput per decode GPU (decode batch / (TPOT x TP)): a restatement "
+                           "of this run's TPOT row, not an independent measurement")
+        if prefix == "moreh-" and metric != "tpot_s" and metric != "ttft_s":
+            reasons.append("throughput of a request-rate driven run whose decode batch is derived from it (Little's "
+                           "law): only its TPOT and TTFT are compared")
+        # source-specific doubts (data/measurement_sources/README section of data/README.md)
+        if cid.startswith("atom-recipe-dsr1-mi300x"):
+            reasons.append("hardware label possibly stale: the recipe says 8x MI300X but its numbers sit within ~5-25% "
+                           "of the MI355X nightly CI runs of the same configuration")
+        if cid.startswith("vllmrecipe-kimik2-h200"):
+            reasons.append("layout of this run not stated (probably TP8 PP2 over 2 nodes, low confidence)")
+        if prefix == "vllmrecipe-" and "h800" in cid:
+            notes.append("TP8 PP2 across 2 nodes from the guide's launch command; whether decode context parallel "
+                         "(-dcp 8) was on for this run is not stated (small effect at ~1.5K context)")
+        if prefix == "nvblog-":
+            reasons.append("figure read through secondary summaries of the NVIDIA blog (Artificial Analysis workload "
+                           "not stated)")
+        if prefix == "trt12-" and hw in ("b300", "gb300-nvl72"):
+            notes.append("B300/GB300 support is flagged beta in this doc (perf data not finalized)")
+        if model == "deepseek-v3.2":
+            notes.append("DeepSeek-V3.2 sparse attention (DSA lightning indexer, top-2048) is not modelled yet: econ "
+                         "predicts it as DeepSeek-V3 (dense MLA)")
+        if model.startswith("kimi-k2.") or model == "kimi-k2-thinking":
+            if w == "int4":
+                notes.append("native INT4 checkpoint (INT4 routed experts, bf16 rest): econ serves it as the "
+                             "release's pinned formats (models.csv native_weight_dtype, mapped to mxfp4)")
+        if kind == "aiconfigurator" and "agg" in cid and pre is None:
+            notes.append("speculative decoding not indicated by the dump (assumed off)")
+        notes.append(x["notes"])
+        row["notes"] = "; ".join(n_ for n_ in notes if n_)
+        rows.append(finish(row, reasons))
+    return rows
+
+
+def build(reference_dir: Path, validation_cases: Path, sources_dir: Path = DEFAULT_SOURCES) -> str:
+    """Return the CSV text of data/measurements.csv built from the reference files and the repo's source tables."""
     vcases = read_csv(validation_cases)
-    rows = mlperf_rows(reference_dir) + vp_rows(reference_dir, vcases)
+    rows = mlperf_rows(reference_dir) + vp_rows(reference_dir, vcases) + moe_rows(sources_dir)
     link_validation_cases(rows, vcases)
     ids = [r["case_id"] for r in rows]
     dup = {i for i in ids if ids.count(i) > 1}
@@ -819,12 +1178,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference-dir", type=Path, default=DEFAULT_REFERENCE,
                     help="folder with validation_public.csv and mlperf_v*.csv (default: ../shared/reference)")
     ap.add_argument("--validation-cases", type=Path, default=REPO / "data" / "validation_cases.csv")
+    ap.add_argument("--sources-dir", type=Path, default=DEFAULT_SOURCES,
+                    help="folder with the sourced measurement tables (default: data/measurement_sources)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
     if not (args.reference_dir / "validation_public.csv").is_file():
         print(f"error: --reference-dir {args.reference_dir} has no validation_public.csv", file=sys.stderr)
         return 2
-    text = build(args.reference_dir, args.validation_cases)
+    if not (args.sources_dir / MOE_TABLE).is_file():
+        print(f"error: --sources-dir {args.sources_dir} has no {MOE_TABLE}", file=sys.stderr)
+        return 2
+    text = build(args.reference_dir, args.validation_cases, args.sources_dir)
     tmp = args.out.with_suffix(".csv.tmp")
     tmp.write_text(text, encoding="utf-8", newline="")
     tmp.replace(args.out)

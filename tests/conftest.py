@@ -11,9 +11,33 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("econ", deadline=None, max_examples=100,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", parent=settings.get_profile("econ"), print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "econ")
+
+
+@pytest.fixture
+def input_type_triad():
+    """A checker of a broadcasting kernel: ``check(kernel, args)`` asserts that scalars, ndarrays, ``pl.Series`` and
+    ``pl.Expr`` inputs give the same value (rel 1e-12), with the type and shape of their input (STYLE.md)."""
+    import numpy as np
+    import polars as pl
+
+    def check(kernel, args) -> None:
+        scalar = kernel(*args)
+        as_array = kernel(*(np.array([a, a]) for a in args))
+        as_series = kernel(*(pl.Series([a, a]) for a in args))
+        expr = kernel(*(pl.lit(a) for a in args))
+        assert isinstance(expr, pl.Expr)
+        as_expr = pl.select(expr.alias("out"))["out"]
+        assert np.ndim(scalar) == 0
+        assert isinstance(as_array, np.ndarray) and as_array.shape == (2,)
+        assert isinstance(as_series, pl.Series) and as_series.len() == 2
+        for value in (*as_array.tolist(), *as_series.to_list(), as_expr.item()):
+            assert value == pytest.approx(scalar, rel=1e-12, abs=0.0)
+
+    return check

@@ -9,21 +9,30 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards.components import state
-from econ.assumptions import ASSUMPTION_SOURCES, ECONOMICS_SOURCES
 from econ.io.scenario import SPECS
-
-_SOURCES = {**ASSUMPTION_SOURCES, **ECONOMICS_SOURCES}
 
 
 def _help(field: str, extra: str | None, scale: float, unit: str) -> str:
+    """Tooltip: the page's text, the field's one valid range and the source of its default (econ.vocabulary)."""
     spec = SPECS[field]
     parts = [extra] if extra else []
     if spec.lo is not None:
         lo, hi = spec.lo * scale, spec.hi * scale
-        parts.append(f"Valid range: {lo:,.6g} to {hi:,.6g} {unit}".rstrip())
-    if field in _SOURCES:
-        parts.append(f"Default: {_SOURCES[field]}")
+        above = "above " if spec.lo_open else ""
+        parts.append(f"Valid range: {above}{lo:,.6g} to {hi:,.6g} {unit}".rstrip())
+    if spec.source:
+        parts.append(f"Default: {spec.source}")
     return "\n\n".join(parts) or spec.label
+
+
+def _bounds(spec, is_int: bool, scale: float, step=None):
+    """(min, max) of a number widget: the field's one range, displayed at ``scale``; a range that excludes its
+    lower bound (``lo_open``) starts one step above it."""
+    lo = int(spec.lo) if is_int else float(spec.lo) * scale
+    hi = int(spec.hi) if is_int else float(spec.hi) * scale
+    if spec.lo_open:
+        lo = lo + (step or (1 if is_int else 1e-6))
+    return lo, hi
 
 
 def _label(field: str, label: str | None, unit: str) -> str:
@@ -40,8 +49,7 @@ def number(field: str, *, container=None, label: str | None = None, scale: float
     is_int = spec.kind == "int" and scale == 1.0
     shown = int(value) if is_int else round(float(value) * scale, 10)
     key = state.seed(field, shown)
-    lo = int(spec.lo) if is_int else float(spec.lo) * scale
-    hi = int(spec.hi) if is_int else float(spec.hi) * scale
+    lo, hi = _bounds(spec, is_int, scale, step)
     v = c.number_input(_label(field, label, unit), min_value=lo, max_value=hi, step=step, format=fmt, key=key,
                        help=_help(field, help, scale, unit), disabled=disabled)
     if v is None:
@@ -136,8 +144,7 @@ def optional_number(field: str, *, auto_label: str, container=None, label: str |
     is_int = spec.kind == "int" and scale == 1.0
     shown = int(start) if is_int else round(float(start) * scale, 10)
     key = state.seed(field, shown)
-    lo = int(spec.lo) if is_int else float(spec.lo) * scale
-    hi = int(spec.hi) if is_int else float(spec.hi) * scale
+    lo, hi = _bounds(spec, is_int, scale)
     v = c.number_input(_label(field, label, unit), min_value=lo, max_value=hi, format=fmt, key=key,
                        help=_help(field, help, scale, unit))
     new = int(v) if spec.kind == "int" else round(float(v) / scale, 12)

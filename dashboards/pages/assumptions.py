@@ -22,10 +22,12 @@ import streamlit as st  # noqa: E402
 
 from econ.vocabulary import column_title as title  # noqa: E402
 from dashboards.components import fields, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
+from econ.analyses.owning_cost import explanation, owned_vs_semianalysis  # noqa: E402
 from econ.assumptions import ASSUMPTION_SOURCES, Assumptions, assumptions_frame  # noqa: E402
 from econ.tables.catalog import TABLES, validate_table  # noqa: E402
 from econ.errors import DataError  # noqa: E402
 from econ.io.scenario import SPECS, Scenario  # noqa: E402
+from econ.tables.rental_rates import load_rental_rates, spread  # noqa: E402
 
 TITLE = "Assumptions"
 ICON = ":material/tune:"
@@ -246,6 +248,22 @@ def upload_section() -> None:
                  icon=":material/error:")
 
 
+def owning_cost_section(catalog, economics, hardware: str) -> None:
+    """The default owned GPU-hour beside SemiAnalysis's owning cost, step by step (econ.analyses.owning_cost), and
+    the market rental rates behind the on-demand tiers (data/rental_rates.csv)."""
+    st.subheader("Owned GPU-hour against SemiAnalysis's owning cost")
+    hw = hardware if catalog.accelerator(hardware)["all_in_capex_usd"] is not None else "h100-sxm"
+    steps = owned_vs_semianalysis(catalog, economics, hw)
+    st.markdown(safe_text.md(explanation(steps)))
+    table.show(steps, key="as.owning", name=f"owned-vs-semianalysis-{hw}", catalog=catalog)
+    with st.expander("Market rental rates behind the on-demand tiers (data/rental_rates.csv)"):
+        st.caption("Per accelerator, provider kind and commitment: the cheapest, median and dearest provider's latest "
+                   "price. Each on-demand tier is the median of the providers' latest offers of its kind within a "
+                   "year of the newest (data/README.md, rental_rates.csv).")
+        rates = load_rental_rates(catalog.data_dir, catalog.accelerators["id"])
+        table.show(spread(rates), key="as.rates", name="rental-rate-spread", catalog=catalog)
+
+
 def render() -> None:
     """Draw the page."""
     sc = scenario_sidebar.current()
@@ -266,6 +284,7 @@ def render() -> None:
                     metadata={"scenario": sc.to_query_params()}, catalog=cat_in_use.catalog)
     st.caption("The CSV/XLSX above hold the economics rows in stored units (field names as in scenario files); "
                "every page's downloads carry all assumptions.")
+    owning_cost_section(cat_in_use.catalog, economics, sc.hardware)
     st.subheader("Catalog tables")
     tabs = st.tabs([TABLE_TITLES[n] for n in TABLES])
     for tab, name in zip(tabs, TABLES):

@@ -1,9 +1,10 @@
 """Cluster: capex, power, racks, reliability, training and serving for G accelerators, and the fleet planner.
 
-One econ call per panel (``econ.analyses.cluster``): :func:`econ.analyses.cluster.cluster_plan` over the chosen size and a ladder
-of sizes; :func:`econ.analyses.cluster.power_table` (power on each basis); :func:`econ.analyses.cluster.fleet_numbers` (seed 001's
-calculators); :func:`econ.analyses.cluster.buildout_capex` (itemized build-out); :func:`econ.analyses.cluster.size_from_budget`
-(what a power or capex budget buys); :func:`econ.analyses.cluster.training_run` (a 6ND run with failures and checkpoints).
+One econ call per panel: :func:`econ.analyses.cluster.cluster_plan` over the chosen size and a ladder of sizes, and
+again for what a power or capex budget buys (the same function and inputs as ``econ cluster`` / ``econ fleet size``);
+:func:`econ.analyses.cluster.power_table` (power on each basis); :func:`econ.analyses.cluster.fleet_numbers` (seed
+001's calculators); :func:`econ.economics.buildout.buildout_capex` (itemized build-out);
+:func:`econ.analyses.cluster.training_run` (a 6ND run with failures and checkpoints).
 The page gathers inputs and shows results; every number is formatted by ``econ.formatting``.
 """
 
@@ -26,10 +27,14 @@ from dashboards import charts  # noqa: E402
 from econ.vocabulary import column_title  # noqa: E402
 from dashboards.components import chart, fields, fmt, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.analyses import cluster as cl  # noqa: E402
-from econ.analyses.cluster import AIR_COOLING_LIMIT_KW_PER_RACK, cluster_plan, plan_status  # noqa: E402
+from econ.analyses.cluster import cluster_plan, plan_status  # noqa: E402
+from econ.economics import buildout  # noqa: E402
 from econ.errors import EconError  # noqa: E402
+from econ.physics import fleet  # noqa: E402
+from econ.physics.fleet import AI_RACK_KW_PER_RACK, AIR_COOLING_LIMIT_KW_PER_RACK  # noqa: E402
 from econ.physics.precision import PEAK_COLUMN, PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
+from dashboards.components import sensitivity  # noqa: E402
 
 TITLE = "Cluster"
 ICON = ":material/dns:"
@@ -56,12 +61,11 @@ def scale_ladder(num_gpus: int) -> list[int]:
     return [int(num_gpus)] + [g for g in ladder if g != num_gpus]
 
 
-@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
-def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, _catalog=None) -> pl.DataFrame:
-    """:func:`econ.analyses.cluster.cluster_plan` at the chosen size (first row) and the scale ladder."""
-    cat = _catalog if _catalog is not None else state.catalog()
-    return cluster_plan(
-        cat, hardware=sc.hardware, num_gpus=scale_ladder(sc.cluster_gpus), model=sc.model,
+def plan_inputs(sc: Scenario, cat, power_basis, efficiency_model: str, scaling_efficiency) -> dict:
+    """The inputs of :func:`econ.analyses.cluster.cluster_plan` from the scenario and the page's widgets: one set for
+    the cluster at the top of the page and for the budget tab (the CLI's ``econ cluster`` reads the same fields)."""
+    return dict(
+        hardware=sc.hardware, model=sc.model,
         gpus_per_rack=sc.gpus_per_rack, training_precision=sc.training_precision, mfu_frac=sc.mfu_frac,
         overhead_fracs=(sc.bubble_frac, sc.checkpoint_overhead_frac, sc.failure_recovery_frac, sc.maintenance_frac),
         failure_window_h=sc.failure_window_h, mtbf_h_per_gpu=sc.mtbf_h_per_gpu,
@@ -73,16 +77,23 @@ def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_e
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
-def budget_plan(token: str, hardware: str, model: str, kind: str, amount: float, power_of: str, pue: float,
-                power_basis, efficiency_model: str, price: float, floor: float, usd_per_kwh: float,
-                utilization: float, prices_key: tuple, _prices: cl.BuildoutPrices = None, _catalog=None) -> pl.DataFrame:
-    """:func:`econ.analyses.cluster.size_from_budget` (serving through :func:`econ.analyses.cluster.serving_rate`)."""
+def plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, _catalog=None) -> pl.DataFrame:
+    """:func:`econ.analyses.cluster.cluster_plan` at the chosen size (first row) and the scale ladder."""
     cat = _catalog if _catalog is not None else state.catalog()
-    return cl.size_from_budget(
-        cat, hardware=hardware, power_w=amount * 1e6 if kind == "power" else None, power_of=power_of,
-        capex_usd=amount if kind == "capex" else None, pue=pue, power_basis=power_basis,
-        efficiency_model=efficiency_model, model=model, price_usd_per_m_output_tokens=price,
-        min_tokens_per_s_per_user=floor, usd_per_kwh=usd_per_kwh, utilization_frac=utilization, prices=_prices)
+    return cluster_plan(cat, num_gpus=scale_ladder(sc.cluster_gpus),
+                        **plan_inputs(sc, cat, power_basis, efficiency_model, scaling_efficiency))
+
+
+@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
+def budget_plan(token: str, sc: Scenario, power_basis, efficiency_model: str, scaling_efficiency, kind: str,
+                amount: float, power_of: str, prices_key: tuple | None,
+                _prices: buildout.BuildoutPrices | None = None, _catalog=None) -> pl.DataFrame:
+    """:func:`econ.analyses.cluster.cluster_plan` for what a power [MW] or capex [USD] budget buys: the same inputs as
+    :func:`plan` (serving through :func:`econ.analyses.cluster.serving_rate`)."""
+    cat = _catalog if _catalog is not None else state.catalog()
+    return cluster_plan(cat, power_w=amount * 1e6 if kind == "power" else None, power_of=power_of,
+                        capex_usd=amount if kind == "capex" else None, it_prices=_prices,
+                        **plan_inputs(sc, cat, power_basis, efficiency_model, scaling_efficiency))
 
 
 def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height: int | str = "auto",
@@ -187,7 +198,8 @@ def kpis(row: dict, sc: Scenario) -> None:
     c[2].metric("Capex: facility", fmt.usd_millions(row["capex_facility_usd"]), help="Build cost per MW of IT load")
     c[3].metric("IT power", fmt.megawatts(row["it_power_mw"]),
                 help=f"G x {fmt.watts(row['per_gpu_power_w'])} per GPU ({POWER_BASIS_LABELS.get(row['power_basis'])})")
-    c[4].metric("Facility power", fmt.megawatts(row["facility_power_mw"]), help=f"IT power x PUE {sc.pue:.2f}")
+    c[4].metric("Facility power", fmt.megawatts(row["facility_power_mw"]),
+                help=f"IT power x PUE {row['pue']:.2f} (facility: {row['facility']})")
     c = _grid(5)
     c[0].metric("Annual energy", fmt.energy_mwh(row["annual_energy_mwh"]),
                 help=f"Facility power x 8,760 h x utilization {sc.utilization_frac:.0%}")
@@ -195,10 +207,10 @@ def kpis(row: dict, sc: Scenario) -> None:
     c[2].metric("Racks", fmt.count(row["rack_count"]), help=f"{row['gpus_per_rack']} GPUs per rack")
     c[3].metric("Rack power", fmt.watts(row["rack_power_kw"] * 1e3),
                 help=f"Air cooling tops out near {AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW per rack; a current AI rack "
-                     f"draws ~{cl.AI_RACK_KW_PER_RACK:.0f} kW (seed 001)")
+                     f"draws ~{AI_RACK_KW_PER_RACK:.0f} kW (seed 001)")
     c[4].metric("Cooling", row["rack_cooling"].capitalize(),
                 help=f"Rack power against the ~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit and the "
-                     f"~{cl.AI_RACK_KW_PER_RACK:.0f} kW AI rack")
+                     f"~{AI_RACK_KW_PER_RACK:.0f} kW AI rack")
     st.markdown("**Compute, reliability, checkpoints, training**")
     c = _grid(5)
     c[0].metric("Peak compute", fmt.flops(row["peak_flop_per_s"]), help=f"Dense {sc.training_precision.upper()}")
@@ -238,13 +250,13 @@ def power_panel(cat, sc: Scenario, row: dict, power_basis) -> None:
     """IT and facility MW of this cluster on every power basis, racks against the cooling limits."""
     hw = cat.accelerator(sc.hardware)
     typed = power_basis if not isinstance(power_basis, str) else None
-    frame = cl.power_table(sc.cluster_gpus, pue=sc.pue, gpus_per_rack=int(row["gpus_per_rack"]), tdp_w=hw["tdp_w"],
+    frame = cl.power_table(sc.cluster_gpus, pue=row["pue"], gpus_per_rack=int(row["gpus_per_rack"]), tdp_w=hw["tdp_w"],
                            all_in_w=hw["all_in_power_w"], typed_w=typed)
     frame = frame.with_columns(pl.col("power_basis").replace(POWER_BASIS_LABELS)).drop("air_cooling_limit_kw",
                                                                                         "ai_rack_kw")
-    st.caption(f"{sc.cluster_gpus:,} x {hw['display_name']} at PUE {sc.pue:.2f} (sidebar): IT = G x power per GPU, "
-               f"facility = IT x PUE; {int(row['gpus_per_rack'])} GPUs per rack against the "
-               f"~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit and the ~{cl.AI_RACK_KW_PER_RACK:.0f} kW "
+    st.caption(f"{sc.cluster_gpus:,} x {hw['display_name']} at PUE {row['pue']:.2f} (sidebar): IT = G x power per "
+               f"GPU, facility = IT x PUE; {int(row['gpus_per_rack'])} GPUs per rack against the "
+               f"~{AIR_COOLING_LIMIT_KW_PER_RACK:.0f} kW air-cooling limit and the ~{AI_RACK_KW_PER_RACK:.0f} kW "
                "AI rack (seed 001).")
     text_table(frame, key="fl.power", name=f"power-{sc.hardware}-{sc.cluster_gpus}", static=True)
 
@@ -267,21 +279,23 @@ def efficiency_panel(frame: pl.DataFrame, row: dict) -> None:
 def calculators_panel(cat, sc: Scenario) -> None:
     """Seed 001's fleet numbers for this cluster, each with its formula."""
     hw = cat.accelerator(sc.hardware)
+    d = cl.FLEET_NUMBERS_DEFAULTS
     c = st.columns(4)
-    serial = c[0].number_input("Amdahl serial fraction (%)", 0.1, 100.0, 10.0, 1.0, key="fl.serial") / 100
-    grad = c[1].number_input("All-reduce message (GB)", 0.001, 1e5, 14.0, 1.0, key="fl.grad",
+    serial = c[0].number_input("Amdahl serial fraction (%)", 0.1, 100.0, d["serial_frac"] * 100, 1.0,
+                               key="fl.serial") / 100
+    grad = c[1].number_input("All-reduce message (GB)", 0.001, 1e5, d["gradient_bytes"] / 1e9, 1.0, key="fl.grad",
                              help="Per GPU; 14 GB = 7B BF16 gradients (seed 001 Table 11)")
-    params = c[2].number_input("Parameters checkpointed (B)", 0.1, 1e5, 175.0, 10.0, key="fl.params",
+    params = c[2].number_input("Parameters checkpointed (B)", 0.1, 1e5, d["params"] / 1e9, 10.0, key="fl.params",
                                help="14 bytes each (mixed-precision Adam, seed 001 Table 7)") * 1e9
-    restart = c[3].number_input("Restart after a failure (s)", 0.0, 1e5, cl.RESTART_S, 60.0, key="fl.restart",
+    restart = c[3].number_input("Restart after a failure (s)", 0.0, 1e5, d["restart_s"], 60.0, key="fl.restart",
                                 help="ASSUMPTION: detection, replacement and reload; seed 001 gives none")
     c = st.columns(4)
-    compute = c[0].number_input("Compute per GPU per step (s)", 0.001, 1e5, 5.0, 0.5, key="fl.compute")
-    rate = c[1].number_input("Requests per second", 0.001, 1e9, 100.0, 10.0, key="fl.rate",
+    compute = c[0].number_input("Compute per GPU per step (s)", 0.001, 1e5, d["compute_s"], 0.5, key="fl.compute")
+    rate = c[1].number_input("Requests per second", 0.001, 1e9, d["arrival_rate_per_s"], 10.0, key="fl.rate",
                              help="Little's law arrival rate (illustrative default)")
-    latency = c[2].number_input("Seconds per request", 0.001, 1e5, 20.0, 1.0, key="fl.latency",
+    latency = c[2].number_input("Seconds per request", 0.001, 1e5, d["request_latency_s"], 1.0, key="fl.latency",
                                 help="TTFT + output tokens x TPOT (illustrative default)")
-    per_rep = c[3].number_input("Sequences per replica", 1.0, 1e6, 64.0, 8.0, key="fl.per_rep",
+    per_rep = c[3].number_input("Sequences per replica", 1.0, 1e6, d["sequences_per_replica"], 8.0, key="fl.per_rep",
                                 help="Concurrent sequences one serving replica holds at its latency target")
     frame = cl.fleet_numbers(
         max(int(sc.cluster_gpus), 2), scale_up_bytes_per_s=hw["scale_up_bandwidth_bytes_per_s"],
@@ -302,57 +316,48 @@ def calculators_panel(cat, sc: Scenario) -> None:
     table.downloads(frame, key="fl.calc", name=f"fleet-numbers-{sc.hardware}-{sc.cluster_gpus}")
 
 
-def capex_inputs(cat, sc: Scenario, key: str) -> cl.BuildoutPrices:
-    """Unit prices of the build-out, each defaulting to its sourced value and adjustable."""
-    default = cl.buildout_prices(cat, sc.hardware)
+def capex_inputs(cat, sc: Scenario, key: str) -> buildout.BuildoutPrices:
+    """IT unit prices of the build-out, each defaulting to its sourced value and adjustable (the facility is the
+    sidebar's: PUE and build cost per MW)."""
+    base = buildout.buildout_prices(cat, sc.hardware, basis="itemized")
     c = st.columns(4)
-    cooling = c[0].selectbox("Facility cooling class", ["air", "liquid"], index=["air", "liquid"].index(default.cooling),
-                             key=f"{key}.cooling", format_func=str.capitalize,
-                             help="Air: Cushman & Wakefield 2025 US average $11.7M/MW IT. Liquid: Bernstein 2025 "
-                                  "GB200 NVL72 physical infrastructure, $14.83M/MW. Default: liquid when the rack "
-                                  "is above the ~30 kW air limit.")
-    base = cl.buildout_prices(cat, sc.hardware, cooling=cooling)
-    use_all_in = c[1].checkbox("All-in IT price", value=base.all_in_it_usd_per_gpu is not None,
-                               key=f"{key}.allin.on", help="Replace the IT items with one price (seed 004: H100 "
-                                                           "~$45,000 incl. networking and infrastructure)")
-    overrides = {}
+    use_all_in = c[0].checkbox("All-in IT price", value=base.basis == "all-in", key=f"{key}.allin.on",
+                               help="Replace the IT items with one price per GPU (the catalog's all_in_capex_usd; "
+                                    "seed 004: H100 ~$45,000 incl. networking and infrastructure)")
     if use_all_in:
-        overrides["all_in_it_usd_per_gpu"] = c[2].number_input(
-            "All-in IT $ per GPU", 0.0, 1e7, float(base.all_in_it_usd_per_gpu or 45_000.0), 1000.0,
-            key=f"{key}.allin")
-    overrides["facility_usd_per_mw"] = c[3].number_input("Facility $M per MW IT", 0.0, 1000.0,
-                                                         base.facility_usd_per_mw / 1e6, 0.5, key=f"{key}.fac",
-                                                         format="%.2f") * 1e6
-    if not use_all_in:
-        c = st.columns(6)
-        for i, (f, label, step) in enumerate([
-                ("accelerator_usd_per_gpu", "Accelerator $", 1000.0), ("server_usd_per_gpu", "Server share $/GPU", 500.0),
-                ("switch_usd", "Switch $", 1000.0), ("switch_radix", "Switch ports", 8.0),
-                ("link_usd", "Link $ (optics + cable)", 100.0), ("storage_usd_per_gpu", "Storage $/GPU", 50.0)]):
-            lo = 4.0 if f == "switch_radix" else 0.0
-            overrides[f] = c[i].number_input(label, lo, 1e8, float(getattr(base, f)), step, key=f"{key}.{f}")
-    else:
-        overrides["all_in_it_usd_per_gpu"] = overrides.get("all_in_it_usd_per_gpu")
-    return cl.buildout_prices(cat, sc.hardware, cooling=cooling, **overrides)
+        default = base.all_in_it_usd_per_gpu or cat.accelerator(sc.hardware)["all_in_capex_usd"] or 45_000.0
+        price = c[1].number_input("All-in IT $ per GPU", 0.0, 1e7, float(default), 1000.0, key=f"{key}.allin")
+        return buildout.buildout_prices(cat, sc.hardware, basis="all-in", all_in_it_usd_per_gpu=price)
+    c = st.columns(6)
+    overrides = {}
+    for i, (f, label, step) in enumerate([
+            ("accelerator_usd_per_gpu", "Accelerator $", 1000.0), ("server_usd_per_gpu", "Server share $/GPU", 500.0),
+            ("switch_usd", "Switch $", 1000.0), ("switch_radix", "Switch ports", 8.0),
+            ("link_usd", "Link $ (optics + cable)", 100.0), ("storage_usd_per_gpu", "Storage $/GPU", 50.0)]):
+        lo = 4.0 if f == "switch_radix" else 0.0
+        overrides[f] = c[i].number_input(label, lo, 1e8, float(getattr(base, f)), step, key=f"{key}.{f}")
+    return buildout.buildout_prices(cat, sc.hardware, basis="itemized", **overrides)
 
 
-def capex_panel(cat, sc: Scenario, row: dict) -> cl.BuildoutPrices:
+def capex_panel(cat, sc: Scenario, row: dict) -> buildout.BuildoutPrices:
     """Itemized build-out capex of this cluster, each unit price sourced and adjustable."""
     prices = capex_inputs(cat, sc, "fl.capex")
-    frame = cl.buildout_capex([int(sc.cluster_gpus), 1024, 16_384, 100_000], prices,
-                              it_power_w_per_gpu=row["per_gpu_power_w"])
+    frame = buildout.buildout_capex([int(sc.cluster_gpus), 1024, 16_384, 100_000], prices,
+                                    it_power_w_per_gpu=row["per_gpu_power_w"],
+                                    build_usd_per_mw_it=row["build_usd_per_mw_it"])
     one = frame.row(0, named=True)
     c = _grid(5)
     c[0].metric("Build-out capex", fmt.usd(one["capex_total_usd"]), help="IT items + facility")
     c[1].metric("IT capex", fmt.usd(one["capex_it_usd"]))
     c[2].metric("Facility capex", fmt.usd(one["capex_facility_usd"]),
                 help=f"{fmt.megawatts(one['it_power_mw'])} IT x {fmt.usd(one['facility_usd_per_mw_it'])}/MW "
-                     f"({one['cooling']})")
+                     f"(facility: {row['facility']})")
     c[3].metric("IT $ per GPU", fmt.usd(one["it_capex_per_gpu_usd"]))
     c[4].metric("All-in $ per GPU", fmt.usd(one["all_in_capex_per_gpu_usd"]), help="IT + facility, per GPU")
     st.caption("Sources: data/buildout_capex.csv (E. Cheah H100 cluster capex, Aug 2024: $310k HGX server with NICs, "
-               "$36k 64-port NDR switch, ~$1,280 per link; Bernstein 2025: storage ~$20k per 72-GPU rack; facility "
-               "$/MW by cooling class). Network: non-blocking rail-optimized fat tree, (2t - 1) / radix switches and "
+               "$36k 64-port NDR switch, ~$1,280 per link; Bernstein 2025: storage ~$20k per 72-GPU rack); the "
+               "facility per MW of IT load is the sidebar's (econ.assumptions.Economics, or a data/facilities.csv "
+               "row such as liquid-cooled-ai-bernstein, Bernstein's $14.83M/MW). Network: non-blocking rail-optimized fat tree, (2t - 1) / radix switches and "
                "t links per GPU for t tiers. The rows below add 1,024, 16,384 and 100,000 GPUs for scale.")
     frame = frame.unique("num_gpus", maintain_order=True)
     items = [("network_tiers", "Scale-out fabric tiers"), ("capex_accelerators_usd", "Accelerators"),
@@ -369,8 +374,9 @@ def capex_panel(cat, sc: Scenario, row: dict) -> cl.BuildoutPrices:
     return prices
 
 
-def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_model: str, prices) -> None:
-    """Inverse sizing: what a power or capex budget buys, through the one engine for tokens/day."""
+def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_model: str, scaling, prices) -> None:
+    """What a power or capex budget buys: the plan at the top of the page with a budget instead of a size (the same
+    inputs, the same numbers as ``econ fleet size`` / ``econ cluster --power-mw``)."""
     c = st.columns(4)
     kind = c[0].radio("Budget", ["power", "capex"], horizontal=True, key="fl.budget.kind",
                       format_func={"power": "Power (MW)", "capex": "Capex ($)"}.get)
@@ -383,25 +389,29 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
         amount = c[1].number_input("Capex budget ($B)", 0.001, 1e4, 5.0, 0.5, key="fl.budget.usd",
                                    help="Seed 004: ~$5B per 100k-GPU cluster") * 1e9
         power_of = "facility"
+    itemized = c[3].checkbox("IT prices of the Build-out capex tab", value=False, key="fl.budget.prices",
+                             help="Off: the catalog's all-in capex per GPU, as the cluster above and `econ cluster`. "
+                                  "On: the unit prices set in the Build-out capex tab.")
+    it_prices = prices if itemized else None
     try:
-        e = sc.economics(cat)
-        frame = budget_plan(cat_token, sc.hardware, sc.model, kind, float(amount), power_of, e.pue, power_basis,
-                            efficiency_model, sc.price_usd_per_m_output_tokens, sc.min_tokens_per_s_per_user,
-                            e.usd_per_kwh, e.utilization_frac, dataclasses.astuple(prices), _prices=prices,
+        frame = budget_plan(cat_token, sc, power_basis, efficiency_model, scaling, kind, float(amount), power_of,
+                            None if it_prices is None else dataclasses.astuple(it_prices), _prices=it_prices,
                             _catalog=cat)
     except EconError as exc:
         st.error(safe_text.error(exc), icon=":material/error:")
         return
     r = frame.row(0, named=True)
     c = _grid(6)
-    c[0].metric("Budget buys", f"{fmt.count(r['num_gpus'])} GPUs", help=r["budget"])
+    c[0].metric("Budget buys", f"{fmt.count(r['num_gpus'])} GPUs",
+                help=f"{r['budget']}; facility {r['facility']}: PUE {r['pue']:g}, "
+                     f"{fmt.usd(r['build_usd_per_mw_it'])}/MW IT; IT at the {r['it_capex_basis']} price")
     c[1].metric("Budget: IT power", fmt.megawatts(r["it_power_mw"]),
                 help=f"{fmt.watts(r['per_gpu_power_w'])} per GPU")
     c[2].metric("Budget: facility power", fmt.megawatts(r["facility_power_mw"]), help="IT x PUE")
     c[3].metric("Budget: racks", fmt.count(r["rack_count"]), help=f"{fmt.watts(r['rack_power_kw'] * 1e3)} per rack, "
                                                                   f"{r['rack_cooling']}")
     c[4].metric("Budget: capex", fmt.usd(r["capex_total_usd"]),
-                help=f"IT {fmt.usd(r['capex_it_usd'])} + facility {fmt.usd(r['capex_facility_usd'])}")
+                help=f"IT {fmt.usd(r['capex_accelerators_usd'])} + facility {fmt.usd(r['capex_facility_usd'])}")
     c[5].metric("Budget: training compute", fmt.flops(r["realized_flop_per_s"]),
                 help=f"{fmt.pct(r['realized_frac_of_peak'], 2)} of {fmt.flops(r['peak_flop_per_s'])} peak")
     c = _grid(5)
@@ -415,6 +425,12 @@ def budget_panel(cat, cat_token: str, sc: Scenario, power_basis, efficiency_mode
                 help="Capex / (revenue - energy - opex), undiscounted")
     c[4].metric("Budget: serving replicas", fmt.count(r["serving_replicas"]) if r["serving_replicas"] is not None
                 else "none", help="Whole replicas of the cheapest deployment meeting the floor")
+    sensitivity.site_panel(cat, cat_token, hardware=sc.hardware, model=sc.model,
+                           power_w=amount * 1e6 if kind == "power" else None,
+                           capex_usd=amount if kind == "capex" else None, power_of=power_of,
+                           price=sc.price_usd_per_m_output_tokens, floor=sc.min_tokens_per_s_per_user,
+                           economics=sc.economics(cat),
+                           power_basis=power_basis, prices=prices, key="cl.sens")
 
 
 def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling) -> None:
@@ -431,7 +447,7 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
     peak = hw[PEAK_COLUMN[sc.training_precision]]
     try:
         run = cl.training_run(
-            sc.cluster_gpus, training_flop=cl.training_flop(m["active_matmul_params"], sc.training_tokens),
+            sc.cluster_gpus, training_flop=fleet.training_flop(m["active_matmul_params"], sc.training_tokens),
             flop_per_s_per_gpu=peak, usd_per_gpu_hour=price, efficiency_model=efficiency_model, mfu_frac=sc.mfu_frac,
             scaling_efficiency=scaling, goodput=mode, params_for_checkpoint=m["total_params"],
             checkpoint_write_bytes_per_s=sc.checkpoint_write_gb_per_s * 1e9, mtbf_h_per_gpu=sc.mtbf_h_per_gpu)
@@ -455,7 +471,7 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
                               help="DeepSeek-V3: 2.788M H800 GPU-hours (technical report, Table 1)") * 1e6
     pub_price = c[1].number_input("$ per GPU-hour", 0.0, 1e4, 2.0, 0.25, key="fl.pub.price",
                                   help="DeepSeek-V3 report's rental assumption: $2")
-    c[2].metric("Published run cost", fmt.usd(cl.gpu_hours_cost_usd(hours, pub_price)),
+    c[2].metric("Published run cost", fmt.usd(buildout.gpu_hours_cost_usd(hours, pub_price)),
                 help="DeepSeek-V3: 2.788M x $2 = $5.576M")
 
 
@@ -492,7 +508,7 @@ def render() -> None:
     with tabs[3]:
         prices = capex_panel(cat, sc, row)
     with tabs[4]:
-        budget_panel(cat, cat_in_use.token, sc, power_basis, efficiency_model, prices)
+        budget_panel(cat, cat_in_use.token, sc, power_basis, efficiency_model, scaling, prices)
     with tabs[5]:
         training_panel(cat, sc, row, efficiency_model, scaling)
     with tabs[6]:

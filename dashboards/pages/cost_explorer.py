@@ -21,6 +21,7 @@ import streamlit as st  # noqa: E402
 from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fields, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES  # noqa: E402
+from dashboards.components import sensitivity  # noqa: E402
 from econ.analyses.compare import auto_batch_row, curve_on_layout  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -150,6 +151,7 @@ def render() -> None:
                       cache_key=(cat_in_use.token, sc))  # side by side, stacked on a phone; built once per scenario
     st.caption("Dashed lines: the KV-cache capacity wall (largest batch that fits) and the memory/compute "
                "crossover (batch where decode turns compute-bound). Diamond: the batch of the KPIs.")
+    sensitivity.cost_panel(cat, cat_in_use.token, sc, key="ce.sens")
     frame = sources.show(cat, sc.assumptions(), sc.economics(cat), key="ce.sources", model=sc.model,
                          hardware=sc.hardware, region=sc.region)
     st.subheader("Cost and throughput by batch size")

@@ -22,7 +22,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from econ.vocabulary import COLUMNS, Column, column_title  # noqa: E402
+from econ.vocabulary import column_title  # noqa: E402
 from dashboards.components import fields as scenario_fields  # noqa: E402
 from dashboards.components import safe_text  # noqa: E402
 from dashboards.components import chart, fmt, interactivity, scenario_sidebar, sources, state, table  # noqa: E402
@@ -36,31 +36,6 @@ from econ.physics.precision import PRECISIONS  # noqa: E402
 TITLE = "Deployment optimizer"
 ICON = ":material/hub:"
 ORDER = 25
-
-# Titles of the optimizer's columns the shared map does not have yet (setdefault: never overrides it).
-for _c, _spec in {
-    "layout": Column("Deployment"), "family": Column("Layout family"),
-    "ep": Column("Expert parallel", "d", "%d"), "dp": Column("Attention data parallel", "d", "%d"),
-    "total_gpus": Column("GPUs in the unit (both pools)", ",d", "%d"),
-    "scale_up_domain_size": Column("Scale-up domain (GPUs)", ",d", "%d"),
-    "disaggregated": Column("Disaggregated (xPyD)"),
-    "usd_per_m_output_tokens_all_in": Column("Cost, all-in ($ per M output tokens)", "$,.3f", "$%.4f"),
-    "prefill_instances": Column("Prefill instances (x)", "d", "%d"),
-    "decode_instances": Column("Decode instances (y)", "d", "%d"),
-    "prefill_num_gpus": Column("GPUs per prefill instance", "d", "%d"),
-    "t_comm_tp_s": Column("TP all-reduce per step (ms)", ",.2f", "%.2f", 1e3),
-    "t_comm_ep_s": Column("EP all-to-all per step (ms)", ",.2f", "%.2f", 1e3),
-    "t_comm_pp_s": Column("Pipeline hops per step (ms)", ",.3f", "%.3f", 1e3),
-    "kv_transfer_s": Column("KV transfer (ms)", ",.2f", "%.2f", 1e3),
-    "prefill_stall_s": Column("Prefill stall per step (ms)", ",.2f", "%.2f", 1e3),
-    "decode_tokens_per_s_per_user": Column("Decode-only tokens/s per user", ",.1f", "%.1f"),
-    "weight_bytes_per_gpu": Column("Weights per GPU (GB)", ",.1f", "%.1f", 1e-9),
-    "kv_bytes_per_gpu": Column("KV cache per GPU (GB)", ",.1f", "%.1f", 1e-9),
-    "slo_miss": Column("SLO missed"), "series": Column("Accelerator (domain)"),
-    "detail": Column("Detail"), "families": Column("Families", ",d", "%d"), "example": Column("Example"),
-    "reason": Column("Reason"), "mode": Column("Mode"),
-}.items():
-    COLUMNS.setdefault(_c, _spec)
 
 TOP_SHOWN = ["hardware", "scale_up_domain_size", "layout", "precision", "batch_size", "total_gpus",
              "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "ttft_s", "usd_per_m_output_tokens_all_in",

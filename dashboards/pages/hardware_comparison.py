@@ -1,7 +1,7 @@
 """Hardware comparison: cost versus interactivity per accelerator, and the cheapest deployment at a floor.
 
-One econ call (:func:`econ.analyses.compare.hardware_comparison`: accelerator x precision x GPU count x batch,
-one vectorized evaluation). The headline reads each accelerator's cost frontier
+One econ call (:func:`econ.analyses.compare.hardware_comparison`: the one deployment search of every layout,
+batch and serving mode per accelerator, the same as head to head and ``econ compare``). The headline reads each accelerator's cost frontier
 (:func:`econ.analyses.compare.cost_frontier`) at chosen interactivity levels (20 / 50 / 100 output tokens/s per
 user): $/M output, input and blended tokens, output tokens/s per GPU, tokens per $1 and per provisioned
 MW (:func:`econ.analyses.compare.interactivity_table`), with the public measurements on the chart. Then the
@@ -25,7 +25,7 @@ from dashboards import charts  # noqa: E402
 from econ.vocabulary import column_title  # noqa: E402
 from dashboards.components import (chart, fields, fmt, interactivity, safe_text, scenario_sidebar, sources,  # noqa: E402
                                    state, table)
-from econ.analyses.compare import Comparison, cost_frontier, hardware_comparison  # noqa: E402
+from econ.analyses.compare import OBJECTIVES, Comparison, cost_frontier, hardware_comparison  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -35,9 +35,12 @@ from dashboards.components.scenario_sidebar import BASIS_TITLES as TIER_TITLES  
 TITLE = "Hardware comparison"
 ICON = ":material/leaderboard:"
 ORDER = 20
+ALL_IN = OBJECTIVES["output"]
+"""The cost the page ranks and draws: all-in $/M output tokens (the figure head to head and econ compare quote)."""
 
-BEST_SHOWN = ["rank", "hardware", "precision", "num_gpus", "batch_size", "binding_wall", "tokens_per_s_per_user",
-              "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens", "usd_per_m_input_tokens",
+BEST_SHOWN = ["rank", "hardware", "precision", "layout", "total_gpus", "batch_size", "binding_wall",
+              "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens_all_in",
+              "usd_per_m_output_tokens", "usd_per_m_input_tokens",
               "usd_per_m_blended_tokens", "usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility",
               "usd_per_gpu_hour_power", "usd_per_gpu_hour_opex", "usd_per_gpu_hour_rental", "ttft_s", "status"]
 
@@ -51,7 +54,7 @@ def compare(token: str, sc: Scenario, _catalog=None) -> tuple[Comparison, pl.Dat
                                  min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user,
                                  objective=sc.compare_objective, input_len=sc.input_len, output_len=sc.output_len,
                                  assumptions=sc.assumptions(), economics=sc.economics(cat))
-    front = cost_frontier(result.points).join(
+    front = cost_frontier(result.points, cost=ALL_IN).join(
         cat.accelerators.select(pl.col("id").alias("hardware"), "display_name"), on="hardware", how="left")
     return result, front
 
@@ -90,14 +93,15 @@ def render() -> None:
         return
     best = result.best
     ranked = best.filter(pl.col("rank").is_not_null())
-    objective = "usd_per_m_output_tokens" if sc.compare_objective == "output" else "usd_per_m_blended_tokens"
+    objective = OBJECTIVES[sc.compare_objective]
     c = st.columns(4)
     if ranked.height:
         top = ranked.row(0, named=True)
-        c[0].metric("Cheapest accelerator", top["hardware"], help=names.get(top["hardware"]))
-        c[1].metric("Its $ per M " + ("output" if sc.compare_objective == "output" else "blended") + " tokens",
+        c[0].metric("Cheapest accelerator", names.get(top["hardware"], top["hardware"]))
+        c[1].metric("Its $ per M " + ("output tokens, all-in" if sc.compare_objective == "output" else "blended tokens"),
                     fmt.usd_per_m(top[objective]),
-                    help=f"{top['precision'].upper()}, {top['num_gpus']} GPUs per replica, batch {top['batch_size']:,}")
+                    help=f"{top['precision'].upper()}, {top['layout']} ({top['total_gpus']:,} GPUs), batch "
+                         f"{top['batch_size']:,}; all-in: every GPU of the unit, prefill included")
         c[2].metric("Its output tokens/s per user", fmt.rate(top["tokens_per_s_per_user"]))
     c[3].metric("Accelerators meeting the floor", f"{ranked.height} of {best.height}")
     assumptions = sources.show(cat, sc.assumptions(), sc.economics(cat), key="hc.sources", model=sc.model,
@@ -108,7 +112,7 @@ def render() -> None:
                "cheapest deployment at or above each interactivity level, read off its cost frontier.")
     if front.height:
         interactivity.section(front, sc=sc, cat_in_use=cat_in_use, economics=sc.economics(cat),
-                              cost="usd_per_m_output_tokens", series="hardware", key="hc.ix",
+                              cost=ALL_IN, series="hardware", key="hc.ix",
                               name=f"cost-vs-interactivity-{sc.model}", min_speed=sc.min_tokens_per_s_per_user,
                               assumptions=assumptions, metadata=meta)
     st.subheader(f"Cheapest at the floor: {sc.min_tokens_per_s_per_user:g} output tokens/s per user")
@@ -140,7 +144,7 @@ def render() -> None:
         measured = None
         if st.session_state.get("hc.ix.measured", True):
             measured = interactivity.measured_for(sc.model, chosen, sc, front, near=st.session_state.get(
-                "hc.ix.near", True), cost="usd_per_m_output_tokens", data_dir=state.data_dir())
+                "hc.ix.near", True), cost=ALL_IN, data_dir=state.data_dir())
         chart.show(charts.frontier_chart, shown, min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user,
                    measured=measured, key="hc.frontier",
                    cache_key=(cat_in_use.token, sc, tuple(chosen), measured is not None,

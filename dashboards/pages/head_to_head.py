@@ -112,19 +112,6 @@ def kpis(h: HeadToHead) -> None:
                         f"throughput per GPU B / A = {r['throughput_ratio_b_to_a']:,.2f}x")
 
 
-def with_band(picks: pl.DataFrame, factors: dict) -> pl.DataFrame:
-    """The picks with the band of their all-in cost and speed per user: the engine's rule
-    (:func:`econ.engine.profile_band`, via :func:`dashboards.components.profiles.band_factors`); null without a
-    calibrated profile. ``factors``: setup -> (profile, exp(p10), exp(p90))."""
-    lo = pl.col("setup").replace_strict({k: v[1] for k, v in factors.items()}, return_dtype=pl.Float64)
-    hi = pl.col("setup").replace_strict({k: v[2] for k, v in factors.items()}, return_dtype=pl.Float64)
-    out = picks.with_columns((pl.col(COST) / hi).alias(f"{COST}_low"), (pl.col(COST) / lo).alias(f"{COST}_high"),
-                             (pl.col("tokens_per_s_per_user") * lo).alias("tokens_per_s_per_user_low"),
-                             (pl.col("tokens_per_s_per_user") * hi).alias("tokens_per_s_per_user_high"))
-    return out.with_columns(pl.col(c).fill_nan(None) for c in (f"{COST}_low", f"{COST}_high",
-                                                               "tokens_per_s_per_user_low", "tokens_per_s_per_user_high"))
-
-
 def efficiency_note(picks: pl.DataFrame, factors: dict, cat, assumptions, levels) -> str:
     """Each set-up's efficiencies (calibration profile or assumed) and its band at the middle level it reaches."""
     lines = []
@@ -177,7 +164,6 @@ def render() -> None:
     front = h.frontier.with_columns(setup_label=pl.col("setup").replace_strict(names, return_dtype=pl.String))
     picks = h.at_levels.with_columns(setup_label=pl.col("setup").replace_strict(names, return_dtype=pl.String))
     factors = {s: profiles.band_factors(cat, x.hardware, x.precision, assumptions) for s, x in (("A", a), ("B", b))}
-    picks = with_band(picks, factors)
     st.markdown(efficiency_note(picks, factors, cat, assumptions, levels))
     st.subheader("Both frontiers")
     show_measured, near = interactivity.measured_controls("h2h")

@@ -26,15 +26,19 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from econ.vocabulary import COLUMNS, Column, column_title, pct_col, usd_h_col, usd_m_col  # noqa: E402
+from econ.vocabulary import (COLUMNS, TIER_SPECS, Column, Tier, column_title, pct_col, usd_h_col,  # noqa: E402
+                             usd_m_col)
 from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
-from econ.analyses.quotes import (  # noqa: E402
-    DEFAULT_MIN_TOKENS_PER_S_PER_USER, MAX_QUOTE_ROWS, NOT_COMPARABLE, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, VERDICTS,
-    WEIGHT_FORMATS, QuoteCheck, check_quotes, cost_basis_label, generations, load_provider_systems, load_quotes,
-    read_quotes, single_quote,
+from econ.analyses.quotes import QuoteCheck, check_quotes, cost_basis_label, generations, single_quote  # noqa: E402
+from econ.economics.margins import NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, VERDICTS  # noqa: E402
+from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
+from econ.tables.quote_files import (  # noqa: E402
+    MAX_QUOTE_ROWS, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, WEIGHT_FORMATS, load_provider_systems, load_quotes,
+    read_quotes,
 )
 from econ.io.scenario import Scenario  # noqa: E402
+from dashboards.components import sensitivity  # noqa: E402
 
 TITLE = "Quote checker"
 ICON = ":material/fact_check:"
@@ -50,16 +54,15 @@ VERDICT_COLOURS = {"below-floor": charts.OKABE_ITO[5], "thin": charts.OKABE_ITO[
 VERDICT_LABELS = {"below-floor": "Below floor", "thin": "Thin", "plausible": "Plausible", "rich": "Rich",
                   NOT_COMPARABLE: "Not GPU-comparable"}
 VERDICT_HELP = {"below-floor": "No accelerator in scope serves the model at this price and speed",
-                "thin": "Gross margin under 20%", "plausible": "Gross margin 20% to 80%",
-                "rich": "Gross margin over 80%",
+                "thin": f"Gross margin under {THIN_MARGIN_FRAC:.0%}",
+                "plausible": f"Gross margin {THIN_MARGIN_FRAC:.0%} to {RICH_MARGIN_FRAC:.0%}",
+                "rich": f"Gross margin over {RICH_MARGIN_FRAC:.0%}",
                 NOT_COMPARABLE: "Non-GPU hardware without a cost basis (Groq, Cerebras, SambaNova), or a speed no "
                                 "accelerator in scope reaches: no GPU floor to compare with"}
 
-TIER_LABELS = {
-    "scenario": "As in the sidebar", "hyperscaler": "Hyperscaler cost of owning (SemiAnalysis)",
-    "neocloud": "Neocloud cost of owning (SemiAnalysis)", "owned-custom": "Owned: econ's capex chain",
-    "rental-3yr": "3-year rental (SemiAnalysis)", "on-demand": "On-demand rental", "custom": "A $/GPU-hour I type",
-}
+TIER_LABELS = {"scenario": "As in the sidebar",
+               **{spec.cli_name: spec.label for t, spec in TIER_SPECS.items() if t not in (Tier.RENTAL, Tier.CUSTOM)},
+               "custom": "A $/GPU-hour I type"}
 """The page's cost-tier choices (``--tco`` tiers and ``--usd-per-gpu-hour``) and their labels."""
 
 
@@ -432,6 +435,9 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
                  placeholder=table.PLACEHOLDER)
     table.downloads(view_hw, key="qc.dl_hw", name="quote-floors-by-accelerator", assumptions=assumptions,
                     metadata=meta)
+    quotes, _ = quotes_to_check(cat, include_catalog=inputs["include"], upload=inputs["data"], upload_name=None)
+    sensitivity.quote_panel(cat, cat_in_use.token, quotes, pick, sc.assumptions(), econ_, inputs["speed"],
+                            sc.output_len, key="qc.sens")
 
 
 def _hardware_options(cat) -> dict[str, str]:

@@ -232,6 +232,29 @@ def load_measurements(path: str | Path | None = None) -> pl.DataFrame:
     return out
 
 
+FOUR_BIT_FORMATS: frozenset = frozenset({"mxfp4", "nvfp4", "int4"})
+"""Weight formats a row may state for a model whose release pins its formats (gpt-oss MXFP4; Kimi-K2.5 and
+K2-Thinking INT4, mapped to the same pin in models.csv): such a row is served as the release's pinned formats
+(4-bit routed experts, bf16 everything else), not as an all-4-bit model (AIConfigurator labels gpt-oss 'nvfp4'; the
+measurement's weight_format column has no separate expert format)."""
+
+DISAGGREGATED_COLUMNS: tuple[str, ...] = ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
+                                          "decode_instances")
+"""measurements.csv columns of a disaggregated run (optional): the prefill pool's instance layout and the number of
+prefill and decode instances; ``tp``/``dp``/``ep``/``pp`` are then the decode instance and ``concurrency_or_batch``
+its batch."""
+
+
+def _disaggregated(r: dict) -> dict:
+    """The engine's disaggregation inputs of a measurements row (all None for an aggregated run)."""
+    on = str(r.get("disaggregated") or "").strip().lower() == "true"
+    out = {"disaggregated": on}
+    for c in DISAGGREGATED_COLUMNS:
+        v = r.get(c)
+        out[c] = float(v) if on and v not in (None, "") else None
+    return out
+
+
 def _concurrency(text: str | None) -> float | None:
     """``concurrency_or_batch`` as a number (``~250`` -> 250), None for empty or ``max``."""
     if text is None or text.strip() in ("", "max"):
@@ -278,7 +301,8 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     if measurements.height == 0:
         raise InvalidInputError("measurements has no rows (nothing to calibrate on)")
     acc = {r["id"]: r for r in catalog.accelerators.select("id", "generation", "scale_up_domain_size").iter_rows(named=True)}
-    mod = {r["id"]: r for r in catalog.models.select("id", "num_experts").iter_rows(named=True)}
+    mod = {r["id"]: r for r in catalog.models.select("id", "num_experts", "native_weight_dtype").iter_rows(named=True)}
+    pinned = {d for d, pair in prec.CHECKPOINT_FORMATS.items() if any(pair)}
     cases, base = [], []
     for r in measurements.iter_rows(named=True):
         cid = r["case_id"]
@@ -321,17 +345,18 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             if ep <= 1:  # replicas without expert parallelism are independent instances
                 dp = 1.0
         wf = r["weight_format"]
-        if r["model"].startswith("gpt-oss") and wf == "mxfp4":
-            wf = None  # the release's pinned formats (MXFP4 experts, bf16 rest): econ.physics.precision.CHECKPOINT_FORMATS
+        if mod[r["model"]]["native_weight_dtype"] in pinned and wf in FOUR_BIT_FORMATS:
+            wf = None  # the release's pinned formats (4-bit experts, bf16 rest): econ.physics.precision.CHECKPOINT_FORMATS
         domain = None
         if tp is not None and tp > acc[r["hardware"]]["scale_up_domain_size"]:
             domain = float(tp)  # a stated TP beyond the catalog's domain ran over PCIe peer-to-peer (L40S TP2)
+        dis = _disaggregated(r)
         point = dict(model=r["model"], hardware=r["hardware"], precision=r["precision"], kv_precision=r["kv_precision"],
                      scale_up_domain_size=domain,
                      weight_format=wf, input_len=int(round(input_len)), output_len=max(int(round(r["output_len"])), 1),
                      tp=tp, dp=dp, ep=ep, pp=pp,
                      spec_method=spec[0] if spec else "none", spec_draft_tokens=float(spec[1]) if spec else None,
-                     spec_acceptance=spec[2] if spec else None)
+                     spec_acceptance=spec[2] if spec else None, **dis)
         if scen in ("server", "interactive"):
             kind = "slo"
             for lim in ("ttft_limit_s", "tpot_limit_s"):

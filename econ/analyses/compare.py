@@ -1,4 +1,4 @@
-"""Hardware comparison at a service-level floor, the throughput-interactivity frontier, and cluster plans.
+"""Hardware comparison at a service-level floor, the throughput-interactivity frontier, head to head.
 
 :func:`hardware_comparison` answers "for this model, what does each accelerator cost per million
 tokens when every user must get at least X tokens/s?". It builds the whole search space (accelerator x
@@ -14,9 +14,8 @@ user"); :func:`interactivity_table` adds tokens per dollar and tokens/s per prov
 :func:`head_to_head` puts two (model, accelerator, precision, cost tier) set-ups side by side: both
 frontiers, the ratio at each level and where the step time goes (:func:`econ.analyses.breakdown.step_breakdown`).
 
-:func:`cluster_plan` sizes a cluster of one accelerator (``econ.analyses.cluster``) and adds what the model
-knows: checkpoint size and write time, a 6 N D training run, and the tokens/day the cluster serves at
-the floor with the revenue and payback that implies.
+Cluster plans are ``econ.analyses.cluster`` (which calls :func:`hardware_comparison` for the serving rate; this
+module never imports it).
 """
 
 from __future__ import annotations
@@ -27,36 +26,38 @@ from dataclasses import dataclass, replace
 import numpy as np
 import polars as pl
 
-from econ.assumptions import DEFAULT, Assumptions, Economics
+from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Economics
 from econ.tables.catalog import Catalog, check_ids
 from econ.errors import InvalidInputError
 from econ.physics.precision import PRECISIONS
 from econ.engine import evaluate
-from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, INTERACTIVITY_LEVELS
-from econ.analyses.sweep import layout_candidates_frame
-from econ.validate import require_in_range, require_integer
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN, INTERACTIVITY_LEVELS
+from econ.analyses.search import cheapest, pareto_frontier
+from econ.validate import require_in_range
 from econ.vocabulary import TCO_CHOICES, TIER_ALIASES, TIERS
-
-DEFAULT_GPU_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
-"""GPUs per model replica searched: powers of two up to 64 (eight 8-GPU servers). [accelerators]"""
-
-DEFAULT_BATCH_SIZES: tuple[int, ...] = tuple(sorted({int(round(2 ** (k / 3))) for k in range(0, 40)}))
-"""Batch sizes searched: three per octave from 1 to 8,192 (each step <= 26% above the last). [sequences]"""
 
 COST_PARTS: tuple[str, ...] = ("capex", "facility", "opex", "power", "rental")
 """Parts of $/GPU-hour: owned = capex annuity + facility annuity + opex + power; rented = the rate."""
 
-OBJECTIVES = {"output": "usd_per_m_output_tokens", "blended": "usd_per_m_blended_tokens"}
+OBJECTIVES = {"output": "usd_per_m_output_tokens_all_in", "blended": "usd_per_m_blended_tokens"}
+"""What the ranking minimizes: all-in $/M output tokens (every accelerator of the serving unit, prefill
+included, over its output: the figure head to head and ``econ compare`` quote) or the blended $/M (prefill
+charged to input tokens, decode to output, at the scenario's input:output mix)."""
 
 BEST_COLUMNS: tuple[str, ...] = (
-    "rank", "hardware", "display_name", "vendor", "meets_slo", "status", "precision", "layout", "num_gpus", "tp",
-    "dp", "ep", "pp",
+    "rank", "hardware", "display_name", "vendor", "meets_slo", "status", "model", "precision", "layout", "num_gpus",
+    "total_gpus", "tp", "dp", "ep", "pp", "disaggregated",
     "batch_size", "max_batch_size", "binding_wall", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu",
     "ttft_s", "basis", "usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility",
     "usd_per_gpu_hour_opex", "usd_per_gpu_hour_power", "usd_per_gpu_hour_rental", "usd_per_m_input_tokens",
-    "usd_per_m_output_tokens", "usd_per_m_blended_tokens", "objective", "usd_per_m_tokens_capex",
+    "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in", "usd_per_m_blended_tokens", "objective",
+    "usd_per_m_tokens_capex",
     "usd_per_m_tokens_facility", "usd_per_m_tokens_opex", "usd_per_m_tokens_power", "usd_per_m_tokens_rental",
+    "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
+    "decode_instances",
 )
+"""Columns of :attr:`Comparison.best`: the winner per accelerator, its cost chain and split, and every key of its
+deployment (so it can be evaluated again on its own)."""
 
 FRONTIER_COLUMNS: tuple[str, ...] = (
     "hardware", "display_name", "precision", "num_gpus", "batch_size", "tokens_per_s_per_user",
@@ -85,81 +86,11 @@ class Comparison:
     points: pl.DataFrame
 
 
-def search_space(catalog: Catalog, *, model: str, hardware=None, precisions=None,
-                 gpu_counts=DEFAULT_GPU_COUNTS, batch_sizes=DEFAULT_BATCH_SIZES, input_len: int = 1024,
-                 output_len: int = 1024) -> pl.DataFrame:
-    """The configurations :func:`hardware_comparison` evaluates (a cross join, no loop over rows).
-
-    Layouts at each GPU count are those ``econ cost`` chooses among
-    (:func:`econ.analyses.sweep.layout_candidates_frame`: tensor x pipeline filling the scale-up domain first, and
-    attention-DP + EP for MoE models); counts with no valid layout (more pipeline stages than layers, a
-    tp the heads do not divide) are dropped.
-
-    Returns
-    -------
-    pl.DataFrame with ``model``, ``hardware``, ``precision``, ``num_gpus``, ``tp``, ``dp``, ``ep``, ``pp``,
-    ``batch_size`` (sequences per instance, >= dp), ``input_len``, ``output_len``.
-
-    Raises
-    ------
-    UnknownIdError, InvalidInputError
-    """
-    check_ids("model", [model], catalog.models["id"].to_list())
-    hw_all = catalog.accelerators["id"].to_list()
-    hardware = list(hardware) if hardware else hw_all
-    check_ids("hardware", hardware, hw_all)
-    precisions = list(precisions) if precisions else list(PRECISIONS)
-    for p in precisions:
-        if p not in PRECISIONS:
-            raise InvalidInputError(f"precision={p!r} is not one of {list(PRECISIONS)}")
-    gpus = require_integer("gpu_counts", np.asarray(list(gpu_counts), dtype=float), 1, 1 << 16, "accelerators")
-    batches = require_integer("batch_sizes", np.asarray(list(batch_sizes), dtype=float), 1, 1 << 20, "sequences")
-    keys = pl.DataFrame({"hardware": hardware}).join(pl.DataFrame({"precision": precisions}), how="cross") \
-        .with_columns(model=pl.lit(model)).select("model", "hardware", "precision")
-    # the layouts econ cost chooses among at each GPU count (tensor x pipeline; attention-DP + EP for MoE)
-    deploy = pl.concat([layout_candidates_frame(catalog, keys, num_gpus=int(n)) for n in gpus.astype(np.int64)])
-    return (deploy
-            .join(pl.DataFrame({"batch_size": batches.astype(np.int64)}), how="cross")
-            .filter(pl.col("batch_size") >= pl.col("dp"))
-            .with_columns(input_len=pl.lit(int(input_len), dtype=pl.Int64),
-                          output_len=pl.lit(int(output_len), dtype=pl.Int64))
-            .select("model", "hardware", "precision", "num_gpus", "tp", "dp", "ep", "pp", "batch_size", "input_len",
-                    "output_len"))
-
-
-SEARCH_SPACE_MEMO = 16
-"""Search spaces kept per catalog object by :func:`hardware_comparison` (a rerun that changes only the
-economics, e.g. PUE, reuses the grid: the layouts do not depend on prices)."""
-
-
-def _search_space_memo(catalog: Catalog, **kwargs) -> pl.DataFrame:
-    """:func:`search_space`, memoized on the catalog object (an LRU of :data:`SEARCH_SPACE_MEMO` grids).
-
-    Same answer as :func:`search_space` (it depends only on the catalog and these arguments, not on the
-    economics or the efficiency assumptions); the catalog is frozen, so a new catalog starts empty.
-    """
-    key = tuple((k, tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in sorted(kwargs.items()))
-    memo = getattr(catalog, "_search_space_memo", None)
-    if memo is None:
-        from collections import OrderedDict
-        memo = OrderedDict()
-        object.__setattr__(catalog, "_search_space_memo", memo)  # a cache, not a field (as engine.catalog_arrays)
-    if key in memo:
-        memo.move_to_end(key)
-        return memo[key]
-    out = search_space(catalog, **kwargs)
-    memo[key] = out
-    while len(memo) > SEARCH_SPACE_MEMO:
-        memo.popitem(last=False)
-    return out
-
-
 def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisions=None,
                         min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
-                        objective: str = "output",
-                        gpu_counts=DEFAULT_GPU_COUNTS, batch_sizes=DEFAULT_BATCH_SIZES, input_len: int = 1024,
-                        output_len: int = 1024, assumptions: Assumptions = DEFAULT,
-                        economics: Economics = Economics()) -> Comparison:
+                        objective: str = "output", input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
+                        max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
+                        economics: Economics = Economics(), deployment=None, space=None) -> Comparison:
     """Cheapest deployment of ``model`` on each accelerator that gives every user a minimum speed.
 
     Parameters
@@ -172,14 +103,17 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     precisions : sequence of {"bf16", "fp8", "fp4"}, optional
         Weight precisions allowed; None or empty = all three (each accelerator uses what it supports).
     min_tokens_per_s_per_user : float >= 0
-        Service-level floor on decode speed per sequence, 1 / TPOT (default: the one default floor,
+        Service-level floor on the served speed per sequence (default: the one default floor,
         :data:`econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER`). [tokens/s]
     objective : {"output", "blended"}
-        Minimize $/M output tokens, or the blended $/M at ``economics.input_output_mix``.
-    gpu_counts, batch_sizes : sequences of int
-        The grid searched (defaults :data:`DEFAULT_GPU_COUNTS`, :data:`DEFAULT_BATCH_SIZES`).
+        Minimize all-in $/M output tokens, or the blended $/M at ``economics.input_output_mix``
+        (:data:`OBJECTIVES`).
     input_len, output_len : int [tokens]
-    assumptions, economics : see :func:`econ.engine.evaluate`.
+    max_ttft_s : float > 0
+        TTFT limit of the deployments compared. [s]
+    assumptions, economics, deployment : see :func:`econ.engine.evaluate`.
+    space : econ.analyses.optimize.SearchSpace, optional
+        The search (default: every layout, batch and serving mode); ``precisions`` replaces its precisions.
 
     Returns
     -------
@@ -188,63 +122,100 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     Raises
     ------
     UnknownIdError, InvalidInputError
-        Unknown ids, an unknown objective or precision, or a floor outside [0, 1e4] tokens/s.
+        Unknown ids, an unknown objective or precision, a floor outside [0, 1e4] tokens/s, or a search larger
+        than ``space.max_points``.
 
     Notes
     -----
-    The optimum is over a grid: the batch is within 26% of the best batch for its deployment (three
-    sizes per octave), and GPU counts are powers of two. The $/M split into capex, facility, opex and
-    power (or rental) scales the objective by each part's share of $/GPU-hour (the deployment's
-    throughput is common to all parts). Input cost is that of the same deployment (prefill on the
-    replica chosen for decode).
+    One question, one search: the deployments are those of :func:`econ.analyses.optimize.search` (every
+    TP/EP/PP/attention-DP layout, aggregated and disaggregated, the one batch grid), the same search head to
+    head, ``econ compare``, ``econ optimize`` and ``econ frontier`` run, so each accelerator's answer here equals
+    theirs at the same floor. The winners are then re-evaluated by :func:`econ.engine.evaluate` for their whole
+    cost chain (capex, facility, opex, power or rent): the $/M split scales the objective by each part's share of
+    $/GPU-hour (the deployment's throughput is common to all parts).
     """
+    from econ.analyses.optimize import SLO, SearchSpace, search
+
     if objective not in OBJECTIVES:
         raise InvalidInputError(f"objective={objective!r} is not one of {list(OBJECTIVES)}")
     slo = float(require_in_range("min_tokens_per_s_per_user", min_tokens_per_s_per_user, 0.0, 1e4, "tokens/s"))
-    points = _search_space_memo(catalog, model=model, hardware=hardware, precisions=precisions, gpu_counts=gpu_counts,
-                                batch_sizes=batch_sizes, input_len=input_len, output_len=output_len)
-    res = evaluate(points, catalog, assumptions, economics, strict=False)
-    res = res.with_columns(
-        meets_slo=(pl.col("feasible") & (pl.col("tokens_per_s_per_user") >= slo)).fill_null(False),
-        usd_per_gpu_hour_rental=pl.when(pl.col("basis") == "rental").then(pl.col("usd_per_gpu_hour"))
-        .otherwise(pl.col("usd_per_gpu_hour") * 0.0),
-    )
+    check_ids("model", [model], catalog.models["id"].to_list())
+    hw_all = catalog.accelerators["id"].to_list()
+    hws = list(dict.fromkeys(hardware)) if hardware else hw_all
+    check_ids("hardware", hws, hw_all)
+    precisions = tuple(dict.fromkeys(precisions)) if precisions else None
+    for p in precisions or ():
+        if p not in PRECISIONS:
+            raise InvalidInputError(f"precision={p!r} is not one of {list(PRECISIONS)}")
+    deployment = deployment or DEFAULT_DEPLOYMENT
+    space = replace(space or SearchSpace(), precisions=precisions)
+    res = search(catalog, model=model, hardware=hws, input_len=input_len, output_len=output_len,
+                 slo=SLO(min_tokens_per_s_per_user=slo, max_ttft_s=max_ttft_s), space=space,
+                 assumptions=assumptions, economics=economics, deployment=deployment)
+    points = res.points.with_columns(feasible=pl.lit(True))
     obj = OBJECTIVES[objective]
     names = catalog.accelerators.select(pl.col("id").alias("hardware"), "display_name", "vendor")
-    best = (res.filter(pl.col("meets_slo"))
-            .sort([obj, "num_gpus", "batch_size"])
-            .unique(subset="hardware", keep="first", maintain_order=True)
-            .with_columns(objective=pl.lit(objective), status=pl.lit(""))
+    winners = cheapest(points.filter(pl.col("meets_slo")), by=("hardware",), cost=obj)
+    best = _cost_chain(winners, catalog, assumptions, economics, deployment, input_len=input_len,
+                       output_len=output_len)
+    best = (best.with_columns(objective=pl.lit(objective), status=pl.lit(""))
             .with_columns([(pl.col(obj) * pl.col(f"usd_per_gpu_hour_{p}") / pl.col("usd_per_gpu_hour"))
                           .alias(f"usd_per_m_tokens_{p}") for p in COST_PARTS]))
     best = best.with_columns(rank=pl.int_range(1, best.height + 1, dtype=pl.Int64))
-    missing = _why_not(res, slo, max(int(x) for x in gpu_counts))
+    missing = _why_not(points, res.rejected, hws, slo)
     missing = missing.filter(~pl.col("hardware").is_in(best["hardware"].implode()))
     best = pl.concat([best.join(names, on="hardware", how="left"),
                       missing.join(names, on="hardware", how="left")], how="diagonal_relaxed")
-    order = points.select("hardware").unique(maintain_order=True).with_row_index("_order")
+    order = pl.DataFrame({"hardware": hws}).with_row_index("_order")
     best = (best.join(order, on="hardware", how="left")
             .sort([pl.col("rank").is_null(), "rank", "_order"]).select(BEST_COLUMNS))
-    return Comparison(best=best, frontier=throughput_frontier(res, names), points=res)
+    return Comparison(best=best, frontier=throughput_frontier(points, names), points=points)
 
 
-def _why_not(res: pl.DataFrame, slo: float, max_gpus: int) -> pl.DataFrame:
-    """One row per accelerator: why no configuration met the floor (vectorized group-by)."""
-    agg = res.group_by("hardware", maintain_order=True).agg(
-        any_feasible=pl.col("feasible").any(),
-        best_speed=pl.col("tokens_per_s_per_user").filter(pl.col("feasible")).max(),
-        price_missing=pl.col("infeasible_reason").str.starts_with("no ").any(),
-        unsupported=pl.col("infeasible_reason").eq("precision not supported by hardware").all(),
-        price_reason=pl.col("infeasible_reason").filter(pl.col("infeasible_reason").str.starts_with("no ")).first(),
-        precisions=pl.col("precision").unique().sort().str.join("/"),
-    )
-    status = (pl.when(pl.col("any_feasible"))
-              .then(pl.format("no deployment reaches {} tokens/s per user (fastest: {})",
-                              pl.lit(f"{slo:g}"), pl.col("best_speed").round(1)))
-              .when(pl.col("price_missing")).then(pl.col("price_reason"))
-              .when(pl.col("unsupported")).then(pl.format("no hardware support for {}", pl.col("precisions")))
-              .otherwise(pl.lit(f"weights do not fit in HBM on up to {max_gpus} accelerators")))
-    return agg.select("hardware", status.alias("status"), meets_slo=pl.lit(False))
+_CHAIN_COLUMNS = ("usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility", "usd_per_gpu_hour_opex",
+                  "usd_per_gpu_hour_power", "basis")
+_DEPLOYMENT_KEYS = ("model", "hardware", "precision", "batch_size", "num_gpus", "tp", "dp", "ep", "pp",
+                    "disaggregated", "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp",
+                    "prefill_instances", "decode_instances")
+"""The columns of a search point that name its deployment completely (what :func:`econ.engine.evaluate` needs)."""
+
+
+def _cost_chain(winners: pl.DataFrame, catalog: Catalog, assumptions, economics, deployment, *, input_len: int,
+                output_len: int) -> pl.DataFrame:
+    """The winners of a search with their whole $/GPU-hour chain: one :func:`econ.engine.evaluate` of their
+    deployments (a few rows), stacked by position; the rental part is the rate when the tier rents."""
+    if winners.height == 0:
+        return winners.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in _CHAIN_COLUMNS[:-1]),
+                                    pl.lit(None, pl.String).alias("basis"),
+                                    pl.lit(None, pl.Float64).alias("usd_per_gpu_hour_rental"))
+    pooled = ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances")
+    rows = winners.select(_DEPLOYMENT_KEYS).with_columns(
+        *(pl.when(pl.col("disaggregated")).then(pl.col(c)).otherwise(None).alias(c) for c in pooled),
+        input_len=pl.lit(int(input_len)), output_len=pl.lit(int(output_len)))  # an aggregated row has no pools
+    chain = evaluate(rows, catalog, assumptions, economics, deployment, strict=False, columns=_CHAIN_COLUMNS)
+    out = winners.drop([c for c in _CHAIN_COLUMNS if c in winners.columns]).hstack(chain.select(_CHAIN_COLUMNS))
+    rent = pl.when(pl.col("basis") != "owned").then(pl.col("usd_per_gpu_hour")).otherwise(pl.col("usd_per_gpu_hour") * 0.0)
+    return out.with_columns(usd_per_gpu_hour_rental=rent)
+
+
+def _why_not(points: pl.DataFrame, rejected: pl.DataFrame, hardware: list[str], slo: float) -> pl.DataFrame:
+    """One row per accelerator: why no deployment met the floor: the fastest it reached, else the search's most
+    frequent rejection (:func:`econ.analyses.optimize.rejected_summary`) with its detail. Vectorized group-bys."""
+    from econ.analyses.optimize import rejected_summary
+
+    fastest = points.group_by("hardware").agg(pl.col("tokens_per_s_per_user").max().alias("best_speed"))
+    summary = rejected_summary(rejected)
+    first = (summary.sort("families", descending=True).unique(subset="hardware", keep="first")
+             .select("hardware", pl.when(pl.col("detail").fill_null("") != "")
+                     .then(pl.col("reason") + pl.lit(" (") + pl.col("detail") + pl.lit(")"))
+                     .otherwise(pl.col("reason")).alias("rejected")))
+    out = (pl.DataFrame({"hardware": hardware}).join(fastest, on="hardware", how="left")
+           .join(first, on="hardware", how="left"))
+    status = (pl.when(pl.col("best_speed").is_not_null())
+              .then(pl.format("no deployment reaches {} tokens/s per user (fastest: {})", pl.lit(f"{slo:g}"),
+                              pl.col("best_speed").round(1)))
+              .otherwise(pl.col("rejected").fill_null("no deployment can serve this model")))
+    return out.select("hardware", status.alias("status"), meets_slo=pl.lit(False))
 
 
 def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -265,14 +236,10 @@ def throughput_frontier(points: pl.DataFrame, names: pl.DataFrame | None = None)
 
     Notes
     -----
-    Sorting by interactivity descending, a row is on the frontier when its throughput exceeds the
-    running maximum of every faster row (cumulative max over the group): O(n log n), no loop.
+    :func:`econ.analyses.search.pareto_frontier` with the throughput maximized (the one frontier of every search).
     """
-    f = (points.filter(pl.col("feasible"))
-         .sort(["hardware", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"], descending=[False, True, True])
-         .with_columns(_prev=pl.col("output_tokens_per_s_per_gpu").cum_max().shift(1).over("hardware"))
-         .filter(pl.col("_prev").is_null() | (pl.col("output_tokens_per_s_per_gpu") > pl.col("_prev")))
-         .sort(["hardware", "tokens_per_s_per_user"]))
+    f = pareto_frontier(points.filter(pl.col("feasible")), by=("hardware",), x="tokens_per_s_per_user",
+                        y="output_tokens_per_s_per_gpu", minimize_y=False)
     if names is None:
         f = f.with_columns(display_name=pl.col("hardware"))
     else:
@@ -317,7 +284,7 @@ def value_at_interactivity(points: pl.DataFrame, levels=INTERACTIVITY_LEVELS, *,
     Parameters
     ----------
     points : pl.DataFrame
-        Evaluated deployments (a frontier from :func:`econ.analyses.optimize.pareto_frontier` or
+        Evaluated deployments (a frontier from :func:`econ.analyses.search.pareto_frontier` or
         :func:`cost_frontier`, or every point: the answer is the same, since the cheapest point at least
         as fast as X is on the frontier). Columns ``by``, ``speed`` and ``cost``; rows with a null cost or
         ``feasible = False`` are ignored.
@@ -432,11 +399,9 @@ def cost_frontier(points: pl.DataFrame, *, by=("hardware",), speed: str = "token
                   cost: str = "usd_per_m_output_tokens") -> pl.DataFrame:
     """Pareto frontier of cost against interactivity per group: no kept point is beaten on both.
 
-    A thin, documented use of :func:`econ.analyses.optimize.pareto_frontier` on the feasible priced rows of
+    A thin, documented use of :func:`econ.analyses.search.pareto_frontier` on the feasible priced rows of
     ``points`` (e.g. :attr:`Comparison.points`): per group, sorted by ``speed`` ascending.
     """
-    from econ.analyses.optimize import pareto_frontier
-
     ok = points.filter(pl.col(cost).is_not_null() & pl.col(speed).is_not_null())
     if "feasible" in ok.columns:
         ok = ok.filter(pl.col("feasible").fill_null(False))
@@ -472,7 +437,6 @@ def batch_at_floor(curve: pl.DataFrame, *, min_tokens_per_s_per_user: float = DE
     return None if ok.height == 0 else int(ok["batch_size"].max())
 
 
-AUTO_LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
 
 
 def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
@@ -512,7 +476,7 @@ def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAU
                              and ttft is not None and ttft <= max_ttft_s):
         return row, curve
     if curve is None:
-        curve = batch_curve(catalog, **{**cost_kwargs, **{k: r[k] for k in AUTO_LAYOUT_KEYS}})
+        curve = batch_curve(catalog, **_pinned(cost_kwargs, r))
     b = batch_at_floor(curve, min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
                        at_most=r["batch_size"])
     return (row if b is None else curve.filter(pl.col("batch_size") == b).head(1)), curve
@@ -539,8 +503,16 @@ def curve_on_layout(catalog: Catalog, row: dict, *, points_per_octave: int = 4, 
     n = max(2, int(np.log2(max(max_b / dp, 2)) * points_per_octave) + 1)
     batches = (np.unique(np.round(np.geomspace(1, max_b / dp, n)).astype(int)) * dp if max_b > dp
                else np.array([dp]))
-    layout = {k: row[k] for k in AUTO_LAYOUT_KEYS}
-    return cost_table(catalog, batch_sizes=[int(b) for b in batches if b <= max_b], **{**cost_kwargs, **layout})
+    return cost_table(catalog, batch_sizes=[int(b) for b in batches if b <= max_b], **_pinned(cost_kwargs, row))
+
+
+def _pinned(cost_kwargs: dict, row: dict) -> dict:
+    """``cost_kwargs`` with a row's whole deployment pinned (layout and, when disaggregated, its pools)."""
+    from econ.analyses.sweep import POOL_KEYS, deployment_of
+
+    d = deployment_of(row)
+    pools = {k: d.pop(k) for k in POOL_KEYS if k in d}
+    return {**cost_kwargs, **d, "pools": pools or None}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -628,8 +600,8 @@ class HeadToHead:
     binding: pl.DataFrame
 
 
-def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_LEVELS, input_len: int = 1024,
-                 output_len: int = 1024, max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
+def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_LEVELS, input_len: int = DEFAULT_INPUT_LEN,
+                 output_len: int = DEFAULT_OUTPUT_LEN, max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
                  economics: Economics = Economics(), deployment=None, space=None) -> HeadToHead:
     """Two (model, accelerator, precision, cost tier) set-ups side by side on cost against interactivity.
 
@@ -661,12 +633,11 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
     Notes
     -----
     Each side is one :func:`econ.analyses.optimize.search` over every layout (TP/EP/PP/attention-DP, aggregated
-    and disaggregated) and batch; its frontier is :func:`econ.analyses.optimize.pareto_frontier` of all-in $/M
+    and disaggregated) and batch; its frontier is :func:`econ.analyses.search.pareto_frontier` of all-in $/M
     output tokens (every GPU the request uses, prefill included) against served tokens/s per user.
     """
-    from econ.assumptions import DEFAULT_DEPLOYMENT
     from econ.analyses.breakdown import step_breakdown
-    from econ.analyses.optimize import SLO, SearchSpace, pareto_frontier, rejected_summary, search
+    from econ.analyses.optimize import SLO, SearchSpace, rejected_summary, search
 
     deployment = deployment or DEFAULT_DEPLOYMENT
     space = space or SearchSpace()
@@ -717,23 +688,7 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
                       binding=binding)
 
 
-# ---------------------------------------------------------------------------------------------
-# Cluster plan: moved to econ.analyses.cluster (issue 13); re-exported here for existing callers
-# ---------------------------------------------------------------------------------------------
-
-from econ.analyses.cluster import (  # noqa: E402
-    DEFAULT_GPUS_PER_RACK,
-    PLAN_COLUMNS,
-    RACK_SCALE_DOMAINS,
-    cluster_plan,
-    default_gpus_per_rack,
-    plan_status,
-)
-
-
-__all__ = ["Comparison", "hardware_comparison", "search_space", "throughput_frontier", "cluster_plan",
+__all__ = ["Comparison", "hardware_comparison", "throughput_frontier",
            "value_at_interactivity", "add_efficiency", "interactivity_table", "cost_frontier", "Setup",
            "parse_setup", "HeadToHead", "head_to_head", "LEVEL_COLUMN", "SETUP_NAMES", "batch_at_floor",
-           "auto_batch_row", "curve_on_layout",
-           "plan_status", "default_gpus_per_rack", "DEFAULT_GPU_COUNTS", "DEFAULT_BATCH_SIZES", "BEST_COLUMNS",
-           "FRONTIER_COLUMNS", "PLAN_COLUMNS", "COST_PARTS", "OBJECTIVES"]
+           "auto_batch_row", "curve_on_layout", "BEST_COLUMNS", "FRONTIER_COLUMNS", "COST_PARTS", "OBJECTIVES"]

@@ -39,13 +39,16 @@ from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels
-from econ.engine import (CostInputs, EngineInputs, Serving, Workload,
-                         catalog_arrays, default_speculation, efficiency, resolve_formats, run, run_status, tier_rate)
+from econ.engine import (BAND_OF_COST, BAND_OF_RATE, CostInputs, EngineInputs, Serving, Workload, band,
+                         catalog_arrays, default_speculation, efficiency, profile_band, resolve_formats, run,
+                         run_status, tier_rate)
 from econ.errors import InvalidInputError
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
 from econ.vocabulary import MAX_CONTEXT, MODES, REASONS, Reason, tier_code
+from econ.analyses.search import batch_grid, cheapest, pareto_frontier
 
 POINT_COLUMNS: tuple[str, ...] = (
     "model", "hardware", "scale_up_domain_size", "layout", "family", "num_gpus", "tp", "ep", "pp", "dp", "batch_size",
@@ -55,6 +58,7 @@ POINT_COLUMNS: tuple[str, ...] = (
     "prefill_dp", "prefill_num_gpus", "prefill_instances", "decode_instances", "max_batch_size", "hbm_used_frac",
     "weight_bytes_per_gpu", "kv_bytes_per_gpu", "t_mem_s", "t_flop_s", "t_comm_tp_s", "t_comm_ep_s", "t_comm_pp_s",
     "kv_transfer_s", "prefill_stall_s", "bubble_frac", "usd_per_gpu_hour", "meets_slo", "slo_miss",
+    *(f"{c}_{end}" for c in (*BAND_OF_RATE, *BAND_OF_COST) for end in ("low", "high")),
 )
 """Columns of every point (candidates, top, frontier). The first twelve after ``layout`` are the
 issue's required JSON fields; see the module docstring for the served-figure convention."""
@@ -296,16 +300,6 @@ def _layout_grid(m: dict, domain: float, space: SearchSpace, deployment: Deploym
     return {"tp": t[ok], "dp": d[ok], "ep": e[ok], "pp": p[ok]}, rej
 
 
-def _batch_grid(max_b_per_group, steps: int, cap: int):
-    """Batch sizes per attention group: 2^(j/steps) rounded, up to min(max, cap), plus the max itself."""
-    top = np.minimum(max_b_per_group, cap)
-    grid = np.unique(np.round(2.0 ** (np.arange(0, steps * math.log2(cap) + 1) / steps)))
-    g = np.broadcast_to(grid, (len(top), len(grid)))
-    keep = g <= top[:, None]
-    cols = np.concatenate([np.where(keep, g, np.nan), top[:, None]], axis=1)
-    return cols  # NaN = not a row
-
-
 def _facts(catalog: Catalog, model: str, hardware: str):
     """(ModelFacts, HardwareFacts) of one model on one accelerator: scalars that broadcast over the rows."""
     arr = catalog_arrays(catalog)
@@ -376,8 +370,8 @@ def _plans(catalog, m, hws, input_len, output_len, slo, space, a, economics, da)
     return plans, rejected
 
 
-def search_size(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = 1024,
-                output_len: int = 1024, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
+def search_size(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = DEFAULT_INPUT_LEN,
+                output_len: int = DEFAULT_OUTPUT_LEN, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
                 assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
                 deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT) -> dict:
     """How many deployments :func:`search` would evaluate, without evaluating them.
@@ -424,8 +418,8 @@ def _size(plans, hws, space: SearchSpace) -> dict:
     return out
 
 
-def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = 1024,
-           output_len: int = 1024, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
+def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = DEFAULT_INPUT_LEN,
+           output_len: int = DEFAULT_OUTPUT_LEN, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
            assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
            deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, progress=None) -> SearchResult:
     """Evaluate every valid deployment of ``model`` on ``hardware`` (None or "all" = the whole catalog).
@@ -580,7 +574,7 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     fam_layout = fam_layout.take(keep)  # every per-family array filtered alike (issue 17: labels were misaligned)
 
     # rows = family x batch (per attention group)
-    grid = _batch_grid(np.floor(max_b / fam["dp"]), space.batch_steps_per_octave, space.max_batch_per_group)
+    grid = batch_grid(np.floor(max_b / fam["dp"]), space.batch_steps_per_octave, space.max_batch_per_group)
     fi, gi = np.nonzero(~np.isnan(grid))
     per_group = grid[fi, gi]
     key = fi.astype(np.int64) * (1 << 32) + per_group.astype(np.int64)
@@ -598,6 +592,7 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     sels = {mode: (np.isin(fam_prec[fi], list(p_choice)) if mode == "disaggregated" else np.ones(len(fi), bool))
             for mode in space.modes}
     plan = dict(model=model, hw=hw, dom=dom, owned=owned, fam=fam, fam_prec=fam_prec, fam_code=fam_code,
+                prec_by_code=prec_by_code, arrays=catalog_arrays(catalog),
                 fam_label=fam_label, fam_layout=fam_layout, fi=fi, per_group=per_group, p_choice=p_choice,
                 ok_prec=ok_prec, sels=sels, inputs=inputs, slo=slo, a=a, da=da, economics=economics,
                 rows=int(sum(int(v.sum()) for v in sels.values())),
@@ -611,6 +606,7 @@ def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
     fam, fam_prec, fam_code, fam_label = plan["fam"], plan["fam_prec"], plan["fam_code"], plan["fam_label"]
     fam_layout, fi, per_group, p_choice = plan["fam_layout"], plan["fi"], plan["per_group"], plan["p_choice"]
     ok_prec, inputs, a, da, economics = plan["ok_prec"], plan["inputs"], plan["a"], plan["da"], plan["economics"]
+    arr, prec_by_code = plan["arrays"], plan["prec_by_code"]
     rejected: list[pl.DataFrame] = []
 
     def rej(mode, precision, layout, reason, detail=""):
@@ -634,8 +630,9 @@ def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
             none = np.zeros(nrow, bool)
             feasible, code, wall = run_status(phys, inp, unsupported=none, price_missing=none,
                                               owned=np.full(nrow, owned))
+            bands = profile_band(arr, a, np.full(nrow, arr.hardware_ids.index(hw)), prec_by_code[fam_code[f]])
             frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code, wall,
-                                        slo, fam_label[f] if mode == "aggregated" else None))
+                                        slo, fam_label[f] if mode == "aggregated" else None, bands))
             advance(nrow)
     pts = pl.concat(frames, how="vertical") if frames else _empty_points()
     if pts.height == 0:
@@ -726,7 +723,7 @@ def _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a,
 
 
 def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, feasible, code, wall, slo,
-                  labels) -> pl.DataFrame:
+                  labels, profile_bands) -> pl.DataFrame:
     d, lay, pl_ = phys.decode, inp.layout, phys.prefill_layout
     dis = mode == "disaggregated"
     speed = phys.served_tokens_per_s_per_user
@@ -768,7 +765,9 @@ def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, f
         "meets_slo": feasible & ~slow & ~late, "slo_miss": miss.tolist(),
         "feasible": feasible, "infeasible_code": code.astype(np.int64),
     }
+    banded = band(cols, *profile_bands)  # the engine's one rule (econ.engine.band); NaN = no profile -> null
     frame = pl.DataFrame({k: pl.Series(k, v) for k, v in cols.items()})
+    frame = frame.with_columns(pl.Series(k, v, dtype=pl.Float64, nan_to_null=True) for k, v in banded.items())
     frame = frame.with_columns(pl.col(c).cast(pl.Float64) for c in frame.columns
                                if frame[c].dtype.is_numeric() and c in _FLOAT_COLUMNS)
     require_finite_frame(frame.filter(pl.col("feasible")))
@@ -780,45 +779,6 @@ _FLOAT_COLUMNS = {c for c in POINT_COLUMNS if c not in (
     "precision", "disaggregated", "binding_wall", "total_gpus", "prefill_tp", "prefill_ep", "prefill_pp",
     "prefill_dp", "prefill_num_gpus", "prefill_instances", "decode_instances", "max_batch_size", "meets_slo",
     "slo_miss")}
-
-
-def pareto_frontier(points: pl.DataFrame, *, by: tuple[str, ...] = ("hardware", "scale_up_domain_size"),
-                    x: str = "tokens_per_s_per_user", y: str = "usd_per_m_output_tokens_all_in",
-                    minimize_y: bool = True) -> pl.DataFrame:
-    """Pareto-optimal rows of ``points`` per group: no other row is both faster per user and cheaper.
-
-    Parameters
-    ----------
-    points : pl.DataFrame with columns ``x``, ``y`` and ``by``
-    by : group columns (one frontier per accelerator and domain size by default)
-    x : maximized column (tokens/s per user)
-    y : column minimized (cost) or maximized (throughput, ``minimize_y=False``)
-
-    Returns
-    -------
-    pl.DataFrame, the frontier rows sorted by group and ascending ``x``.
-
-    Notes
-    -----
-    Sort each group by x descending (ties: best y first); a row is on the frontier iff its y beats
-    the best y of every faster row (a running minimum per group: ``np.minimum.accumulate`` over the
-    group's slice of one ``np.lexsort`` on numeric keys).
-    """
-    if points.height == 0:
-        return points
-    sign = 1.0 if minimize_y else -1.0
-    group = points.select(pl.struct(list(by)).rank("dense").alias("g"))["g"].to_numpy()
-    xs = points[x].to_numpy().astype(float)
-    ys = points[y].to_numpy().astype(float) * sign
-    order = np.lexsort((ys, -xs, group))  # by group, x descending, best y first (numeric keys only)
-    g, yo = group[order], ys[order]
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    keep = []
-    for a, b in zip(starts, np.r_[starts[1:], len(g)]):  # one running minimum per group (a few dozen groups)
-        seg = yo[a:b]
-        best_faster = np.r_[np.inf, np.minimum.accumulate(seg)[:-1]]
-        keep.append(order[a:b][seg < best_faster])
-    return points[np.sort(np.concatenate(keep))].sort([*by, x])
 
 
 def optimize(catalog: Catalog, *, top: int = 10, **kwargs) -> OptimizeResult:
@@ -841,9 +801,7 @@ def optimize(catalog: Catalog, *, top: int = 10, **kwargs) -> OptimizeResult:
     if ok.height == 0:
         reason = _why_empty(res)
         return OptimizeResult(best=None, top=ok, frontier=front, rejected=res.rejected, reason=reason, slo=res.slo)
-    fam = ["hardware", "scale_up_domain_size", "family", "precision", "disaggregated"]
-    ranked = (ok.sort(["usd_per_m_output_tokens_all_in", "tokens_per_s_per_user"], descending=[False, True])
-              .unique(subset=fam, keep="first", maintain_order=True).head(top))
+    ranked = cheapest(ok, by=("hardware", "scale_up_domain_size", "family", "precision", "disaggregated")).head(top)
     return OptimizeResult(best=ranked.row(0, named=True), top=ranked, frontier=front, rejected=res.rejected,
                           reason="", slo=res.slo)
 
@@ -888,4 +846,4 @@ def rejected_summary(rejected: pl.DataFrame) -> pl.DataFrame:
 
 
 __all__ = ["SLO", "SearchSpace", "SearchResult", "OptimizeResult", "search", "search_size", "BLOCK_ROWS", "optimize", "frontier",
-           "pareto_frontier", "rejected_summary", "POINT_COLUMNS", "REJECTED_COLUMNS", "frontier_from"]
+           "rejected_summary", "POINT_COLUMNS", "REJECTED_COLUMNS", "frontier_from"]

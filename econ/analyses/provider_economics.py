@@ -25,7 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from econ.economics.margins import gross_margin_frac
 from econ.validate import require_in_range, require_not_above
+from econ.presets import DEFAULT_OUTPUT_LEN
 
 HOURS_PER_DAY = 24.0
 """Hours in the accounting day. [h]"""
@@ -75,9 +77,9 @@ def provider_pnl(*, gpu_hours_per_day, usd_per_gpu_hour, input_tokens_per_day, o
     dict of :data:`PNL_FIELDS` -> ndarray (broadcast shape):
     ``cost_usd_per_day`` = GPU-hours x $/GPU-hour; ``usd_per_m_tokens`` = cost per million tokens served
     (input + output); ``revenue_usd_per_day`` = uncached input x its price + cached input x its price + output
-    x its price; ``gross_margin_frac`` = (revenue - cost) / revenue (null -> NaN where revenue is 0);
-    ``cost_profit_margin_frac`` = (revenue - cost) / cost (DeepSeek's "cost profit margin");
-    ``cache_hit_frac`` = cached / input; ``input_output_mix`` = input / output tokens.
+    x its price; ``gross_margin_frac`` = (revenue - cost) / revenue (null -> NaN where revenue is 0;
+    :func:`econ.economics.margins.gross_margin_frac`); ``cost_profit_margin_frac`` = (revenue - cost) / cost
+    (DeepSeek's "cost profit margin"); ``cache_hit_frac`` = cached / input; ``input_output_mix`` = input / output tokens.
 
     Raises
     ------
@@ -117,7 +119,7 @@ def provider_pnl(*, gpu_hours_per_day, usd_per_gpu_hour, input_tokens_per_day, o
     revenue = rev_in + rev_c + rev_out
     profit = revenue - cost
     with np.errstate(divide="ignore", invalid="ignore"):
-        margin = np.where(revenue > 0, profit / np.where(revenue > 0, revenue, 1.0), np.nan)
+        margin = np.where(revenue > 0, gross_margin_frac(np.where(revenue > 0, revenue, 1.0), cost), np.nan)
         hit = np.where(t_in > 0, t_c / np.where(t_in > 0, t_in, 1.0), 0.0)
         mix = np.where(t_out > 0, t_in / np.where(t_out > 0, t_out, 1.0), np.inf)
     out = dict(gpu_hours_per_day=gh, usd_per_gpu_hour=rate, input_tokens_per_day=t_in,
@@ -260,7 +262,7 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
                       output_tokens_per_day: float, usd_per_m_input_tokens: float, usd_per_m_output_tokens: float,
                       cached_input_tokens_per_day: float = 0.0, usd_per_m_cached_input_tokens: float | None = None,
                       min_tokens_per_s_per_user: float = 25.0, weight_format: str | None = None,
-                      utilization_frac: float = 1.0, output_len: int = 1024, assumptions=None,
+                      utilization_frac: float = 1.0, output_len: int = DEFAULT_OUTPUT_LEN, assumptions=None,
                       economics=None) -> dict:
     """econ's modeled floor for a provider's traffic: the cheapest deployment, its daily cost and the margins.
 
@@ -330,13 +332,13 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
         per_m = cost / (t_in + t_out) * TOKENS_PER_M
         gh = cost / r["floor_usd_per_gpu_hour"]
         gpus = gh / HOURS_PER_DAY / float(utilization_frac)
-        margin = (revenue - cost) / revenue if revenue > 0 else None
+        margin = gross_margin_frac(revenue, cost) if revenue > 0 else None
         ratio = (revenue - cost) / cost
         b_lo, b_hi = r["floor_usd_per_m_blended_tokens_low"], r["floor_usd_per_m_blended_tokens_high"]
         if b_lo is not None and b_hi is not None:  # the engine's calibration band of the floor (blended x tokens)
             lo, hi = b_lo * (t_in + t_out) / TOKENS_PER_M, b_hi * (t_in + t_out) / TOKENS_PER_M
             if revenue > 0:
-                m_lo, m_hi = (revenue - hi) / revenue, (revenue - lo) / revenue
+                m_lo, m_hi = gross_margin_frac(revenue, hi), gross_margin_frac(revenue, lo)
     return {"cost_usd_per_day": cost, "usd_per_m_tokens": per_m, "gpu_hours_per_day": gh, "gpus": gpus,
             "revenue_usd_per_day": revenue, "profit_usd_per_day": None if cost is None else revenue - cost,
             "gross_margin_frac": margin, "cost_profit_margin_frac": ratio, "cost_usd_per_day_low": lo,

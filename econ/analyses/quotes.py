@@ -1,15 +1,17 @@
 """Provider quotes vs the modeled cost floor: margins, verdicts, the binding wall and break-evens.
 
 A *quote* is a provider's list price for a model (USD per million input, cached-input and output
-tokens; ``data/quotes.csv``, schema in ``data/README.md``). Its *floor* is the cheapest deployment the
+tokens; ``data/quotes.csv``, schema in ``data/README.md``; read and validated by :mod:`econ.tables.quote_files`,
+imported from LiteLLM by :mod:`econ.tables.litellm`). Its *floor* is the cheapest deployment the
 engine (:func:`econ.engine.evaluate`) finds at the quote's own service level:
 
-- **speed**: the quote's own sourced ``output_tokens_per_s_per_user``, else a stated default
-  (:data:`DEFAULT_MIN_TOKENS_PER_S_PER_USER`);
+- **speed**: the quote's own sourced ``output_tokens_per_s_per_user``, else the one default speed floor
+  (:data:`econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER`);
 - **precision**: the weight format the provider serves (``weight_format``, filled by the documented
-  rule of :func:`weight_format_rule` when empty: "Turbo" or "fp8" in the SKU -> fp8), mapped to the
-  engine's precision class by :data:`WEIGHT_FORMAT_PRECISION`; the floor may use that precision or a
-  wider one (an fp4 format on hardware without fp4 matmuls runs at fp8 or bf16), never a narrower one;
+  rule of :func:`econ.tables.quote_files.weight_format_rule` when empty: "Turbo" or "fp8" in the SKU -> fp8),
+  mapped to the engine's precision class by :data:`econ.physics.precision.FORMAT_PRECISION`; the floor may use
+  that precision or a wider one (an fp4 format on hardware without fp4 matmuls runs at fp8 or bf16), never a
+  narrower one;
 - **hardware**: the quote's own accelerator when it names a catalog one (``hardware``), else the
   cheapest accelerator of the generations the user picks (:data:`GENERATION_RULES`; default: every
   catalog accelerator);
@@ -21,7 +23,7 @@ engine (:func:`econ.engine.evaluate`) finds at the quote's own service level:
   on-demand, rental, or a typed custom $/GPU-hour), per *utilized* GPU-hour.
 
 The quote's implied gross margin is (price - cost) / price on input, output and blended tokens, and the
-verdict sorts it:
+verdict sorts it (formulas and thresholds: :mod:`econ.economics.margins`):
 
 ==================  =======================================================================
 below-floor         margin < 0: no accelerator in scope serves the model at that price and speed
@@ -38,7 +40,7 @@ carries the floor's band and says when it straddles the price; without them the 
 
 Reverse engineering: at the floor deployment cost scales linearly with the accelerator-hour cost, so the
 break-even $/GPU-hour is cost x price / floor; fixed costs scale with 1/utilization, which gives the
-break-even utilization in closed form (:func:`breakeven_utilization_frac`); the smallest batch on the
+break-even utilization in closed form (:func:`econ.economics.margins.breakeven_utilization_frac`); the smallest batch on the
 floor deployment whose cost is at most the price is read off the same evaluated grid; and the accelerator
 generations on which the price clears the floor at the quote's speed are listed, with the one whose
 accelerator-hour is cheapest.
@@ -49,45 +51,25 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from econ.physics import precision as prec
 from econ.assumptions import DEFAULT, Assumptions, Economics
-from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog, Col, read_table, validate_table
+from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN
+from econ.tables.catalog import COMMON_CAPEX_BASES, Catalog
+from econ.tables.quote_files import (QUOTE_SCHEMA, WEIGHT_FORMATS, load_provider_systems, native_weight_format,
+                                     validate_quotes)
 from econ.engine import catalog_arrays, evaluate, tier_rate
-from econ.errors import DataError, InvalidInputError
+from econ.errors import InvalidInputError
+from econ.economics.margins import (NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, breakeven_usd_per_gpu_hour,
+                                    breakeven_utilization_frac, gross_margin_frac, verdict_expr)
 from econ.economics.pricing import usd_per_m_blended_tokens
+from econ.analyses.search import octave_grid
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
 from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, TIER_SPECS, tier, tier_code
-
-MAX_QUOTE_ROWS = 10_000
-"""Largest quotes file accepted in one check (a guard against pasting a whole price feed). [rows]"""
-MAX_QUOTE_FILE_BYTES = 20_000_000
-"""Largest quotes file read (10,000 rows of the shipped file's width are ~5 MB). [B]"""
-
-DEFAULT_MIN_TOKENS_PER_S_PER_USER = 25.0
-"""Speed floor for quotes that publish no speed. [tokens/s per user]
-
-MLPerf Inference v5.0 "Llama 2 70B Interactive" scenario: TPOT <= 40 ms (= 25 tokens/s per user),
-TTFT <= 450 ms, 5x tighter than the v4.0 server scenario's 200 ms (MLCommons, "LLM inference v5.0",
-https://mlcommons.org/2025/04/llm-inference-v5, 2025-04). A deliberately modest interactive floor:
-most serverless endpoints stream faster, so a floor computed here is a lower bound on their cost."""
-
-THIN_MARGIN_FRAC = 0.20
-"""Gross margin below which a quote is 'thin' (issue 4; cloud software gross margins run 60-80%). [-]"""
-RICH_MARGIN_FRAC = 0.80
-"""Gross margin above which a quote is 'rich'. [-]"""
-
-MARGIN_VERDICTS: tuple[str, ...] = ("below-floor", "thin", "plausible", "rich")
-"""Verdicts on a margin, from worst to best (the order the property tests rely on)."""
-NOT_COMPARABLE = "not-gpu-comparable"
-"""Verdict of a quote with no GPU floor to compare with (non-GPU hardware, or a speed no accelerator in scope reaches)."""
-VERDICTS: tuple[str, ...] = (*MARGIN_VERDICTS, NOT_COMPARABLE)
-"""Every verdict of :func:`check_quotes`."""
 
 BATCHES_PER_OCTAVE = 4
 """Batch-size grid density: 2^(k/4), rounded, up to the KV-capacity maximum (which is always included)."""
@@ -103,38 +85,13 @@ MAX_WIDE_EP_GPUS = WIDE_EP_GPUS[-1]
 DP144" over 18 nodes, prefill on EP32 / DP32 over 4 nodes (``data/provider_disclosures.csv``); the
 DeepSeek-V3 report (sec. 3.4) describes decode on 320 GPUs. 256 covers the EP144 class with powers of two."""
 
-QUANTIZATION_PRECISION: dict[str, str] = {
-    "bf16": "bf16", "fp16": "bf16", "fp32": "bf16",
-    "fp8": "fp8", "int8": "fp8", "w8a8": "fp8", "fp8-dynamic": "fp8",
-    "fp4": "fp4", "nvfp4": "fp4", "mxfp4": "fp4", "int4": "fp4", "w4a16": "fp4", "awq": "fp4", "gptq": "fp4",
-}
-"""Stated serving quantization -> the precision class of the cost model (precision.PRECISIONS).
-
-int8 and int4 weights are modeled with the fp8 and fp4 byte counts and peaks: same bytes per weight,
-and the roofline does not distinguish integer from float formats."""
-
-QUANTIZATION_FORMAT: dict[str, str] = {
-    "bf16": "bf16", "fp16": "bf16", "fp32": "bf16", "fp8": "fp8", "int8": "int8", "w8a8": "int8", "fp8-dynamic": "fp8",
-    "fp4": "nvfp4", "nvfp4": "nvfp4", "mxfp4": "mxfp4", "int4": "int4", "w4a16": "int4", "awq": "int4", "gptq": "int4",
-}
-"""Stated serving quantization -> the weight format it stores (fills an empty ``weight_format``)."""
-
-WEIGHT_FORMATS: tuple[str, ...] = ("bf16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
-"""Valid ``weight_format`` values of a quote (the weight format the floor assumes; rule in ``data/README.md``)."""
-
-WEIGHT_FORMAT_PRECISION: dict[str, str] = {"bf16": "bf16", "fp8": "fp8", "int8": "fp8", "int4": "fp4",
-                                           "mxfp4": "fp4", "nvfp4": "fp4"}
-"""``weight_format`` -> the narrowest precision class the floor may use (bytes per weight: 2, 1, 0.5).
-
-The floor uses that class where the accelerator has its matmuls, else a wider one: an MXFP4 model on
-Hopper (no FP4 tensor cores) is priced at fp8 or bf16, never below what the provider can run."""
-
 WEIGHT_FORMAT_BASES: dict[str, str] = {
     "stated": "as the provider states",
     "provider-stated": "as the provider states",
     "slug-turbo": "a 'Turbo' endpoint, FP8 by the weight-format rule",
     "slug-fp8": "'fp8' in the model name",
     "gpt-oss-release": "as OpenAI released the MoE weights, MXFP4",
+    "fp8-release": "the FP8 checkpoint published with the model (econ.tables.quote_files.FP8_RELEASES); the provider states none",
     "native": "the released checkpoint's; the provider states none",
     "given": "as the quotes file states",
 }
@@ -159,68 +116,10 @@ NVIDIA by architecture (A100 Ampere; H100/H800/H200/H20 Hopper; B200/B300/GB200/
 AMD by CDNA generation (MI300X/MI325X CDNA 3, MI355X CDNA 4), Google TPUs, Intel Gaudi, AWS Trainium, as
 ``measurements.csv`` ``hardware_generation``. An id no rule matches gets ``<vendor>-<year>``."""
 
-TIERS: tuple[str, ...] = ("hyperscaler", "neocloud", "owned-custom", "rental-3yr", "on-demand")
-"""Cost tiers of ``--tco`` (each sourced per accelerator: :data:`econ.vocabulary.TIER_SPECS`); ``owned-custom``
-is the engine's basis ``owned``, the capex + facility + power + opex chain. ``--usd-per-gpu-hour X`` is basis
-``custom``; ``rental`` (the catalog's mixed-basis representative rate) stays available as ``--rental``."""
-
-
 def cost_basis_label(basis: str) -> str:
-    """Engine basis -> the tier name users see (``owned`` -> ``owned-custom``)."""
-    return "owned-custom" if basis == "owned" else basis
+    """Engine basis -> the tier name users see (``owned`` -> ``owned-custom``: econ.vocabulary.TIER_SPECS)."""
+    return TIER_SPECS[tier(basis)].cli_name
 
-
-_TXT = Col(pl.String)
-_TXT_OPT = Col(pl.String, required=False)
-_USD = "USD/M tokens"
-
-QUOTE_SCHEMA: dict[str, Col] = {
-    "quote_id": _TXT,
-    "provider": _TXT,
-    "model": _TXT,
-    "provider_model_name": _TXT_OPT,
-    "usd_per_m_input_tokens": Col(pl.Float64, True, 0.0, 1e4, False, _USD),
-    "usd_per_m_cached_input_tokens": Col(pl.Float64, False, 0.0, 1e4, True, _USD),
-    "usd_per_m_output_tokens": Col(pl.Float64, True, 0.0, 1e4, False, _USD),
-    "output_tokens_per_s_per_user": Col(pl.Float64, False, 0.0, 1e5, False, "tokens/s"),
-    "ttft_s": Col(pl.Float64, False, 0.0, 600.0, False, "s"),
-    "speed_source": _TXT_OPT,
-    "speed_as_of": _TXT_OPT,
-    "quantization": _TXT_OPT,
-    "weight_format": _TXT_OPT,
-    "weight_format_basis": _TXT_OPT,
-    "hardware": _TXT_OPT,
-    "hardware_source": _TXT_OPT,
-    "source": _TXT_OPT,
-    "as_of": _TXT_OPT,
-    "notes": _TXT_OPT,
-}
-"""Columns of a quotes file (``data/README.md`` ``## quotes.csv``). Prices must be > 0 (a margin on a
-free price is undefined); a cached-input price may be 0 and may not exceed the uncached one.
-``source``/``as_of`` are optional so an analyst can upload a bare price list; the shipped file fills them
-(tests/analyses/test_quotes.py checks)."""
-
-REQUIRED_QUOTE_COLUMNS: tuple[str, ...] = ("provider", "model", "usd_per_m_input_tokens", "usd_per_m_output_tokens")
-"""Columns a quotes file must have; the others may be absent (they are added empty, a missing
-``quote_id`` becomes ``quote-<row>``, and an empty ``weight_format`` is filled by :func:`weight_format_rule`)."""
-
-PROVIDER_SYSTEM_SCHEMA: dict[str, Col] = {
-    "id": _TXT, "display_name": _TXT, "vendor": _TXT, "unit": _TXT,
-    "sram_capacity_gb": Col(pl.Float64, False, 0.0, 1e6, True, "GB"),
-    "sram_bandwidth_tb_per_s": Col(pl.Float64, False, 0.0, 1e9, True, "TB/s"),
-    "hbm_capacity_gb": Col(pl.Float64, False, 0.0, 1e6, True, "GB"),
-    "ddr_capacity_gb": Col(pl.Float64, False, 0.0, 1e7, True, "GB"),
-    "peak_tflop_per_s": Col(pl.Float64, False, 0.0, 1e7, True, "TFLOP/s"),
-    "peak_format": _TXT_OPT,
-    "units_per_deployment": Col(pl.Float64, False, 1.0, 1e6, True, "units"),
-    "deployment_basis": _TXT_OPT,
-    "system_price_usd": Col(pl.Float64, False, 0.0, 1e9, False, "USD"),
-    "cost_basis": _TXT,
-    "gpu_comparable": Col(pl.Boolean),
-    "source": _TXT, "as_of": _TXT, "notes": _TXT_OPT,
-}
-"""``data/provider_systems.csv``: non-GPU serving systems a quote's ``hardware`` may name (specs only, no
-cost basis; ``data/README.md``)."""
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "quote_id", "provider", "model", "hardware", "quantization", "weight_format", "verdict",
@@ -357,332 +256,7 @@ def tier_rates(catalog: Catalog, economics: Economics) -> pl.DataFrame:
                         nan_to_null=True)
 
 
-def load_provider_systems(catalog: Catalog | None = None) -> pl.DataFrame:
-    """``provider_systems.csv`` from the catalog's data folder (else the shipped one), validated.
-
-    Raises
-    ------
-    DataError
-        A malformed table (every bad cell named).
-    """
-    base = Path(catalog.data_dir) if catalog is not None else DEFAULT_DATA_DIR
-    path = base / "provider_systems.csv"
-    if not path.is_file():
-        path = DEFAULT_DATA_DIR / "provider_systems.csv"
-    try:
-        st = path.stat()
-        stamp = (str(path.resolve()), st.st_mtime_ns, st.st_size)
-    except OSError:
-        stamp = None
-    with _SEARCH_LOCK:
-        hit = _SYSTEMS_CACHE.get(stamp[0]) if stamp else None
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    table = read_table(path, PROVIDER_SYSTEM_SCHEMA, "id")
-    if stamp:
-        with _SEARCH_LOCK:
-            _SYSTEMS_CACHE[stamp[0]] = (stamp, table)
-    return table
-
-
-_SYSTEMS_CACHE: dict = {}
-"""provider_systems.csv tables read, by path, with the (path, mtime, size) they were read at: re-read when the
-file changes (the check and the quote validation both read it)."""
-
-_SEARCH_LOCK = threading.Lock()
-"""Guards the caches of this module (:data:`_SYSTEMS_CACHE`, :func:`_memo`): dashboard sessions run in threads."""
-
-
-# --------------------------------------------------------------------------------------------- loading
-
-def _native_weight_format(dtype_text: pl.Expr) -> pl.Expr:
-    """models.csv native_weight_dtype text -> a :data:`WEIGHT_FORMATS` value."""
-    t = dtype_text.str.to_lowercase()
-    return (pl.when(t.str.contains("nvfp4")).then(pl.lit("nvfp4"))
-            .when(t.str.contains("mxfp4|mx4")).then(pl.lit("mxfp4"))
-            .when(t.str.contains("fp4|int4|nf4")).then(pl.lit("int4"))
-            .when(t.str.contains("int8")).then(pl.lit("int8"))
-            .when(t.str.contains("fp8|e4m3|f8")).then(pl.lit("fp8"))
-            .otherwise(pl.lit("bf16")))
-
-
-def weight_format_rule(provider_model_name: pl.Expr, model: pl.Expr, native_weight_dtype: pl.Expr
-                       ) -> tuple[pl.Expr, pl.Expr]:
-    """The weight format a quote is assumed to serve, and which branch of the rule gave it.
-
-    Parameters
-    ----------
-    provider_model_name, model, native_weight_dtype : pl.Expr (text columns)
-        The provider's model name (SKU), the catalog model id and its ``models.csv`` ``native_weight_dtype``.
-
-    Returns
-    -------
-    (weight_format, weight_format_basis) : pl.Expr, pl.Expr
-
-    Notes
-    -----
-    The rule of ``data/README.md`` ("Weight-format rule", issue 10), in order, case-insensitive on the name:
-    1. ``turbo`` in the name -> ``fp8`` (DeepInfra's Turbo pages: "utilizing FP8 quantization",
-       https://deepinfra.com/meta-llama/Llama-3.3-70B-Instruct-Turbo/api; Together's Turbo endpoints by the
-       same rule) -> basis ``slug-turbo``;
-    2. ``fp8`` in the name -> ``fp8`` (``slug-fp8``);
-    3. gpt-oss models -> ``mxfp4`` (OpenAI released the MoE weights in MXFP4; ``gpt-oss-release``);
-    4. otherwise the released checkpoint's format (``native``).
-    """
-    name = provider_model_name.fill_null("").str.to_lowercase()
-    fmt = (pl.when(name.str.contains("turbo")).then(pl.lit("fp8"))
-           .when(name.str.contains("fp8")).then(pl.lit("fp8"))
-           .when(model.str.starts_with("gpt-oss")).then(pl.lit("mxfp4"))
-           .otherwise(_native_weight_format(native_weight_dtype)))
-    basis = (pl.when(name.str.contains("turbo")).then(pl.lit("slug-turbo"))
-             .when(name.str.contains("fp8")).then(pl.lit("slug-fp8"))
-             .when(model.str.starts_with("gpt-oss")).then(pl.lit("gpt-oss-release"))
-             .otherwise(pl.lit("native")))
-    return fmt, basis
-
-
-def validate_quotes(raw: pl.DataFrame, catalog: Catalog, name: str = "quotes.csv") -> pl.DataFrame:
-    """Validate a quotes table read as text; return it typed, or raise one DataError listing every problem.
-
-    Parameters
-    ----------
-    raw : pl.DataFrame
-        Columns of :data:`QUOTE_SCHEMA` as ``pl.String`` (optional columns may be absent).
-    catalog : Catalog
-        Model ids are checked against ``catalog.models``, ``hardware`` against the accelerators and
-        ``provider_systems.csv``.
-    name : str
-        File name used in messages.
-
-    Returns
-    -------
-    pl.DataFrame with :data:`QUOTE_SCHEMA` dtypes (``weight_format`` / ``weight_format_basis`` filled by
-    :func:`weight_format_rule` where empty) plus ``reference_precision`` (bf16|fp8|fp4: the narrowest
-    precision the floor may use) and ``reference_precision_source`` (``stated`` for a stated quantization,
-    else the weight-format basis; ``given`` for a format without a basis).
-
-    Raises
-    ------
-    DataError
-        More than :data:`MAX_QUOTE_ROWS` rows; missing required or unknown columns; empty required cells;
-        non-numeric, negative, zero or non-finite prices; a cached-input price above the uncached one;
-        duplicate or malformed quote ids; unknown model ids or hardware ids (with the closest ids); unknown
-        quantization names or weight formats, or a stated quantization that contradicts the weight format.
-        All problems of the file in one message, as ``file, row <quote_id>, column <col>: reason``; nothing
-        is half-processed.
-    """
-    if raw.height > MAX_QUOTE_ROWS:
-        raise DataError(f"{name}: {raw.height:,} rows; at most {MAX_QUOTE_ROWS:,} quotes per file (split the file)")
-    missing = [c for c in REQUIRED_QUOTE_COLUMNS if c not in raw.columns]
-    unknown = [c for c in raw.columns if c not in QUOTE_SCHEMA]
-    if missing or unknown:
-        parts = []
-        if missing:
-            parts.append(f"missing column(s) {missing}")
-        if unknown:
-            parts.append(f"unknown column(s) {unknown} (misspelled?)")
-        raise DataError(f"{name}: " + "; ".join(parts) + f"; valid columns: {list(QUOTE_SCHEMA)} "
-                        f"(required: {list(REQUIRED_QUOTE_COLUMNS)})")
-    raw = raw.with_columns(pl.col(c).cast(pl.String) for c in raw.columns)
-    if "quote_id" not in raw.columns:
-        raw = raw.with_columns(pl.format("quote-{}", pl.int_range(1, raw.height + 1)).alias("quote_id"))
-    raw = raw.with_columns(pl.lit(None, pl.String).alias(c) for c in QUOTE_SCHEMA if c not in raw.columns)
-    raw = raw.select(list(QUOTE_SCHEMA))
-    extra = _id_and_format_problems(raw, catalog, name)
-    try:
-        df = validate_table(raw, QUOTE_SCHEMA, "quote_id", name)
-    except DataError as exc:
-        if extra:
-            raise DataError(f"{exc}\n  " + "\n  ".join(extra)) from None
-        raise
-    extra += _price_order_problems(df, name)
-    if extra:
-        raise DataError(f"{name}: {len(extra)} problem(s):\n  " + "\n  ".join(extra))
-    native = catalog.models.select(pl.col("id").alias("model"), pl.col("native_weight_dtype").alias("_native"))
-    df = df.join(native, on="model", how="left", maintain_order="left")
-    rule_fmt, rule_basis = weight_format_rule(pl.col("provider_model_name"), pl.col("model"), pl.col("_native"))
-    q = pl.col("quantization").str.strip_chars().str.to_lowercase().replace("", None)
-    w = pl.col("weight_format").str.strip_chars().str.to_lowercase().replace("", None)
-    wb = pl.col("weight_format_basis").str.strip_chars().replace("", None)
-    df = df.with_columns(q.alias("quantization"), w.alias("_w"), wb.alias("_wb"))
-    by_quant = pl.col("quantization").replace_strict(QUANTIZATION_FORMAT, default=None)
-    df = df.with_columns(
-        pl.coalesce("_w", by_quant, rule_fmt).alias("weight_format"),
-        pl.when(pl.col("_w").is_not_null()).then(pl.coalesce("_wb", pl.lit("given")))
-        .when(by_quant.is_not_null()).then(pl.lit("stated"))
-        .otherwise(rule_basis).alias("weight_format_basis"))
-    by_q = pl.col("quantization").replace_strict(QUANTIZATION_PRECISION, default=None)
-    by_w = pl.col("weight_format").replace_strict(WEIGHT_FORMAT_PRECISION, default=None)
-    return df.with_columns(
-        pl.coalesce(by_q, by_w).alias("reference_precision"),
-        pl.when(by_q.is_not_null()).then(pl.lit("stated")).otherwise(pl.col("weight_format_basis"))
-        .alias("reference_precision_source"),
-    ).drop("_native", "_w", "_wb")
-
-
-def _labels() -> pl.Expr:
-    return pl.coalesce(pl.col("quote_id").str.strip_chars().replace("", None),
-                       pl.format("#{}", pl.int_range(1, pl.len() + 1)))
-
-
-def _grouped(rows: pl.DataFrame, col: str) -> list[tuple[str, list[str]]]:
-    return list(rows.group_by(col, maintain_order=True).agg(pl.col("label")).iter_rows())
-
-
-def _shown(labs: list[str]) -> str:
-    return ", ".join(labs[:8]) + (f" (+{len(labs) - 8} more)" if len(labs) > 8 else "")
-
-
-def _id_and_format_problems(raw: pl.DataFrame, catalog: Catalog, name: str) -> list[str]:
-    """Unknown model and hardware ids (grouped, with the closest ids and the rows), unknown quantization names
-    and weight formats, and a stated quantization that contradicts the weight format."""
-    import difflib
-
-    known = catalog.models["id"].to_list()
-    rows = raw.select(_labels().alias("label"), pl.col("model").str.strip_chars().alias("model"),
-                      pl.col("hardware").str.strip_chars().alias("hw"),
-                      pl.col("quantization").str.strip_chars().str.to_lowercase().alias("q"),
-                      pl.col("weight_format").str.strip_chars().str.to_lowercase().alias("w"))
-    problems = []
-    bad_models = rows.filter(pl.col("model").is_not_null() & (pl.col("model") != "") & ~pl.col("model").is_in(known))
-    for m, labs in _grouped(bad_models, "model"):  # one message per distinct unknown id, not per row
-        close = difflib.get_close_matches(m, known, n=4, cutoff=0.3)
-        hint = f"; closest: {', '.join(close)}" if close else ""
-        problems.append(f"{name}, row(s) {_shown(labs)}, column model: unknown model id {m!r}{hint} "
-                        f"(see `econ list models`)")
-    if rows["hw"].drop_nulls().len():
-        gpus = catalog.accelerators["id"].to_list()
-        systems = load_provider_systems(catalog)["id"].to_list()
-        valid = gpus + systems
-        bad_hw = rows.filter(pl.col("hw").is_not_null() & (pl.col("hw") != "") & ~pl.col("hw").is_in(valid))
-        for h, labs in _grouped(bad_hw, "hw"):
-            close = difflib.get_close_matches(h, valid, n=4, cutoff=0.3)
-            hint = f"; closest: {', '.join(close)}" if close else ""
-            problems.append(f"{name}, row(s) {_shown(labs)}, column hardware: unknown hardware id {h!r}{hint} (valid: "
-                            f"an accelerator of `econ list hardware` or a non-GPU system of provider_systems.csv: "
-                            f"{', '.join(systems)}; leave empty if unknown)")
-    bad_q = rows.filter(pl.col("q").is_not_null() & (pl.col("q") != "") & ~pl.col("q").is_in(list(QUANTIZATION_PRECISION)))
-    for qv, labs in _grouped(bad_q, "q"):
-        problems.append(f"{name}, row(s) {_shown(labs)}, column quantization: {qv!r} is not one of "
-                        f"{sorted(QUANTIZATION_PRECISION)} (leave empty if unstated)")
-    bad_w = rows.filter(pl.col("w").is_not_null() & (pl.col("w") != "") & ~pl.col("w").is_in(list(WEIGHT_FORMATS)))
-    for wv, labs in _grouped(bad_w, "w"):
-        problems.append(f"{name}, row(s) {_shown(labs)}, column weight_format: {wv!r} is not one of "
-                        f"{list(WEIGHT_FORMATS)} (leave empty if unknown)")
-    clash = rows.filter(pl.col("q").is_in(list(QUANTIZATION_PRECISION)) & pl.col("w").is_in(list(WEIGHT_FORMATS))
-                        & (pl.col("q").replace_strict(QUANTIZATION_PRECISION, default=None)
-                           != pl.col("w").replace_strict(WEIGHT_FORMAT_PRECISION, default=None)))
-    for r in clash.iter_rows(named=True):
-        problems.append(f"{name}, row {r['label']}, column weight_format: {r['w']!r} contradicts the stated "
-                        f"quantization {r['q']!r} (they must agree; leave one empty)")
-    return problems
-
-
-def _price_order_problems(df: pl.DataFrame, name: str) -> list[str]:
-    """A cached-input price above the uncached input price (a cache hit never costs more)."""
-    bad = df.filter(pl.col("usd_per_m_cached_input_tokens") > pl.col("usd_per_m_input_tokens"))
-    return [f"{name}, row {r['quote_id']}, column usd_per_m_cached_input_tokens: {r['usd_per_m_cached_input_tokens']:g} "
-            f"is above the uncached usd_per_m_input_tokens {r['usd_per_m_input_tokens']:g} (valid: 0 to "
-            f"{r['usd_per_m_input_tokens']:g})" for r in bad.iter_rows(named=True)]
-
-
-def read_quotes(source, catalog: Catalog, name: str | None = None) -> pl.DataFrame:
-    """Read and validate a quotes file: a path, or the bytes of an uploaded CSV or XLSX.
-
-    Parameters
-    ----------
-    source : str, Path, bytes or binary file object
-        CSV (UTF-8, header row) or XLSX (first sheet). Every cell is read as text, then validated.
-    catalog : Catalog
-    name : str, optional
-        Name used in messages (default: the file name, or ``uploaded file``).
-
-    Raises
-    ------
-    DataError
-        Unreadable or larger than :data:`MAX_QUOTE_FILE_BYTES`, or any problem listed by
-        :func:`validate_quotes`.
-    """
-    from econ.tables.uploads import read_table_bytes, read_table_file  # bounded readers (issue 12: XLSX bombs)
-
-    limits = dict(max_rows=MAX_QUOTE_ROWS, max_bytes=MAX_QUOTE_FILE_BYTES)
-    if isinstance(source, (str, Path)):
-        name = name or Path(source).name
-        raw = read_table_file(source, allow_xlsx=True, **limits)
-    else:
-        data = source if isinstance(source, (bytes, bytearray)) else source.read(MAX_QUOTE_FILE_BYTES + 1)
-        name = name or "uploaded file"
-        raw = read_table_bytes(bytes(data), name, **limits)
-    return validate_quotes(raw, catalog, name)
-
-
-def load_quotes(catalog: Catalog, path: str | Path | None = None) -> pl.DataFrame:
-    """The quotes to check: ``path``, else ``quotes.csv`` in the catalog's data folder, else the shipped one."""
-    if path is None:
-        user = Path(catalog.data_dir) / "quotes.csv"
-        path = user if user.is_file() else DEFAULT_DATA_DIR / "quotes.csv"
-    return read_quotes(path, catalog)
-
-
-# --------------------------------------------------------------------------------------------- kernels
-
-def gross_margin_frac(price_usd_per_m_tokens, cost_usd_per_m_tokens):
-    """Implied gross margin of a price over a cost.
-
-    Parameters
-    ----------
-    price_usd_per_m_tokens : scalar, array or pl.Expr, > 0 [USD/M tokens]
-    cost_usd_per_m_tokens : scalar, array or pl.Expr, >= 0 [USD/M tokens]
-
-    Returns
-    -------
-    same shape [-]: (price - cost) / price; 1 = free to serve, 0 = at cost, < 0 = below cost.
-    """
-    return (price_usd_per_m_tokens - cost_usd_per_m_tokens) / price_usd_per_m_tokens
-
-
-def breakeven_usd_per_gpu_hour(usd_per_gpu_hour, price_usd_per_m_tokens, cost_usd_per_m_tokens):
-    """Accelerator-hour cost at which a deployment's token cost equals the price.
-
-    Parameters
-    ----------
-    usd_per_gpu_hour : scalar, array or pl.Expr [USD/h]
-        The modeled accelerator-hour cost behind ``cost_usd_per_m_tokens``.
-    price_usd_per_m_tokens, cost_usd_per_m_tokens : same shape [USD/M tokens]
-
-    Returns
-    -------
-    same shape [USD/h]: usd_per_gpu_hour * price / cost. Token cost is linear in the hourly cost at a
-    fixed deployment (pricing.usd_per_m_tokens), so the ratio carries over exactly.
-    """
-    return usd_per_gpu_hour * price_usd_per_m_tokens / cost_usd_per_m_tokens
-
-
-def breakeven_utilization_frac(fixed_usd_per_gpu_hour_at_full_use, variable_usd_per_gpu_hour,
-                               breakeven_usd_per_utilized_gpu_hour):
-    """Utilization at which the cost per utilized accelerator-hour falls to a break-even value.
-
-    Parameters
-    ----------
-    fixed_usd_per_gpu_hour_at_full_use : scalar or array, >= 0 [USD/h]
-        Costs paid every hour whether or not the accelerator serves (owned: capex annuity + facility
-        + opex, i.e. tco components x utilization; rental: the rate), spread over 8760 h.
-    variable_usd_per_gpu_hour : scalar or array, >= 0 [USD/h]
-        Costs paid only while serving (owned: power x PUE x price; rental: 0).
-    breakeven_usd_per_utilized_gpu_hour : scalar or array, > 0 [USD/h]
-        From :func:`breakeven_usd_per_gpu_hour` on the per-utilized-hour cost.
-
-    Returns
-    -------
-    ndarray [-]: u* = F / (G* - V) (solving F/u + V = G*, tco.gpu_hour_cost_components); ``inf`` where
-    G* <= V (the price does not even cover the variable cost). Values above 1 mean no utilization
-    breaks even.
-    """
-    fixed = np.asarray(fixed_usd_per_gpu_hour_at_full_use, dtype=float)
-    headroom = np.asarray(breakeven_usd_per_utilized_gpu_hour, dtype=float) - np.asarray(variable_usd_per_gpu_hour, dtype=float)
-    positive = headroom > 0
-    return np.where(positive, fixed / np.where(positive, headroom, 1.0), np.inf)
-
+# --------------------------------------------------------------------------------------------- a typed quote
 
 def single_quote(catalog: Catalog, *, model: str, usd_per_m_input_tokens: float, usd_per_m_output_tokens: float,
                  usd_per_m_cached_input_tokens: float | None = None,
@@ -698,31 +272,36 @@ def single_quote(catalog: Catalog, *, model: str, usd_per_m_input_tokens: float,
     usd_per_m_cached_input_tokens : float in [0, usd_per_m_input_tokens], optional [USD/M tokens]
     output_tokens_per_s_per_user : float in (0, 1e5], optional [tokens/s per user]
     hardware : str, optional, an accelerator id or a ``provider_systems.csv`` id
-    weight_format : str, optional, one of :data:`WEIGHT_FORMATS` (default: :func:`weight_format_rule`)
+    weight_format : str, optional, one of :data:`econ.tables.quote_files.WEIGHT_FORMATS` (default:
+        :func:`econ.tables.quote_files.weight_format_rule`)
     provider, provider_model_name, quote_id, source : str, labels
 
     Returns
     -------
-    pl.DataFrame, one row, as :func:`validate_quotes` returns.
+    pl.DataFrame, one row, as :func:`econ.tables.quote_files.validate_quotes` returns.
 
     Raises
     ------
     InvalidInputError, UnknownIdError
         Naming the field and value: ``usd_per_m_input_tokens=-1 is outside (0, 10000] (USD/M tokens)``,
         ``usd_per_m_cached_input_tokens=0.6 is above usd_per_m_input_tokens=0.55``, an unknown model or
-        hardware id with the closest ids, a weight format not in :data:`WEIGHT_FORMATS`.
+        hardware id with the closest ids, a weight format not in :data:`econ.tables.quote_files.WEIGHT_FORMATS`.
     """
     import difflib
 
     from econ.tables.catalog import check_ids
 
     check_ids("model", [model], catalog.models["id"].to_list())
-    p_in = float(require_in_range("usd_per_m_input_tokens", usd_per_m_input_tokens, 0.0, 1e4, _USD, lo_inclusive=False))
-    p_out = float(require_in_range("usd_per_m_output_tokens", usd_per_m_output_tokens, 0.0, 1e4, _USD,
-                                   lo_inclusive=False))
+
+    def price(name: str, value) -> float:  # the range and unit of the quotes file's column (QUOTE_SCHEMA)
+        col = QUOTE_SCHEMA[name]
+        return float(require_in_range(name, value, col.lo, col.hi, col.unit, lo_inclusive=col.lo_inclusive))
+
+    p_in = price("usd_per_m_input_tokens", usd_per_m_input_tokens)
+    p_out = price("usd_per_m_output_tokens", usd_per_m_output_tokens)
     p_c = None
     if usd_per_m_cached_input_tokens is not None:
-        p_c = float(require_in_range("usd_per_m_cached_input_tokens", usd_per_m_cached_input_tokens, 0.0, 1e4, _USD))
+        p_c = price("usd_per_m_cached_input_tokens", usd_per_m_cached_input_tokens)
         require_not_above("usd_per_m_cached_input_tokens", p_c, "usd_per_m_input_tokens", p_in,
                           f"a cached input token is never dearer; valid: 0 to {p_in:g} USD/M tokens", word="is above")
     speed = None
@@ -753,20 +332,11 @@ def single_quote(catalog: Catalog, *, model: str, usd_per_m_input_tokens: float,
     return validate_quotes(raw, catalog, "quote")
 
 
-def verdict_expr(margin: pl.Expr) -> pl.Expr:
-    """Margin -> verdict (:data:`MARGIN_VERDICTS`); a null margin (no floor to compare with) -> not-gpu-comparable."""
-    return (pl.when(margin.is_null()).then(pl.lit(NOT_COMPARABLE))
-            .when(margin < 0).then(pl.lit(MARGIN_VERDICTS[0]))
-            .when(margin < THIN_MARGIN_FRAC).then(pl.lit(MARGIN_VERDICTS[1]))
-            .when(margin <= RICH_MARGIN_FRAC).then(pl.lit(MARGIN_VERDICTS[2]))
-            .otherwise(pl.lit(MARGIN_VERDICTS[3])))
-
-
 # --------------------------------------------------------------------------------------------- floors
 
 def _batch_grid() -> pl.DataFrame:
-    k = np.arange(0, int(np.log2(MAX_BATCH)) * BATCHES_PER_OCTAVE + 1)
-    return pl.DataFrame({"batch_size": np.unique(np.round(2.0 ** (k / BATCHES_PER_OCTAVE)).astype(np.int64))})
+    """The floor search's batch sizes: the one grid (:func:`econ.analyses.search.octave_grid`) up to MAX_BATCH."""
+    return pl.DataFrame({"batch_size": octave_grid(BATCHES_PER_OCTAVE, MAX_BATCH)})
 
 
 def _pinned_models(catalog: Catalog) -> set[str]:
@@ -780,7 +350,7 @@ def weight_format_spec(catalog: Catalog, model: pl.Expr, weight_format: pl.Expr)
     """The ``weight_format`` column the engine gets for a quote: null where the quote serves the release's own
     pinned formats (gpt-oss MXFP4: experts MXFP4, the rest bf16), else the quote's format (all weights)."""
     pinned = _pinned_models(catalog)
-    native = catalog.models.select(pl.col("id"), _native_weight_format(pl.col("native_weight_dtype")).alias("f"))
+    native = catalog.models.select(pl.col("id"), native_weight_format(pl.col("native_weight_dtype")).alias("f"))
     native_fmt = dict(native.iter_rows())
     release = model.replace_strict(native_fmt, default=None)
     return pl.when(model.is_in(list(pinned)) & (weight_format == release)).then(pl.lit(None, pl.String)) \
@@ -788,7 +358,7 @@ def weight_format_spec(catalog: Catalog, model: pl.Expr, weight_format: pl.Expr)
 
 
 def floor_points(models, catalog: Catalog, assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
-                 *, input_len: int = 3072, output_len: int = 1024, hardware=None, formats=None) -> pl.DataFrame:
+                 *, input_len: int = 3072, output_len: int = DEFAULT_OUTPUT_LEN, hardware=None, formats=None) -> pl.DataFrame:
     """The points frame of the floor search for ``models`` on every catalog accelerator.
 
     Rows: model x accelerator x matmul precision the accelerator supports (bf16, fp8, fp4) x weight format x
@@ -949,6 +519,9 @@ multiply it."""
 _SEARCH_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
 """(id(catalog), key) -> (weak reference to the catalog, value); a dead or reused id is a miss."""
 
+_SEARCH_LOCK = threading.Lock()
+"""Guards :data:`_SEARCH_CACHE` (:func:`_memo`): dashboard sessions run in threads."""
+
 
 def _memo(catalog: Catalog, key: tuple, build):
     """``build()``, cached for ``catalog`` under ``key`` (the newest :data:`SEARCH_CACHE_ENTRIES` of the process)."""
@@ -1069,15 +642,15 @@ def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray],
 def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
                  economics: Economics = Economics(), *,
                  min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
-                 output_len: int = 1024, input_len: int | None = None, hardware=None,
+                 output_len: int = DEFAULT_OUTPUT_LEN, input_len: int | None = None, hardware=None,
                  generation=None) -> QuoteCheck:
     """Compare every quote with its modeled cost floor at its own speed, precision and hardware.
 
     Parameters
     ----------
     quotes : pl.DataFrame
-        Validated quotes (:func:`read_quotes` / :func:`load_quotes` / :func:`validate_quotes` /
-        :func:`single_quote`).
+        Validated quotes (:mod:`econ.tables.quote_files`: ``read_quotes`` / ``load_quotes`` /
+        ``validate_quotes``; or :func:`single_quote`).
     catalog : Catalog
     assumptions : Assumptions
         Efficiency factors of the roofline (assumptions.DEFAULT).
@@ -1087,7 +660,8 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         on both sides: the quote's blended price counts cache hits at its cached price, or at the full input
         price where it lists none; the floor counts them free, as the engine does).
     min_tokens_per_s_per_user : float in (0, 1e5]
-        Speed floor for quotes that publish no speed (:data:`DEFAULT_MIN_TOKENS_PER_S_PER_USER`). [tokens/s]
+        Speed floor for quotes that publish no speed (:data:`econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER`).
+        [tokens/s]
     output_len : int [tokens]
         Generated tokens per request.
     input_len : int, optional [tokens]
@@ -1338,9 +912,12 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
         floor_cols.update({BAND_COLUMNS[0]: "floor_usd_per_m_blended_tokens_low",
                            BAND_COLUMNS[1]: "floor_usd_per_m_blended_tokens_high"})
     best = best.rename(floor_cols)
+    # fastest accelerator of each quote; exact ties (GB200 and GB300 run bf16 decode at the same modeled speed) go
+    # to the first hardware id, so the screened and the exhaustive search name the same one
+    first_fast = dict(by=[pl.col("fast_tokens_per_s_per_user"), pl.col("hardware")], descending=[True, False])
     fast = (rows.join(f["fastest_hw"], on=["key", "hardware"], how="inner").group_by("quote_id").agg(
-        pl.col("hardware").alias("fast_hardware").get(pl.col("fast_tokens_per_s_per_user").arg_max()),
-        pl.col("^fast_.*$").get(pl.col("fast_tokens_per_s_per_user").arg_max())))
+        pl.col("hardware").sort_by(**first_fast).first().alias("fast_hardware"),
+        pl.col("^fast_.*$").sort_by(**first_fast).first()))
     qk = q.select("quote_id", "key", "price_usd_per_m_blended_tokens")
     fast_all = (qk.join(f["fastest_hw"], on="key", how="inner").group_by("quote_id").agg(
         pl.col("fast_tokens_per_s_per_user").max().alias("all_fast_tokens_per_s_per_user")))
@@ -1546,7 +1123,7 @@ def _reason() -> pl.Expr:
         _t(c("floor_tokens_per_s_per_user")), c("floor_binding_wall")), spec, pl.format("; {}.", limit)],
         ignore_nulls=True))
     capex_flag = pl.when((c("cost_basis") == "owned-custom") & c("_floor_capex_basis").is_not_null()
-                         & (c("_floor_capex_basis") != "market-listing")).then(pl.format(
+                         & ~c("_floor_capex_basis").is_in(list(COMMON_CAPEX_BASES))).then(pl.format(
                              " (the capex of {} is a {}, not the common market-listing basis)", c("floor_hardware"),
                              c("_floor_capex_basis")))
     basis = pl.when(has_floor).then(pl.concat_str([pl.format(
@@ -1649,214 +1226,3 @@ def _require_finite(frame: pl.DataFrame, what: str) -> None:
             s = frame[c].drop_nulls()
             if s.len() and not s.is_finite().all():
                 raise InvalidInputError(f"{what}: column {c} is not finite for some quote (model bug; please report)")
-
-
-# --------------------------------------------------------------------------------------------- LiteLLM import
-
-MAX_LITELLM_FILE_BYTES = 64_000_000
-"""Largest LiteLLM price JSON read (the litellm 1.109.1 file is 3.2 MB). [B]"""
-
-LITELLM_PROVIDERS: dict[str, str] = {
-    "together_ai": "together", "fireworks_ai": "fireworks", "bedrock": "aws-bedrock", "bedrock_converse": "aws-bedrock",
-    "bedrock_mantle": "aws-bedrock", "azure_ai": "azure-ai", "lambda_ai": "lambda",
-}
-"""LiteLLM ``litellm_provider`` -> the ``quotes.csv`` provider name (``vertex_ai-*`` -> ``google-vertex``; any other
-name with ``_`` turned into ``-``)."""
-
-
-@dataclass(frozen=True)
-class LitellmImport:
-    """Result of :func:`import_litellm`.
-
-    Attributes
-    ----------
-    quotes : pl.DataFrame, validated quotes (:func:`validate_quotes`), one per mapped chat entry
-    unmapped : list of str, chat-model keys no alias maps to a catalog model
-    skipped : list of (key, reason), mapped entries left out (a bad or missing price), with the field and value
-    not_chat : int, entries of another mode (embedding, image, audio, ...), left out
-    entries : int, entries read
-    """
-
-    quotes: pl.DataFrame
-    unmapped: list
-    skipped: list
-    not_chat: int
-    entries: int
-
-
-def load_aliases(catalog: Catalog | None = None) -> dict[str, tuple[str, str | None]]:
-    """``model_aliases.csv`` as {lowercased alias: (catalog model id, notes)} (data folder, else the shipped file).
-
-    Raises
-    ------
-    DataError
-        A malformed table, or an alias naming a model not in the catalog.
-    """
-    base = Path(catalog.data_dir) if catalog is not None else DEFAULT_DATA_DIR
-    path = base / "model_aliases.csv"
-    if not path.is_file():
-        path = DEFAULT_DATA_DIR / "model_aliases.csv"
-    from econ.tables.catalog import read_raw_csv
-
-    raw = read_raw_csv(path)
-    for c in ("alias", "model"):
-        if c not in raw.columns:
-            raise DataError(f"{path.name}: missing column {c!r}")
-    if catalog is not None:
-        bad = sorted(set(raw["model"].drop_nulls()) - set(catalog.models["id"]))
-        if bad:
-            raise DataError(f"{path.name}: column model: unknown model id(s) {bad[:8]} (see `econ list models`)")
-    notes = raw["notes"] if "notes" in raw.columns else pl.Series([None] * raw.height, dtype=pl.String)
-    return {a.lower(): (m, n) for a, m, n in zip(raw["alias"], raw["model"], notes) if a and m}
-
-
-def _slug(text: str) -> str:
-    import re
-    return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.]+", "-", text.lower())).strip("-.")
-
-
-def _price(entry: dict, field: str, key: str, *, required: bool, positive: bool):
-    """(USD per M tokens or None, reason or None) of a per-token price field of a LiteLLM entry."""
-    import math
-    v = entry.get(field)
-    if v is None:
-        return None, (f"no {field}" if required else None)
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None, f"{field}={v!r} is not a number"
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        return None, f"{field}={v!r} is outside {'(0' if positive else '[0'}, 0.01] USD per token"
-    per_m = float(f"{v * 1e6:.10g}")
-    if per_m > 1e4:
-        return None, f"{field}={v!r} is outside {'(0' if positive else '[0'}, 0.01] USD per token"
-    return per_m, None
-
-
-def import_litellm(source, catalog: Catalog, *, name: str | None = None, as_of: str | None = None) -> LitellmImport:
-    """Quotes from a LiteLLM ``model_prices_and_context_window`` JSON (the community price table quotes.csv cites).
-
-    Parameters
-    ----------
-    source : str, Path or bytes
-        The JSON file (from the installed ``litellm`` package, ``model_prices_and_context_window_backup.json``,
-        or a download): an object of ``"<provider>/<model>": {"litellm_provider", "mode",
-        "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", ...}``.
-    catalog : Catalog
-    name : str, optional, the file name in messages and in each quote's ``source``
-    as_of : str, optional, ISO date of the snapshot (default: the file's modification date; today for bytes)
-
-    Returns
-    -------
-    LitellmImport. Only ``chat`` entries are read. Names are mapped by ``model_aliases.csv`` (case-insensitive):
-    the full key first, then the key without its ``<litellm_provider>/`` prefix. Prices per million tokens =
-    per token x 1e6; the cached-input price is ``cache_read_input_token_cost``; the weight format follows
-    :func:`weight_format_rule` ("Turbo"/"fp8" in the name -> fp8). Entries with a missing, non-numeric,
-    negative or zero input/output price, or a cached price above the input price, are skipped with the reason.
-
-    Raises
-    ------
-    DataError
-        The file is missing, too large, not valid JSON, not an object of model entries, or has no LiteLLM
-        price entry at all (``litellm_provider`` with ``input_cost_per_token`` and ``output_cost_per_token``).
-    """
-    import datetime as dt
-    import json
-
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        name = name or path.name
-        try:
-            size = path.stat().st_size
-            if size > MAX_LITELLM_FILE_BYTES:
-                raise DataError(f"{name}: {size / 1e6:,.1f} MB; at most {MAX_LITELLM_FILE_BYTES / 1e6:,.0f} MB")
-            if path.is_dir():
-                raise DataError(f"{name}: is a folder, not a LiteLLM price JSON file")
-            data = path.read_bytes()
-            mtime = dt.date.fromtimestamp(path.stat().st_mtime).isoformat()
-        except FileNotFoundError:
-            raise DataError(f"{name}: file not found") from None
-        except OSError as exc:
-            from econ.safe_write import describe_os_error
-            raise DataError(f"{name}: cannot be read ({describe_os_error(exc)})") from None
-    else:
-        data = bytes(source)
-        name = name or "LiteLLM JSON"
-        mtime = dt.date.today().isoformat()
-        if len(data) > MAX_LITELLM_FILE_BYTES:
-            raise DataError(f"{name}: {len(data) / 1e6:,.1f} MB; at most {MAX_LITELLM_FILE_BYTES / 1e6:,.0f} MB")
-    as_of = as_of or mtime
-    expected = "expected LiteLLM's model_prices_and_context_window JSON (an object of \"<provider>/<model>\" entries)"
-    try:
-        table = json.loads(data)
-    except UnicodeDecodeError:
-        raise DataError(f"{name}: not UTF-8 text; {expected}") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
-                        f"{expected}") from None
-    if not isinstance(table, dict):
-        raise DataError(f"{name}: the top level is a JSON {type(table).__name__}, not an object; {expected}")
-    priced = [k for k, v in table.items() if isinstance(v, dict) and "litellm_provider" in v
-              and "input_cost_per_token" in v and "output_cost_per_token" in v]
-    if not priced:
-        raise DataError(f"{name}: no entry has litellm_provider, input_cost_per_token and output_cost_per_token; "
-                        f"{expected}")
-    aliases = load_aliases(catalog)
-    rows, unmapped, skipped, not_chat, entries = [], [], [], 0, 0
-    for key, entry in table.items():
-        if key == "sample_spec":  # LiteLLM's schema description, not a model
-            continue
-        entries += 1
-        if not isinstance(entry, dict):
-            skipped.append((key, f"the entry is a JSON {type(entry).__name__}, not an object"))
-            continue
-        if entry.get("mode") != "chat":
-            not_chat += 1
-            continue
-        provider_raw = str(entry.get("litellm_provider") or "")
-        short = key[len(provider_raw) + 1:] if provider_raw and key.startswith(provider_raw + "/") else key
-        hit = aliases.get(key.lower()) or aliases.get(short.lower())
-        if hit is None:
-            unmapped.append(key)
-            continue
-        model, alias_note = hit
-        p_in, r1 = _price(entry, "input_cost_per_token", key, required=True, positive=True)
-        p_out, r2 = _price(entry, "output_cost_per_token", key, required=True, positive=True)
-        p_c, r3 = _price(entry, "cache_read_input_token_cost", key, required=False, positive=False)
-        reason = r1 or r2 or r3
-        if reason is None and p_c is not None and p_c > p_in:
-            reason = (f"cache_read_input_token_cost={entry['cache_read_input_token_cost']!r} is above "
-                      f"input_cost_per_token={entry['input_cost_per_token']!r}")
-        if reason is not None:
-            skipped.append((key, reason))
-            continue
-        provider = ("google-vertex" if provider_raw.startswith("vertex_ai")
-                    else LITELLM_PROVIDERS.get(provider_raw, provider_raw.replace("_", "-") or "unknown"))
-        src = entry.get("source")
-        notes = "; ".join(x for x in (
-            f"imported by econ quotes import from {name}; per-token JSON prices converted to per-million (x1e6)",
-            f'litellm key "{key}"', f"entry source: {src}" if isinstance(src, str) and src else None,
-            f"alias note: {alias_note}" if alias_note else None) if x)
-        rows.append({"quote_id": _slug(f"{provider}-{short}"), "provider": provider, "model": model,
-                     "provider_model_name": short, "usd_per_m_input_tokens": repr(p_in),
-                     "usd_per_m_cached_input_tokens": None if p_c is None else repr(p_c),
-                     "usd_per_m_output_tokens": repr(p_out),
-                     "source": f"LiteLLM model_prices_and_context_window JSON ({name})", "as_of": as_of,
-                     "notes": notes})
-    if rows:
-        raw = pl.DataFrame(rows, schema={c: pl.String for c in rows[0]})
-        seen = raw.with_columns(pl.int_range(pl.len()).over("quote_id").alias("_n"))
-        raw = seen.with_columns(pl.when(pl.col("_n") > 0).then(pl.format("{}-{}", pl.col("quote_id"), pl.col("_n") + 1))
-                                .otherwise(pl.col("quote_id")).alias("quote_id")).drop("_n")
-        while raw["quote_id"].is_duplicated().any():  # a suffixed id that collides with a real one
-            raw = raw.with_columns(pl.when(pl.col("quote_id").is_duplicated() & (pl.int_range(pl.len()).over("quote_id") > 0))
-                                   .then(pl.col("quote_id") + "-x").otherwise(pl.col("quote_id")).alias("quote_id"))
-        quotes = validate_quotes(raw, catalog, name)
-    else:
-        quotes = validate_quotes(pl.DataFrame(schema={c: pl.String for c in REQUIRED_QUOTE_COLUMNS}), catalog, name)
-    return LitellmImport(quotes=quotes, unmapped=unmapped, skipped=skipped, not_chat=not_chat, entries=entries)
-
-
-def quotes_csv_bytes(quotes: pl.DataFrame) -> bytes:
-    """Validated quotes as the bytes of a ``quotes.csv`` (the :data:`QUOTE_SCHEMA` columns, in order)."""
-    from econ.io import export
-
-    return export.to_csv_bytes(quotes.select(list(QUOTE_SCHEMA)))

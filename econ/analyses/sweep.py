@@ -19,20 +19,26 @@ from econ.tables.catalog import Catalog
 from econ.physics.deployment import layout_problems
 from econ.engine import evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.memory import weight_bytes_resident
 from econ.physics.precision import WEIGHT_BYTES_PER_PARAM
 from econ.validate import require_in_range
 from econ.vocabulary import MODES
+from econ.analyses.search import octave_grid
 
 __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", "choose_layout", "layout_candidates",
-           ]
+           "deployment_search", "deployment_of", "POOL_KEYS"]
 
 _LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
+POOL_KEYS = ("disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
+             "decode_instances")
+"""The keys of a disaggregated deployment beyond its decode instance (null when aggregated)."""
 LAYOUT_COST_TOLERANCE_FRAC = 0.02
 """Layouts whose $/M output tokens are within 2% of the cheapest tie; the fastest per user wins (a
 presentation choice: the model's held-out error is larger than 2%, see `econ calibrate` and README)."""
 _SCHEMA = {"num_gpus": pl.Int64, "tp": pl.Int64, "dp": pl.Int64, "ep": pl.Int64, "pp": pl.Int64,
-           "context_tokens": pl.Int64, "disaggregated": pl.Boolean}
+           "context_tokens": pl.Int64, "disaggregated": pl.Boolean, "prefill_tp": pl.Int64, "prefill_dp": pl.Int64,
+           "prefill_ep": pl.Int64, "prefill_pp": pl.Int64, "prefill_instances": pl.Int64, "decode_instances": pl.Int64}
 
 
 def grid(**axes) -> pl.DataFrame:
@@ -251,8 +257,8 @@ def _auto_batches(catalog: Catalog, pts: pl.DataFrame, assumptions, economics, d
     ttft_max = math.inf if max_ttft_s is None else float(max_ttft_s)
     octaves = np.log2(np.maximum(top / dps, 1.0))
     steps = int(np.ceil(octaves.max() * AUTO_BATCH_STEPS_PER_OCTAVE)) + 1
-    mult = np.round(2.0 ** (np.arange(steps) / AUTO_BATCH_STEPS_PER_OCTAVE))
-    grid = np.minimum(dps[:, None] * np.unique(mult)[None, :], top[:, None])
+    mult = octave_grid(AUTO_BATCH_STEPS_PER_OCTAVE, 2.0 ** ((steps - 1) / AUTO_BATCH_STEPS_PER_OCTAVE))  # the one grid
+    grid = np.minimum(dps[:, None] * mult[None, :], top[:, None])
     grid = np.concatenate([grid, top[:, None]], axis=1)
     row, col = np.nonzero(np.ones_like(grid, dtype=bool))
     rows = pts[row].with_columns(batch_size=pl.Series(grid[row, col].astype(np.int64)))
@@ -268,7 +274,7 @@ def _auto_batches(catalog: Catalog, pts: pl.DataFrame, assumptions, economics, d
 
 def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",
                   num_gpus: int | None = None, tp: int | None = None, dp: int | None = None, ep: int | None = None,
-                  pp: int | None = None, mode: str = "aggregated", input_len: int = 1024, output_len: int = 1024,
+                  pp: int | None = None, mode: str = "aggregated", input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
                   context_tokens: int | None = None, scale_up_domain_size: int | None = None,
                   assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
                   deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
@@ -328,31 +334,33 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
 
 def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",
                num_gpus: int | None = None, tp: int | None = None, dp: int | None = None, ep: int | None = None,
-               pp: int | None = None, mode: str = "aggregated", batch_sizes: list[int] | None = None,
-               input_len: int = 1024, output_len: int = 1024, context_tokens: int | None = None,
+               pp: int | None = None, mode: str | None = None, batch_sizes: list[int] | None = None,
+               input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, context_tokens: int | None = None,
                scale_up_domain_size: int | None = None, assumptions: Assumptions = DEFAULT,
                economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
                min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,
-               ) -> pl.DataFrame:
+               pools: dict | None = None) -> pl.DataFrame:
     """Cost rows for one model on one accelerator: the ``econ cost`` and Cost-explorer entry point.
 
     Parameters
     ----------
     model, hardware : catalog ids; precision : bf16|fp8|fp4
     num_gpus, tp, dp, ep, pp : int, optional
-        The layout; what is not given is chosen: the cheapest valid layout (:func:`choose_layout`:
-        tensor x pipeline for every model, attention-DP + EP for MoE/MLA models where it wins).
-    mode : "aggregated" or "disaggregated" (prefill on its own pool, same instance layout, xPyD sized)
+        The layout; what is not given is chosen (see Notes).
+    mode : "aggregated", "disaggregated" (prefill on its own pool, xPyD sized) or None (either, when the layout is
+        searched; aggregated otherwise)
     batch_sizes : list of int, optional
-        None = "auto": the sweet spot, min(KV-capacity max batch, memory/compute crossover), at least dp;
-        with ``min_tokens_per_s_per_user`` / ``max_ttft_s`` the largest batch up to it that meets them
-        (served figures), and the layout chosen at that batch (:func:`choose_layout`).
+        None = "auto": with ``min_tokens_per_s_per_user`` / ``max_ttft_s``, the deployment and batch the one search
+        finds; without them the sweet spot, min(KV-capacity max batch, memory/compute crossover), at least dp.
     min_tokens_per_s_per_user : float, optional [tokens/s]; max_ttft_s : float, optional [s]
         The SLO of the auto batch (None = none). A deployment no batch of which meets it stays at its sweet
         spot (its served tokens/s per user say by how much it misses).
     input_len, output_len, context_tokens : [tokens], see :func:`econ.engine.evaluate`
     scale_up_domain_size : int, optional, override of the accelerator's domain
     assumptions, economics, deployment : the model's assumptions
+    pools : dict, optional
+        A disaggregated deployment's pools (:data:`POOL_KEYS`, e.g. from :func:`deployment_of` of a row): with the
+        layout pinned, the unit is evaluated as it is.
 
     Returns
     -------
@@ -363,18 +371,47 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     DoesNotFitError
         If the weights alone do not fit on the deployment (names the bytes needed and held).
     UnknownIdError, InvalidInputError, UnsupportedPrecisionError
+
+    Notes
+    -----
+    What is not pinned is chosen by the question asked, so each answer equals the one other commands give:
+
+    - batch "auto" with a speed floor or TTFT limit (``econ cost``'s default floor): the cheapest all-in deployment
+      meeting them in the one search of every layout, batch and serving mode
+      (:func:`econ.analyses.optimize.search`, named by :func:`econ.analyses.search.cheapest`), the answer the
+      hardware comparison, head to head and ``econ compare`` give at that floor;
+    - given batch sizes: at each batch, the cheapest all-in layout of :func:`layout_candidates` that holds it (a
+      layout is never chosen at one batch and priced at another);
+    - batch "auto" without an SLO: :func:`choose_layout` at each candidate's sweet spot.
     """
-    if mode not in MODES:
+    if mode is not None and mode not in MODES:
         raise InvalidInputError(f"mode={mode!r} is not one of {list(MODES)}")
     base = dict(model=model, hardware=hardware, precision=precision, input_len=input_len, output_len=output_len,
                 context_tokens=context_tokens, disaggregated=mode == "disaggregated",
                 scale_up_domain_size=scale_up_domain_size)
     given = dict(num_gpus=num_gpus, tp=tp, dp=dp, ep=ep, pp=pp)
+    if pools:
+        base["disaggregated"] = bool(pools.get("disaggregated"))
+        given = given | {k: v for k, v in pools.items() if k != "disaggregated"}
     # one strict evaluation of what was given validates ids, precision, price, context and pinned values
     first = evaluate(_points(base, given, [max(1, dp or 1)]), catalog, assumptions, economics, deployment)
     layout = given
-    if any(v is None for v in (tp, pp)) or (dp is None and ep is None and (catalog.model(model)["num_experts"] or 0) > 0):
-        chosen = choose_layout(catalog, **{k: v for k, v in base.items() if k != "disaggregated"}, **given, mode=mode,
+    free = any(v is None for v in (tp, pp)) or (dp is None and ep is None and (catalog.model(model)["num_experts"] or 0) > 0)
+    slo = min_tokens_per_s_per_user is not None or max_ttft_s is not None
+    if free and batch_sizes is None and slo and context_tokens is None:
+        found = _searched(catalog, model=model, hardware=hardware, precision=precision, given=given, mode=mode,
+                          input_len=input_len, output_len=output_len, scale_up_domain_size=scale_up_domain_size,
+                          assumptions=assumptions, economics=economics, deployment=deployment,
+                          min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s)
+        if found is not None:
+            layout, batch = found
+            return evaluate(_points({**base, "disaggregated": layout["disaggregated"]}, layout, [batch]), catalog,
+                            assumptions, economics, deployment, sweet_spot=True)
+    if free and batch_sizes is not None:
+        return _cheapest_at_each_batch(catalog, base, given, batch_sizes, assumptions, economics, deployment)
+    if free:
+        chosen = choose_layout(catalog, **{k: v for k, v in base.items() if k != "disaggregated"}, **given,
+                               mode=mode or "aggregated",
                                assumptions=assumptions, economics=economics, deployment=deployment,
                                min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
                                max_dp=min(batch_sizes) if batch_sizes and dp is None else None)
@@ -397,15 +434,98 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
             top = r["max_batch_size"] if sweet is None else min(r["max_batch_size"], sweet)
             batch_sizes = [int(max(r["dp"], top // r["dp"] * r["dp"]))]
         else:
-            batch_sizes = [int(_auto_batches(catalog, _points(base, {k: r[k] for k in _LAYOUT_KEYS}, [r["dp"]]),
+            batch_sizes = [int(_auto_batches(catalog, _points(base, deployment_of(r), [r["dp"]]),
                                              assumptions, economics, deployment, min_tokens_per_s_per_user,
                                              max_ttft_s)[0][0])]
-    return evaluate(_points(base, {k: r[k] for k in _LAYOUT_KEYS}, batch_sizes), catalog, assumptions, economics,
+    return evaluate(_points(base, deployment_of(r), batch_sizes), catalog, assumptions, economics,
                     deployment, sweet_spot=True)
 
 
+def deployment_search(catalog: Catalog, *, model: str, hardware: str, precision: str, given: dict | None = None,
+                      mode: str | None = None, input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
+                      scale_up_domain_size: int | None = None, assumptions: Assumptions = DEFAULT,
+                      economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
+                      min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None):
+    """The one search ``econ cost`` names its automatic deployment from: :func:`econ.analyses.optimize.search` of one
+    model, accelerator and precision, with the pinned values of ``given``.
+
+    Its serving modes are ``mode`` when given, aggregated when the GPU count is pinned (a pinned count names one
+    instance), else both. Returns the :class:`econ.analyses.optimize.SearchResult` (every feasible point, SLO or
+    not), so another caller (a sensitivity scenario with another speed floor) re-picks from the same points.
+    """
+    from econ.analyses.optimize import SLO, SearchSpace, search
+
+    given = given or {}
+    num_gpus = given.get("num_gpus")
+    modes = (mode,) if mode else (("aggregated",) if num_gpus is not None else MODES)
+    space = SearchSpace(precisions=(precision,), modes=modes, max_gpus=max(SearchSpace().max_gpus, num_gpus or 1),
+                        scale_up_domain_sizes=None if scale_up_domain_size is None else (scale_up_domain_size,),
+                        **{k: given.get(k) for k in ("num_gpus", "tp", "dp", "ep", "pp")})
+    slo = SLO(min_tokens_per_s_per_user=0.0 if min_tokens_per_s_per_user is None else min_tokens_per_s_per_user,
+              max_ttft_s=math.inf if max_ttft_s is None else max_ttft_s)
+    return search(catalog, model=model, hardware=[hardware], input_len=input_len, output_len=output_len, slo=slo,
+                  space=space, assumptions=assumptions, economics=economics, deployment=deployment)
+
+
+def _searched(catalog: Catalog, *, model: str, hardware: str, precision: str, given: dict, mode: str | None,
+              input_len: int, output_len: int, scale_up_domain_size: int | None, assumptions, economics, deployment,
+              min_tokens_per_s_per_user: float | None, max_ttft_s: float | None):
+    """(deployment keys, batch) of the cheapest all-in deployment meeting the SLO in the one search
+    (:func:`deployment_search`), or None; named by :func:`econ.analyses.search.cheapest`, the rule of the optimizer
+    and the hardware comparison."""
+    from econ.analyses.search import cheapest
+
+    res = deployment_search(catalog, model=model, hardware=hardware, precision=precision, given=given, mode=mode,
+                            input_len=input_len, output_len=output_len, scale_up_domain_size=scale_up_domain_size,
+                            assumptions=assumptions, economics=economics, deployment=deployment,
+                            min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s)
+    ok = res.points.filter(pl.col("meets_slo"))
+    if ok.height == 0:
+        return None
+    row = cheapest(ok, by=()).row(0, named=True)
+    return deployment_of(row) | {"disaggregated": bool(row["disaggregated"])}, int(row["batch_size"])
+
+
+def _cheapest_at_each_batch(catalog: Catalog, base: dict, given: dict, batch_sizes, assumptions, economics,
+                            deployment) -> pl.DataFrame:
+    """One row per batch: the cheapest all-in layout of :func:`layout_candidates` at that batch (ties: the faster
+    per user). Infeasible everywhere: the first candidate's row, whose reason says why. Two engine calls."""
+    from econ.analyses.search import cheapest
+
+    cands = layout_candidates(catalog, model=base["model"], hardware=base["hardware"], precision=base["precision"],
+                              **given, assumptions=assumptions, deployment=deployment,
+                              scale_up_domain_size=base["scale_up_domain_size"])
+    if cands.height == 0:  # pins no valid layout admits: the engine's own message
+        return evaluate(_points(base, given, batch_sizes), catalog, assumptions, economics, deployment,
+                        sweet_spot=True)
+    batches = pl.DataFrame({"batch_size": [int(b) for b in batch_sizes], "_order": range(len(batch_sizes))})
+    rows = (cands.join(batches, how="cross").filter(pl.col("batch_size") >= pl.col("dp"))
+            .with_columns(**{k: pl.lit(v) for k, v in base.items()}))
+    rows = rows.with_columns(pl.col("context_tokens").cast(pl.Int64), pl.col("scale_up_domain_size").cast(pl.Int64))
+    probe = evaluate(rows.drop("_order"), catalog, assumptions, economics, deployment, strict=False,
+                     columns=("feasible", "usd_per_m_output_tokens_all_in", "served_tokens_per_s_per_user"))
+    scored = rows.with_columns(probe["feasible"], probe["usd_per_m_output_tokens_all_in"],
+                               probe["served_tokens_per_s_per_user"])
+    pick = cheapest(scored.filter(pl.col("feasible")), by=("_order",), speed="served_tokens_per_s_per_user")
+    chosen = (batches.join(pick.select("_order", *_LAYOUT_KEYS), on="_order", how="left")
+              .with_columns(*(pl.col(k).fill_null(int(cands[k][0])) for k in _LAYOUT_KEYS)).sort("_order"))
+    points = chosen.drop("_order").with_columns(**{k: pl.lit(v) for k, v in base.items()})
+    points = points.with_columns(pl.col("context_tokens").cast(pl.Int64), pl.col("scale_up_domain_size").cast(pl.Int64))
+    return evaluate(points, catalog, assumptions, economics, deployment, sweet_spot=True)
+
+
+def deployment_of(row: dict) -> dict:
+    """The keys that name a result row's deployment: its layout (:data:`_LAYOUT_KEYS`) and, when disaggregated, its
+    pools (:data:`POOL_KEYS`), so the same unit can be evaluated again (a batch curve, a re-check)."""
+    out = {k: int(row[k]) for k in _LAYOUT_KEYS}
+    if row.get("disaggregated"):
+        out |= {"disaggregated": True} | {k: int(row[k]) for k in POOL_KEYS if k != "disaggregated"}
+    return out
+
+
 def _points(base: dict, layout: dict, batches) -> pl.DataFrame:
-    rows = [{**base, **{k: layout.get(k) for k in _LAYOUT_KEYS}, "batch_size": int(b)} for b in batches]
+    pools = {k: layout[k] for k in POOL_KEYS if k in layout}
+    rows = [{**base, **{k: layout.get(k) for k in _LAYOUT_KEYS}, **pools, "batch_size": int(b)} for b in batches]
     schema = {k: v for k, v in _SCHEMA.items()} | {"scale_up_domain_size": pl.Int64}
     return pl.DataFrame(rows, schema_overrides=schema)
 
@@ -418,10 +538,11 @@ def batch_curve(catalog: Catalog, *, points_per_octave: int = 4, **kwargs) -> pl
     require_in_range("points_per_octave", points_per_octave, 1, 64)
     first = cost_table(catalog, **kwargs)
     r = first.row(0, named=True)
-    layout = {k: r[k] for k in _LAYOUT_KEYS}
+    layout = deployment_of(r)
     max_b, dp = int(r["max_batch_size"]), int(r["dp"])
     n = max(2, int(np.log2(max(max_b / dp, 2)) * points_per_octave) + 1)
     batches = (np.unique(np.round(np.geomspace(1, max_b / dp, n)).astype(int)) * dp if max_b > dp
                else np.array([dp]))
-    kwargs = {**kwargs, **layout}
+    pools = {k: layout.pop(k) for k in POOL_KEYS if k in layout}
+    kwargs = {**kwargs, **layout, "pools": pools or None}
     return cost_table(catalog, batch_sizes=[int(b) for b in batches if b <= max_b], **kwargs)

@@ -42,8 +42,8 @@ def catalog_from(args):
     return catalog
 
 
-def parse_int_list(flag: str, text: str, lo: int, hi: int) -> list[int]:
-    """'1,8,64' -> [1, 8, 64]; each value checked against [lo, hi] with the flag named."""
+def parse_int_list(flag: str, text: str, lo: int, hi: int, unit: str = "") -> list[int]:
+    """'1,8,64' -> [1, 8, 64]; each value checked against [lo, hi] (``unit`` named) with the flag named."""
     out = []
     for part in str(text).split(","):
         part = part.strip()
@@ -56,29 +56,17 @@ def parse_int_list(flag: str, text: str, lo: int, hi: int) -> list[int]:
         if v is None:
             raise InvalidInputError(f"{flag}={show_value(part)} is not a whole number (valid: [{lo}, {hi}])")
         if not lo <= v <= hi:
-            raise InvalidInputError(f"{flag}={show_value(v)} is outside [{lo}, {hi}]")
+            raise InvalidInputError(f"{flag}={show_value(v)} is outside [{lo}, {hi}]" + (f" ({unit})" if unit else ""))
         out.append(v)
     return out
 
 
 def show_value(value, limit: int = 40) -> str:
-    """A flag value for a message: numbers as %g (a huge integer as its digit count), text quoted and cut.
+    """A flag value for a message: :func:`econ.vocabulary.show` (numbers as %g, a huge integer as its digit count,
+    text quoted and cut at ``limit`` characters). Never raises."""
+    from econ.vocabulary import show
 
-    Never raises (``f"{10**400:g}"`` would raise OverflowError).
-    """
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        if abs(value) < 10**15:
-            return str(value)
-        try:
-            return f"{float(value):g}"
-        except OverflowError:
-            return f"a {len(str(abs(value))) if abs(value) < 10**4000 else 'more than 4000'}-digit integer"
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 10**15 else f"{value:g}"
-    text = repr(str(value))
-    return text if len(text) <= limit else text[:limit] + f"...' ({len(str(value)):,} characters)"
+    return show(value, limit)
 
 
 def check_range(flag: str, value, lo: float, hi: float, unit: str = "") -> None:
@@ -348,13 +336,22 @@ TCO_HELP = ("cost tier of a GPU-hour: " + "; ".join(f"{TIER_SPECS[t].cli_name} (
             + "; each sourced per accelerator (data/README.md)")
 
 
-def add_field_option(group, name: str, *, dest: str | None = None, metavar: str | None = None, aliases=()):
+def add_field_option(group, name: str, *, dest: str | None = None, metavar: str | None = None, aliases=(),
+                     note: str = ""):
     """``--flag`` of the vocabulary field ``name``: its flag name, type, help, range and default from
-    :data:`econ.vocabulary.FIELDS` (one place for each). The value is checked by :func:`check_fields`."""
+    :data:`econ.vocabulary.FIELDS` (one place for each; ``note`` adds a sentence). The value is checked by
+    :func:`check_fields` or :func:`check_economics`."""
     f = FIELDS[name]
     kind = {"float": float, "int": int}.get(f.kind, str)
     group.add_argument(f.flag_name, *aliases, dest=dest or name, type=kind,
-                       metavar=metavar or {"float": "X", "int": "N"}.get(f.kind, "VALUE"), help=f.help_text())
+                       metavar=metavar or {"float": "X", "int": "N"}.get(f.kind, "VALUE"), help=f.help_text() + note)
+
+
+def check_flag(name: str, value, flag: str | None = None) -> None:
+    """Check one typed flag against its vocabulary field's one range (None passes: not given); the message names
+    ``flag`` (default: the field's own flag)."""
+    if value is not None:
+        FIELDS[name].check(value, shown_as=flag or FIELDS[name].flag_name)
 
 
 def check_fields(args, names) -> None:
@@ -448,18 +445,26 @@ _ECONOMIC_FLAGS = {"usd_per_kwh": "usd_per_kwh", "pue": "pue", "build_usd_per_mw
 
 
 def load_scenario(args, catalog):
-    """The ``--scenario FILE`` of ``args`` (warnings to stderr), or None without one.
+    """The ``--scenario FILE`` of ``args``, or None without one.
 
     A scenario with a custom accelerator returns it with the catalog extended (``(scenario, catalog)``).
+
+    Raises
+    ------
+    InvalidInputError
+        Any field the file holds that cannot be used as written (out of its range, unknown, mistyped): on the
+        command line a scenario is refused rather than priced with a substituted default (the dashboard, which must
+        open a stale link, substitutes and says so on the page). Every problem is listed.
     """
     path = getattr(args, "scenario", None)
     if not path:
         return None, catalog
-    from econ.io.scenario import load_toml_file
+    from econ.io.scenario import MAX_WARNINGS, load_toml_file
 
     sc, warnings = load_toml_file(path, catalog)
-    for w in warnings:
-        print(f"econ: warning: --scenario {path}: {w}", file=sys.stderr)
+    if warnings:
+        shown = "; ".join(w.split("; using the default")[0] for w in warnings[:MAX_WARNINGS])
+        raise InvalidInputError(f"--scenario {path}: {shown}")
     return sc, sc.catalog(catalog)
 
 
@@ -472,6 +477,7 @@ def parse_mix(text: str) -> float:
             from None
     if not (a >= 0 and b > 0) or not (math.isfinite(a) and math.isfinite(b)):
         raise InvalidInputError(f"--input-output-mix={show_value(str(text))}: I must be >= 0 and O > 0")
+    check_flag("input_output_mix", a / b, "--input-output-mix")
     return a / b
 
 
@@ -548,7 +554,7 @@ def slo_from(args, scenario=None) -> tuple[float, float]:
     speed = getattr(args, "min_tokens_per_s_per_user", None)
     tpot = getattr(args, "tpot_ms", None)
     ttft_ms, ttft_s = getattr(args, "ttft_ms", None), getattr(args, "max_ttft_s", None)
-    check_range("--min-tokens-per-s-per-user", speed, 0, 1e6, "tokens/s")
+    check_flag("min_tokens_per_s_per_user", speed)
     if tpot is not None and not (tpot == tpot and 1e-3 <= tpot <= 1e6):
         raise InvalidInputError(f"--tpot-ms={show_value(tpot)} is outside [0.001, 1000000] (ms)")
     if ttft_ms is not None and not (ttft_ms == ttft_ms and 1e-3 <= ttft_ms <= 1e9):

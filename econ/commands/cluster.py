@@ -1,30 +1,37 @@
-"""``econ cluster``: capex, power, racks, reliability, training and serving economics of G accelerators.
+"""``econ cluster`` (and ``econ fleet size``): one capability, one set of inputs, one call.
 
-A thin layer over :func:`econ.analyses.cluster.cluster_plan` (which builds on :func:`econ.analyses.cluster.size_cluster`):
-flags in, one call, a table out. With ``--model`` the table adds checkpoint, training and serving
-columns (tokens/day at the tokens/s-per-user floor, revenue at ``--price``, payback).
+A thin layer over :func:`econ.analyses.cluster.cluster_plan`: flags in, one call, a table out. The size is
+``--gpus`` or what a budget buys (``--power-mw`` / ``--capex-usd``); ``econ fleet size`` is the same command
+with a budget required, so the two give identical GPUs, capex, MW, tokens/day and payback for the same flags.
+Every economics input (PUE, $/kWh, facility $/MW, utilization, cost of capital, lives) comes from the shared
+economics flags over ``econ.assumptions.Economics`` (or a named ``--facility`` / ``--region``), shown in the output.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 
-from econ.analyses.cluster import EFFICIENCY_MODELS, PLAN_COLUMNS, cluster_plan, plan_status
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+import polars as pl
+
+from econ.analyses.cluster import PLAN_COLUMNS, cluster_plan, plan_status
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
-                                   parse_int_list, slo_from, workload_from)
-from econ.commands.fleet import show
+                                   parse_int_list, render, slo_from, workload_from)
+from econ.economics.buildout import IT_CAPEX_BASES, buildout_prices
+from econ.vocabulary import bounds
 from econ.errors import InvalidInputError
-from econ.physics.precision import PRECISIONS
 from econ.io.scenario import Scenario
+from econ.physics.fleet import EFFICIENCY_MODELS
+from econ.physics.precision import PRECISIONS
+from econ.units import W_PER_MW
 
 CORE_COLUMNS = (
-    "hardware", "num_gpus", "gpus_per_rack", "capex_total_usd", "capex_accelerators_usd", "capex_facility_usd",
-    "power_basis", "per_gpu_power_w", "it_power_mw", "facility_power_mw", "annual_energy_mwh", "annual_energy_cost_usd",
-    "rack_count", "rack_power_kw", "air_cooling_ok", "rack_cooling", "peak_flop_per_s", "efficiency_model", "mfu_frac",
-    "scaling_efficiency_frac", "goodput_frac", "realized_frac_of_peak", "realized_flop_per_s", "cluster_mtbf_h",
-    "failure_window_h", "prob_failure_in_window_frac",
+    "budget", "hardware", "num_gpus", "gpus_per_rack", "facility", "pue", "build_usd_per_mw_it", "usd_per_kwh",
+    "utilization_frac", "it_capex_basis", "capex_total_usd", "capex_accelerators_usd", "capex_facility_usd",
+    "power_basis", "per_gpu_power_w", "it_power_mw", "facility_power_mw", "annual_energy_mwh",
+    "annual_energy_cost_usd", "rack_count", "rack_power_kw", "air_cooling_ok", "rack_cooling", "peak_flop_per_s",
+    "efficiency_model", "mfu_frac", "scaling_efficiency_frac", "goodput_frac", "realized_frac_of_peak",
+    "realized_flop_per_s", "cluster_mtbf_h", "failure_window_h", "prob_failure_in_window_frac",
 )
 MODEL_COLUMNS = (
     "model", "checkpoint_bytes", "checkpoint_write_s", "training_days", "training_cost_usd", "serving_precision",
@@ -32,30 +39,99 @@ MODEL_COLUMNS = (
     "opex_per_year_usd", "payback_years",
 )
 
+DISPLAY_NAMES = {"realized_frac_of_peak": "realized_of_peak_frac"}
+"""Table-only renames so the unit suffix (``_frac`` -> %) formats the cell; CSV/JSON keep the core's names."""
 
-def register(sub) -> None:
-    p = sub.add_parser(
-        "cluster", help="cluster capex, power, racks, failures, training time and serving payback for G accelerators",
-        description="Size a cluster of G accelerators: capex (all-in accelerators + facility $/MW of IT load), IT and "
-                    "facility MW, annual energy and cost, racks against the ~30 kW air-cooling limit, peak and "
-                    "realized FLOP/s (MFU x goodput), cluster MTBF and failure odds. With --model: checkpoint size "
-                    "and write time, a 6 x params x tokens training run, and serving tokens/day, revenue and payback.")
+ITEM_FLAGS = (("--accelerator-usd", "accelerator_usd", "accelerator_usd_per_gpu", 1e7),
+              ("--server-usd", "server_usd", "server_usd_per_gpu", 1e7),
+              ("--switch-usd", "switch_usd", "switch_usd", 1e8),
+              ("--link-usd", "link_usd", "link_usd", 1e6),
+              ("--storage-usd", "storage_usd", "storage_usd_per_gpu", 1e7))
+"""Itemized IT price flags: (flag, argparse dest, ``BuildoutPrices`` field, upper bound in USD)."""
+
+
+def show(frame: pl.DataFrame, fmt: str, **kwargs) -> None:
+    """Render a result: tables with :data:`DISPLAY_NAMES` applied, CSV/JSON unchanged."""
+    if fmt == "table":
+        frame = frame.rename({k: v for k, v in DISPLAY_NAMES.items() if k in frame.columns})
+    render(frame, fmt, **kwargs)
+
+
+def add_price_options(p, *, default_basis: str) -> None:
+    """IT price flags: the basis (all-in or itemized, ``econ.economics.buildout.IT_CAPEX_BASES``) and each unit price."""
+    g = p.add_argument_group("IT prices")
+    g.add_argument("--it-capex", choices=IT_CAPEX_BASES, default=default_basis,
+                   help="all-in: accelerators.csv all_in_capex_usd per GPU (the capex of econ cost); itemized: "
+                        f"board + host share + fat-tree network + storage from data/buildout_capex.csv [{default_basis}]")
+    g.add_argument("--all-in-usd", type=float, help="one all-in IT price per GPU replacing the catalog's "
+                                                    "(seed 004: H100 ~45,000)")
+    g.add_argument("--accelerator-usd", type=float, help="itemized: accelerator price per GPU [purchase_price_usd]")
+    g.add_argument("--server-usd", type=float, help="itemized: server/host share per GPU [6,845]")
+    g.add_argument("--switch-usd", type=float, help="itemized: scale-out switch price [36,000]")
+    g.add_argument("--switch-radix", type=float, help="itemized: switch ports [64]")
+    g.add_argument("--link-usd", type=float, help="itemized: one link (optics + cable) per GPU per tier [1,280]")
+    g.add_argument("--storage-usd", type=float, help="itemized: storage per GPU [278]")
+
+
+def prices_from(args, catalog, hardware: str):
+    """:class:`econ.economics.buildout.BuildoutPrices` from the IT price flags (each checked, with its range)."""
+    for flag, dest, _, hi in ITEM_FLAGS + (("--all-in-usd", "all_in_usd", "all_in_it_usd_per_gpu", 1e7),):
+        check_range(flag, getattr(args, dest), 0, hi, "USD")
+    check_range("--switch-radix", args.switch_radix, 4, 4096, "ports")
+    given = [flag for flag, dest, _, _ in ITEM_FLAGS if getattr(args, dest) is not None]
+    if args.switch_radix is not None:
+        given.append("--switch-radix")
+    if given and args.it_capex != "itemized":
+        raise InvalidInputError(f"{given[0]} prices an itemized build-out: add --it-capex itemized")
+    overrides = {field: getattr(args, dest) for _, dest, field, _ in ITEM_FLAGS}
+    return buildout_prices(catalog, hardware, basis=args.it_capex, switch_radix=args.switch_radix,
+                           all_in_it_usd_per_gpu=args.all_in_usd, **overrides)
+
+
+def add_efficiency_options(p, *, default: str) -> None:
+    """The efficiency-at-scale flags (``econ.physics.fleet.EFFICIENCY_MODELS``) of ``cluster`` and ``fleet``."""
+    p.add_argument("--efficiency", choices=EFFICIENCY_MODELS, default=default,
+                   help="seed000: MFU(G) = 0.62 - 0.02 log2 G; seed001: MFU x scaling efficiency(G) x goodput "
+                        f"[{default}]")
+    p.add_argument("--mfu", type=float, help="measured MFU in (0, 1]; default: the efficiency model's "
+                                             "(seed 000's curve, seed 001's 50%%)")
+    p.add_argument("--scaling-efficiency", type=float, help="seed 001 scaling efficiency in (0, 1]; default: "
+                                                            "Table 5 at the cluster size")
+
+
+def check_fraction(flag: str, value) -> None:
+    """A fraction flag in (0, 1], named with its range when not (NaN included); None passes."""
+    if value is None:
+        return
+    if not (value == value) or not 0 < value <= 1:
+        raise InvalidInputError(f"{flag}={value:g} is outside (0, 1]")
+
+
+def check_efficiency(args) -> None:
+    """``--mfu`` in its vocabulary range, ``--scaling-efficiency`` in (0, 1] (``econ.physics.fleet.efficiency_chain``)."""
+    check_flag("mfu_frac", args.mfu)
+    check_fraction("--scaling-efficiency", args.scaling_efficiency)
+
+
+def add_plan_options(p, *, budget_required: bool) -> None:
+    """The one set of inputs of a cluster plan (``econ cluster`` and ``econ fleet size``)."""
     add_scenario_option(p)
-    p.add_argument("--hardware", help="accelerator id (econ list hardware); needs all_in_capex_usd")
-    p.add_argument("--gpus", help="cluster size(s): N or a list 1024,8192,100000 [1024]")
+    p.add_argument("--hardware", required=budget_required, help="accelerator id (econ list hardware); needs "
+                                                                "all_in_capex_usd unless --it-capex itemized")
+    size = p.add_mutually_exclusive_group(required=budget_required)
+    if not budget_required:
+        size.add_argument("--gpus", help="cluster size(s): N or a list 1024,8192,100000 [1024]")
+    size.add_argument("--power-mw", type=float, help="size by a power budget, MW (1 GW = 1000)")
+    size.add_argument("--capex-usd", type=float, help="size by a capex budget for IT + facility, USD (e.g. 5e9)")
+    p.add_argument("--power-of", choices=("facility", "it"), default="facility",
+                   help="the power budget is the facility's grid draw (IT = power / PUE) or the IT load [facility]")
     p.add_argument("--model", help="model id for checkpoint, training and serving columns (econ list models)")
     p.add_argument("--gpus-per-rack", type=int, help="default: the NVLink domain for NVL36/72/144, else 32")
     p.add_argument("--training-precision", choices=PRECISIONS, help="dense peak used for training FLOP/s [bf16]")
     p.add_argument("--power-basis", default="all-in",
                    help="per-GPU power: tdp (board TDP), all-in (critical IT incl. host and network share), or a "
                         "number of W [all-in]")
-    p.add_argument("--efficiency", choices=EFFICIENCY_MODELS, default="seed001",
-                   help="seed000: MFU(G) = 0.62 - 0.02 log2 G; seed001: MFU x scaling efficiency(G) x goodput "
-                        "[seed001]")
-    p.add_argument("--mfu", type=float, help="measured MFU in (0, 1]; default: the efficiency model's "
-                                             "(seed 000's curve, seed 001's 50%%)")
-    p.add_argument("--scaling-efficiency", type=float, help="seed 001 scaling efficiency in (0, 1]; default: "
-                                                            "Table 5 at the cluster size")
+    add_efficiency_options(p, default="seed001")
     p.add_argument("--overheads", help="goodput losses: bubbles,checkpointing,failure-recovery,maintenance as "
                                        "fractions; default: the model's (seed001 0.05,0.03,0.10,0.05 = Table 8; "
                                        "seed000 none)")
@@ -67,9 +143,22 @@ def register(sub) -> None:
     add_workload_options(p)
     add_slo_options(p, ttft=False)
     add_economics_options(p, mix=False, build=True)
+    add_price_options(p, default_basis="all-in")
     p.add_argument("--all-columns", action="store_true", help="every column (default: without --model, the sizing)")
     p.add_argument("--format", default="table", choices=("table", "csv", "json"))
     add_data_dir(p)
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "cluster", help="cluster capex, power, racks, failures, training time and serving payback for G accelerators",
+        description="Size a cluster of G accelerators, or what a power or capex budget buys: capex (IT at the "
+                    "all-in price or itemized, + facility $/MW of IT load), IT and facility MW, annual energy and "
+                    "cost, racks against the ~30 kW air-cooling limit, peak and realized FLOP/s (MFU x goodput), "
+                    "cluster MTBF and failure odds. With --model: checkpoint size and write time, a 6 x params x "
+                    "tokens training run, and serving tokens/day, revenue and payback. `econ fleet size` is the "
+                    "same command with a budget.")
+    add_plan_options(p, budget_required=False)
     p.set_defaults(func=run)
 
 
@@ -84,7 +173,17 @@ def _overheads(text: str) -> tuple[float, ...]:
     return vals
 
 
+def check_positive(flag: str, value, hi: float, unit: str = "") -> None:
+    """Zero, negative, non-finite or absurd values are named with their range."""
+    if value is None:
+        return
+    check_range(flag, value, 0, hi, unit)
+    if value == 0:
+        raise InvalidInputError(f"{flag}=0 is outside (0, {hi:g}] {unit}".rstrip())
+
+
 def run(args) -> int:
+    """Run ``econ cluster`` / ``econ fleet size``: the flags over the scenario over the one set of defaults."""
     catalog = catalog_from(args)
     sc, catalog = load_scenario(args, catalog)
     scenario = sc
@@ -92,19 +191,22 @@ def run(args) -> int:
     hardware = args.hardware or (sc.hardware if scenario is not None else None)
     if hardware is None:
         raise InvalidInputError("--hardware is required (or give --scenario FILE)")
-    gpus = parse_int_list("--gpus", args.gpus, 1, 100_000_000) if args.gpus else [sc.cluster_gpus]
+    check_positive("--power-mw", args.power_mw, 1e6, "MW")
+    check_positive("--capex-usd", args.capex_usd, 1e15, "USD")
+    budget = args.power_mw is not None or args.capex_usd is not None
+    gpus_text = getattr(args, "gpus", None)
+    gpus = None if budget else (parse_int_list("--gpus", gpus_text, *bounds("cluster_gpus"), "accelerators") if gpus_text else [sc.cluster_gpus])
     model = args.model or (sc.model if scenario is not None else None)
-    check_range("--gpus-per-rack", args.gpus_per_rack, 1, 1024, "accelerators")
-    check_range("--mfu", args.mfu, 0.01, 1)
-    check_range("--scaling-efficiency", args.scaling_efficiency, 0.01, 1)
-    check_range("--failure-window-h", args.failure_window_h, 0.01, 8760, "h")
-    check_range("--mtbf-h", args.mtbf_h, 1, 1e7, "h")
-    check_range("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 0.01, 1e6, "GB/s")
-    check_range("--training-tokens", args.training_tokens, 1e6, 1e16, "tokens")
-    check_range("--price", args.price, 0, 1000, "USD/M tokens")
+    check_flag("gpus_per_rack", args.gpus_per_rack)
+    check_efficiency(args)
+    for name, value in (("failure_window_h", args.failure_window_h), ("mtbf_h_per_gpu", args.mtbf_h),
+                        ("checkpoint_write_gb_per_s", args.checkpoint_gb_per_s), ("training_tokens", args.training_tokens),
+                        ("price_usd_per_m_output_tokens", args.price)):
+        check_flag(name, value)
     input_len, output_len = workload_from(args, scenario)
     floor, _ = slo_from(args, scenario)
     economics = economics_from(args, catalog, scenario)
+    prices = prices_from(args, catalog, hardware)
     overheads = _overheads(args.overheads) if args.overheads else (
         (sc.bubble_frac, sc.checkpoint_overhead_frac, sc.failure_recovery_frac, sc.maintenance_frac)
         if args.scenario else None)
@@ -113,8 +215,9 @@ def run(args) -> int:
         return flag if flag is not None else getattr(sc, field)
 
     frame = cluster_plan(
-        catalog, hardware=hardware, num_gpus=gpus, model=model,
-        gpus_per_rack=pick(args.gpus_per_rack, "gpus_per_rack"),
+        catalog, hardware=hardware, num_gpus=gpus,
+        power_w=None if args.power_mw is None else args.power_mw * W_PER_MW, power_of=args.power_of,
+        capex_usd=args.capex_usd, model=model, gpus_per_rack=pick(args.gpus_per_rack, "gpus_per_rack"),
         training_precision=pick(args.training_precision, "training_precision"), mfu_frac=pick(args.mfu, "mfu_frac"),
         overhead_fracs=overheads, failure_window_h=pick(args.failure_window_h, "failure_window_h"),
         mtbf_h_per_gpu=pick(args.mtbf_h, "mtbf_h_per_gpu"),
@@ -124,10 +227,12 @@ def run(args) -> int:
         precisions=sc.compare_precisions or None,
         price_usd_per_m_output_tokens=pick(args.price, "price_usd_per_m_output_tokens"),
         input_len=input_len, output_len=output_len,
-        assumptions=sc.assumptions(), economics=economics, power_basis=args.power_basis,
-        efficiency_model=args.efficiency, scaling_efficiency=args.scaling_efficiency)
+        assumptions=sc.assumptions(), economics=economics, facility=args.facility, power_basis=args.power_basis,
+        efficiency_model=args.efficiency, scaling_efficiency=args.scaling_efficiency, it_prices=prices)
     if not args.all_columns:
         frame = frame.select(CORE_COLUMNS + (MODEL_COLUMNS if model else ()))
+        if not budget:
+            frame = frame.drop("budget")
     show(frame, args.format)
     if args.format == "table":
         for row in frame.select([c for c in PLAN_COLUMNS if c in frame.columns]).iter_rows(named=True):
@@ -135,3 +240,7 @@ def run(args) -> int:
             if note:
                 print(f"note ({row['num_gpus']:,} GPUs): {note}", file=sys.stderr)
     return 0
+
+
+__all__ = ["register", "run", "add_efficiency_options", "add_plan_options", "add_price_options", "check_efficiency",
+           "check_fraction", "check_positive", "prices_from", "show"]

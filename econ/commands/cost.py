@@ -8,10 +8,10 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
                                    parse_int_list, parse_mix, render, slo_from, workload_from)
-from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL
+from econ.vocabulary import MAX_CONTEXT, bounds
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
 from econ.analyses.sweep import cost_table
@@ -19,12 +19,14 @@ from econ.analyses.sweep import cost_table
 __all__ = ["register", "run", "compute", "add_cost_arguments", "parse_mix", "SUMMARY_COLUMNS", "COST_DEFAULTS"]
 
 SUMMARY_COLUMNS = (
-    "model", "hardware", "layout", "num_gpus", "tp", "dp", "ep", "pp", "precision", "batch_size", "context_tokens",
+    "model", "hardware", "layout", "num_gpus", "total_gpus", "tp", "dp", "ep", "pp", "precision", "batch_size",
+    "context_tokens",
     "max_batch_size",
     "sweet_spot_batch", "binding_wall", "feasible", "infeasible_reason", "meets_slo", "tpot_s",
     "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s",
     "spec_method", "spec_draft_tokens", "accepted_tokens_per_step", "basis",
-    "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens",
+    "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in",
+    "usd_per_m_blended_tokens",
     "input_output_mix", "cache_hit_frac",
 )
 
@@ -145,22 +147,22 @@ def compute(args):
 
     catalog = catalog_from(args)
     sc, catalog = apply_scenario(args, catalog)
-    check_range("--gpus", args.gpus, 1, 1 << 20, "accelerators")
+    check_flag("num_gpus", args.gpus)
     for flag in ("tp", "dp", "ep", "pp"):
-        check_range(f"--{flag}", getattr(args, flag), 1, MAX_PARALLEL)
+        check_flag(flag, getattr(args, flag))
     check_range("--context", args.context, 1, MAX_CONTEXT, "tokens")
     if args.context is not None and args.input_len is None and args.workload is None:
         args.input_len = args.context  # --context C alone: the prompt is the whole context (TTFT, $/M input)
     args.input_len, args.output_len = workload_from(args, sc)
     floor, max_ttft = slo_from(args, sc)
-    batches = None if str(args.batch).strip().lower() == "auto" else parse_int_list("--batch", args.batch, 1, MAX_BATCH)
+    batches = None if str(args.batch).strip().lower() == "auto" else parse_int_list("--batch", args.batch, *bounds("batch_size"), "sequences")
     hardware = _hardware_list(args.hardware)
     assumptions = replace(sc.assumptions() if sc is not None else DEFAULT, stream_input_embedding=args.stream_embeddings)
     if args.ideal:
         assumptions = replace(assumptions, **IDEAL_OVERRIDES)
     economics = economics_from(args, catalog, sc)
     kw = dict(model=args.model, precision=args.precision, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep,
-              pp=args.pp, mode=args.mode or "aggregated", input_len=args.input_len, output_len=args.output_len,
+              pp=args.pp, mode=args.mode, input_len=args.input_len, output_len=args.output_len,
               context_tokens=args.context, assumptions=assumptions, economics=economics)
     frames, first_error = [], None
     for hw in hardware:  # a handful of accelerators: one cost table each

@@ -7,7 +7,7 @@ Subcommands (each a thin layer over ``econ.analyses.cluster``: flags in, one cal
 - ``calc``   Amdahl, NVLink vs InfiniBand all-reduce, comm/compute ratio, MTBF, checkpoints, Young's interval,
   goodput, Little's law;
 - ``capex``  itemized build-out capex (accelerators, servers, network by tier, storage, facility $/MW);
-- ``size``   inverse sizing from a power or capex budget (GPUs, MW, racks, capex, FLOP/s, tokens/day, payback);
+- ``size``   what a power or capex budget buys: ``econ cluster`` with a budget (one capability, one set of inputs);
 - ``train``  a training run: 6ND FLOPs, days and $ with failures and checkpoints, or GPU-hours x $/GPU-hour.
 """
 
@@ -17,13 +17,17 @@ import polars as pl
 
 from econ.analyses import cluster as cl
 from econ import formatting
-from econ.commands._common import (add_data_dir, add_slo_options, add_workload_options, catalog_from, check_range,
-                                   parse_int_list, render, slo_from, workload_from)
+from econ.commands import cluster as plan_command
+from econ.commands._common import (check_flag, add_data_dir, add_field_option, catalog_from, check_range, economics_from,
+                                   parse_int_list, render)
+from econ.commands.cluster import (add_efficiency_options, add_plan_options, add_price_options,
+                                   check_efficiency, check_fraction, check_positive, prices_from, show)
+from econ.economics import buildout
+from econ.vocabulary import bounds
 from econ.errors import InvalidInputError
+from econ.physics import fleet
 from econ.physics.precision import PEAK_COLUMN, PRECISIONS
-from econ.units import FLOP_PER_TFLOP, W_PER_MW
-
-MAX_GPUS = 100_000_000
+from econ.units import FLOP_PER_TFLOP
 
 
 def register(sub) -> None:
@@ -38,7 +42,7 @@ def register(sub) -> None:
                                   "air-cooling limit and the ~70 kW AI rack (seed 001).")
     _hw_gpus(q, required_gpus=True)
     q.add_argument("--power-w", type=float, help="a typed per-GPU power, W (shown as a third basis)")
-    q.add_argument("--pue", type=float, default=1.40, help="power usage effectiveness in [1, 3] [1.40]")
+    _site(q)
     q.add_argument("--gpus-per-rack", type=int, help="default: the NVLink domain for NVL36/72/144, else 32")
     _fmt(q)
 
@@ -50,7 +54,7 @@ def register(sub) -> None:
     q.add_argument("--power-w", type=float, help="per-GPU power, W (instead of --power-basis)")
     q.add_argument("--power-basis", default="all-in", help="tdp | all-in | a number of W [all-in]")
     q.add_argument("--training-precision", choices=PRECISIONS, default="bf16", help="dense peak used [bf16]")
-    q.add_argument("--pue", type=float, default=1.0, help="PUE in [1, 3] [1: seed 000's 1.4 kW is all-in]")
+    _site(q, note="; seed 000's 1.4 kW is all-in: --pue 1 reproduces it")
     _efficiency(q, default="seed000")
     _fmt(q)
 
@@ -73,30 +77,15 @@ def register(sub) -> None:
     q = fs.add_parser("capex", help="itemized build-out capex: accelerators, servers, network, storage, facility",
                       description="Each unit price from data/buildout_capex.csv (sourced), each adjustable.")
     _hw_gpus(q, required_gpus=True)
-    _prices(q)
+    add_price_options(q, default_basis="itemized")
+    _site(q, pue=False)
     q.add_argument("--power-basis", default="all-in", help="per-GPU IT power the facility is built for [all-in]")
     _fmt(q)
 
     q = fs.add_parser("size", help="what a power or capex budget buys: GPUs, MW, racks, capex, FLOP/s, tokens/day",
-                      description="Inverse sizing from a power budget (facility or IT) or a capex budget.")
-    q.add_argument("--hardware", required=True, help="accelerator id (econ list hardware)")
-    b = q.add_mutually_exclusive_group(required=True)
-    b.add_argument("--power-mw", type=float, help="power budget, MW (1 GW = 1000)")
-    b.add_argument("--capex-usd", type=float, help="capex budget, USD (e.g. 5e9)")
-    q.add_argument("--power-of", choices=("facility", "it"), default="facility",
-                   help="the power budget is the facility's grid draw or the IT load [facility]")
-    q.add_argument("--pue", type=float, default=1.2, help="PUE in [1, 3] [1.2]")
-    q.add_argument("--power-basis", default="all-in", help="tdp | all-in | a number of W per GPU [all-in]")
-    q.add_argument("--model", help="serve this model: tokens/day through the engine, revenue, payback")
-    q.add_argument("--price", type=float, default=0.90, help="selling price, USD per M output tokens [0.90]")
-    add_workload_options(q)
-    add_slo_options(q, ttft=False)
-    q.add_argument("--usd-per-kwh", type=float, default=0.066, help="electricity price, USD/kWh [0.066]")
-    q.add_argument("--utilization", type=float, default=0.7, help="share of hours serving paid traffic [0.7]")
-    q.add_argument("--training-precision", choices=PRECISIONS, default="bf16")
-    _efficiency(q, default="seed001", goodput=False)
-    _prices(q)
-    _fmt(q)
+                      description="`econ cluster` with a budget: the largest cluster a power budget (facility or IT) "
+                                  "or a capex budget buys, with the same inputs, defaults and columns.")
+    add_plan_options(q, budget_required=True)
 
     q = fs.add_parser("train", help="a training run: 6ND FLOPs, days and $, failures and checkpoints",
                       description="Days = 6 N D / (G x peak x MFU x scaling x goodput); cost = GPU-hours x price. "
@@ -109,8 +98,8 @@ def register(sub) -> None:
     q.add_argument("--usd-per-gpu-hour", type=float, default=2.0, help="price of a GPU-hour [2.0]")
     q.add_argument("--training-precision", choices=PRECISIONS, default="bf16")
     q.add_argument("--checkpoint-gb-per-s", type=float, default=100.0, help="checkpoint write bandwidth [100]")
-    q.add_argument("--mtbf-h", type=float, default=cl.MTBF_H_PER_GPU, help="MTBF per GPU, h [50000]")
-    q.add_argument("--restart-s", type=float, default=cl.RESTART_S, help="restart after a failure, s [600]")
+    q.add_argument("--mtbf-h", type=float, default=fleet.MTBF_H_PER_GPU, help="MTBF per GPU, h [50000]")
+    q.add_argument("--restart-s", type=float, default=fleet.RESTART_S, help="restart after a failure, s [600]")
     _efficiency(q, default="seed001", goodput=True)
     _fmt(q)
     p.set_defaults(func=run)
@@ -122,25 +111,18 @@ def _hw_gpus(q, *, required_gpus: bool) -> None:
 
 
 def _efficiency(q, *, default: str, goodput: bool = True) -> None:
-    q.add_argument("--efficiency", choices=cl.EFFICIENCY_MODELS, default=default,
-                   help=f"seed000: MFU(G) = 0.62 - 0.02 log2 G; seed001: MFU x scaling(G) x goodput [{default}]")
-    q.add_argument("--mfu", type=float, help="override the model's MFU, (0, 1]")
-    q.add_argument("--scaling-efficiency", type=float, help="override seed 001's scaling efficiency, (0, 1]")
+    add_efficiency_options(q, default=default)
     if goodput:
         q.add_argument("--goodput", help="budget | derived | none | a fraction (0, 1] [the model's budget]")
 
 
-def _prices(q) -> None:
-    q.add_argument("--cooling", choices=("air", "liquid"), help="facility class [liquid above the ~30 kW air limit]")
-    q.add_argument("--accelerator-usd", type=float, help="accelerator price per GPU [purchase_price_usd]")
-    q.add_argument("--server-usd", type=float, help="server/host share per GPU [6,845]")
-    q.add_argument("--switch-usd", type=float, help="scale-out switch price [36,000]")
-    q.add_argument("--switch-radix", type=float, help="switch ports [64]")
-    q.add_argument("--link-usd", type=float, help="one link (optics + cable) per GPU per tier [1,280]")
-    q.add_argument("--storage-usd", type=float, help="storage per GPU [278]")
-    q.add_argument("--facility-usd-per-mw", type=float, help="facility build per MW IT [air 11.7M, liquid 14.83M]")
-    q.add_argument("--all-in-usd", type=float, help="one all-in IT price per GPU replacing the IT items "
-                                                    "(seed 004: H100 ~45,000)")
+def _site(q, *, pue: bool = True, note: str = "") -> None:
+    """The site flags of the physics calculators: a named facility (PUE and build cost), or typed values."""
+    q.add_argument("--facility", help="facility class id (sets PUE and build cost; econ list facilities)")
+    if pue:
+        add_field_option(q, "pue", note=note)
+    else:
+        add_field_option(q, "build_usd_per_mw_it", dest="build_usd_per_mw")
 
 
 def _fmt(q) -> None:
@@ -149,23 +131,7 @@ def _fmt(q) -> None:
 
 
 def _gpus(args) -> list[int]:
-    return parse_int_list("--gpus", args.gpus, 1, MAX_GPUS)
-
-
-def _positive(flag: str, value, hi: float, unit: str = "") -> None:
-    """Zero, negative, non-finite or absurd values are named with their range."""
-    if value is None:
-        return
-    check_range(flag, value, 0, hi, unit)
-    if value == 0:
-        raise InvalidInputError(f"{flag}=0 is outside (0, {hi:g}] {unit}".rstrip())
-
-
-def _frac(flag: str, value) -> None:
-    if value is None:
-        return
-    if not (value == value) or not 0 < value <= 1:
-        raise InvalidInputError(f"{flag}={value:g} is outside (0, 1]")
+    return parse_int_list("--gpus", args.gpus, *bounds("cluster_gpus"), "accelerators")
 
 
 def _hardware(catalog, args, *, required: bool = True):
@@ -174,19 +140,6 @@ def _hardware(catalog, args, *, required: bool = True):
             raise InvalidInputError("--hardware is required (econ list hardware)")
         return None
     return catalog.accelerator(args.hardware)
-
-
-def _price_overrides(args) -> dict:
-    for flag, v, hi in (("--accelerator-usd", args.accelerator_usd, 1e7), ("--server-usd", args.server_usd, 1e7),
-                        ("--switch-usd", args.switch_usd, 1e8), ("--link-usd", args.link_usd, 1e6),
-                        ("--storage-usd", args.storage_usd, 1e7), ("--facility-usd-per-mw", args.facility_usd_per_mw, 1e9),
-                        ("--all-in-usd", args.all_in_usd, 1e7)):
-        check_range(flag, v, 0, hi, "USD")
-    check_range("--switch-radix", args.switch_radix, 4, 4096, "ports")
-    return dict(accelerator_usd_per_gpu=args.accelerator_usd, server_usd_per_gpu=args.server_usd,
-                switch_usd=args.switch_usd, switch_radix=args.switch_radix, link_usd=args.link_usd,
-                storage_usd_per_gpu=args.storage_usd, facility_usd_per_mw=args.facility_usd_per_mw,
-                all_in_it_usd_per_gpu=args.all_in_usd)
 
 
 def _goodput(text):
@@ -199,13 +152,8 @@ def _goodput(text):
         v = float(t)
     except ValueError:
         raise InvalidInputError(f"--goodput={text!r} is not budget, derived, none or a fraction in (0, 1]") from None
-    _frac("--goodput", v)
+    check_fraction("--goodput", v)
     return v
-
-
-def _check_efficiency(args) -> None:
-    _frac("--mfu", args.mfu)
-    _frac("--scaling-efficiency", args.scaling_efficiency)
 
 
 def _peak(hw, precision: str) -> float:
@@ -229,20 +177,11 @@ def _calc_table(frame: pl.DataFrame, fmt: str, out=None) -> None:
     render(shown, "table", vertical_if_single=False, out=out)
 
 
-DISPLAY_NAMES = {"realized_frac_of_peak": "realized_of_peak_frac"}
-"""Table-only renames so the unit suffix (``_frac`` -> %) formats the cell; CSV/JSON keep the core's names."""
-
-
-def show(frame: pl.DataFrame, fmt: str, **kwargs) -> None:
-    """Render a result: tables with :data:`DISPLAY_NAMES` applied, CSV/JSON unchanged."""
-    if fmt == "table":
-        frame = frame.rename({k: v for k, v in DISPLAY_NAMES.items() if k in frame.columns})
-    render(frame, fmt, **kwargs)
-
-
 def run(args) -> int:
-    catalog = catalog_from(args)
     cmd = args.fleet_command
+    if cmd == "size":
+        return plan_command.run(args)
+    catalog = catalog_from(args)
     if cmd == "power":
         return _run_power(catalog, args)
     if cmd == "scale":
@@ -251,8 +190,6 @@ def run(args) -> int:
         return _run_calc(catalog, args)
     if cmd == "capex":
         return _run_capex(catalog, args)
-    if cmd == "size":
-        return _run_size(catalog, args)
     return _run_train(catalog, args)
 
 
@@ -260,15 +197,15 @@ def _run_power(catalog, args) -> int:
     gpus = _gpus(args)
     if len(gpus) != 1:
         raise InvalidInputError("--gpus takes one cluster size for `econ fleet power`")
-    check_range("--pue", args.pue, 1, 3)
-    _positive("--power-w", args.power_w, 1e5, "W")
-    check_range("--gpus-per-rack", args.gpus_per_rack, 1, 1024, "accelerators")
+    pue = economics_from(args, catalog).pue
+    check_positive("--power-w", args.power_w, 1e5, "W")
+    check_flag("gpus_per_rack", args.gpus_per_rack)
     hw = _hardware(catalog, args, required=args.power_w is None)
     rack = args.gpus_per_rack or (int(cl.default_gpus_per_rack(hw["scale_up_domain_size"])) if hw else
                                   cl.DEFAULT_GPUS_PER_RACK)
-    frame = cl.power_table(gpus[0], pue=args.pue, gpus_per_rack=rack, tdp_w=hw["tdp_w"] if hw else None,
+    frame = cl.power_table(gpus[0], pue=pue, gpus_per_rack=rack, tdp_w=hw["tdp_w"] if hw else None,
                            all_in_w=hw["all_in_power_w"] if hw else None, typed_w=args.power_w)
-    frame = frame.with_columns(num_gpus=pl.lit(gpus[0]), pue=pl.lit(float(args.pue)), gpus_per_rack=pl.lit(rack))
+    frame = frame.with_columns(num_gpus=pl.lit(gpus[0]), pue=pl.lit(float(pue)), gpus_per_rack=pl.lit(rack))
     frame = frame.select("num_gpus", "pue", "gpus_per_rack", *[c for c in frame.columns
                                                                if c not in ("num_gpus", "pue", "gpus_per_rack")])
     show(frame, args.format)
@@ -277,14 +214,14 @@ def _run_power(catalog, args) -> int:
 
 def _run_scale(catalog, args) -> int:
     gpus = _gpus(args)
-    check_range("--pue", args.pue, 1, 3)
-    _positive("--peak-tflops", args.peak_tflops, 1e6, "TFLOP/s")
-    _positive("--power-w", args.power_w, 1e5, "W")
-    _check_efficiency(args)
+    pue = economics_from(args, catalog).pue
+    check_positive("--peak-tflops", args.peak_tflops, 1e6, "TFLOP/s")
+    check_positive("--power-w", args.power_w, 1e5, "W")
+    check_efficiency(args)
     hw = _hardware(catalog, args, required=args.peak_tflops is None or args.power_w is None)
     peak = args.peak_tflops * FLOP_PER_TFLOP if args.peak_tflops is not None else _peak(hw, args.training_precision)
-    watts = args.power_w if args.power_w is not None else cl.power_w_per_gpu(hw, args.power_basis)
-    frame = cl.scale_table(gpus, flop_per_s_per_gpu=peak, power_w_per_gpu=watts, pue=args.pue,
+    watts = args.power_w if args.power_w is not None else fleet.power_w_per_gpu(hw, args.power_basis)
+    frame = cl.scale_table(gpus, flop_per_s_per_gpu=peak, power_w_per_gpu=watts, pue=pue,
                            efficiency_model=args.efficiency, mfu_frac=args.mfu,
                            scaling_efficiency=args.scaling_efficiency)
     frame = frame.select("num_gpus", "efficiency_model", "peak_flop_per_s", "mfu_frac", "scaling_efficiency_frac",
@@ -301,7 +238,7 @@ def _run_calc(catalog, args) -> int:
     if len(gpus) != 1 or gpus[0] < 2:
         raise InvalidInputError("--gpus takes one cluster size of at least 2 GPUs for `econ fleet calc`")
     hw = _hardware(catalog, args, required=False)
-    _frac("--serial-frac", args.serial_frac)
+    check_fraction("--serial-frac", args.serial_frac)
     for flag, v, hi, unit in (("--gradient-gb", args.gradient_gb, 1e6, "GB"), ("--compute-s", args.compute_s, 1e6, "s"),
                               ("--params", args.params, 1e16, "params"),
                               ("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 1e6, "GB/s"),
@@ -309,7 +246,7 @@ def _run_calc(catalog, args) -> int:
                               ("--requests-per-s", args.requests_per_s, 1e9, "requests/s"),
                               ("--request-s", args.request_s, 1e6, "s"),
                               ("--sequences-per-replica", args.sequences_per_replica, 1e7, "sequences")):
-        _positive(flag, v, hi, unit)
+        check_positive(flag, v, hi, unit)
     check_range("--restart-s", args.restart_s, 0, 1e6, "s")
     over = {k: v for k, v in dict(
         serial_frac=args.serial_frac, gradient_bytes=None if args.gradient_gb is None else args.gradient_gb * 1e9,
@@ -329,48 +266,25 @@ def _run_calc(catalog, args) -> int:
 def _run_capex(catalog, args) -> int:
     gpus = _gpus(args)
     hw = _hardware(catalog, args)
-    prices = cl.buildout_prices(catalog, args.hardware, cooling=args.cooling, **_price_overrides(args))
-    frame = cl.buildout_capex(gpus, prices, it_power_w_per_gpu=cl.power_w_per_gpu(hw, args.power_basis))
-    frame = frame.with_columns(hardware=pl.lit(args.hardware)).select("hardware", *cl.BUILDOUT_COLUMNS)
-    show(frame, args.format)
-    return 0
-
-
-def _run_size(catalog, args) -> int:
-    _positive("--power-mw", args.power_mw, 1e6, "MW")
-    _positive("--capex-usd", args.capex_usd, 1e15, "USD")
-    check_range("--pue", args.pue, 1, 3)
-    check_range("--price", args.price, 0, 1e4, "USD/M tokens")
-    floor, _ = slo_from(args)
-    check_range("--min-tokens-per-s-per-user", floor, 0, 1e4, "tokens/s")
-    input_len, output_len = workload_from(args)
-    check_range("--usd-per-kwh", args.usd_per_kwh, 0, 10, "USD/kWh")
-    _frac("--utilization", args.utilization)
-    _check_efficiency(args)
-    prices = cl.buildout_prices(catalog, args.hardware, cooling=args.cooling, **_price_overrides(args))
-    frame = cl.size_from_budget(
-        catalog, hardware=args.hardware, power_w=None if args.power_mw is None else args.power_mw * W_PER_MW,
-        power_of=args.power_of, capex_usd=args.capex_usd, pue=args.pue, power_basis=args.power_basis,
-        training_precision=args.training_precision, efficiency_model=args.efficiency, mfu_frac=args.mfu,
-        model=args.model, price_usd_per_m_output_tokens=args.price,
-        min_tokens_per_s_per_user=floor, usd_per_kwh=args.usd_per_kwh,
-        utilization_frac=args.utilization, prices=prices, input_len=input_len, output_len=output_len)
-    if args.model is None and args.format == "table":
-        frame = frame.select([c for c in frame.columns if not c.startswith(("serving_", "revenue", "payback", "model",
-                                                                              "usd_per_m_"))])
+    prices = prices_from(args, catalog, args.hardware)
+    e = economics_from(args, catalog)
+    frame = buildout.buildout_capex(gpus, prices, it_power_w_per_gpu=fleet.power_w_per_gpu(hw, args.power_basis),
+                                    build_usd_per_mw_it=e.build_usd_per_mw_it)
+    frame = frame.with_columns(hardware=pl.lit(args.hardware), facility=pl.lit(
+        cl.facility_label(catalog, e, args.facility))).select("hardware", "facility", *buildout.BUILDOUT_COLUMNS)
     show(frame, args.format)
     return 0
 
 
 def _run_train(catalog, args) -> int:
-    check_range("--usd-per-gpu-hour", args.usd_per_gpu_hour, 0, 1e4, "USD/GPU-hour")
-    _positive("--gpu-hours", args.gpu_hours, 1e12, "GPU-hours")
-    _positive("--params", args.params, 1e16, "params")
-    _positive("--tokens", args.tokens, 1e17, "tokens")
-    _positive("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 1e6, "GB/s")
-    _positive("--mtbf-h", args.mtbf_h, 1e9, "h")
+    check_flag("usd_per_gpu_hour", args.usd_per_gpu_hour)
+    check_positive("--gpu-hours", args.gpu_hours, 1e12, "GPU-hours")
+    check_positive("--params", args.params, 1e16, "params")
+    check_positive("--tokens", args.tokens, 1e17, "tokens")
+    check_positive("--checkpoint-gb-per-s", args.checkpoint_gb_per_s, 1e6, "GB/s")
+    check_positive("--mtbf-h", args.mtbf_h, 1e9, "h")
     check_range("--restart-s", args.restart_s, 0, 1e6, "s")
-    _check_efficiency(args)
+    check_efficiency(args)
     goodput = _goodput(args.goodput)
     active = total = None
     if args.model:
@@ -382,12 +296,12 @@ def _run_train(catalog, args) -> int:
     tokens = args.tokens if args.tokens is not None else 15e12
     if args.gpu_hours is not None:
         row = {"gpu_hours": args.gpu_hours, "usd_per_gpu_hour": args.usd_per_gpu_hour,
-               "training_cost_usd": float(cl.gpu_hours_cost_usd(args.gpu_hours, args.usd_per_gpu_hour))}
+               "training_cost_usd": float(buildout.gpu_hours_cost_usd(args.gpu_hours, args.usd_per_gpu_hour))}
         if active is not None and args.hardware:
             hw = _hardware(catalog, args)
-            flop = float(cl.training_flop(active, tokens))
+            flop = float(fleet.training_flop(active, tokens))
             row.update(hardware=args.hardware, training_flop=flop, training_tokens=tokens,
-                       implied_mfu_frac=float(cl.implied_mfu_frac(flop, args.gpu_hours,
+                       implied_mfu_frac=float(fleet.implied_mfu_frac(flop, args.gpu_hours,
                                                                   _peak(hw, args.training_precision))))
         show(pl.DataFrame([row]), args.format)
         return 0
@@ -396,7 +310,7 @@ def _run_train(catalog, args) -> int:
     if active is None:
         raise InvalidInputError("give --model or --params (active parameters) for a 6 N D training run")
     hw = _hardware(catalog, args)
-    frame = cl.training_run(_gpus(args), training_flop=float(cl.training_flop(active, tokens)),
+    frame = cl.training_run(_gpus(args), training_flop=float(fleet.training_flop(active, tokens)),
                             flop_per_s_per_gpu=_peak(hw, args.training_precision),
                             usd_per_gpu_hour=args.usd_per_gpu_hour, efficiency_model=args.efficiency,
                             mfu_frac=args.mfu, scaling_efficiency=args.scaling_efficiency, goodput=goodput,
@@ -409,4 +323,4 @@ def _run_train(catalog, args) -> int:
     return 0
 
 
-__all__ = ["register", "run", "MAX_GPUS"]
+__all__ = ["register", "run"]

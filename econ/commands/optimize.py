@@ -14,7 +14,7 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTRAL_DEPLOYMENT
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
                                    parse_int_list, progress, render, slo_from, workload_from)
 from econ.errors import InvalidInputError
@@ -92,10 +92,11 @@ def _inputs(args):
     floor, max_ttft = slo_from(args, sc)
     check_range("--max-gpus", args.max_gpus, 1, 1 << 16, "accelerators")
     check_range("--max-prefill-gpus", args.max_prefill_gpus, 1, 1 << 16, "accelerators")
-    for flag in ("gpus", "tp", "dp", "ep", "pp"):
-        check_range(f"--{flag}", getattr(args, flag), 1, 1 << 16)
+    check_flag("num_gpus", args.gpus)
+    for flag in ("tp", "dp", "ep", "pp"):
+        check_flag(flag, getattr(args, flag))
     check_range("--arrival-rate", args.arrival_rate, 1e-9, 1e9, "requests/s")
-    check_range("--expert-imbalance", args.expert_imbalance, 1, 64)
+    check_flag("expert_imbalance_factor", args.expert_imbalance)
     precisions = None
     if args.precision:
         precisions = tuple(x.strip() for x in args.precision.split(",") if x.strip())

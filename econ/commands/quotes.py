@@ -18,7 +18,7 @@ import textwrap
 
 import polars as pl
 
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, catalog_from,
+from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, catalog_from,
                                    check_range, economics_from, load_scenario, render, terminal_width)
 from econ.errors import InvalidInputError
 from econ.safe_write import check_target, write_bytes
@@ -66,7 +66,8 @@ def _add_output(c, formats=("table", "csv", "json", "xlsx")) -> None:
 
 
 def _register_check(qsub) -> None:
-    from econ.analyses.quotes import TIERS, WEIGHT_FORMATS
+    from econ.vocabulary import TCO_CHOICES
+    from econ.tables.quote_files import WEIGHT_FORMATS
 
     c = qsub.add_parser(
         "check", help="verdict (below-floor, thin, plausible, rich, not-gpu-comparable), margins, band and "
@@ -77,7 +78,7 @@ def _register_check(qsub) -> None:
                     "price, a verdict with its reason, and the $/GPU-hour, utilization, batch and accelerator "
                     "generations at which the quote breaks even. One typed quote: --model M --input-price P "
                     "--output-price Q [--cached-input-price C] [--speed S] [--hardware H]. Cost tiers: --tco "
-                    f"{'|'.join(TIERS)} or --usd-per-gpu-hour X; every $/GPU-hour shown is per utilized GPU-hour.")
+                    f"{'|'.join(TCO_CHOICES)} or --usd-per-gpu-hour X; every $/GPU-hour shown is per utilized GPU-hour.")
     c.add_argument("--file", metavar="QUOTES", help="quotes CSV or XLSX (columns: data/README.md, quotes.csv; "
                                                     "default: the shipped data/quotes.csv)")
     one = c.add_argument_group("one typed quote (instead of a file)")
@@ -129,10 +130,12 @@ def compute(args):
     -------
     (QuoteCheck, catalog, economics)
     """
-    from econ.analyses.quotes import DEFAULT_MIN_TOKENS_PER_S_PER_USER, check_quotes, load_quotes, single_quote
+    from econ.analyses.quotes import check_quotes, single_quote
+    from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER
+    from econ.tables.quote_files import load_quotes
 
     speed = args.min_tokens_per_s_per_user
-    check_range("--min-tokens-per-s-per-user", speed, 1e-6, 1e5, "tokens/s per user")
+    check_flag("min_tokens_per_s_per_user", speed)
     check_range("--output-len", args.output_len, 1, MAX_CONTEXT, "tokens")
     if args.format == "xlsx" and not args.output:
         raise InvalidInputError("--format xlsx needs --output FILE.xlsx (a workbook is not printable)")
@@ -264,7 +267,7 @@ PNL_FLAGS = {
 
 
 def _register_pnl(qsub) -> None:
-    from econ.analyses.quotes import WEIGHT_FORMATS
+    from econ.tables.quote_files import WEIGHT_FORMATS
 
     c = qsub.add_parser(
         "pnl", help="a provider's daily P&L (fleet, traffic, prices) beside econ's modeled floor for that traffic",
@@ -309,8 +312,8 @@ def pnl_compute(args) -> tuple[dict, dict, dict]:
 
     if args.output:
         check_target(args.output, args.force, force_hint="--force")
-    check_range("--cache-hit-rate", args.cache_hit_rate, 0, 1)
-    check_range("--utilization", args.utilization, 0.01, 1)
+    check_flag("cache_hit_frac", args.cache_hit_rate)
+    check_flag("utilization_frac", args.utilization)
     catalog = catalog_from(args)
     d = load_disclosure(args.disclosure, catalog.data_dir) if args.disclosure else None
     inputs = dict(d.inputs) if d else {}
@@ -458,7 +461,9 @@ def _register_import(qsub) -> None:
 def run_import(args) -> int:
     import re
 
-    from econ.analyses.quotes import import_litellm, quotes_csv_bytes
+    from econ.io import export
+    from econ.tables.litellm import import_litellm
+    from econ.tables.quote_files import QUOTE_SCHEMA
 
     if args.as_of is not None and not re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", args.as_of):
         raise InvalidInputError(f"--as-of={args.as_of!r} is not a date (YYYY-MM-DD, YYYY-MM or YYYY)")
@@ -467,7 +472,7 @@ def run_import(args) -> int:
         check_target(args.output, args.force, force_hint="--force")  # before the work, not after it
     catalog = catalog_from(args)
     result = import_litellm(args.litellm, catalog, as_of=args.as_of)
-    data = quotes_csv_bytes(result.quotes)
+    data = export.to_csv_bytes(result.quotes.select(list(QUOTE_SCHEMA)))  # a quotes.csv: its columns, in order
     if args.output:
         write_bytes(data, args.output, force=args.force, force_hint="--force")
     else:

@@ -14,8 +14,8 @@ searches that build their candidates as arrays, through :func:`run` on the typed
 This package face lists the public names; everything else is internal to the engine.
 """
 
-from econ.engine.arrays import (FORMATS, CatalogArrays, catalog_arrays, efficiency, profile_band, profile_names,
-                                resolve_formats)
+from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArrays, band, catalog_arrays, efficiency,
+                                profile_band, profile_names, resolve_formats)
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, Costs, EngineInputs, Physics, Serving, Workload, run,
                               run_costs, run_physics, run_status, sweet_spot, tier_rate)
 from econ.engine.frame import RESULT_COLUMNS, default_speculation, evaluate
@@ -25,4 +25,4 @@ __all__ = ["evaluate", "default_speculation", "RESULT_COLUMNS",
            "EngineInputs", "Workload", "Serving", "CostInputs", "Physics", "Costs",
            "ECONOMIC_COLUMNS",
            "catalog_arrays", "CatalogArrays", "FORMATS", "resolve_formats", "efficiency", "profile_band",
-           "profile_names"]
+           "profile_names", "band", "BAND_OF_RATE", "BAND_OF_COST"]

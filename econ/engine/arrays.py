@@ -247,6 +247,41 @@ def profile_band(arr: CatalogArrays, assumptions: Assumptions, hardware_code, pr
     return tuple(np.where(ok, arr.profile[k][gi, pi], np.nan) for k in _BAND)
 
 
+BAND_OF_RATE: tuple[str, ...] = ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu")
+"""Result columns whose band is the figure times exp(p10) .. exp(p90) (a rate: higher when measured beats predicted)."""
+BAND_OF_COST: tuple[str, ...] = ("usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens",
+                                 "usd_per_m_output_tokens_all_in")
+"""Result columns whose band is the figure divided by exp(p90) .. exp(p10) (a cost: lower when throughput is higher)."""
+
+
+def band(values: dict, p10, p90) -> dict:
+    """The ``*_low`` / ``*_high`` band of every rate and cost in ``values``: the one rule of every answer's band.
+
+    Parameters
+    ----------
+    values : dict name -> float array; the names of :data:`BAND_OF_RATE` / :data:`BAND_OF_COST` present get a band
+    p10, p90 : float arrays, ln(measured / predicted) of the row's profile (:func:`profile_band`; NaN = none)
+
+    Returns
+    -------
+    dict ``{name_low: ..., name_high: ...}`` [the unit of each figure]; NaN where the row has no profile.
+
+    Notes
+    -----
+    A throughput measured above the prediction (ratio > 1) makes the same deployment cheaper, so a cost's band is
+    the figure divided by the throughput's factors, low end by exp(p90) (README "Calibration and accuracy").
+    """
+    lo, hi = np.exp(p10), np.exp(p90)
+    out = {}
+    for c in BAND_OF_RATE:
+        if c in values:
+            out[f"{c}_low"], out[f"{c}_high"] = values[c] * lo, values[c] * hi
+    for c in BAND_OF_COST:
+        if c in values:
+            out[f"{c}_low"], out[f"{c}_high"] = values[c] / hi, values[c] / lo
+    return out
+
+
 def profile_names(arr: CatalogArrays, assumptions: Assumptions, hardware_code, precision_code) -> list[str]:
     """The calibration profile id of each row ("" = none or nothing calibrated). List of str."""
     if not assumptions.calibrated_fields or not arr.profile_ids:

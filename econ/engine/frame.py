@@ -38,12 +38,14 @@ from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism
 from econ.physics.serving import mean_decode_context_tokens
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
+from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, Layout, ModelFacts, Speculation
 from econ.physics.performance import (WALLS, Collectives, collectives)
 from econ.validate import require_in_range, require_integer
 from econ.vocabulary import (FIELDS, MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL, REASONS, TIER_ALIASES, TIERS, Tier,
                              tier_code)
-from econ.engine.arrays import FORMATS, CatalogArrays, catalog_arrays, efficiency, profile_band, resolve_formats
+from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArrays, band, catalog_arrays, efficiency,
+                                profile_band, resolve_formats)
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, Serving, Workload, _kv_bytes, _resident, run_costs,
                               run_physics, run_status, sweet_spot, tier_rate)
 
@@ -70,7 +72,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "efficiency_profile", "tokens_per_s_per_user_low", "tokens_per_s_per_user_high", "output_tokens_per_s_per_gpu_low",
     "output_tokens_per_s_per_gpu_high", "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high",
     "usd_per_m_output_tokens_low", "usd_per_m_output_tokens_high", "usd_per_m_blended_tokens_low",
-    "usd_per_m_blended_tokens_high",
+    "usd_per_m_blended_tokens_high", "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high",
 )
 """Columns of :func:`evaluate` (plus ``sweet_spot_batch`` when asked). Decode-phase figures are per
 accelerator of the decode instance; prefill-phase figures per accelerator of the prefill instance;
@@ -80,9 +82,7 @@ scalar assumptions); the ``*_low`` / ``*_high`` columns are the row's band: the 
 90th percentile of measured / predicted on held-out cases of that profile (costs inverted), null where the
 row has no calibrated profile."""
 
-_BAND_OF_RATE = ("tokens_per_s_per_user", "output_tokens_per_s_per_gpu")
-_BAND_OF_COST = ("usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens")
-_BAND_COLUMNS = frozenset(f"{c}_{e}" for c in _BAND_OF_RATE + _BAND_OF_COST for e in ("low", "high"))
+_BAND_COLUMNS = frozenset(f"{c}_{e}" for c in BAND_OF_RATE + BAND_OF_COST for e in ("low", "high"))
 
 _INT_COLUMNS = {"spec_draft_tokens", "redundant_experts",
                 "num_gpus", "tp", "pp", "batch_size", "context_tokens", "input_len", "output_len", "max_batch_size",
@@ -191,7 +191,9 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         prefill pool's instance; default = the decode instance), ``prefill_instances`` /
         ``decode_instances`` (x, y; default sized), ``arrival_rate_per_s`` [requests/s] (default: the unit
         runs at capacity); ``basis`` (a cost tier of :data:`econ.vocabulary.TIERS`), ``usd_per_gpu_hour`` (the rate of basis
-        "custom") and any :class:`~econ.assumptions.Economics` field as a per-row override.
+        "custom") and any :class:`~econ.assumptions.Economics` field as a per-row override; ``all_in_capex_usd``
+        [USD] (null = the catalog's) replaces the accelerator's capex on that row (owned tier; a sensitivity
+        analysis moves it).
     catalog : Catalog
     assumptions : Assumptions (``assumptions.IDEAL`` for the pure roofline)
     economics : Economics, scalar defaults of every economic column not in ``points``
@@ -298,17 +300,18 @@ _PREFILL_COLUMNS = frozenset({
     "served_tpot_s", "served_ttft_s", "served_tokens_per_s_per_user", "served_output_tokens_per_s_per_gpu",
     "served_requests_per_s", "pool_utilization_frac", "usd_per_m_output_tokens_all_in", "ttft_percentile_s",
     "tpot_percentile_s", "prefill_utilization_frac", "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high",
-    "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "layout", "disaggregated"})
+    "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "usd_per_m_output_tokens_all_in_low",
+    "usd_per_m_output_tokens_all_in_high", "layout", "disaggregated"})
 """Result columns that need the prefill side of the physics; a request without any of them skips it."""
 
 
 _INPUT_DEFAULTS = {
-    "batch_size": np.nan, "input_len": 1024.0, "output_len": 1024.0, "context_tokens": np.nan, "num_gpus": np.nan,
+    "batch_size": np.nan, "input_len": float(DEFAULT_INPUT_LEN), "output_len": float(DEFAULT_OUTPUT_LEN), "context_tokens": np.nan, "num_gpus": np.nan,
     "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
     "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
     "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0, "two_batch_overlap": np.nan,
-    "output_len_cv": 0.0, "input_len_cv": 0.0,
+    "output_len_cv": 0.0, "input_len_cv": 0.0, "all_in_capex_usd": np.nan,
 }
 
 
@@ -340,6 +343,11 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     for name in ("output_len_cv", "input_len_cv"):  # the one range of each field (econ.vocabulary)
         f = FIELDS[name]
         require_in_range(name, raw[name], f.lo, f.hi, f.unit)
+    cap = raw["all_in_capex_usd"]
+    if (~np.isnan(cap)).any():  # a per-row capex (sensitivity analyses): the custom accelerator's one range
+        f = FIELDS["custom_capex_usd"]
+        require_in_range("all_in_capex_usd", np.where(np.isnan(cap), f.hi, cap), f.lo, f.hi, f.unit,
+                         lo_inclusive=not f.lo_open)
     for name in ("disaggregated", "two_batch_overlap"):
         v = raw[name]
         bad = ~np.isnan(v) & (v != 0) & (v != 1)
@@ -474,6 +482,9 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     a, da, st = ctx.assumptions, ctx.deployment, ctx.static
     model = ctx.arrays.models(mc)
     hw = ctx.arrays.accelerators(hc)
+    cap = raw["all_in_capex_usd"]
+    if not np.isnan(cap).all():  # per-row capex replaces the catalog's (a fresh gather: the catalog is untouched)
+        hw.all_in_capex_usd = np.where(np.isnan(cap), hw.all_in_capex_usd, cap)
     nb = len(mc)
     owned = bc == 0
     price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(tier_rate(hw, bc, raw["usd_per_gpu_hour"])))
@@ -616,11 +627,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
     }
     if any(c in out for c in _BAND_COLUMNS):
-        lo, hi = profile_band(ctx.arrays, a, hc, pc)
-        for c in _BAND_OF_RATE:
-            values[f"{c}_low"], values[f"{c}_high"] = values[c] * np.exp(lo), values[c] * np.exp(hi)
-        for c in _BAND_OF_COST:
-            values[f"{c}_low"], values[f"{c}_high"] = values[c] / np.exp(hi), values[c] / np.exp(lo)
+        values.update(band(values, *profile_band(ctx.arrays, a, hc, pc)))
     if "efficiency_profile" in out:
         g = ctx.arrays.generation_code[hc] if ctx.arrays.generation_code.size else np.full(nb, -1)
         known = np.array([bool(x) for x in ctx.arrays.profile_ids] + [False])

@@ -98,7 +98,13 @@ COMMON_CAPEX_BASIS = "market-listing"
 """The one capex basis of ``all_in_capex_usd`` (issue 10): all-in IT capex per accelerator at market (reseller
 listing / quote) prices, anchored on the sourced H100 cluster build; rows whose ``capex_basis`` differs are
 flagged (``data/README.md``)."""
-CAPEX_BASES = frozenset({COMMON_CAPEX_BASIS, "hyperscale-estimate", "vendor-list", "press-reported"})
+MARKET_DERIVED = "market-derived"
+"""The common basis reached without a reseller listing of the chip (issue 18): an analyst's OEM-channel system
+price through the same H100 ratio, or an analyst's price ratio to a market-listing row; each row's ``notes``
+give the arithmetic. Comparable with ``market-listing``."""
+COMMON_CAPEX_BASES = frozenset({COMMON_CAPEX_BASIS, MARKET_DERIVED})
+"""Capex bases on the one common (comparable) basis; any other ``capex_basis`` is flagged."""
+CAPEX_BASES = frozenset({*COMMON_CAPEX_BASES, "hyperscale-estimate", "vendor-list", "press-reported"})
 RENTAL_TIERS = frozenset({"on-demand-neocloud", "on-demand-hyperscaler", "rental-3yr", "contract", "derived-estimate"})
 
 PROVIDER_DISCLOSURE_SCHEMA: dict[str, Col] = {
@@ -173,7 +179,7 @@ BUILDOUT_CAPEX_SCHEMA: dict[str, Col] = {
     "id": TXT, "category": TXT, "value": _num(0, 1e12, unit="(see unit column)"), "unit": TXT, "description": TXT,
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
-"""``data/buildout_capex.csv``: itemized build-out unit prices (issue 13; read by ``econ.analyses.cluster.buildout_prices``).
+"""``data/buildout_capex.csv``: itemized IT unit prices (issue 13; read by ``econ.economics.buildout.buildout_prices``).
 Loaded beside, not in, :data:`TABLES` (the dashboard's table editor lists only those)."""
 
 TABLES: dict[str, tuple[str, dict[str, Col], str]] = {

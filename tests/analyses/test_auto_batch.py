@@ -56,7 +56,7 @@ def test_deepseek_v3_on_8_h200_takes_attention_dp_with_no_layout_flags(capsys):
     import json
 
     from econ.cli import main
-    assert main(["cost", "--model", "deepseek-v3", "--hardware", "h200-sxm", "--precision", "fp8",
+    assert main(["cost", "--model", "deepseek-v3", "--hardware", "h200-sxm", "--precision", "fp8", "--gpus", "8",
                  "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     row = data[0] if isinstance(data, list) else data
@@ -69,3 +69,17 @@ def test_a_given_batch_smaller_than_the_cheapest_layouts_dp_picks_a_layout_that_
     """econ cost --batch 1,2 on an MoE model: the layout is chosen among those with dp <= 1 (not refused)."""
     frame = cost_table(catalog, model="mixtral-8x7b", hardware="h100-sxm", precision="bf16", batch_sizes=[1, 2])
     assert frame["dp"].to_list() == [1, 1] and frame["feasible"].all()
+
+
+def test_the_layout_is_the_cheapest_at_the_batch_asked_for(catalog):
+    """Issue 19 defect: `econ cost --batch 1` on Llama-3.1-8B / H100 picked TP2 ($9.75/M output) because the layout
+    was chosen at the sweet-spot batch and then priced at batch 1, where TP1 is cheaper ($7.57/M)."""
+    picked = cost_table(catalog, model="llama-3.1-8b", hardware="h100-sxm", precision="bf16", batch_sizes=[1])
+    tp2 = cost_table(catalog, model="llama-3.1-8b", hardware="h100-sxm", precision="bf16", batch_sizes=[1], tp=2, pp=1)
+    assert picked["layout"][0] == "TP1"
+    assert picked["usd_per_m_output_tokens_all_in"][0] < tp2["usd_per_m_output_tokens_all_in"][0]
+    # a list of batches: each row is the cheapest layout at its own batch
+    many = cost_table(catalog, model="llama-3.1-8b", hardware="h100-sxm", precision="bf16", batch_sizes=[1, 256])
+    for b, layout in zip(many["batch_size"], many["layout"]):
+        alone = cost_table(catalog, model="llama-3.1-8b", hardware="h100-sxm", precision="bf16", batch_sizes=[b])
+        assert alone["layout"][0] == layout

@@ -17,7 +17,8 @@ from econ.assumptions import Economics
 from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.errors import InvalidInputError, UnknownIdError
-from econ.analyses.optimize import (POINT_COLUMNS, SLO, SearchSpace, frontier, optimize, pareto_frontier, rejected_summary,
+from econ.analyses.search import pareto_frontier
+from econ.analyses.optimize import (POINT_COLUMNS, SLO, SearchSpace, frontier, optimize, rejected_summary,
                            search)
 
 CATALOG = load_catalog()

@@ -177,7 +177,7 @@ def test_cli_pnl_side_by_side(capsys):
     (["--disclosure", "deepseek-v3r1-day6", "--input-price", "-1"], r"--input-price=-1 is outside \[0, 10000\]"),
     (["--disclosure", "deepseek-v3r1-day6", "--output-price", "nan"], r"--output-price=nan is not a finite number"),
     (["--disclosure", "deepseek-v3r1-day6", "--cached-input-price", "0.9"],
-     r"--cached-input-price=0\.9 is above --input-price=0\.55"),
+     r"--cached-input-price=0\.9 is above usd_per_m_input_tokens=0\.55"),  # --input-price was not typed: not blamed
     (["--disclosure", "deepseek-v3r1-day6", "--speed", "0"], r"--speed=0 is outside \(0, 100000\]"),
     (["--disclosure", "deepseek-v3r1-day6", "--hardware", "h100"], r"--hardware='h100' is not a catalog accelerator"),
     (["--disclosure", "nope"], r"--disclosure='nope' is not one of"),

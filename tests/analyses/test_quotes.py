@@ -12,7 +12,9 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -24,13 +26,15 @@ from econ.io import export
 from econ.assumptions import Economics
 from econ.tables.catalog import DEFAULT_DATA_DIR, load_catalog
 from econ.cli import main
-from econ.errors import DataError, InvalidInputError
-from econ.analyses.quotes import (
-    MAX_QUOTE_ROWS, QUOTE_SCHEMA, SUMMARY_COLUMNS, VERDICTS, _batch_grid, breakeven_utilization_frac,
-    check_quotes, floor_points, gross_margin_frac, load_quotes, read_quotes, validate_quotes, verdict_expr,
-)
+from econ.errors import InvalidInputError
+from econ.analyses.quotes import SUMMARY_COLUMNS, _batch_grid, check_quotes, floor_points
+from econ.economics.margins import VERDICTS, gross_margin_frac
+from econ.tables.quote_files import load_quotes, validate_quotes
 from econ.engine import evaluate
 from econ.analyses.sweep import cost_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tables"))
+from quote_rows import quote_row as _q, raw_quotes as _raw  # noqa: E402  (tests/tables/quote_rows.py)
 
 HW = ["h100-sxm", "h200-sxm", "b200"]
 """A small accelerator set for the tests that re-run the search many times (fp4 on b200 only)."""
@@ -45,18 +49,6 @@ def catalog():
 @pytest.fixture(scope="module")
 def shipped(catalog):
     return check_quotes(load_quotes(catalog), catalog)
-
-
-def _raw(rows: list[dict]) -> pl.DataFrame:
-    """Quote rows as the all-text frame a CSV reader gives (floats as repr: exact round trip)."""
-    cols = list(QUOTE_SCHEMA)
-    return pl.DataFrame([{c: (None if r.get(c) is None else (repr(r[c]) if isinstance(r[c], float) else str(r[c])))
-                          for c in cols} for r in rows], schema={c: pl.String for c in cols})
-
-
-def _q(quote_id="q1", model="llama-3.1-70b", p_in=1.0, p_out=1.0, **kw) -> dict:
-    return dict(quote_id=quote_id, provider="acme", model=model, usd_per_m_input_tokens=p_in,
-                usd_per_m_output_tokens=p_out, **kw)
 
 
 def _check(catalog, rows, **kw):
@@ -94,15 +86,6 @@ def test_blended_price_and_margins_exact(catalog, cache_hit, cached_price, blend
     assert s["margin_output_frac"] == pytest.approx((0.6 - s["floor_usd_per_m_output_tokens"]) / 0.6, rel=1e-12)
     assert s["margin_blended_frac"] == pytest.approx(gross_margin_frac(blended, s["floor_usd_per_m_blended_tokens"]),
                                                      rel=1e-12)
-
-
-@pytest.mark.parametrize("margin, verdict", [
-    (-0.5, "below-floor"), (-1e-9, "below-floor"), (0.0, "thin"), (0.1999, "thin"), (0.2, "plausible"),
-    (0.8, "plausible"), (0.8001, "rich"), (0.999, "rich"), (None, "not-gpu-comparable"),
-])
-def test_verdict_thresholds(margin, verdict):
-    out = pl.DataFrame({"m": [margin]}, schema={"m": pl.Float64}).select(verdict_expr(pl.col("m")))
-    assert out.item() == verdict
 
 
 def test_floor_matches_cost_table_at_the_floor_deployment(catalog, shipped):
@@ -188,14 +171,6 @@ def test_breakeven_batch_is_the_smallest_grid_batch_under_the_price(catalog):
     assert f"batch {b} (" in r["reason"]
 
 
-def test_breakeven_utilization_kernel():
-    # F / (G* - V): fixed 1.0 $/h at full use, power 0.2 $/h, break-even 2.2 $/h -> 0.5
-    assert breakeven_utilization_frac(1.0, 0.2, 2.2) == pytest.approx(0.5, rel=1e-15)
-    assert np.isinf(breakeven_utilization_frac(1.0, 0.3, 0.3))  # price does not cover power
-    out = breakeven_utilization_frac(np.array([1.0, 2.0]), np.array([0.0, 0.0]), np.array([4.0, 1.0]))
-    np.testing.assert_allclose(out, [0.25, 2.0])  # 2.0: no utilization <= 1 breaks even
-
-
 def test_stated_fp8_is_compared_with_an_fp8_floor(catalog):
     rows = [_q("stated", model="llama-3.3-70b", quantization="FP8"), _q("unstated", model="llama-3.3-70b")]
     s = _check(catalog, rows, hardware=HW).summary
@@ -259,12 +234,6 @@ def test_shipped_quotes_all_have_a_verdict_and_reason(shipped):
     assert (has["floor_tokens_per_s_per_user"] >= has["speed_floor_tokens_per_s_per_user"]).all()
 
 
-def test_shipped_quotes_file_has_sources():
-    raw = pl.read_csv(DEFAULT_DATA_DIR / "quotes.csv", infer_schema=False)
-    assert raw.height == 116 and raw.columns == list(QUOTE_SCHEMA)
-    assert raw["source"].is_not_null().all() and raw["as_of"].is_not_null().all()
-
-
 # ------------------------------------------------------------------------------------------ properties
 
 _price = st.floats(1e-3, 20.0, allow_nan=False, allow_infinity=False)
@@ -306,83 +275,7 @@ def test_raising_the_speed_floor_never_lowers_the_cost_floor(catalog, speeds):
 
 
 # ------------------------------------------------------------------------------------------ bad input
-
-def _one_error(catalog, raw, match):
-    with pytest.raises(DataError, match=match):
-        validate_quotes(raw, catalog, "quotes.csv")
-
-
-def test_missing_column(catalog):
-    _one_error(catalog, _raw([_q()]).drop("usd_per_m_output_tokens"),
-               r"quotes\.csv: missing column\(s\) \['usd_per_m_output_tokens'\].*required")
-
-
-def test_unknown_column(catalog):
-    _one_error(catalog, _raw([_q()]).with_columns(pl.lit("x").alias("usd_per_m_outptu_tokens")),
-               r"unknown column\(s\) \['usd_per_m_outptu_tokens'\] \(misspelled\?\)")
-
-
-def test_optional_columns_may_be_absent(catalog):
-    raw = _raw([_q(), _q("q2")]).select("provider", "model", "usd_per_m_input_tokens", "usd_per_m_output_tokens")
-    q = validate_quotes(raw, catalog)
-    assert q["quote_id"].to_list() == ["quote-1", "quote-2"]
-
-
-def test_non_numeric_and_negative_prices_listed_together(catalog):
-    raw = _raw([_q("q1"), _q("q2"), _q("q3")]).with_columns(
-        pl.Series("usd_per_m_input_tokens", ["abc", "-0.5", "0.1"]), pl.Series("usd_per_m_output_tokens", ["1", "1", "0"]))
-    with pytest.raises(DataError) as exc:
-        validate_quotes(raw, catalog, "quotes.csv")
-    msg = str(exc.value)
-    assert "3 problem(s)" in msg
-    assert "row q1, column usd_per_m_input_tokens: 'abc' is not a number" in msg
-    assert re.search(r"row q2, column usd_per_m_input_tokens: -0\.5 is outside \(0, 10000\]", msg)
-    assert re.search(r"row q3, column usd_per_m_output_tokens: 0 is outside \(0, 10000\]", msg)
-
-
-def test_unknown_model_lists_closest_ids_and_rows(catalog):
-    raw = _raw([_q("q1", model="llama-3-70b"), _q("q2", model="llama-3-70b"), _q("q3", model="deepsek-v3")])
-    with pytest.raises(DataError) as exc:
-        validate_quotes(raw, catalog, "quotes.csv")
-    msg = str(exc.value)
-    assert re.search(r"row\(s\) q1, q2, column model: unknown model id 'llama-3-70b'; closest: .*llama-3\.1-70b", msg)
-    assert re.search(r"row\(s\) q3, column model: unknown model id 'deepsek-v3'; closest: deepseek-v3", msg)
-
-
-def test_unknown_model_and_bad_price_in_one_error(catalog):
-    raw = _raw([_q("q1", model="nope-model"), _q("q2", p_in=-1.0)])
-    with pytest.raises(DataError, match=r"(?s)q2, column usd_per_m_input_tokens.*q1, column model: unknown model id"):
-        validate_quotes(raw, catalog, "quotes.csv")
-
-
-def test_too_many_rows(catalog):
-    raw = pl.concat([_raw([_q()])] * (MAX_QUOTE_ROWS + 1))
-    _one_error(catalog, raw, r"quotes\.csv: 10,001 rows; at most 10,000 quotes per file")
-
-
-def test_duplicate_quote_id_and_bad_quantization(catalog):
-    raw = _raw([_q("q1"), _q("q1", quantization="q3_k_m")])
-    with pytest.raises(DataError) as exc:
-        validate_quotes(raw, catalog, "quotes.csv")
-    assert "row q1, column quote_id: duplicate id" in str(exc.value)
-    assert "column quantization: 'q3_k_m' is not one of" in str(exc.value)
-
-
-def test_unreadable_and_missing_files(catalog, tmp_path):
-    with pytest.raises(DataError, match="file not found"):
-        read_quotes(tmp_path / "nope.csv", catalog)
-    with pytest.raises(DataError, match=r"upload\.csv: missing column"):
-        read_quotes(b"a,b\n1,2\n", catalog, name="upload.csv")
-
-
-def test_xlsx_upload_round_trip(catalog):
-    typed = pl.read_csv(DEFAULT_DATA_DIR / "quotes.csv").head(12)
-    buf = io.BytesIO()
-    typed.write_excel(buf)
-    from_xlsx = read_quotes(buf.getvalue(), catalog, name="quotes.xlsx")
-    from_csv = load_quotes(catalog).head(12)
-    assert from_xlsx.equals(from_csv)
-
+# (a bad quotes file: tests/tables/test_quote_files.py)
 
 def test_settings_out_of_range(catalog):
     q = validate_quotes(_raw([_q()]), catalog)
@@ -397,7 +290,8 @@ def test_formula_text_is_neutralized_in_csv_and_xlsx(catalog):
     r = _check(catalog, [dict(_q(), provider=evil, notes="+cmd|' /C calc'!A0")], hardware=HW)
     back = pl.read_csv(export.to_csv_bytes(r.summary), infer_schema=False)
     assert back["provider"][0] == "'" + evil
-    assert not any(str(v).startswith(("=", "+", "-", "@")) for v in back.row(0) if v is not None)
+    text = [str(v) for v in back.row(0) if v is not None and re.fullmatch(r"-?[0-9.]+(e[-+]?[0-9]+)?", str(v)) is None]
+    assert not any(v.startswith(("=", "+", "-", "@")) for v in text)  # a negative number (margin band) is no formula
     from econ.commands.quotes import xlsx_bytes
     sheet = pl.read_excel(xlsx_bytes(r, catalog, Economics()), sheet_name="Quote check")
     assert sheet["provider"][0] == evil  # stored as a text cell (quote prefix), not a formula
@@ -455,12 +349,6 @@ def test_cli_bad_file_names_rows_and_columns(capsys, tmp_path):
     assert "mine.csv, row quote-1, column usd_per_m_input_tokens: -1 is outside" in err
     assert "mine.csv, row quote-2, column usd_per_m_output_tokens: 'x' is not a number" in err
     assert re.search(r"row\(s\) quote-2, column model: unknown model id 'llama-31-8b'; closest: llama-3\.1-8b", err)
-
-
-def test_file_size_limit(catalog, tmp_path):
-    from econ.analyses.quotes import MAX_QUOTE_FILE_BYTES
-    with pytest.raises(DataError, match=r"big\.csv: 20\.0 MB; at most 20 MB"):
-        read_quotes(b"x" * (MAX_QUOTE_FILE_BYTES + 1), catalog, name="big.csv")
 
 
 def test_duplicate_ids_rejected_by_check(catalog):
@@ -534,17 +422,18 @@ def test_model_that_fits_nowhere_still_gets_a_reason(catalog):
 # ------------------------------------------------------------------------------------------ issue 10: tiers, scope,
 # speed, formats, bands, reverse engineering, single quotes
 
-def test_hyperscaler_tier_h100_at_full_utilization_is_the_sourced_1_30(catalog):
-    """SemiAnalysis InferenceX owning cost as a hyperscaler, H100: $1.30 per GPU-hour at 100% utilization
-    (accelerators.csv tco_hyperscaler_usd_per_hour); per utilized GPU-hour it scales with 1/utilization."""
+def test_hyperscaler_tier_h100_at_full_utilization_is_the_sourced_1_17(catalog):
+    """SemiAnalysis's owning cost at large hyperscaler volume, H100: $1.17 per GPU-hour at 100% utilization (the July
+    2026 TCO model, InferenceX app PR #661; accelerators.csv tco_hyperscaler_usd_per_hour; $1.30 in the earlier
+    model); per utilized GPU-hour it scales with 1/utilization."""
     row = _q(model="llama-3.1-8b", hardware="h100-sxm")
     full = _check(catalog, [row], economics=Economics(basis="hyperscaler", utilization_frac=1.0)).summary.row(0, named=True)
     assert full["floor_hardware"] == "h100-sxm" and full["floor_scope"] == "its own hardware, h100-sxm"
-    assert full["floor_usd_per_gpu_hour"] == pytest.approx(1.30, rel=1e-12)
+    assert full["floor_usd_per_gpu_hour"] == pytest.approx(1.17, rel=1e-12)
     assert (full["cost_basis"], full["utilization_frac"]) == ("hyperscaler", 1.0)
-    assert "Cost tier hyperscaler: $1.30 per utilized GPU-hour at 100% utilization" in full["reason"]
+    assert "Cost tier hyperscaler: $1.17 per utilized GPU-hour at 100% utilization" in full["reason"]
     half = _check(catalog, [row], economics=Economics(basis="hyperscaler", utilization_frac=0.5)).summary.row(0, named=True)
-    assert half["floor_usd_per_gpu_hour"] == pytest.approx(2.60, rel=1e-12)
+    assert half["floor_usd_per_gpu_hour"] == pytest.approx(2.34, rel=1e-12)
 
 
 @pytest.mark.parametrize("basis, label", [("owned", "owned-custom"), ("owned-custom", "owned-custom"),
@@ -738,41 +627,7 @@ def test_reverse_engineering_clearing_generations(catalog):
 
 
 # ------------------------------------------------------------------------------------------ issue 10: bad input
-
-def test_unknown_provider_hardware_lists_catalog_and_systems(catalog):
-    with pytest.raises(DataError, match=r"row\(s\) q1, column hardware: unknown hardware id 'groq'; closest: groq-lpu"):
-        validate_quotes(_raw([_q(hardware="groq")]), catalog)
-
-
-def test_cached_price_above_the_uncached_one_is_refused(catalog):
-    with pytest.raises(DataError, match=r"row q1, column usd_per_m_cached_input_tokens: 0\.6 is above the uncached "
-                                        r"usd_per_m_input_tokens 0\.5"):
-        validate_quotes(_raw([_q(p_in=0.5, usd_per_m_cached_input_tokens=0.6)]), catalog)
-
-
-@pytest.mark.parametrize("col, value, match", [
-    ("usd_per_m_input_tokens", "nan", r"column usd_per_m_input_tokens: nan is not finite"),
-    ("usd_per_m_output_tokens", "-2", r"column usd_per_m_output_tokens: -2 is outside \(0, 10000\]"),
-    ("output_tokens_per_s_per_user", "0", r"column output_tokens_per_s_per_user: 0 is outside \(0, 100000\]"),
-    ("output_tokens_per_s_per_user", "-5", r"column output_tokens_per_s_per_user: -5 is outside \(0, 100000\]"),
-])
-def test_bad_cells_of_a_quotes_file(catalog, col, value, match):
-    raw = _raw([_q()]).with_columns(pl.lit(value).alias(col))
-    with pytest.raises(DataError, match=match):
-        validate_quotes(raw, catalog)
-
-
-def test_stated_quantization_that_contradicts_the_weight_format(catalog):
-    with pytest.raises(DataError, match=r"column weight_format: 'bf16' contradicts the stated quantization 'fp8'"):
-        validate_quotes(_raw([_q(quantization="fp8", weight_format="bf16")]), catalog)
-
-
-def test_missing_optional_columns_get_the_rule(catalog):
-    raw = _raw([_q(provider_model_name="Qwen2.5-72B-Instruct-Turbo", model="qwen2.5-72b")]).select(
-        "provider", "model", "provider_model_name", "usd_per_m_input_tokens", "usd_per_m_output_tokens")
-    q = validate_quotes(raw, catalog)
-    assert (q["weight_format"][0], q["weight_format_basis"][0], q["hardware"][0]) == ("fp8", "slug-turbo", None)
-
+# (a bad quotes file: tests/tables/test_quote_files.py)
 
 @pytest.mark.parametrize("kw, match", [
     (dict(usd_per_m_input_tokens=-1.0), r"usd_per_m_input_tokens=-1 is outside \(0, 10000\]"),
@@ -825,7 +680,7 @@ def test_cli_single_quote_shows_tier_rate_and_reason(capsys):
     assert main(["quotes", "check", "--model", "llama-3.3-70b", "--input-price", "0.59", "--output-price", "0.79",
                  "--hardware", "h100-sxm", "--tco", "hyperscaler", "--utilization", "1"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^cost_basis\s+hyperscaler$", out, re.M) and re.search(r"^floor_usd_per_gpu_hour\s+\$1\.30$", out, re.M)
+    assert re.search(r"^cost_basis\s+hyperscaler$", out, re.M) and re.search(r"^floor_usd_per_gpu_hour\s+\$1\.17$", out, re.M)
     assert "settings: cost tier hyperscaler" in out and "\nreasons:\nquote-llama-3.3-70b: " in out
     assert main(["quotes", "check", "--model", "llama-3.3-70b", "--input-price", "0.59", "--output-price", "0.79",
                  "--speed", "560", "--hardware", "groq-lpu", "--provider", "groq", "--format", "json"]) == 0

@@ -16,7 +16,8 @@ import econ.analyses.quotes as quotes
 from econ.assumptions import Economics
 from econ.tables.catalog import load_catalog
 from econ.engine import evaluate
-from econ.analyses.quotes import _batch_grid, check_quotes, load_quotes, single_quote, validate_quotes
+from econ.analyses.quotes import _batch_grid, check_quotes, single_quote
+from econ.tables.quote_files import QUOTE_SCHEMA, load_quotes, validate_quotes
 
 
 @pytest.fixture(scope="module")
@@ -108,9 +109,9 @@ def test_breakeven_batch_is_on_the_floor_deployments_own_weight_format(catalog):
                  usd_per_m_input_tokens="0.72", usd_per_m_output_tokens="0.72"),
             dict(quote_id="turbo", provider="acme", model="llama-3.1-70b", provider_model_name="Llama-3.1-70B-Turbo",
                  usd_per_m_input_tokens="0.4", usd_per_m_output_tokens="0.4")]
-    raw = pl.DataFrame(rows).with_columns(pl.lit(None, pl.String).alias(c) for c in quotes.QUOTE_SCHEMA
+    raw = pl.DataFrame(rows).with_columns(pl.lit(None, pl.String).alias(c) for c in QUOTE_SCHEMA
                                           if c not in rows[0])
-    q = validate_quotes(raw.select(list(quotes.QUOTE_SCHEMA)), catalog)
+    q = validate_quotes(raw.select(list(QUOTE_SCHEMA)), catalog)
     s = check_quotes(q, catalog, hardware=["gb200-nvl72"]).summary
     r = s.filter(pl.col("quote_id") == "plain").row(0, named=True)
     assert (r["weight_format"], r["floor_weight_format"], r["floor_precision"]) == ("bf16", "bf16", "bf16")

@@ -44,7 +44,7 @@ def test_batch_list_gives_one_row_each(capsys):
 
 def test_csv_and_table_formats(capsys):
     csv = run(capsys, "cost", "--model", "mixtral-8x7b", "--hardware", "h100-sxm", "--batch", "8,16", "--format", "csv")
-    assert csv.splitlines()[0].startswith("model,hardware,layout,num_gpus,tp,dp,ep,pp")
+    assert csv.splitlines()[0].startswith("model,hardware,layout,num_gpus,total_gpus,tp,dp,ep,pp")
     assert len(csv.strip().splitlines()) == 3
     table = run(capsys, "cost", "--model", "mixtral-8x7b", "--hardware", "h100-sxm", "--rental", "--region",
                 "us-va-industrial")

@@ -26,7 +26,7 @@ SUBCOMMANDS = {  # subcommand -> the shared flags it must have
     ("cost",): EVERY | {"--ttft-ms"}, ("optimize",): EVERY | {"--ttft-ms"}, ("frontier",): EVERY | {"--ttft-ms"},
     ("cluster",): EVERY, ("export", "cost"): EVERY | {"--ttft-ms"},
     ("compare",): ECONOMICS | WORKLOAD | {"--scenario", "--ttft-ms", "--at"},
-    ("fleet", "size"): SLO | WORKLOAD | {"--pue", "--utilization", "--usd-per-kwh"},
+    ("fleet", "size"): EVERY,  # `econ cluster` with a budget: one set of inputs
 }
 
 

@@ -22,7 +22,8 @@ import fuzz_cli  # noqa: E402
 RUNS = 300
 SEED = 20260412
 BUDGET_S = 240.0  # a bound on the work, not a timed assertion: runs stop being drawn after it
-HEAVY = {"optimize": 0.3, "frontier": 0.3, "quotes check": 0.5, "calibrate": 0.05}  # searches, fits: fewer draws
+HEAVY = {"optimize": 0.3, "frontier": 0.3, "quotes check": 0.5, "calibrate": 0.05,  # searches, fits: fewer draws
+         "sensitivity cost": 0.2, "sensitivity quote": 0.2, "sensitivity site": 0.2}
 
 
 @pytest.fixture(scope="module")

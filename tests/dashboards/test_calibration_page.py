@@ -59,18 +59,18 @@ def test_calibration_page_shows_the_shipped_errors_beside_the_roofline():
     every = errors.filter(pl.col("by") == "all").row(0, named=True)
     at = run("calibration")
     shown = {m.label: m.value for m in at.metric}
-    assert shown["Held-out median error"] == fmt.pct(every["cv_median_abs_error_frac"], 1) == "18.7%"
+    assert shown["Held-out median error"] == fmt.pct(every["cv_median_abs_error_frac"], 1) == "21.5%"
     assert shown["Held-out P90 error"] == fmt.pct(every["cv_p90_abs_error_frac"], 1)
     assert shown["Roofline median error"] == fmt.pct(every["roofline_median_abs_error_frac"], 0)
     assert shown["Cases (groups)"] == f"{every['n_cases']:,} ({every['n_groups']:,})"
     table = next(d for d in frames(at) if "family" in d.columns and "cv" in d.columns)
     assert len(table) == errors.height
     rows = dict(zip(table["family"], table["cv"]))
-    assert rows["All cases"] == "18.7% / 33.2%"  # the README's held-out median / P90
-    assert rows["MLPerf Server (p99 limits)"].startswith("21.8%")
-    assert "Hopper FP8" in rows and "Blackwell FP8 (via Blackwell FP4)" in rows
+    assert rows["All cases"] == "21.5% / 59.7%"  # the README's held-out median / P90
+    assert rows["MLPerf Server (p99 limits)"].startswith("21.6%")
+    assert "Hopper FP8" in rows and "Blackwell BF16 (via Blackwell FP8)" in rows and "CDNA 4 FP4" in rows
     roof = dict(zip(table["family"], table["roofline"]))
-    assert roof["All cases"].startswith("135%")
+    assert roof["All cases"].startswith("99.2%")
     for df in frames(at):
         shown_text = text_of(df.drop(columns=[c for c in ("source",) if c in df.columns]))
         for raw in RAW_IDS:
@@ -87,7 +87,8 @@ def test_calibration_page_profiles_read_in_words_with_their_standard_errors(cata
     assert by["Hopper FP8"]["basis"] == "Fitted on its own cases"
     assert by["Hopper FP8"]["eta_bw"] == f"{100 * h['eta_bw']:.1f}% \u00b1 {100 * h['eta_bw_se']:.1f}"
     assert by["Hopper FP8"]["n_cases"] == h["n_cases"]
-    assert by["Blackwell FP8"]["basis"] == "Too few cases (1 group of its own): uses Blackwell FP4"
+    assert by["Blackwell BF16"]["basis"] == "Too few cases (1 group of its own): uses Blackwell FP8"
+    assert by["CDNA 4 FP8"]["basis"] == by["Blackwell FP8"]["basis"] == "Fitted on its own cases"
     assert by["TPU BF16"]["basis"].endswith("uses the shared values of every fitted profile")
     lo, hi = math.exp(h["log_ratio_p10"]), math.exp(h["log_ratio_p90"])
     assert by["Hopper FP8"]["band"] == f"\u00d7{lo:.2f} to \u00d7{hi:.2f}"
@@ -142,10 +143,10 @@ def test_calibration_page_without_the_error_tables_says_so(monkeypatch, tmp_path
 
 def test_answer_text_names_the_profile_or_says_assumed(catalog):
     n = int(catalog.calibration.filter(pl.col("profile") == "hopper-fp8")["n_cases"][0])
-    nb = int(catalog.calibration.filter(pl.col("profile") == "blackwell-fp4")["n_cases"][0])
+    nb = int(catalog.calibration.filter(pl.col("profile") == "blackwell-fp8")["n_cases"][0])
     assert profiles.answer_text(catalog, "hopper-fp8") == f"Calibrated: Hopper FP8 (n={n:,})"
-    assert profiles.answer_text(catalog, "blackwell-fp8") == \
-        f"Calibrated: Blackwell FP8, too few cases: uses Blackwell FP4 (n={nb:,})"
+    assert profiles.answer_text(catalog, "blackwell-bf16") == \
+        f"Calibrated: Blackwell BF16, too few cases: uses Blackwell FP8 (n={nb:,})"
     assert profiles.answer_text(catalog, "assumed") == profiles.answer_text(catalog, None) == "Assumed efficiencies"
     one = Assumptions(eta_bw=0.7)
     assert profiles.answer_text(catalog, "hopper-fp8", one).endswith(", 1 efficiency set by you")
@@ -204,12 +205,12 @@ def test_assumptions_page_says_which_efficiencies_are_calibrated(catalog):
     assert use["Usable HBM share"] == "Assumed (not calibrated)"
     assert use["TPOT tail over mean"].startswith("Measured (p99 / mean TPOT of the MLPerf Server runs, Hopper FP8)")
     assert any(v.startswith("Held, not fitted (Hopper FP8)") for v in use.values())  # overlap_frac, moe_tile_rows
-    at = run("assumptions", eta_bw="0.7", hardware="b200", precision="fp8")
+    at = run("assumptions", eta_bw="0.7", hardware="l40s", precision="fp8")
     use = dict(zip(*(next(d for d in frames(at) if "in_use" in d.columns)[c] for c in ("label", "in_use"))))
-    b4 = catalog.calibration.filter(pl.col("profile") == "blackwell-fp4").row(0, named=True)
+    h8 = catalog.calibration.filter(pl.col("profile") == "hopper-fp8").row(0, named=True)
     assert use["HBM bandwidth efficiency"] == \
-        f"Set by you (the Blackwell FP8 profile has {fmt.pct(b4['eta_bw'], 1)})"
-    assert use["Decode FLOP efficiency"].startswith("Calibrated (Blackwell FP8, values of Blackwell FP4)")
+        f"Set by you (the Ada Lovelace FP8 profile has {fmt.pct(h8['eta_bw'], 1)})"
+    assert use["Decode FLOP efficiency"].startswith("Calibrated (Ada Lovelace FP8, values of Hopper FP8)")
     assert not any(r in " ".join(use.values()) for r in ("hopper-fp8", "blackwell", "None"))
 
 
@@ -222,7 +223,7 @@ def test_an_unmeasured_generation_is_not_called_calibrated(catalog):
     assert text.startswith("Not calibrated for TPU BF16") and "Calibrated:" not in text
     assert profiles.band_label(catalog, "tpu-bf16").endswith("from every held-out case (too few of its own)")
     assert profiles.band_label(catalog, "hopper-fp8").endswith("from its own held-out cases")
-    assert "CDNA 3 FP8" in profiles.band_label(catalog, "cdna4-fp8")  # ids in the notes read as titles
+    assert "Hopper FP8" in profiles.band_label(catalog, "ada-fp8")  # ids in the notes read as titles
     status = profiles.efficiency_status(catalog, "tpu-v6e", "bf16", DEFAULT)
     assert status["eta_bw"].startswith("Shared value (no measurements of TPU BF16)")
     assert not any(v.startswith("Calibrated") for v in status.values())

@@ -22,7 +22,8 @@ from dashboards.components import fmt  # noqa: E402
 from dashboards.components.safe_text import unescape  # noqa: E402
 from dashboards.components.state import CATALOG_KEY, LOCAL_KEY, PAGE_KEY, SCENARIO_KEY  # noqa: E402
 from econ.tables.catalog import load_catalog  # noqa: E402
-from econ.analyses.compare import auto_batch_row, cluster_plan, hardware_comparison  # noqa: E402
+from econ.analyses.cluster import cluster_plan  # noqa: E402
+from econ.analyses.compare import OBJECTIVES, auto_batch_row, hardware_comparison  # noqa: E402
 from econ.engine import RESULT_COLUMNS  # noqa: E402
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -216,7 +217,7 @@ def test_cost_explorer_chart_encodings(catalog):
     line = left["layer"][0]["encoding"]
     assert line["x"]["field"] == "batch_size" and line["x"]["scale"]["type"] == "log"
     assert line["x"]["title"] == "Batch size (sequences)"
-    assert line["y"]["field"] == "usd_per_m_output_tokens" and line["y"]["title"] == "Cost ($ per M output tokens)"
+    assert line["y"]["field"] == "usd_per_m_output_tokens" and line["y"]["title"] == "Cost, decode only ($ per M output tokens)"
     assert right["layer"][0]["encoding"]["y"]["field"] == "output_tokens_per_s_per_gpu"
     data = datasets(at)
     rules = data[left["layer"][1]["data"]["name"]]
@@ -293,10 +294,11 @@ def expected_comparison(sc: Scenario, catalog) -> dict[str, str]:
                                input_len=sc.input_len, output_len=sc.output_len, assumptions=sc.assumptions(),
                                economics=sc.economics(catalog)).best
     ranked = best.filter(pl.col("rank").is_not_null())
-    col = "usd_per_m_output_tokens" if sc.compare_objective == "output" else "usd_per_m_blended_tokens"
+    col = OBJECTIVES[sc.compare_objective]
     top = ranked.row(0, named=True)
-    return {"Cheapest accelerator": top["hardware"],
-            f"Its $ per M {sc.compare_objective} tokens": fmt.usd_per_m(top[col]),
+    what = "output tokens, all-in" if sc.compare_objective == "output" else "blended tokens"
+    return {"Cheapest accelerator": top["display_name"],
+            f"Its $ per M {what}": fmt.usd_per_m(top[col]),
             "Its output tokens/s per user": fmt.rate(top["tokens_per_s_per_user"]),
             "Accelerators meeting the floor": f"{ranked.height} of {best.height}",
             "_order": ranked["hardware"].to_list()}
@@ -324,7 +326,7 @@ def test_hardware_comparison_metrics_and_chart_follow_econ(catalog):
         assert {k: metrics(at)[k] for k in want} == want
         bars = next(s for s in specs(at) if s.get("encoding", {}).get("color", {}).get("field") == "cost_part")
         assert bars["encoding"]["y"]["sort"] == order  # ranked, cheapest first
-        assert bars["encoding"]["x"]["title"].startswith("Cost ($ per M")
+        assert bars["encoding"]["x"]["title"].startswith("Cost")
         frontier = next(s for s in specs(at) if "layer" in s and any(
             layer.get("encoding", {}).get("y", {}).get("field") == "output_tokens_per_s_per_gpu" for layer in s["layer"]))
         enc = next(layer for layer in frontier["layer"] if layer["mark"]["type"] == "line")["encoding"]
@@ -613,11 +615,13 @@ def test_hardware_comparison_headline_reads_the_frontier_at_the_levels(catalog):
     cmp = hardware_comparison(catalog, model=sc.model, hardware=sc.compare_hardware, precisions=sc.compare_precisions,
                               min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user, input_len=sc.input_len,
                               output_len=sc.output_len, assumptions=sc.assumptions(), economics=sc.economics(catalog))
-    want = interactivity_table(cost_frontier(cmp.points), catalog, sc.economics(catalog), sc.interactivity_levels)
+    cost = OBJECTIVES["output"]  # the page draws all-in $/M output tokens, as head to head does
+    want = interactivity_table(cost_frontier(cmp.points, cost=cost), catalog, sc.economics(catalog),
+                               sc.interactivity_levels, cost=cost)
     rings = next(d for d in data.values() if "at_tokens_per_s_per_user" in d.columns)
-    got = rings.sort("hardware", "at_tokens_per_s_per_user")["usd_per_m_output_tokens"].to_list()
+    got = rings.sort("hardware", "at_tokens_per_s_per_user")[cost].to_list()
     assert got == pytest.approx(want.filter(pl.col("reached")).sort("hardware", "at_tokens_per_s_per_user")[
-        "usd_per_m_output_tokens"].to_list())
+        cost].to_list())
     rules = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "rule"]
     assert rules and datasets(at, i)["levels"]["tokens_per_s_per_user"].to_list() == list(sc.interactivity_levels)
     measured = [d for d in data.values() if "source_label" in d.columns]

@@ -100,20 +100,20 @@ def test_add_efficiency_per_dollar_and_per_provisioned_mw(catalog):
 
 def test_interactivity_table_on_the_hardware_comparison(catalog):
     cmp = hardware_comparison(catalog, model="llama-3.3-70b", hardware=["h100-sxm", "b200"], precisions=["fp8"])
-    front = cost_frontier(cmp.points)
-    t = interactivity_table(front, catalog, Economics(), presets.INTERACTIVITY_LEVELS)
+    all_in = "usd_per_m_output_tokens_all_in"  # what the comparison ranks (econ.analyses.compare.OBJECTIVES)
+    front = cost_frontier(cmp.points, cost=all_in)
+    t = interactivity_table(front, catalog, Economics(), presets.INTERACTIVITY_LEVELS, cost=all_in)
     assert t.height == 6 and set(t["hardware"]) == {"h100-sxm", "b200"}
     reached = t.filter(pl.col("reached"))
     assert (reached["tokens_per_s_per_user"] >= reached[LEVEL_COLUMN]).all()
     # the frontier's cost never falls as the level rises (a faster point is never cheaper on a frontier)
     for hw in ("h100-sxm", "b200"):
-        costs = t.filter(pl.col("hardware") == hw).sort(LEVEL_COLUMN)["usd_per_m_output_tokens"].drop_nulls()
+        costs = t.filter(pl.col("hardware") == hw).sort(LEVEL_COLUMN)[all_in].drop_nulls()
         assert (costs.diff().drop_nulls() >= 0).all()
     # at the floor the reading agrees with the comparison's own cheapest deployment at that floor
     best = cmp.best.filter(pl.col("hardware") == "b200").row(0, named=True)
-    at = value_at_interactivity(front, (presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER,))
-    assert at.filter(pl.col("hardware") == "b200")["usd_per_m_output_tokens"][0] == pytest.approx(
-        best["usd_per_m_output_tokens"], rel=1e-12)
+    at = value_at_interactivity(front, (presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER,), cost=all_in)
+    assert at.filter(pl.col("hardware") == "b200")[all_in][0] == pytest.approx(best[all_in], rel=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,7 +174,8 @@ def test_head_to_head_errors_name_the_setup(catalog):
 
 def test_breakdown_adds_up_to_the_served_step(catalog):
     from econ.analyses.breakdown import COMPONENTS, step_breakdown
-    from econ.analyses.optimize import SearchSpace, pareto_frontier, search
+    from econ.analyses.optimize import SearchSpace, search
+    from econ.analyses.search import pareto_frontier
 
     for model, hw, prec in (("llama-3.3-70b", "h100-sxm", "fp8"), ("deepseek-v3", "b200", "fp4")):
         pts = pareto_frontier(search(catalog, model=model, hardware=[hw], space=SearchSpace(precisions=(prec,))).points)
@@ -299,9 +300,8 @@ def test_one_default_floor_everywhere():
     floor = presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER
     assert floor == 25.0  # MLPerf v5.0 interactive: TPOT <= 40 ms
     assert Scenario().min_tokens_per_s_per_user == floor
-    assert quotes.DEFAULT_MIN_TOKENS_PER_S_PER_USER == floor
-    for fn in (compare.hardware_comparison, cluster.serving_rate, cluster.size_from_budget, cluster.cluster_plan,
-               compare.auto_batch_row, compare.batch_at_floor):
+    for fn in (compare.hardware_comparison, cluster.serving_rate, cluster.cluster_plan,
+               compare.auto_batch_row, compare.batch_at_floor, quotes.check_quotes):
         assert inspect.signature(fn).parameters["min_tokens_per_s_per_user"].default == floor, fn.__name__
 
 

@@ -221,12 +221,16 @@ def test_cost_reads_the_scenario_file_and_flags_override_it(catalog, tmp_path, c
     assert data["usd_per_m_output_tokens"] == pytest.approx(want["usd_per_m_output_tokens"], rel=1e-12)
 
 
-def test_cost_scenario_warnings_go_to_stderr(tmp_path, capsys):
+def test_cost_scenario_with_an_unusable_field_is_refused(tmp_path, capsys):
+    """A scenario file on the command line is refused, not priced with a substituted default (issue 21)."""
+    from econ.cli import main
     path = tmp_path / "s.toml"
-    path.write_text('[scenario]\nmodel = "llama-3.1-8b"\nhardware = "h100-sxm"\npue = 9\n')
-    data, err = _cost(capsys, "--scenario", str(path))
-    assert data["model"] == "llama-3.1-8b"
-    assert "pue=9 is outside [1, 3] (ratio); using the default '1.4'" in err
+    path.write_text('[scenario]\nmodel = "llama-3.1-8b"\nhardware = "h100-sxm"\npue = 9\nnum_gpus = "two"\n')
+    assert main(["cost", "--scenario", str(path), "--format", "json"]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert "pue=9 is outside [1, 3] (ratio)" in out.err and "num_gpus='two' is not a number" in out.err
+    assert "using the default" not in out.err
 
 
 def test_cost_without_model_or_scenario_names_the_flag(capsys):

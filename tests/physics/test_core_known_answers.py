@@ -103,7 +103,7 @@ def test_700b_fp8_needs_nine_h100(catalog):
 
 
 def test_power_known_answer():
-    from econ.analyses.cluster import facility_power_w, it_power_w
+    from econ.physics.fleet import facility_power_w, it_power_w
     it = it_power_w(10_000, 700.0)
     assert it == pytest.approx(7e6)
     assert facility_power_w(it, 1.40) == pytest.approx(9.8e6)

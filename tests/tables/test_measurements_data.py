@@ -25,7 +25,25 @@ GENERATIONS = {"ampere", "hopper", "blackwell", "ada", "cdna3", "cdna4", "tpu", 
 NUMERIC = ["num_gpus", "nodes", "tp", "pp", "ep", "dp", "input_len", "output_len", "ttft_limit_s",
            "tpot_limit_s", "latency_percentile", "tokens_per_s_per_user_target", "value", "system_value",
            "output_tokens_per_s_per_gpu", "samples_per_s", "measured_mean_ttft_s", "measured_mean_tpot_s",
-           "measured_p99_tpot_s"]
+           "measured_p99_tpot_s", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
+           "decode_instances"]
+SOURCES = REPO / "data" / "measurement_sources"
+NEW_KINDS = {"atom", "aiconfigurator", "moreh"}
+
+RESERVED = [  # (regex on the source column, what it is): reserved for independent evaluation (issue 17)
+    (r"inference_results_v(5\.[1-9]|[6-9])", "MLPerf Inference rounds after v5.0"),
+    (r"mlperf[ _-]*(inference[ _-]*)?v?(5\.[1-9]|[6-9]\.[0-9])", "MLPerf Inference rounds after v5.0"),
+    (r"inference(x|max)[^;]*v2", "SemiAnalysis InferenceX v2 blog"),
+    (r"cost[- _]per[- _](million[- _])?tokens?", "NVIDIA GB300-vs-H200 cost-per-token blog"),
+    (r"lmsys\.org", "LMSYS blog"),
+    (r"sglang\.ai/blog|sgl-project\.github\.io", "SGLang blog"),
+    (r"blog\.vllm\.ai|vllm\.ai/blog|vllm-project\.github\.io", "vLLM blog"),
+    (r"gpustack", "gpustack performance lab"),
+    (r"ml\.energy|ml-energy", "ML.ENERGY"),
+    (r"baseten", "Baseten blog"),
+    (r"blogs\.oracle\.com", "Oracle MI300X blog"),
+    (r"day[_ -]?6|one_more_thing|open-infra-index", "DeepSeek day-6 disclosure (known-answer test only)"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +180,83 @@ def test_readme_counts_match_the_table(df, included):
     readme = (REPO / "data" / "README.md").read_text(encoding="utf-8")
     assert f"{df.height} rows, {included.height} with `include = true`" in readme
     assert f"in {included['group_id'].n_unique()} model x hardware groups" in readme
+
+
+def test_every_row_has_source_and_as_of(df):
+    assert df["source"].null_count() == 0 and (df["source"].str.strip_chars() != "").all()
+    assert df["as_of"].null_count() == 0
+    assert df["as_of"].str.contains(r"^~?[0-9]{4}(-[0-9]{2}){0,2}$").all()
+
+
+def test_no_row_cites_a_reserved_source(df):
+    for pattern, what in RESERVED:
+        hits = df.filter(pl.col("source").str.contains("(?i)" + pattern))
+        assert hits.height == 0, f"{what}: {hits['case_id'].to_list()[:5]}"
+    # SemiAnalysis InferenceX DeepSeek-R1 results are reserved (its gpt-oss / Llama points are not)
+    ix = df.filter(pl.col("source").str.contains("(?i)inference(x|max)|semianalysis"),
+                   pl.col("model").str.contains("deepseek"))
+    assert ix.height == 0, ix["case_id"].to_list()[:5]
+
+
+def test_source_table_rows_are_sourced_and_in_the_catalog(df):
+    new = df.filter(pl.col("source").str.contains("measurement_sources/"))
+    table = pl.read_csv(SOURCES / "moe_2026.csv", infer_schema_length=0)
+    assert new.height == table.height > 400
+    assert set(new["source_kind"].to_list()) >= NEW_KINDS
+    cat = load_catalog()
+    assert set(new["model"].to_list()) <= set(cat.models["id"].to_list())  # excluded rows too
+    assert set(new["hardware"].to_list()) <= set(cat.accelerators["id"].to_list())
+    for c in ("source", "as_of"):
+        assert table[c].null_count() == 0 and (table[c].str.strip_chars() != "").all(), c
+    assert (new["source"] == new["source"].str.extract(r"^(.*); data/measurement_sources/moe_2026\.csv$") +
+            "; data/measurement_sources/moe_2026.csv").all()
+    inc = new.filter(pl.col("include") == "true")
+    assert inc.height > 300 and inc["precision"].null_count() == 0 and inc["tp"].null_count() == 0
+
+
+def test_source_table_known_answers(df):
+    def row(cid):
+        r = df.filter(pl.col("case_id") == cid)
+        assert r.height == 1, cid
+        return r.row(0, named=True)
+
+    # TensorRT-LLM release/1.2: DeepSeek-R1 on 4 B200, DEP4 = attention DP4 + EP4, 5757 output tok/s per GPU
+    r = row("trt12-deepseek-r1-b200-dep4-fp4-1024-1024")
+    assert (r["tp"], r["dp"], r["ep"], r["value"], r["scenario"]) == (1, 4, 4, 5757, "throughput")
+    assert (r["precision"], r["weight_format"], r["kv_precision"]) == ("fp4", "nvfp4", "fp8")
+    # AIConfigurator wide-EP decode on GB300: 4 prefill (DP4 EP4) + 1 decode (DP32 EP32), 128 per rank
+    r = row("aic-deepseek-r1-gb300-nvl72-sglang-fp4-disagg-1024-1024-c4096-wide-tpot")
+    assert r["disaggregated"] == "true" and (r["tp"], r["dp"], r["ep"]) == (1, 32, 32)
+    assert (r["prefill_dp"], r["prefill_ep"], r["prefill_instances"], r["decode_instances"]) == (4, 4, 4, 1)
+    assert r["concurrency_or_batch"] == "4096" and r["value"] == pytest.approx(0.02104)
+    # its derived per-decode-GPU restatement is kept but excluded
+    r = row("aic-deepseek-r1-gb300-nvl72-sglang-fp4-disagg-1024-1024-c4096-wide-decgpu")
+    assert r["include"] == "false" and "restatement" in r["exclude_reason"]
+    # ATOM CI on MI355X: lengths drawn in [0.8 L, L] -> mean 0.9 L; 5640.31 tok/s over 4 GPUs
+    r = row("atomci-dsr1-mi355x-tp4-mxfp4-c256-1024-1024-outgpu")
+    assert r["input_len"] == pytest.approx(921.6) and r["value"] == pytest.approx(5640.31 / 4, abs=0.01)
+    # doubted hardware label (ATOM DeepSeek-R1 recipe "8x MI300X"): kept, excluded with the reason
+    r = row("atom-recipe-dsr1-mi300x-tp8-fp8-c128-1k1k-tpot")
+    assert r["include"] == "false" and "hardware label possibly stale" in r["exclude_reason"]
+    # Kimi-K2-Thinking rows map to their own catalog id; native INT4 runs are W4A16 (bf16 matmuls)
+    assert row("atomci-kimik2t-mi355x-tp4-vllm-atom-c4-1024-1024-tpot")["model"] == "kimi-k2-thinking"
+    r = row("aic-kimi-k2.5-h200-sxm-vllm-int4-agg-1024-1024-c4-tpot")
+    assert (r["precision"], r["weight_format"]) == ("bf16", "int4")
+    # MTP rows say so (their acceptance is not published)
+    assert row("trtbp-dsr1-b200-tp8ep2-mtp3-bs1-1k2k-tpsuser")["speculative_decoding"] == "mtp"
+    # H200 NVL is in the catalog: HPE's MLPerf v5.0 Mixtral runs are TP1 FP8 (Hopper base config)
+    r = row("mlperf-v5.0-closed-hpe-hpe-proliant-dl380a-h200-nvl-141gbx8-trt-mixtral-8x7b-server")
+    assert (r["hardware"], r["include"], r["tp"], r["precision"]) == ("h200-nvl", "true", 1, "fp8")
+
+
+def test_builder_refuses_a_reserved_source(tmp_path):
+    builder = _load_builder()
+    table = pl.read_csv(SOURCES / "moe_2026.csv", infer_schema_length=0).head(1)
+    bad = table.with_columns(pl.lit("https://lmsys.org/blog/2025-05-05-large-scale-ep/").alias("source"))
+    bad.write_csv(tmp_path / "moe_2026.csv")
+    with pytest.raises(ValueError, match="reserved source"):
+        builder.moe_rows(tmp_path)
+    assert builder.reserved_source("vllm-project/vllm-project.github.io:_posts/2026-02-03-dsr1-gb200-part1.md")
+    assert builder.reserved_source("https://inferencex.semianalysis.com/compare/x", "deepseek-r1")
+    assert not builder.reserved_source("https://inferencex.semianalysis.com/compare/x", "gpt-oss-120b")
+    assert not builder.reserved_source("vllm-project/recipes:DeepSeek/DeepSeek-V3_2.md@8959cf6")

@@ -1,8 +1,9 @@
 """Issue 10 data groundwork: cost tiers per accelerator, one capex basis, quote columns, provider disclosures.
 
-Known answers are the published figures themselves: SemiAnalysis InferenceX owning cost as a hyperscaler
-(``SemiAnalysisAI/InferenceX-app:packages/app/src/lib/constants.ts`` GPU_SPECS ``costh``: H100 1.30, H200 1.41,
-B200 1.95, GB200 2.21 $/GPU-hour) and DeepSeek's "Day 6 - One More Thing" serving statistics (2025-03-01).
+Known answers are the published figures themselves: SemiAnalysis's owning cost at large hyperscaler volume
+(``costh`` of the July 2026 AI Cloud TCO Model as the InferenceX app imports it, SemiAnalysisAI/InferenceX-app PR
+#661: H100 1.17, H200 1.22, B200 1.73, GB200 1.86 $/GPU-hour; it was 1.30 / 1.41 / 1.95 / 2.21 in the earlier
+model) and DeepSeek's "Day 6 - One More Thing" serving statistics (2025-03-01).
 """
 
 import re
@@ -10,8 +11,8 @@ import re
 import polars as pl
 import pytest
 
-from econ.tables.catalog import (CAPEX_BASES, COMMON_CAPEX_BASIS, DEFAULT_DATA_DIR, RENTAL_TIERS, TABLES, load_catalog,
-                          read_raw_csv)
+from econ.tables.catalog import (CAPEX_BASES, COMMON_CAPEX_BASES, COMMON_CAPEX_BASIS, DEFAULT_DATA_DIR, MARKET_DERIVED,
+                                 RENTAL_TIERS, TABLES, load_catalog, read_raw_csv)
 from econ.errors import DataError
 
 AS_OF = re.compile(r"^~?\d{4}(-\d{2}(-\d{2})?)?$")
@@ -29,17 +30,19 @@ def acc(catalog):
 
 # ------------------------------------------------------------------------------------------ accelerators
 
-@pytest.mark.parametrize("hw, usd", [("h100-sxm", 1.30), ("h200-sxm", 1.41), ("b200", 1.95), ("gb200-nvl72", 2.21)])
+@pytest.mark.parametrize("hw, usd", [("h100-sxm", 1.17), ("h200-sxm", 1.22), ("b200", 1.73), ("gb200-nvl72", 1.86)])
 def test_hyperscaler_tier_is_the_inferencex_figure(catalog, hw, usd):
     assert catalog.accelerator(hw)["tco_hyperscaler_usd_per_hour"] == pytest.approx(usd, abs=1e-9)
 
 
 def test_other_sourced_tiers_spot_checks(catalog):
     h = catalog.accelerator("h100-sxm")
-    assert (h["tco_neocloud_usd_per_hour"], h["rental_3yr_usd_per_hour"], h["sa_all_in_power_w"]) == (1.69, 1.30, 1730)
-    assert (h["rental_on_demand_hyperscaler_usd_per_hour"], h["rental_contract_usd_per_hour"]) == (12.29, 4.86)
+    assert (h["tco_neocloud_usd_per_hour"], h["rental_3yr_usd_per_hour"], h["sa_all_in_power_w"]) == (1.55, 2.00, 1730)
+    # the median of five 2026 hyperscaler list prices (AWS 6.88 after its June-2025 cut ... Azure 12.29)
+    assert (h["rental_on_demand_hyperscaler_usd_per_hour"], h["rental_contract_usd_per_hour"]) == (10.0, 4.86)
     assert catalog.accelerator("h800-sxm")["rental_contract_usd_per_hour"] == 2.00  # DeepSeek's stated lease
-    assert catalog.accelerator("mi355x")["tco_hyperscaler_usd_per_hour"] == 1.48
+    assert catalog.accelerator("mi355x")["tco_hyperscaler_usd_per_hour"] == 1.50
+    assert catalog.accelerator("tpu7x-ironwood")["tco_hyperscaler_usd_per_hour"] == 1.03  # Google-internal basis
     # never guessed: SemiAnalysis publishes no tier for these
     for hw in ("a100-80gb-sxm", "h800-sxm", "tpu-v6e", "trainium2"):
         assert catalog.accelerator(hw)["tco_hyperscaler_usd_per_hour"] is None, hw
@@ -47,8 +50,10 @@ def test_other_sourced_tiers_spot_checks(catalog):
 
 def test_tiers_ordered_as_the_source_orders_them(acc):
     sa = acc.filter(pl.col("tco_hyperscaler_usd_per_hour").is_not_null())
-    assert sa.height == 9
-    assert (sa["tco_hyperscaler_usd_per_hour"] < sa["tco_neocloud_usd_per_hour"]).all()  # neocloud owns at a premium
+    assert sa.height == 10  # the nine GPUs of the InferenceX registry and TPUv7
+    both = sa.filter(pl.col("tco_neocloud_usd_per_hour").is_not_null())
+    assert both.height == 9 and (both["tco_hyperscaler_usd_per_hour"] < both["tco_neocloud_usd_per_hour"]).all()
+    assert (sa["tco_hyperscaler_usd_per_hour"] < sa["rental_3yr_usd_per_hour"]).all()  # renting costs more than owning
     assert (sa["sa_all_in_power_w"] > sa["all_in_power_w"]).all()  # utility (incl. facility) > critical IT
 
 
@@ -92,9 +97,35 @@ def test_one_capex_basis_with_flagged_exceptions(acc):
     assert has["capex_basis"].null_count() == 0 and set(has["capex_basis"]) <= CAPEX_BASES
     assert acc.filter(pl.col("all_in_capex_usd").is_null())["capex_basis"].null_count() == \
         acc.filter(pl.col("all_in_capex_usd").is_null()).height
-    flagged = set(has.filter(pl.col("capex_basis") != COMMON_CAPEX_BASIS)["id"])
-    assert flagged == {"gb200-nvl72", "b300", "l40s", "gaudi3", "h20"}
+    flagged = set(has.filter(~pl.col("capex_basis").is_in(list(COMMON_CAPEX_BASES)))["id"])
+    assert flagged == {"b300", "l40s", "gaudi3", "h20"}
     assert {"h100-sxm", "h200-sxm", "b200", "mi300x"} <= set(has.filter(pl.col("capex_basis") == COMMON_CAPEX_BASIS)["id"])
+    derived = has.filter(pl.col("capex_basis") == MARKET_DERIVED)
+    assert set(derived["id"]) == {"gb200-nvl72", "gb300-nvl72", "mi355x"}
+    assert derived["notes"].str.contains("derived").all()  # the arithmetic is stated
+
+
+@pytest.mark.parametrize("hw, purchase, all_in", [
+    # Morgan Stanley OEM-channel rack price / 72 x the system ratio; the rack share is no purchase price (it holds
+    # the server, which the itemized build-out would add again)
+    ("gb200-nvl72", None, 3_750_000 / 72 * 50_000 / 38_750),
+    ("gb300-nvl72", None, 4_000_000 / 72 * 50_000 / 38_750),
+    ("mi355x", 23_000, 61_173 * 0.70),  # HSBC: MI350 series at a 30% discount to B200, on the b200 row
+])
+def test_derived_capex_is_the_stated_arithmetic(catalog, hw, purchase, all_in):
+    row = catalog.accelerator(hw)
+    assert row["purchase_price_usd"] == (None if purchase is None else pytest.approx(purchase, abs=0.5))
+    assert row["all_in_capex_usd"] == pytest.approx(all_in, abs=0.5)
+
+
+def test_gb200_capex_is_on_the_b200_basis(catalog):
+    """Issue 18: GB200 was the cheapest owned GPU-hour only because its capex was a hyperscale estimate. On one
+    basis it sits above B200, as SemiAnalysis's owning costs put it (1.86 vs 1.73 $/GPU-hour, July 2026)."""
+    gb, b = catalog.accelerator("gb200-nvl72"), catalog.accelerator("b200")
+    assert gb["all_in_capex_usd"] > b["all_in_capex_usd"]
+    assert gb["tco_hyperscaler_usd_per_hour"] > b["tco_hyperscaler_usd_per_hour"]
+    ratio = gb["all_in_capex_usd"] / b["all_in_capex_usd"]
+    assert ratio == pytest.approx(gb["tco_hyperscaler_usd_per_hour"] / b["tco_hyperscaler_usd_per_hour"], abs=0.05)
 
 
 def test_unknown_capex_basis_is_an_error(tmp_path):
@@ -212,7 +243,7 @@ NON_GPU_HARDWARE = {"groq-lpu", "cerebras-wse-3", "sambanova-sn40l"}
 
 @pytest.fixture(scope="module")
 def quotes(catalog):
-    from econ.analyses.quotes import read_quotes
+    from econ.tables.quote_files import read_quotes
     return read_quotes(DEFAULT_DATA_DIR / "quotes.csv", catalog)
 
 
@@ -221,18 +252,26 @@ def test_turbo_llama_quotes_are_fp8(quotes):
                           & pl.col("provider_model_name").str.contains("(?i)turbo")
                           & pl.col("model").str.starts_with("llama"))
     assert turbo.height >= 5
-    assert (turbo["weight_format"] == "fp8").all() and (turbo["weight_format_basis"] == "slug-turbo").all()
+    assert (turbo["weight_format"] == "fp8").all()
+    # by the rule, or stated by the provider's own page (data/provider_speeds.csv: Together's and DeepInfra's tables)
+    from econ.tables.quote_files import load_provider_speeds
+    stated = dict(load_provider_speeds().select("quote_id", "weight_format").drop_nulls().iter_rows())
+    for qid, basis in turbo.select("quote_id", "weight_format_basis").iter_rows():
+        assert basis == ("provider-stated" if qid in stated else "slug-turbo"), qid
+        assert stated.get(qid, "fp8") == "fp8", qid
 
 
 def test_weight_format_rule(catalog, quotes):
+    from econ.tables.quote_files import FP8_RELEASES, load_provider_speeds
     native = dict(zip(catalog.models["id"], catalog.models["native_weight_dtype"]))
+    stated = dict(load_provider_speeds().select("quote_id", "weight_format").drop_nulls().iter_rows())
     for r in quotes.iter_rows(named=True):
         name = r["provider_model_name"].lower()
-        if r["weight_format_basis"] == "provider-stated":
-            assert "provider" in r["notes"] and "http" in r["notes"]
+        if r["weight_format_basis"] == "provider-stated":  # a sourced row of provider_speeds.csv, or the quote's notes
+            assert stated.get(r["quote_id"]) == r["weight_format"] or ("provider" in r["notes"] and "http" in r["notes"])
             continue
         want = ("fp8" if "turbo" in name or "fp8" in name else "mxfp4" if r["model"].startswith("gpt-oss")
-                else native[r["model"]])
+                else "fp8" if r["model"] in FP8_RELEASES else native[r["model"]])
         assert r["weight_format"] == want, r["quote_id"]
         if r["quantization"]:  # the provider's stated precision and the assumed format never disagree
             assert r["quantization"] == r["weight_format"], r["quote_id"]
@@ -261,7 +300,7 @@ def test_provider_hardware_is_known_and_sourced(catalog, quotes):
 
 
 def test_bad_weight_format_names_row_and_column(catalog):
-    from econ.analyses.quotes import validate_quotes
+    from econ.tables.quote_files import validate_quotes
     raw = pl.DataFrame({"quote_id": ["q1"], "provider": ["x"], "model": ["llama-3.1-8b"],
                         "usd_per_m_input_tokens": ["0.1"], "usd_per_m_output_tokens": ["0.2"], "weight_format": ["fp6"]})
     with pytest.raises(DataError, match=r"row\(s\) q1, column weight_format: 'fp6' is not one of"):

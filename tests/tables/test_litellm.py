@@ -20,7 +20,8 @@ import pytest
 from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.errors import DataError
-from econ.analyses.quotes import QUOTE_SCHEMA, import_litellm, read_quotes
+from econ.tables.litellm import import_litellm
+from econ.tables.quote_files import QUOTE_SCHEMA, read_quotes
 
 LITELLM = [Path(p) for p in (os.environ.get("LITELLM_PRICES", ""),
                              "/tmp/ll/lib/python3.11/site-packages/litellm/model_prices_and_context_window_backup.json")
