@@ -17,8 +17,8 @@ from econ.errors import InvalidInputError
 
 
 PROFILE_PARAMETERS: tuple[str, ...] = (
-    "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "layer_overhead_s", "eta_routed_flop_frac",
-    "moe_layer_overhead_s", "moe_tile_rows", "moe_gemm_half_width", "overlap_frac", "tpot_tail_factor",
+    "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "sequence_overhead_s", "kernel_latency_s", "eta_routed_flop_frac",
+    "moe_tile_rows", "moe_gemm_half_width", "overlap_frac", "tpot_tail_factor",
 )
 """The efficiency fields of :class:`Assumptions` a calibration profile (data/calibration.csv) sets per
 (accelerator generation, matmul precision)."""
@@ -37,7 +37,15 @@ class Assumptions:
     eta_prefill : float in (0, 1]
         Achieved fraction of dense peak in prefill (prefill MFU). [-]
     overlap_frac : float in [0, 1]
-        Share of communication time hidden behind compute/memory time. [-]
+        Share of the shorter of a step's computation and communication hidden behind the longer when the
+        instance runs two-batch overlap (wide expert parallelism; econ.physics.performance.two_batch_overlap_on):
+        1 gives max(computation, communication), 0 their sum. [-]
+    comm_sm_frac : float in [0, 0.9]
+        Share of the SMs the all-to-all kernels hold while the other micro-batch of a two-batch-overlap prefill
+        computes (DeepEP's normal kernels run on SMs; its low-latency decode kernels use none): that prefill's
+        computation runs at 1 - comm_sm_frac of the accelerator. [-]
+    single_batch_overlap_frac : float in [0, 1]
+        The same share for instances that run a step as one batch (0: collectives on the critical path). [-]
     overhead_s : float >= 0
         Fixed time per decode step not on the roofline (kernel launches, scheduling, sampling). [s]
     usable_hbm_frac : float in (0, 1]
@@ -65,13 +73,28 @@ class Assumptions:
         HBM efficiency of streaming routed-expert weights relative to dense weights (multiplies eta_bw
         for those bytes). No effect on dense models. [-]
     moe_layer_overhead_s : float >= 0
-        Fixed time per MoE layer per forward pass (decode step or prefill step) outside the roofline:
-        router GEMM and top-k, token permutation and un-permutation, expert offsets, launch and tail of
-        the grouped GEMMs. The collectives of expert parallelism are modeled separately
-        (econ.physics.deployment). No effect on dense models. [s]
+        Extra fixed time per MoE layer per forward pass beyond its kernels (0 by default: the router, top-k,
+        permutation and grouped GEMMs are kernels of :data:`econ.physics.architecture.KERNELS_PER_PART`). [s]
     layer_overhead_s : float >= 0
-        Fixed time per decoder layer per forward pass (kernel launch and tail floors of its GEMMs,
-        attention and collectives), on top of ``overhead_s`` per step. [s]
+        Extra fixed time per decoder layer per forward pass beyond its kernels (0 by default). [s]
+    sequence_overhead_s : float >= 0
+        CPU time per sequence of an attention group's decode step not hidden behind the GPU (scheduling, sampling,
+        output processing), on top of ``overhead_s`` per step. [s]
+    cpu_overlap_frac : float in [0, 1]
+        Share of a decode step's GPU time under which the host prepares the next step (an overlap scheduler):
+        the step's host time adds max(0, host - cpu_overlap_frac x GPU time)
+        (econ.physics.performance.exposed_cpu_time_s); 0 (the whole host time) by default. [-]
+    kernel_latency_s : float >= 0
+        Time each kernel of a forward pass takes beyond the roofline of its bytes and FLOPs (DRAM latency,
+        prologue and epilogue, the tail wave): a kernel is alpha + beta x bytes, and this is alpha. Multiplied by
+        the kernels of a pass (``forward_kernels`` of :func:`econ.physics.architecture.derive_architecture`). [s]
+    kernel_launch_s : float >= 0
+        Idle time per kernel boundary inside a captured CUDA graph. [s]
+    kernel_launch_eager_s : float >= 0
+        Idle time per kernel launch without CUDA graphs (prefill steps; decode batches above
+        ``cuda_graph_max_batch``). [s]
+    cuda_graph_max_batch : int >= 0
+        Largest decode batch per attention group that runs as a captured CUDA graph. [sequences]
     moe_tile_rows : float >= 1
         Rows of one tensor-core tile of the grouped expert GEMM: each touched expert's tokens are padded
         up to whole tiles (econ.physics.performance.grouped_gemm_padded_rows); 1 = no padding. [rows]
@@ -107,6 +130,8 @@ class Assumptions:
     eta_flop: float = V.default("eta_flop")
     eta_prefill: float = V.default("eta_prefill")
     overlap_frac: float = V.default("overlap_frac")
+    comm_sm_frac: float = V.default("comm_sm_frac")
+    single_batch_overlap_frac: float = V.default("single_batch_overlap_frac")
     overhead_s: float = V.default("overhead_s")
     usable_hbm_frac: float = V.default("usable_hbm_frac")
     prefill_chunk_tokens: int = V.default("prefill_chunk_tokens")
@@ -119,6 +144,12 @@ class Assumptions:
     eta_routed_bw_frac: float = V.default("eta_routed_bw_frac")
     moe_layer_overhead_s: float = V.default("moe_layer_overhead_s")
     layer_overhead_s: float = V.default("layer_overhead_s")
+    sequence_overhead_s: float = V.default("sequence_overhead_s")
+    cpu_overlap_frac: float = V.default("cpu_overlap_frac")
+    kernel_latency_s: float = V.default("kernel_latency_s")
+    kernel_launch_s: float = V.default("kernel_launch_s")
+    kernel_launch_eager_s: float = V.default("kernel_launch_eager_s")
+    cuda_graph_max_batch: int = V.default("cuda_graph_max_batch")
     moe_tile_rows: float = V.default("moe_tile_rows")
     moe_gemm_half_width: float = V.default("moe_gemm_half_width")
     max_batch_per_group: int = V.default("max_batch_per_group")
@@ -173,15 +204,17 @@ _DEFAULT_VALUES = {f.name: f.default for f in fields(Assumptions)}
 ASSUMPTION_SOURCES: dict[str, str] = {"calibrated": V._SOURCES["calibrated"], **V.sources(_ASSUMPTION_FIELDS)}
 """Source of each Assumptions default (econ.vocabulary)."""
 
-IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1.0, overhead_s=0.0,
+IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1.0, single_batch_overlap_frac=1.0,
+                       comm_sm_frac=0.0,
+                       overhead_s=0.0, sequence_overhead_s=0.0,
                        eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
-                       layer_overhead_s=0.0, moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0,
-                       calibrated=frozenset())
+                       layer_overhead_s=0.0, kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0,
+                       moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0, calibrated=frozenset())
 
 DEFAULT = Assumptions()
 IDEAL = replace(DEFAULT, **IDEAL_OVERRIDES)
-"""The pure roofline: every efficiency 1 (routed experts included), communication fully overlapped, no step
-or MoE-layer overhead."""
+"""The pure roofline: every efficiency 1 (routed experts included), communication fully overlapped where it can be,
+no step, kernel or MoE-layer overhead."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

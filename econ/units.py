@@ -15,6 +15,8 @@ capacities are stored in GiB and converted with BYTES_PER_GIB."""
 BYTES_PER_GIB = 2.0**30
 BYTES_PER_TB = 1e12
 FLOP_PER_TFLOP = 1e12
+PER_TERA = 1e12
+"""A count per second in units of 10^12 (exponentials per second: ``exp_tera_per_s``)."""
 W_PER_KW = 1e3
 W_PER_MW = 1e6
 TOKENS_PER_M = 1e6

@@ -491,9 +491,41 @@ _SOURCES: dict[str, str] = {
         "precision (data/calibration.csv: econ calibrate, MAP fit with grouped cross-validation on "
         "data/measurements.csv); a value the user sets replaces the profile's"),
     "layer_overhead_s": (
-        "0 (v1 had none); calibrated per generation x precision (data/calibration.csv). Measured kernel "
-        "floors are 3-14 us per GEMM, 10-20 us per attention call, ~4 us per custom all-reduce, i.e. ~30-40 "
-        "us per layer in isolation (NVIDIA AIConfigurator 0.12 kernel tables, data/kernels/)"),
+        "0: the per-kernel terms (kernel_latency_s, kernel_launch_s) carry the fixed time of a layer; an extra "
+        "per-layer time a user may add (not calibrated)"),
+    "sequence_overhead_s": (
+        "Prior and scalar 20 us; calibrated per generation x precision (data/calibration.csv). vLLM V0's output "
+        "processing took 0.2 ms per step at batch 1 and 3.4 ms at batch 32 on Llama-3-70B FP8 (vllm-project/vllm "
+        "#6913, 2024: ~0.1 ms per sequence), sampling, detokenization and scheduling grow with the sequences of a "
+        "step; async scheduling hides most of it in later engines (#19970, #23569)"),
+    "cpu_overlap_frac": (
+        "0: the host time adds to the step, as the calibration measurements (mostly TensorRT-LLM's C++ runtime in "
+        "MLPerf and its perf tables, 2024-25) fit best: with 1 the held-out median / P90 error went from 18.2% / 64% "
+        "to 19.1% / 73% on the 841 issue-17 cases. Set 1 for engines that prepare the next step while the GPU runs "
+        "this one: TensorRT-LLM's PyTorch executor ('Overlap Scheduler ... Enabled by default', "
+        "nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), SGLang (disable_overlap_schedule False by "
+        "default, sgl-project/sglang server_args.py), vLLM V1 async scheduling (#19970, #23569); vLLM V0 left "
+        "5-13 ms GPU bubbles per step (#10634)"),
+    "kernel_latency_s": (
+        "Prior and scalar 2.5 us; calibrated per generation x precision (data/calibration.csv). NVIDIA "
+        "AIConfigurator 0.12 kernel tables (data/kernels/gemm_efficiency.csv, t = alpha + bytes / BW fitted at "
+        "m <= 16 tokens): GEMM latency intercepts of 2.4-4.6 us at bf16 and 5.7-7.3 us at fp8-block on "
+        "H100/H200/B200/GB200 in TensorRT-LLM, vLLM and SGLang, which include the ~1.3 us launch gap; decode "
+        "attention calls take 8-18 us and fused-MoE calls 18-48 us at one token (attention_efficiency.csv, "
+        "moe_efficiency.csv), several kernels' worth each"),
+    "kernel_launch_s": (
+        "1.3 us per kernel boundary with CUDA graphs on H100, time in which the GPU does no useful work (Hazy "
+        "Research, 'Look Ma, No Bubbles!', hazyresearch.stanford.edu/blog/2025-05-27-no-bubbles); no "
+        "per-generation figure found, so every generation uses it"),
+    "kernel_launch_eager_s": (
+        "5 us per launch without CUDA graphs: 4-6 us per cudaLaunchKernel on the CPU side (susun-blog.com "
+        "'pegainfer 3: CUDA graph', RTX 5070 Ti, CUDA 13; ~5 us quoted for A100 in secondary pages; low "
+        "authority). Prefill steps and decode batches above cuda_graph_max_batch launch eagerly"),
+    "cuda_graph_max_batch": (
+        "512 sequences per attention group: SGLang captures decode CUDA graphs up to cuda_graph_max_bs = 512 on "
+        "B200/MI300 and 256 (tp < 4) or 512 on H200-class GPUs (sgl-project/sglang "
+        "python/sglang/srt/server_args.py); vLLM V0 captured up to 256 and later up to 8192 tokens "
+        "(vllm-project/vllm #7894); larger decode batches run eager"),
     "moe_tile_rows": (
         "1 (no padding), also in the calibrated profiles (econ.analyses.calibration.MOE_TILE_ROWS): the MMA "
         "tiles are 64 rows on Hopper and 128 on Blackwell, but measured fused-MoE kernels at 1-8 tokens per "
@@ -519,10 +551,25 @@ _SOURCES: dict[str, str] = {
     "eta_prefill": _V1_FIT + (
         "0.48 +- 0.04, rounded to 0.50"),
     "overlap_frac": (
-        "Conservative default: TP all-reduces in decode sit on the critical path (no compute-communication "
-        "overlap)"),
+        "Prior and scalar 0.85; calibrated per generation x precision (data/calibration.csv). DeepSeek runs "
+        "decode with two micro-batches and a 5-stage pipeline for 'seamless overlap' of all-to-all and compute, "
+        "and prefill with two micro-batches (deepseek-ai/open-infra-index day 6, 2025-03-01; "
+        "deepseek-ai/profile-data: the DeepEP low-latency all-to-all uses no SMs, so it runs under the other "
+        "micro-batch's kernels); Huawei MindIE hides more than 70% of prefill communication with two "
+        "micro-batches (hiascend.com MindIE 2.3 docs). Applies to instances that run two-batch overlap "
+        "(econ.physics.performance.two_batch_overlap_on)"),
+    "comm_sm_frac": (
+        "24 / 132 = 0.18: DeepEP's normal (prefill) all-to-all kernels run on SMs, Buffer.set_num_sms(24) of an "
+        "H800's 132 (deepseek-ai/DeepEP README@567632dd); 'unlike in prefilling, the all-to-all communication "
+        "during decoding does not occupy GPU SMs' (deepseek-ai/profile-data README@4496024), so decode keeps every "
+        "SM; DeepEP V2 on SM100 reaches 643-675 GB/s with 24 SMs (README@dd758caf)"),
+    "single_batch_overlap_frac": (
+        "0: without two micro-batches a step's collectives wait for the kernels that produce their input "
+        "(TensorRT-LLM and vLLM run TP all-reduces on the critical path; the intra-layer shared-expert overlap "
+        "is worth +2-9%: TensorRT-LLM tech blog 1, SGLang #5829); the pure roofline (--ideal) sets 1"),
     "overhead_s": _V1_FIT + (
-        "1.45 +- 1.6 ms, rounded to 1.5 ms (launch, scheduling and sampling time of a decode step)"),
+        "1.45 +- 1.6 ms, rounded to 1.5 ms (scheduling and sampling time of a decode step; kernel launches are "
+        "kernel_launch_s x the kernels of a forward pass since issue 17)"),
     "usable_hbm_frac": (
         "vLLM default gpu_memory_utilization=0.9 (docs.vllm.ai, EngineArgs); activations come out of that "
         "share too"),
@@ -548,9 +595,10 @@ _SOURCES: dict[str, str] = {
     "eta_routed_bw_frac": (
         "1.0: routed-expert weights stream like dense weights (not a profile parameter; the v1 fit could not "
         "tell it from 1: 1.0 +- 0.58); lower it for formats whose expert weights stream less efficiently"),
-    "moe_layer_overhead_s": _V1_FIT + (
-        "0.15 ms per MoE layer per forward pass; AIConfigurator's fused-MoE fixed latency is 24-35 us per "
-        "call (the prior of the calibration)"),
+    "moe_layer_overhead_s": (
+        "0: the per-kernel terms carry the fixed time of an MoE layer (its five kernels, "
+        "econ.physics.architecture.KERNELS_PER_PART); the v1 global fit put 0.15 ms here, and issue-9 profiles "
+        "48-56 us; an extra per-MoE-layer time a user may add (not calibrated)"),
     "basis": (
         "owned (TCO chain) by default; tiers hyperscaler, neocloud, rental-3yr, on-demand, rental, custom "
         "(sources: econ.engine.BASIS_SOURCES; data/README.md accelerators.csv)"),
@@ -644,6 +692,16 @@ _add("input_len", "int", DEFAULT_INPUT_LEN, 1, MAX_CONTEXT, "tokens", "Input len
      "prompt tokens per request, ISL", "the workload preset's (econ.presets)", flag="--input-len", **_G)
 _add("output_len", "int", DEFAULT_OUTPUT_LEN, 1, MAX_CONTEXT, "tokens", "Output length",
      "generated tokens per request, OSL", "the workload preset's (econ.presets)", flag="--output-len", **_G)
+_add("output_len_cv", "float", 0.0, 0.0, 10.0, "", "Output length spread (cv)",
+     "coefficient of variation of answer lengths: decode attends ISL + OSL (1 + cv^2) / 2 on average",
+     "0: every request generates output_len tokens, as trtllm-bench and fixed-length benchmarks run; an exponential "
+     "spread of reasoning answers is cv = 1 (the mean decode context then spans the whole answer; "
+     "econ.physics.serving.mean_decode_context_tokens)", scenario=False, flag="", **_G)
+_add("input_len_cv", "float", 0.0, 0.0, 10.0, "", "Prompt length spread (cv)",
+     "coefficient of variation of prompt lengths: the spread of prefill service times in the TTFT queue",
+     "0: every request has an input_len-token prompt (econ's workload), so prefill service is near-deterministic "
+     "(M/D/c); 1 reproduces the exponential service of an M/M/c queue (econ.physics.serving)", scenario=False,
+     flag="", **_G)
 
 # -- deployment ------------------------------------------------------------------------------------------------------
 _G = dict(group="deployment")
@@ -712,8 +770,12 @@ _add("eta_flop", "float", 0.30, 1e-3, 1.0, "", "Decode FLOP efficiency",
      "achieved fraction of dense peak FLOP/s in decode matmuls and attention", **_G)
 _add("eta_prefill", "float", 0.50, 1e-3, 1.0, "", "Prefill FLOP efficiency (MFU)",
      "achieved fraction of dense peak in prefill", **_G)
-_add("overlap_frac", "float", 0.0, 0.0, 1.0, "", "Communication overlap",
-     "share of communication time hidden behind compute/memory time", **_G)
+_add("overlap_frac", "float", 0.85, 0.0, 1.0, "", "Two-batch overlap",
+     "share of the shorter of computation and communication hidden by two-batch overlap (wide EP)", **_G)
+_add("comm_sm_frac", "float", 24 / 132, 0.0, 0.9, "", "SMs held by prefill all-to-all",
+     "share of the SMs the all-to-all kernels hold while the other micro-batch computes (two-batch prefill)", **_G)
+_add("single_batch_overlap_frac", "float", 0.0, 0.0, 1.0, "", "Overlap without two-batch overlap",
+     "share of the shorter of computation and communication hidden when a step runs as one batch", **_G)
 _add("overhead_s", "float", 0.0015, 0.0, 1.0, "s", "Per-step overhead",
      "fixed time per decode step off the roofline (launches, scheduling, sampling)", **_G)
 _add("usable_hbm_frac", "float", 0.90, 0.05, 1.0, "", "Usable HBM share",
@@ -734,10 +796,22 @@ _add("eta_routed_flop_frac", "float", 0.30, 1e-2, 1.0, "", "MoE routed-expert FL
      "efficiency of routed-expert matmuls relative to dense ones", **_G)
 _add("eta_routed_bw_frac", "float", 1.0, 1e-2, 1.0, "", "MoE routed-expert bandwidth efficiency",
      "HBM efficiency of streaming routed-expert weights relative to dense weights", **_G)
-_add("moe_layer_overhead_s", "float", 1.5e-4, 0.0, 1e-2, "s", "MoE per-layer overhead",
-     "fixed time per MoE layer per forward pass (router, permutation, grouped-GEMM tails)", **_G)
-_add("layer_overhead_s", "float", 0.0, 0.0, 1e-3, "s", "Per-layer overhead",
-     "fixed time per decoder layer per forward pass", **_G)
+_add("moe_layer_overhead_s", "float", 0.0, 0.0, 1e-2, "s", "Extra MoE per-layer time",
+     "extra fixed time per MoE layer per forward pass, beyond its kernels (0 = none)", **_G)
+_add("layer_overhead_s", "float", 0.0, 0.0, 1e-3, "s", "Extra per-layer time",
+     "extra fixed time per decoder layer per forward pass, beyond its kernels (0 = none)", **_G)
+_add("sequence_overhead_s", "float", 2e-5, 0.0, 1e-2, "s", "Per-sequence step overhead",
+     "CPU time per sequence of a decode step (scheduling, sampling, output processing) not hidden", **_G)
+_add("cpu_overlap_frac", "float", 0.0, 0.0, 1.0, "", "Host work hidden behind the GPU",
+     "share of a decode step's GPU time under which the host prepares the next step (overlap scheduler)", **_G)
+_add("kernel_latency_s", "float", 2.5e-6, 0.0, 1e-3, "s", "Kernel latency floor",
+     "time each kernel takes beyond its bytes and FLOPs (DRAM latency, prologue, tail wave)", **_G)
+_add("kernel_launch_s", "float", 1.3e-6, 0.0, 1e-3, "s", "Kernel launch gap (CUDA graph)",
+     "idle time per kernel boundary inside a captured CUDA graph", **_G)
+_add("kernel_launch_eager_s", "float", 5e-6, 0.0, 1e-3, "s", "Kernel launch gap (eager)",
+     "idle time per kernel launch outside CUDA graphs (prefill, decode above the graph cap)", **_G)
+_add("cuda_graph_max_batch", "int", 512, 0, MAX_BATCH, "sequences", "CUDA graph batch cap",
+     "largest decode batch per attention group run as a captured CUDA graph (0 = none)", **_G)
 _add("moe_tile_rows", "float", 1.0, 1.0, 512.0, "rows", "Grouped-GEMM tile rows",
      "rows of one grouped-GEMM tile (token padding per touched expert; 1 = none)", **_G)
 _add("moe_gemm_half_width", "float", 0.0, 0.0, 1e6, "columns", "Grouped-GEMM half-efficiency expert width",
@@ -1096,6 +1170,7 @@ COLUMNS: dict[str, Column] = {
     "layout": Column("Deployment"), "family": Column("Layout family"), "ep": Column("Expert parallel", "d", "%d"),
     "dp": Column("Attention data parallel", "d", "%d"), "total_gpus": Column("GPUs in the unit (both pools)", ",d", "%d"),
     "disaggregated": Column("Disaggregated (xPyD)"),
+    "two_batch_overlap": Column("Two-batch overlap"),
     "usd_per_m_output_tokens_all_in": Column("Cost, all-in ($ per M output tokens)", "$,.3f", "$%.4f"),
     "prefill_instances": Column("Prefill instances (x)", "d", "%d"), "decode_instances": Column("Decode instances (y)", "d", "%d"),
     "prefill_num_gpus": Column("GPUs per prefill instance", "d", "%d"),

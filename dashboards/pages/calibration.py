@@ -41,8 +41,14 @@ FAMILY_TITLES: dict[tuple[str, str], str] = {
     ("family", "fixed-concurrency"): "Fixed concurrency (NIM, InferenceX)",
     ("moe", "dense"): "Dense models",
     ("moe", "moe"): "MoE models",
+    ("class", "dense"): "Dense models (issue 17 families)",
+    ("class", "moe"): "MoE models",
+    ("class", "wide-ep"): "Wide EP (attention DP + expert parallel)",
+    ("class", "low-latency"): "Low latency (batch or concurrency <= 8, Interactive)",
+    ("class", "long-context"): "Long context (8K+ prompt or answer)",
 }
-BY_TITLES = {"all": "All", "family": "Scenario", "moe": "Model type", "profile": "Profile"}
+BY_TITLES = {"all": "All", "family": "Scenario", "moe": "Model type", "profile": "Profile", "class": "Family",
+             "class-generation": "Family x generation"}
 SCENARIO_TITLES = {"offline": "Offline", "server": "MLPerf Server", "interactive": "MLPerf Interactive",
                    "single-stream": "Single stream", "fixed-concurrency": "Fixed concurrency"}
 METRIC_TITLES: dict[str, tuple[str, str]] = {  # metric -> (name, unit)
@@ -57,7 +63,7 @@ METRIC_TITLES: dict[str, tuple[str, str]] = {  # metric -> (name, unit)
 GUIDES = ((1.0, "y = x (exact)"), (0.15, "\u00b115%"), (0.40, "\u00b140%"))
 """The guide lines: predicted = measured, and predicted = measured x (1 +- 0.15), x (1 +- 0.40)."""
 
-SETS = (("cv", "Held out"), ("roofline", "Roofline"), ("v1", "v1 global"))
+SETS = (("cv", "Held out"), ("previous", "Previous fit"), ("roofline", "Roofline"), ("v1", "v1 global"))
 
 PARAMETERS: tuple[tuple[str, str, float, str], ...] = (
     # (calibration.csv column, header, display scale, unit)
@@ -65,13 +71,14 @@ PARAMETERS: tuple[tuple[str, str, float, str], ...] = (
     ("eta_flop", "Decode FLOP efficiency", 100.0, "%"),
     ("eta_prefill", "Prefill FLOP efficiency (MFU)", 100.0, "%"),
     ("overhead_s", "Per-step overhead", 1e3, "ms"),
-    ("layer_overhead_s", "Per-layer overhead", 1e6, "\u00b5s"),
+    ("sequence_overhead_s", "Per-sequence step overhead", 1e6, "\u00b5s"),
+    ("kernel_latency_s", "Kernel latency floor", 1e6, "\u00b5s"),
     ("eta_routed_flop_frac", "MoE routed-expert FLOP efficiency", 100.0, "%"),
-    ("moe_layer_overhead_s", "MoE per-layer overhead", 1e6, "\u00b5s"),
     ("moe_gemm_half_width", "Grouped-GEMM half-efficiency expert width", 1.0, "columns"),
+    ("overlap_frac", "Two-batch overlap (share of the shorter hidden)", 100.0, "%"),
     ("tpot_tail_factor", "p99 / mean TPOT", 1.0, "\u00d7"),
 )
-"""The fitted (and measured) parameters of a profile as shown: overlap and tile rows are held (method)."""
+"""The fitted (and measured) parameters of a profile as shown: tile rows are held (method)."""
 
 
 @memory.cached(show_spinner=False, max_entries=4, ttl=3600)
@@ -90,6 +97,10 @@ def family_title(by: str, family: str, fallback: str | None = None) -> str:
     if by == "profile":
         name = profiles.profile_title(family)
         return f"{name} (via {profiles.profile_title(fallback)})" if fallback else name
+    if by == "class-generation":  # "moe-hopper" -> "MoE models on Hopper"
+        cls = max((c for b, c in FAMILY_TITLES if b == "class" and family.startswith(c + "-")), key=len, default="")
+        if cls:
+            return f"{FAMILY_TITLES[('class', cls)].split(' (')[0]} on {family[len(cls) + 1:].capitalize()}"
     return FAMILY_TITLES.get((by, family), family.replace("-", " ").capitalize())
 
 
@@ -126,8 +137,10 @@ def show_errors(errors: pl.DataFrame) -> None:
         "n_groups": st.column_config.NumberColumn("Groups", format="%d", width=70,
                                                   help="Model x hardware groups, each left out in turn"), **pct})
     st.caption("|predicted / measured - 1| per case. Calibrated, held out: each case predicted by the fit that "
-               "left its whole model x hardware group out. Roofline: datasheet peaks, no efficiency or overhead "
-               "(econ --ideal). v1 global: one set of scalar efficiencies for every chip, nothing calibrated.")
+               "left its whole model x hardware group out. Previous fit: the held-out errors shipped before this "
+               "fit, on the same family's cases it had. Roofline: datasheet peaks, no efficiency or overhead "
+               "(econ --ideal). v1 global: one set of scalar efficiencies for every chip, nothing calibrated. "
+               "Families (issue 17) overlap: a case may be MoE, wide EP and long context at once.")
     table.downloads(errors, key="cal.errors.dl", name="calibration-errors")
 
 

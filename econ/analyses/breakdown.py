@@ -9,9 +9,11 @@ ONE engine by evaluating the same deployments again with one input changed at a 
 of the step, so it follows the engine when the engine changes):
 
 1. as given: ``step_s``, ``tpot_s``, ``served_tpot_s``, ``t_mem_s``, ``t_flop_s``;
-2. without the fixed per-step overheads (``overhead_s``, ``layer_overhead_s``, ``moe_layer_overhead_s``
-   set to 0): the drop of ``step_s`` is the fixed **overhead**;
-3. also with communication fully overlapped (``overlap_frac`` = 1): the further drop is the exposed
+2. without the fixed per-step overheads (``overhead_s``, the kernels' latency floors and launch gaps
+   ``kernel_latency_s`` / ``kernel_launch_s`` / ``kernel_launch_eager_s``, and any extra ``layer_overhead_s``,
+   ``moe_layer_overhead_s``, set to 0): the drop of ``step_s`` is the fixed **overhead**;
+3. also with communication fully overlapped (``overlap_frac`` = ``single_batch_overlap_frac`` = 1): the further
+   drop is the exposed
    **communication**; what is left is the roofline of the step (the binding side of memory vs compute);
 4. at a one-token context (``context_tokens`` = 1): no KV cache to read and no attention to speak of,
    so ``t_mem_s`` there is the **weights**' reads and ``t_flop_s`` the **GEMMs**'; the differences with (1)
@@ -138,8 +140,10 @@ def step_breakdown(rows: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         r = bad.row(0, named=True)
         raise InvalidInputError(f"row {r['i']} ({rows['model'][r['i']]} on {rows['hardware'][r['i']]}) cannot "
                                 f"run: {r['infeasible_reason']}")
-    no_fixed = assumptions.with_overrides(overhead_s=0.0, layer_overhead_s=0.0, moe_layer_overhead_s=0.0)
-    pure = no_fixed.with_overrides(overlap_frac=1.0)
+    no_fixed = assumptions.with_overrides(overhead_s=0.0, layer_overhead_s=0.0, moe_layer_overhead_s=0.0,
+                                          kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0,
+                                          sequence_overhead_s=0.0)
+    pure = no_fixed.with_overrides(overlap_frac=1.0, single_batch_overlap_frac=1.0)
 
     def step_of(a):
         return evaluate(pts, catalog, a, economics, deployment, columns=(step_col,))[step_col].to_numpy()

@@ -47,6 +47,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, A
 from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog
 from econ.vocabulary import GENERATIONS
 from econ.engine import evaluate
+from econ.physics.serving import service_variability_factor
 from econ.errors import DataError, EconError, InvalidInputError
 
 MEASUREMENTS_PATH = DEFAULT_DATA_DIR / "measurements.csv"
@@ -72,8 +73,9 @@ PREDICTED_AS: dict[str, str] = {
     "tokens_per_s_per_user": "1 / tpot_s: decode speed of one sequence",
     "tpot_s": "tpot_s + prefill_stall_s x (B - 1) / B: inter-token time, with the prompts of the other B - 1 requests "
               "interleaved (a request's own prompt is its TTFT)",
-    "ttft_s": "ttft_s (the prompt alone) + the mean M/M/1 wait for the prefill server at the served load + the wait for "
-              "a free KV slot when the concurrency exceeds the KV-cache capacity (closed loop, Little's law)",
+    "ttft_s": "ttft_s (the prompt alone) + the mean M/D/1 wait for the prefill server at the served load (fixed-length "
+              "prompts: half the M/M/1 wait, Pollaczek-Khinchine) + the wait for a free KV slot when the concurrency "
+              "exceeds the KV-cache capacity (closed loop, Little's law)",
     "e2e_latency_s": "ttft_s + output_len x tpot_s at the batch",
 }
 """How each metric is predicted from the engine's result columns."""
@@ -376,6 +378,10 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             tpot_limit_s=r["tpot_limit_s"], latency_percentile=r["latency_percentile"],
             target_tokens_per_s_per_user=r["tokens_per_s_per_user_target"], input_len_basis=basis,
             spec_basis=spec[3] if spec else "",
+            wide_ep=bool(ep is not None and dp is not None and ep > 1 and dp > 1),
+            low_latency=bool(SCENARIO_FAMILY[scen] == "single-stream" or scen == "interactive"
+                             or (_concurrency(r["concurrency_or_batch"]) or 1e9) <= LOW_LATENCY_MAX_CONCURRENCY),
+            long_context=bool(max(input_len, r["output_len"]) >= LONG_CONTEXT_MIN_TOKENS),
         ))
         base.append(point)
     caps = _capacity(base, catalog, assumptions)
@@ -549,10 +555,11 @@ def _point_value(metric: str, v: dict, j: int, b: float, conc: float, in_len: fl
         return v["tpot_s"][j] + v["prefill_stall_s"][j] * (b - 1.0) / b
     if metric == "e2e_latency_s":
         return v["ttft_s"][j] + out_len * v["tpot_s"][j]
-    # ttft_s: the prompt alone + the mean M/M/1 prefill wait at the served load + a KV-slot wait (closed loop)
+    # ttft_s: the prompt alone + the mean M/D/1 prefill wait at the served load (fixed-length prompts, chunked FIFO
+    # prefill: Pollaczek-Khinchine) + a KV-slot wait (closed loop)
     rho = min(v["prefill_utilization_frac"][j], 0.999)
     mu = v["input_tokens_per_s_per_gpu"][j] * v["prefill_num_gpus"][j] / in_len
-    wait = rho / (mu * (1.0 - rho)) if b > 1 else 0.0
+    wait = rho / (mu * (1.0 - rho)) * service_variability_factor(0.0) if b > 1 else 0.0
     c = conc if np.isfinite(conc) else b
     slot = max(c - b, 0.0) / v["served_requests_per_s"][j] if c > b else 0.0
     return v["ttft_s"][j] + wait + slot
@@ -583,8 +590,9 @@ def _crossing(x: np.ndarray, g: np.ndarray, y: np.ndarray):
 # The fit: priors, shrinkage, fallbacks
 # ------------------------------------------------------------------------------------------------
 
-FIT_PARAMETERS: tuple[str, ...] = ("eta_bw", "eta_flop", "eta_prefill", "overhead_s", "layer_overhead_s",
-                                   "eta_routed_flop_frac", "moe_layer_overhead_s", "moe_gemm_half_width")
+FIT_PARAMETERS: tuple[str, ...] = ("eta_bw", "eta_flop", "eta_prefill", "overhead_s", "sequence_overhead_s",
+                                   "kernel_latency_s",
+                                   "eta_routed_flop_frac", "moe_gemm_half_width", "overlap_frac")
 """Profile parameters :func:`fit` estimates (the others of PROFILE_PARAMETERS are held: :data:`HELD`)."""
 
 
@@ -628,17 +636,28 @@ PRIORS: dict[str, Prior] = {
                       "logit width 1.0"),
     "eta_prefill": Prior(0.50, 1.0, "logit", "AIConfigurator large-m GEMM MFU (above) and prefill attention 0.27-0.58 of "
                          "peak; v1 fit 0.48 +- 0.04; median 0.50, logit width 1.0"),
-    "overhead_s": Prior(1.0e-3, 1.5, "log", "per decode step outside the roofline (scheduling, sampling, launch of a "
-                        "CUDA graph): v1 fit 1.45 +- 1.6 ms; median 1 ms, log width 1.5 (0.2-4.5 ms at one sd)"),
-    "layer_overhead_s": Prior(2.0e-5, 1.0, "log", "AIConfigurator per-kernel floors: 3-14 us per GEMM, 10-20 us per "
-                              "attention call, 3.6-5.9 us per custom all-reduce, ~30-40 us per layer in isolation; "
-                              "part of it is already in the roofline terms; median 20 us, log width 1.0"),
+    "overhead_s": Prior(5.0e-4, 1.5, "log", "per decode step outside its kernels (scheduling, sampling, the graph "
+                        "launch): vLLM V0 left 5-13 ms of GPU bubble per step (vllm-project/vllm #6854, #10634), V1's "
+                        "async scheduling hides input preparation and sampling (+5-10%, #23569), AIConfigurator adds no "
+                        "per-step term for TensorRT-LLM or SGLang; kernel launches are their own term since issue 17; "
+                        "median 0.5 ms, log width 1.5 (0.1-2.2 ms at one sd)"),
+    "sequence_overhead_s": Prior(2.0e-5, 1.5, "log", "CPU time per sequence of a decode step: vLLM V0's output "
+                                 "processing 0.2 ms at batch 1 and 3.4 ms at batch 32 (vllm-project/vllm #6913: ~0.1 ms "
+                                 "per sequence), hidden in good part by later async scheduling (#19970, #23569); "
+                                 "median 20 us, log width 1.5"),
+    "kernel_latency_s": Prior(2.5e-6, 0.7, "log", "AIConfigurator 0.12 GEMM latency intercepts at m <= 16 tokens "
+                              "(data/kernels/gemm_efficiency.csv, t = alpha + bytes / BW): 2.4-4.6 us bf16, 5.7-7.3 us "
+                              "fp8-block on H100/H200/B200/GB200, launch gap (~1.3 us) included; median 2.5 us per "
+                              "kernel beyond the launch gap, log width 0.7 (a factor 2)"),
     "eta_routed_flop_frac": Prior(0.80, 1.0, "logit", "AIConfigurator fused MoE (TensorRT-LLM EP8): compute efficiency "
                                   "0.94 H100 FP8, 0.46 FP8-block, 0.23 B200 NVFP4, against dense GEMMs 0.54 / 0.51 / "
                                   "0.33: 0.7-1.0 of the dense efficiency; median 0.8, logit width 1.0"),
-    "moe_layer_overhead_s": Prior(3.0e-5, 0.7, "log", "AIConfigurator fused-MoE fixed latency t0 per layer call: 24-35 us "
-                                  "(TensorRT-LLM EP8, H100-GB300), router GEMM and top-k not included; median 30 us, "
-                                  "log width 0.7"),
+    "overlap_frac": Prior(0.85, 1.0, "logit", "share of the shorter of computation and communication that two-batch "
+                          "overlap hides (wide expert parallelism): DeepSeek's decode and prefill run two micro-batches "
+                          "for 'seamless overlap' (open-infra-index day 6; profile-data), Huawei MindIE hides > 70% of "
+                          "prefill communication with two micro-batches; median 0.85, logit width 1.0 (0.68-0.94 at one "
+                          "sd). Only instances that run two-batch overlap inform it (econ.physics.performance."
+                          "two_batch_overlap_on); without any among the cases the fit returns the prior"),
     "moe_gemm_half_width": Prior(900.0, 0.7, "log", "AIConfigurator fused MoE at > 512 tokens per expert (TensorRT-LLM "
                                  "EP8): Qwen3-235B (1536-wide experts) at 0.53-0.81 of Mixtral's (14336) fraction of "
                                  "peak on H200/B200 in BF16, FP8 and FP8-block, i.e. w_half = 500-1700; median 900, "
@@ -647,8 +666,9 @@ PRIORS: dict[str, Prior] = {
 """Priors of the shared (global) value of each fitted parameter, from the per-kernel tables (issue 9)."""
 
 SHRINKAGE: dict[str, float] = {"eta_bw": 0.5, "eta_flop": 0.5, "eta_prefill": 0.5, "overhead_s": 0.7,
-                               "layer_overhead_s": 0.7, "eta_routed_flop_frac": 0.5, "moe_layer_overhead_s": 0.7,
-                               "moe_gemm_half_width": 0.7}
+                               "kernel_latency_s": 0.7, "sequence_overhead_s": 0.7, "eta_routed_flop_frac": 0.5,
+                               "moe_gemm_half_width": 0.7,
+                               "overlap_frac": 0.5}
 """Standard deviation of a profile's deviation from the shared value, in the transformed scale (0.5 logit ~ a
 factor 1.6 on a small fraction; 0.7 log = a factor 2 on a time): how far one generation's software and
 silicon may sit from the others before the data must say so. A stated modelling choice."""
@@ -662,8 +682,6 @@ whole-step compute efficiency made small-batch MoE decode compute-bound (DeepSee
 crossover fell to ~250 sequences on 64 B200). A generation listed here would hold its tile instead."""
 
 HELD: dict[str, str] = {
-    "overlap_frac": "held at 0 (Assumptions default: TP all-reduces on the critical path); not separable from the "
-                    "efficiencies on these measurements",
     "moe_tile_rows": "held at 1, no tile padding (MOE_TILE_ROWS: measured fused-MoE kernels do not pay whole tiles)",
     "tpot_tail_factor": "measured, not fitted: the median over the profile's MLPerf Server/Interactive runs of p99 TPOT "
                         "/ mean TPOT (measurements.csv measured_p99_tpot_s / measured_mean_tpot_s)",
@@ -796,7 +814,6 @@ def _full_values(glob: dict, prof: dict, sources: dict, tails: dict) -> dict:
         gen = name.rsplit("-", 1)[0]
         base = prof[name] if src == "" else prof.get(src, glob) if src != "global" else glob
         v = dict(base)
-        v["overlap_frac"] = 0.0
         v["moe_tile_rows"] = MOE_TILE_ROWS.get(gen, 1.0)
         tail_src = name if name in tails else (src if src in tails else "global")
         v["tpot_tail_factor"] = max(tails.get(tail_src, tails["global"]), 1.0)
@@ -1102,15 +1119,48 @@ def cross_validate(cases: Cases, catalog: Catalog, measurements: pl.DataFrame | 
     return CrossValidation(predictions=pred, folds=len(names), seconds=time.perf_counter() - t0)
 
 
-V1_DEFAULTS = Assumptions(calibrated=frozenset())
-"""The v1 global efficiencies (one set for every generation: the scalar defaults of Assumptions, fitted in v1 to
-43 cases) in today's engine: the comparison row of the error table."""
+V1_DEFAULTS = Assumptions(calibrated=frozenset(), eta_bw=0.60, eta_flop=0.30, eta_prefill=0.50, overhead_s=1.5e-3,
+                          eta_routed_flop_frac=0.30, moe_layer_overhead_s=1.5e-4, kernel_latency_s=0.0,
+                          sequence_overhead_s=0.0, cpu_overlap_frac=0.0,
+                          kernel_launch_s=0.0, kernel_launch_eager_s=0.0)
+"""The v1 global efficiencies (one set for every generation, fitted in v1 to 43 cases: 1.5 ms per step and 0.15 ms
+per MoE layer added to the step, no kernel terms) in today's engine: the comparison row of the error table."""
 
 REPORT_FAMILIES: tuple[str, ...] = ("family", "moe", "profile")
 """Columns of ``cases.table`` the error table groups by: scenario family, dense vs MoE, generation x precision."""
 
+LOW_LATENCY_MAX_CONCURRENCY = 8
+"""A case is low-latency when it runs at most this many concurrent requests (or is single-stream or MLPerf
+Interactive). [requests]"""
 
-def error_table(cases: Cases, predictions: dict[str, pl.DataFrame]) -> pl.DataFrame:
+LONG_CONTEXT_MIN_TOKENS = 8192
+"""A case is long-context when its prompt or its answer has at least this many tokens (MLPerf's Llama-3.1-405B
+prompts, assumed 8,192, count). [tokens]"""
+
+CLASSES: dict[str, str] = {
+    "dense": "models without routed experts",
+    "moe": "mixture-of-experts models",
+    "wide-ep": "attention data parallelism with expert parallelism (dp > 1 and ep > 1)",
+    "low-latency": f"single stream, MLPerf Interactive, or at most {LOW_LATENCY_MAX_CONCURRENCY} concurrent requests",
+    "long-context": f"a prompt or an answer of at least {LONG_CONTEXT_MIN_TOKENS:,} tokens",
+}
+"""Families of the issue-17 report (a case may be in several): the error table adds ``by = class`` (each family over
+every generation) and ``by = class-generation`` (``<family>-<generation>``, e.g. ``moe-hopper``)."""
+
+
+def case_classes(table: pl.DataFrame) -> pl.DataFrame:
+    """Which :data:`CLASSES` each case belongs to: a long frame (``i`` = row of ``table``, ``class``).
+
+    ``table`` needs ``moe`` and, when present, ``wide_ep``, ``low_latency``, ``long_context`` (booleans)."""
+    flags = {"dense": ~pl.col("moe"), "moe": pl.col("moe")}
+    for name, col in (("wide-ep", "wide_ep"), ("low-latency", "low_latency"), ("long-context", "long_context")):
+        flags[name] = pl.col(col).fill_null(False) if col in table.columns else pl.lit(False)
+    t = table.with_row_index("i").select("i", *[f.alias(n) for n, f in flags.items()])
+    return t.unpivot(index="i", variable_name="class", value_name="on").filter(pl.col("on")).drop("on")
+
+
+def error_table(cases: Cases, predictions: dict[str, pl.DataFrame], previous: dict[str, float] | None = None
+                ) -> pl.DataFrame:
     """Median and P90 of |predicted / measured - 1| per family, for several prediction sets side by side.
 
     Parameters
@@ -1118,30 +1168,61 @@ def error_table(cases: Cases, predictions: dict[str, pl.DataFrame]) -> pl.DataFr
     cases : Cases
     predictions : dict name -> frame with ``abs_error_frac`` in the order of ``cases.table`` (e.g. ``{"cv":
         cross-validated, "roofline": IDEAL, "v1": V1_DEFAULTS}``)
+    previous : dict case_id -> held-out |predicted / measured - 1| of the tables shipped before this fit (the
+        committed calibration_predictions.csv), optional: adds ``previous_median_abs_error_frac``,
+        ``previous_p90_abs_error_frac`` and ``previous_n_cases`` over the family's cases that had one
 
     Returns
     -------
-    pl.DataFrame: ``by`` (family | moe | profile | all), ``family``, ``n_cases``, ``n_groups`` and, per
-    prediction set, ``<name>_median_abs_error_frac`` and ``<name>_p90_abs_error_frac``. Only representable
-    cases (``cases.table["representable"]``) with a finite prediction in every set count.
+    pl.DataFrame: ``by`` (all | family | moe | profile | class | class-generation), ``family``, ``n_cases``,
+    ``n_groups`` and, per prediction set, ``<name>_median_abs_error_frac`` and ``<name>_p90_abs_error_frac``. Only
+    representable cases (``cases.table["representable"]``) with a finite prediction in every set count (the
+    previous set is read where it exists, never filters). ``class`` rows are the families of :data:`CLASSES`
+    (a case may count in several), ``class-generation`` rows the same per accelerator generation.
     """
-    t = cases.table.select("case_id", "group_id", "family", "moe", "profile", "representable")
+    cols = ["case_id", "group_id", "family", "moe", "profile", "generation", "representable"]
+    t = cases.table.select(cols + [c for c in ("wide_ep", "low_latency", "long_context") if c in cases.table.columns])
+    member = case_classes(t)
     t = t.with_columns(pl.when(pl.col("moe")).then(pl.lit("moe")).otherwise(pl.lit("dense")).alias("moe"))
     ok = t["representable"].to_numpy().copy()
     for name, p in predictions.items():
         e = p["abs_error_frac"].to_numpy()
         ok &= np.isfinite(e)
         t = t.with_columns(pl.Series(f"{name}_err", e))
-    t = t.filter(pl.Series(ok)).with_columns(pl.lit("all").alias("all"))
+    sets = list(predictions)
+    if previous is not None:
+        prev = np.array([previous.get(c, np.nan) for c in t["case_id"].to_list()], dtype=float)
+        t = t.with_columns(pl.Series("previous_err", prev, nan_to_null=True))
+        sets.append("previous")
+    t = t.with_row_index("i").filter(pl.Series(ok)).with_columns(pl.lit("all").alias("all"))
     aggs = [pl.len().alias("n_cases"), pl.col("group_id").n_unique().alias("n_groups")]
-    for name in predictions:
+    for name in sets:
         aggs += [pl.col(f"{name}_err").median().alias(f"{name}_median_abs_error_frac"),
                  pl.col(f"{name}_err").quantile(0.9, "linear").alias(f"{name}_p90_abs_error_frac")]
+    if previous is not None:
+        aggs.append(pl.col("previous_err").count().alias("previous_n_cases"))
     parts = []
     for by in ("all",) + REPORT_FAMILIES:
         g = t.group_by(by).agg(aggs).rename({by: "family"}).with_columns(pl.lit(by).alias("by"))
         parts.append(g.sort("family"))
-    return pl.concat([p.select("by", "family", *[c for c in p.columns if c not in ("by", "family")]) for p in parts])
+    tc = t.join(member, on="i", how="inner")
+    order = {c: j for j, c in enumerate(CLASSES)}
+    g = tc.group_by("class").agg(aggs).rename({"class": "family"}).with_columns(pl.lit("class").alias("by"))
+    parts.append(g.sort(pl.col("family").replace_strict(order, return_dtype=pl.Int64)))
+    tg = tc.with_columns((pl.col("class") + "-" + pl.col("generation")).alias("cg"))
+    g = tg.group_by("cg").agg(aggs).rename({"cg": "family"}).with_columns(pl.lit("class-generation").alias("by"))
+    parts.append(g.sort("family"))
+    return pl.concat([p.select("by", "family", *[c for c in p.columns if c not in ("by", "family")]) for p in parts],
+                     how="diagonal_relaxed")
+
+
+def previous_errors(predictions: pl.DataFrame) -> dict[str, float]:
+    """case_id -> held-out |predicted / measured - 1| of a shipped calibration_predictions.csv (the cases it counted
+    in its error table), for the ``previous`` columns of :func:`error_table`."""
+    if predictions.height == 0 or "abs_error_frac" not in predictions.columns:
+        return {}
+    p = predictions.filter(pl.col("in_error_table") & pl.col("abs_error_frac").is_not_null())
+    return dict(zip(p["case_id"].to_list(), p["abs_error_frac"].cast(pl.Float64).to_list()))
 
 
 def bands(cases: Cases, cv: CrossValidation, sources: dict) -> dict[str, tuple[float, float, str]]:
@@ -1298,7 +1379,7 @@ def calibration_frame(cases: Cases, full: FitResult, cv: CrossValidation | None,
                          f"groups with shrinkage to the shared values")
         notes.append(f"band from {basis}")
         own_tail = prof in tails_own
-        notes.append("overlap_frac held at 0; moe_tile_rows held at 1; tpot_tail_factor = median p99 / mean "
+        notes.append("moe_tile_rows held at 1; tpot_tail_factor = median p99 / mean "
                      "TPOT of " + ("its own MLPerf Server/Interactive runs" if own_tail else
                                    f"the runs of {src if src in tails_own else 'every profile'}"))
         row["notes"] = "; ".join(notes)
@@ -1338,7 +1419,7 @@ def write_calibration(frame: pl.DataFrame, path: str | Path | None = None, *, fo
 ERROR_SETS: dict[str, str] = {
     "cv": "calibrated profiles, each case predicted by the fit that left its model x hardware group out",
     "roofline": "pure roofline (econ.assumptions.IDEAL, `--ideal`): datasheet peaks, no efficiency below 1, no overhead",
-    "v1": "v1 global efficiencies (V1_DEFAULTS: the scalar defaults of Assumptions, one set for every chip, nothing "
+    "v1": "v1 global efficiencies (V1_DEFAULTS: the v1 fit, one set for every chip, nothing "
           "calibrated)",
 }
 """The prediction sets of the shipped error table (``<name>_median_abs_error_frac`` etc.)."""
@@ -1397,11 +1478,22 @@ def errors_frame(cases: Cases, errors: pl.DataFrame, sources: dict, measurements
         for k in ERROR_SETS:
             for q in ("median", "p90"):
                 row[f"{k}_{q}_abs_error_frac"] = _fmt(r[f"{k}_{q}_abs_error_frac"])
+        prev_n = r.get("previous_n_cases")
+        if prev_n:
+            for q in ("median", "p90"):
+                row[f"previous_{q}_abs_error_frac"] = _fmt(r[f"previous_{q}_abs_error_frac"])
+            row["previous_n_cases"] = str(prev_n)
         src = sources.get(fam, "") if by == "profile" else ""
         row["fallback_from"] = src or None
         row["fit_date"], row["source"], row["as_of"] = fit_date, source, as_of
         notes = ["median and P90 of |predicted / measured - 1| over the representable cases with a prediction in "
                  "every set; cv: " + ERROR_SETS["cv"]]
+        if by in ("class", "class-generation"):
+            cls = next((c for c in CLASSES if fam == c or fam.startswith(c + "-")), fam)
+            notes.append(f"family {cls}: {CLASSES.get(cls, '')} (a case may count in several families)")
+        if prev_n:
+            notes.append(f"previous: the held-out errors shipped before this fit (calibration_predictions.csv as "
+                         f"committed), on the {prev_n} of these cases it predicted")
         if src:
             notes.append(f"the profile is not fitted on its own (fewer than {MIN_GROUPS} groups): its cases are "
                          f"predicted with {src}")
@@ -1465,12 +1557,18 @@ def predictions_frame(cases: Cases, predictions: dict[str, pl.DataFrame], measur
             "predicted": num(pred[i]), "predicted_over_measured": num(pred[i] / r["measured"]),
             "abs_error_frac": _fmt(err[i]) if np.isfinite(err[i]) else None, "roofline_predicted": num(roof[i]),
             "in_error_table": "true" if ok[i] else "false", "profile_source": src[i] or None,
+            "generation": r["generation"], "wide_ep": _flag(r.get("wide_ep")), "low_latency": _flag(r.get("low_latency")),
+            "long_context": _flag(r.get("long_context")),
             "reason": r["reason"] or None, "fit_date": fit_date,
             "source": m.get("source") or "data/measurements.csv", "as_of": m.get("as_of") or fit_date,
             "notes": "; ".join(notes) or None,
         })
     cols = list(CALIBRATION_PREDICTIONS_SCHEMA)
     return pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={c: pl.String for c in cols})
+
+
+def _flag(v) -> str | None:
+    return None if v is None else ("true" if v else "false")
 
 
 def write_table(frame: pl.DataFrame, path: str | Path, *, force: bool = False, what: str = "table") -> Path:
@@ -1513,11 +1611,21 @@ def check_errors(errors: pl.DataFrame, predictions: pl.DataFrame, calibration: p
     if moved:
         out.append(f"{len(moved)} measurement(s) changed value since the predictions were written (first: "
                    f"{sorted(moved)[0]})")
-    p = predictions.filter(pl.col("in_error_table")).with_columns(
-        pl.when(pl.col("moe")).then(pl.lit("moe")).otherwise(pl.lit("dense")).alias("moe"), pl.lit("all").alias("all"))
+    p = predictions.filter(pl.col("in_error_table"))
+    member = case_classes(p)
+    p = p.with_columns(pl.when(pl.col("moe")).then(pl.lit("moe")).otherwise(pl.lit("dense")).alias("moe"),
+                       pl.lit("all").alias("all")).with_row_index("i")
+    pc = p.join(member, on="i", how="inner")
+    if "generation" in pc.columns:
+        pc = pc.with_columns((pl.col("class") + "-" + pl.col("generation").fill_null("")).alias("class-generation"))
     got = {(r["by"], r["family"]): r for r in errors.iter_rows(named=True)}
-    for by in ("all",) + REPORT_FAMILIES:
-        for fam, sub in p.group_by(by):
+    groupings = [(by, p) for by in ("all",) + REPORT_FAMILIES] + [("class", pc)]
+    if "class-generation" in pc.columns and pc["generation"].null_count() == 0:
+        groupings.append(("class-generation", pc))
+    elif any(b == "class-generation" for b, _ in got):
+        got = {k: v for k, v in got.items() if k[0] != "class-generation"}
+    for by, frame in groupings:
+        for fam, sub in frame.group_by(by):
             fam = fam[0]
             r = got.pop((by, fam), None)
             if r is None:
@@ -1549,7 +1657,7 @@ DRIFT_RTOL = 0.02
 the solver reproduces its optimum to ~1e-5 (xtol 1e-6 in the transformed scale), and the standard errors
 are 5-30%, so 2% flags a real change of data or physics without flapping on rounding."""
 
-DRIFT_ATOL: dict[str, float] = {"overhead_s": 2e-6, "layer_overhead_s": 2e-7, "moe_layer_overhead_s": 2e-7,
+DRIFT_ATOL: dict[str, float] = {"overhead_s": 2e-6, "kernel_latency_s": 2e-8, "sequence_overhead_s": 2e-8,
                                 "moe_gemm_half_width": 1.0, "overlap_frac": 1e-6}
 """Absolute floor of the tolerance for parameters that may sit near zero. [their units]"""
 

@@ -88,6 +88,18 @@ def _profiles_frame(full: cal.FitResult) -> pl.DataFrame:
     return pl.DataFrame(rows + [g], infer_schema_length=None)
 
 
+def _previous(args) -> dict | None:
+    """The held-out errors shipped before this fit (DATA_DIR's calibration_predictions.csv), None when none."""
+    from econ.errors import DataError
+    from econ.tables.catalog import load_calibration_predictions
+
+    try:
+        prev = cal.previous_errors(load_calibration_predictions(args.data_dir))
+    except DataError:  # an unreadable (or older-schema) table only loses the comparison column
+        return None
+    return prev or None
+
+
 def _check_error_tables(args, cases, committed) -> list[str]:
     """Problems of the shipped error tables (econ.analyses.calibration.check_errors); none when they were never written."""
     from econ.tables.catalog import load_calibration_errors, load_calibration_predictions
@@ -159,7 +171,7 @@ def run(args) -> int:
         cv = cal.cross_validate(cases, catalog, measurements, full=full, progress=lambda done, total: advance())
     roof = cal.predict(cases, catalog, IDEAL)
     v1 = cal.predict(cases, catalog, cal.V1_DEFAULTS)
-    errors = cal.error_table(cases, {"cv": cv.predictions, "roofline": roof, "v1": v1})
+    errors = cal.error_table(cases, {"cv": cv.predictions, "roofline": roof, "v1": v1}, previous=_previous(args))
     if args.write:
         frame = cal.calibration_frame(cases, full, cv, measurements, measurements_path=meas_path,
                                       command="econ calibrate --write")
@@ -176,10 +188,12 @@ def run(args) -> int:
     if args.format != "table":
         render(errors if args.show == "errors" else _profiles_frame(full), args.format, vertical_if_single=False)
         return 0
+    prev = [c for c in ("previous_median_abs_error_frac", "previous_p90_abs_error_frac") if c in errors.columns]
     shown = errors.select("by", "family", "n_cases", "n_groups", "cv_median_abs_error_frac",
-                          "cv_p90_abs_error_frac", "roofline_median_abs_error_frac", "v1_median_abs_error_frac")
+                          "cv_p90_abs_error_frac", *prev, "roofline_median_abs_error_frac", "v1_median_abs_error_frac")
     print(f"held-out error |predicted / measured - 1| (leave one of {cv.folds} model x hardware groups out), "
-          f"roofline (--ideal) and v1 global efficiencies on the same cases")
+          f"roofline (--ideal) and v1 global efficiencies on the same cases"
+          + ("; previous = the held-out errors shipped before this fit, on the cases it had" if prev else ""))
     render(shown, "table", vertical_if_single=False)
     print()
     print(f"fitted profiles (values, Jacobian standard errors); others fall back: "

@@ -41,6 +41,8 @@ class CatalogArrays:
         non-routed / routed-expert weight format its release pins (-1 = follow the matmul precision;
         :data:`econ.physics.precision.CHECKPOINT_FORMATS`)
     mtp_acceptance : float array per model, the sourced MTP acceptance (NaN = speculative decoding off by default)
+    eagle_acceptance, eagle_draft_tokens : float arrays per model, a published EAGLE-3 head's per-token acceptance and
+        draft length (NaN = no head: ``spec_method=eagle`` then needs ``spec_acceptance``)
     generation_code : int array per accelerator, index into :data:`econ.vocabulary.GENERATIONS` (-1 = none)
     profile : dict parameter -> float array [generation, precision] of the calibration profiles
         (data/calibration.csv; NaN = no profile: the scalar assumption applies); keys
@@ -55,6 +57,8 @@ class CatalogArrays:
     pinned_weight_format: np.ndarray
     pinned_expert_format: np.ndarray
     mtp_acceptance: np.ndarray
+    eagle_acceptance: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    eagle_draft_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0))
     generation_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     profile: dict = field(default_factory=dict)
     profile_ids: tuple = ()
@@ -160,6 +164,8 @@ def catalog_arrays(catalog: Catalog) -> CatalogArrays:
             pinned_expert_format=np.array([_format_code(prec.CHECKPOINT_FORMATS.get(d, (None, None))[1])
                                            for d in mods["native_weight_dtype"].to_list()]),
             mtp_acceptance=mods["mtp_acceptance"].cast(pl.Float64).to_numpy(),
+            eagle_acceptance=mods["eagle_acceptance"].cast(pl.Float64).to_numpy(),
+            eagle_draft_tokens=mods["eagle_draft_tokens"].cast(pl.Float64).to_numpy(),
             **_profile_arrays(catalog))
         object.__setattr__(catalog, "_engine_arrays", got)  # a cache, not a field: the catalog stays frozen
     return got

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.physics.architecture import kv_bytes_per_sequence
+from econ.physics.architecture import kv_bytes_per_sequence, kv_bytes_read_per_query
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions,
                               Economics)
 from econ.physics.communication import indicator, kv_transfer_time_s
@@ -25,7 +25,7 @@ from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_res
 from econ.physics.performance import (Collectives, DecodeStep, PrefillStep, collectives,
                               crossover_batch, decode_step, prefill_step)
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
-from econ.physics.serving import waiting_time_quantile_s
+from econ.physics.serving import prefill_wait_quantile_s
 from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
 from econ.vocabulary import TIER_SPECS, TIERS, Reason, Tier, tier_code
 
@@ -53,6 +53,7 @@ class Workload:
     capacity_context_tokens : [tokens] context each sequence's KV cache is sized for (input + output)
     prefill_tokens : [tokens] prompt tokens a request prefills after prefix-cache hits
     arrival_rate_per_s : [requests/s], NaN = none (the unit runs at capacity)
+    prompt_len_cv : [-] coefficient of variation of prompt lengths (0 = every prompt input_len tokens)
     """
 
     batch_size: np.ndarray
@@ -62,6 +63,7 @@ class Workload:
     capacity_context_tokens: np.ndarray
     prefill_tokens: np.ndarray
     arrival_rate_per_s: np.ndarray
+    prompt_len_cv: np.ndarray | float = 0.0
 
 
 @dataclass(slots=True)
@@ -157,7 +159,8 @@ class Physics:
     prefill_instances, decode_instances, total_gpus : the serving unit
     served_requests_per_s, pool_utilization_frac, served_output_tokens_per_s_per_gpu : the unit's output
     ttft_percentile_s : [s] TTFT at ``Assumptions.latency_percentile`` under Poisson arrivals at the served
-        rate: the lone prompt's prefill + KV transfer + the prefill queue's wait (:mod:`econ.physics.serving`)
+        rate: the lone prompt's prefill + KV transfer + the chunked FIFO prefill queue's wait (M/G/c,
+        :func:`econ.physics.serving.prefill_wait_quantile_s`)
     tpot_percentile_s : [s] served TPOT x ``eff.tpot_tail_factor``
     prefill_utilization_frac : [-] busy share of the prefill servers (their queue's rho)
     """
@@ -213,8 +216,17 @@ class Costs:
 # ----------------------------------------------------------------------------------------------------
 
 def _kv_bytes(context_tokens, model: ModelFacts, formats: Formats):
+    """KV-cache bytes a sequence of ``context_tokens`` holds (indexer keys included). [B]"""
     return kv_bytes_per_sequence(context_tokens, model.kv_elements_per_token_per_layer, formats.kv_bytes_per_element,
-                                 model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+                                 model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens,
+                                 model.indexer_bytes_per_token_per_layer)
+
+
+def _kv_read(context_tokens, model: ModelFacts, formats: Formats):
+    """KV-cache bytes one decoded token of a sequence at ``context_tokens`` reads (sparse attention: its top-k). [B]"""
+    return kv_bytes_read_per_query(context_tokens, model.kv_elements_per_token_per_layer, formats.kv_bytes_per_element,
+                                   model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens,
+                                   model.index_topk, model.indexer_bytes_per_token_per_layer)
 
 
 def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool, comm=None) -> DecodeStep:
@@ -283,7 +295,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     nr_res = w_res - m.routed_params_total * fm.expert_bytes - head_routed
     repl = kv_replication(tp, m.kv_shard_heads)
     kv_cap = _kv_bytes(wl.capacity_context_tokens, m, fm)
-    kv_dec = _kv_bytes(wl.decode_context_tokens, m, fm)
+    kv_dec = _kv_read(wl.decode_context_tokens, m, fm)
     kv_prompt = _kv_bytes(wl.input_len, m, fm)
     replica_w = nr_res * dp + routed_res
     comm = collectives(hw, lay, inp.eff) if inp.comm is None else inp.comm  # alpha-beta coefficients
@@ -299,7 +311,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         pl_, p_comm = lay, comm
     else:
         pl_ = Layout(*(dis * getattr(sv.prefill, k) + (1.0 - dis) * getattr(lay, k) for k in ("tp", "dp", "ep", "pp")),
-                     scale_up_domain_size=lay.scale_up_domain_size)
+                     scale_up_domain_size=lay.scale_up_domain_size, two_batch_overlap=lay.two_batch_overlap)
         p_comm = collectives(hw, pl_, inp.eff)
     p_repl = kv_replication(pl_.tp, m.kv_shard_heads)
     pn = pl_.num_gpus
@@ -353,10 +365,11 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     kv_frac = dis * served * kv_prompt / np.maximum(x_inst * pn * link * da.kv_transfer_eta, 1e-30)
     held = np.minimum(batch, max_b)
     # Poisson arrivals queue for a prefill server: each aggregated replica serves its own share; the x
-    # instances of a disaggregated prefill pool share the unit's stream (econ.physics.serving, M/M/c)
+    # instances of a disaggregated prefill pool share the unit's stream; chunked FIFO prefill of prompts of
+    # input_len tokens (spread prompt_len_cv): M/G/c, Allen-Cunneen (econ.physics.serving)
     servers = np.maximum(dis * x_inst + (1.0 - dis), 1.0)
     lam_q = np.where(dis > 0, served, served / np.maximum(y_inst, 1.0))
-    wait = waiting_time_quantile_s(lam_q, rate_p, servers, a.latency_percentile / 100.0)
+    wait = prefill_wait_quantile_s(lam_q, rate_p, servers, a.latency_percentile / 100.0, wl.prompt_len_cv)
     return Physics(
         ttft_percentile_s=ttft + kv_t + wait, tpot_percentile_s=served_tpot * inp.eff.tpot_tail_factor,
         prefill_utilization_frac=np.minimum(lam_q / (servers * rate_p), 1.0),
@@ -404,7 +417,7 @@ def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
     """
     m, fm = inp.model, inp.formats
     repl = kv_replication(inp.layout.tp, m.kv_shard_heads)
-    kv_dec = _kv_bytes(inp.workload.decode_context_tokens, m, fm)
+    kv_dec = _kv_read(inp.workload.decode_context_tokens, m, fm)
 
     comm = collectives(inp.hardware, inp.layout, inp.eff) if inp.comm is None else inp.comm
 

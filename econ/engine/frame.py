@@ -36,6 +36,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Deployme
                               Economics)
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism
+from econ.physics.serving import mean_decode_context_tokens
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, Layout, ModelFacts, Speculation
@@ -59,7 +60,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_blended_tokens", "input_output_mix",
     "cache_hit_frac",
     "ep", "dp", "expert_tp", "scale_up_domain_size", "disaggregated", "layout", "num_microbatches",
-    "bubble_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu", "t_comm_tp_s", "t_comm_ep_s", "t_comm_pp_s",
+    "bubble_frac", "two_batch_overlap", "weight_bytes_per_gpu", "kv_bytes_per_gpu", "t_comm_tp_s", "t_comm_ep_s", "t_comm_pp_s",
     "expert_imbalance_factor", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_num_gpus",
     "prefill_instances", "decode_instances", "total_gpus", "kv_transfer_bytes", "kv_transfer_s",
     "kv_link_frac", "prefill_stall_s", "served_tpot_s", "served_ttft_s", "served_tokens_per_s_per_user",
@@ -92,7 +93,7 @@ _TEXT_COLUMNS = {"weight_format", "expert_weight_format", "spec_method", "effici
                  "layout"}
 _UNGATED = {"spec_acceptance", "latency_percentile",
             "weight_bytes", "kv_bytes_per_sequence", "input_output_mix", "cache_hit_frac", "expert_imbalance_factor",
-            "kv_transfer_bytes", "feasible", "disaggregated"} | _INT_COLUMNS | _TEXT_COLUMNS
+            "kv_transfer_bytes", "feasible", "disaggregated", "two_batch_overlap"} | _INT_COLUMNS | _TEXT_COLUMNS
 _LAYOUT_GATED = {"max_batch_size", "hbm_used_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu"}
 """Capacity columns that stay visible on infeasible rows, except rows whose layout is invalid."""
 
@@ -256,7 +257,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
              "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else
-               np.empty(n, dtype=bool) if c in ("feasible", "disaggregated") else np.empty(n, dtype=float))
+               np.empty(n, dtype=bool) if c in ("feasible", "disaggregated", "two_batch_overlap")
+               else np.empty(n, dtype=float))
            for c in want if c not in ("model", "hardware", "precision", "kv_precision", "basis", "layout")}
     need_layout = "layout" in want
     if need_layout:
@@ -308,7 +310,8 @@ _INPUT_DEFAULTS = {
     "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
     "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
-    "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0, "all_in_capex_usd": np.nan,
+    "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0, "two_batch_overlap": np.nan,
+    "output_len_cv": 0.0, "input_len_cv": 0.0, "all_in_capex_usd": np.nan,
 }
 
 
@@ -337,16 +340,20 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     if (~np.isnan(acc)).any():
         require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
     require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
+    for name in ("output_len_cv", "input_len_cv"):  # the one range of each field (econ.vocabulary)
+        f = FIELDS[name]
+        require_in_range(name, raw[name], f.lo, f.hi, f.unit)
     cap = raw["all_in_capex_usd"]
     if (~np.isnan(cap)).any():  # a per-row capex (sensitivity analyses): the custom accelerator's one range
         f = FIELDS["custom_capex_usd"]
         require_in_range("all_in_capex_usd", np.where(np.isnan(cap), f.hi, cap), f.lo, f.hi, f.unit,
                          lo_inclusive=not f.lo_open)
-    dis = raw["disaggregated"]
-    bad = (dis != 0) & (dis != 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(f"disaggregated={dis[i]:g} must be true or false{_row_note(i, n)}")
+    for name in ("disaggregated", "two_batch_overlap"):
+        v = raw[name]
+        bad = ~np.isnan(v) & (v != 0) & (v != 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidInputError(f"{name}={v[i]:g} must be true or false{_row_note(i, n)}")
     arrival = raw["arrival_rate_per_s"]
     require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
                      lo_inclusive=False)
@@ -493,11 +500,12 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     # workload
     batch, input_len, output_len = raw["batch_size"], raw["input_len"], raw["output_len"]
     ctx_in = raw["context_tokens"]
+    life = mean_decode_context_tokens(input_len, output_len, raw["output_len_cv"])
     if np.isnan(ctx_in).all():
-        decode_ctx, capacity_ctx = input_len + output_len / 2.0, input_len + output_len
+        decode_ctx, capacity_ctx = life, input_len + output_len
     else:
         has_ctx = ~np.isnan(ctx_in)
-        decode_ctx = np.where(has_ctx, ctx_in, input_len + output_len / 2.0)
+        decode_ctx = np.where(has_ctx, ctx_in, life)
         capacity_ctx = np.where(has_ctx, ctx_in, input_len + output_len)
     context_over = capacity_ctx > model.max_context_tokens
     # layout: resolve what is not given (from the static table when nothing is)
@@ -548,24 +556,26 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                                    ppp=ppp, ngpu=ngpu, domain=domain, batch=batch, too_wide=too_wide,
                                    wcode=wcode, ecode=ecode, red=red, spec_problem=spec_problem), model)
     layout_bad = (problem >= 0) | (p_problem >= 0)
+    tbo_in = raw["two_batch_overlap"]  # NaN: the engine class's default (two_batch_overlap_on)
     if layout_bad.any():  # non-strict: rows with no valid layout come back infeasible; compute on a stand-in
         comm = None
         sane = ~layout_bad
         lay = Layout(*(np.where(sane, v, 1.0) for v in (tp, dp, ep, pp)), scale_up_domain_size=domain,
-                     redundant_experts=np.where(sane, red, 0.0))
+                     redundant_experts=np.where(sane, red, 0.0), two_batch_overlap=tbo_in)
         p_lay = Layout(*(np.where(sane, v, 1.0) for v in (ptp, pdp, pep, ppp)), scale_up_domain_size=domain,
-                       redundant_experts=np.where(sane, red, 0.0))
+                       redundant_experts=np.where(sane, red, 0.0), two_batch_overlap=tbo_in)
         run_batch = np.where(sane, batch, np.maximum(batch, 1.0))
     else:
-        lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, scale_up_domain_size=domain, redundant_experts=red)
+        lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, scale_up_domain_size=domain, redundant_experts=red,
+                     two_batch_overlap=tbo_in)
         p_lay = lay if not any_dis else Layout(tp=ptp, dp=pdp, ep=pep, pp=ppp, scale_up_domain_size=domain,
-                                               redundant_experts=red)
+                                               redundant_experts=red, two_batch_overlap=tbo_in)
         run_batch = batch
     econ_rows = {k: raw[k] for k in ECONOMIC_COLUMNS}
     workload = Workload(batch_size=run_batch, input_len=input_len, output_len=output_len,
                         decode_context_tokens=decode_ctx, capacity_context_tokens=capacity_ctx,
                         prefill_tokens=np.maximum(input_len * (1.0 - econ_rows["cache_hit_frac"]), 1.0),
-                        arrival_rate_per_s=raw["arrival_rate_per_s"])
+                        arrival_rate_per_s=raw["arrival_rate_per_s"], prompt_len_cv=raw["input_len_cv"])
     serving = Serving(disaggregated=dis, prefill=p_lay, prefill_instances=raw["prefill_instances"],
                       decode_instances=raw["decode_instances"])
     pc = raw["precision_code"]
@@ -596,6 +606,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "input_output_mix": econ_rows["input_output_mix"], "cache_hit_frac": econ_rows["cache_hit_frac"],
         "ep": ep, "dp": dp, "expert_tp": tp * dp / ep, "scale_up_domain_size": domain, "disaggregated": dis > 0,
         "num_microbatches": d.num_microbatches, "bubble_frac": d.bubble_frac,
+        "two_batch_overlap": np.broadcast_to(d.two_batch_overlap, (nb,)) > 0,
         "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
         "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s, "t_comm_pp_s": d.t_comm_pp_s,
         "expert_imbalance_factor": np.where(ep > 1, da.expert_imbalance_factor, 1.0),
@@ -646,9 +657,10 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
 
 
 SPEC_PROBLEMS: tuple[str, ...] = (
-    "spec_method=mtp but {model} ships no multi-token-prediction module (use eagle or draft)",
-    "spec_method={method} needs spec_acceptance (no sourced default for it; valid: [0, 1))",
-    "spec_method=draft needs spec_draft_model (a catalog model id)",
+    "spec_method='mtp' is not available for {model}: it ships no multi-token-prediction module (valid: {valid})",
+    "spec_method={method!r} needs spec_acceptance for {model}: no published head with a sourced acceptance "
+    "(valid: {valid}, or give spec_acceptance in [0, 1))",
+    "spec_method='draft' needs spec_draft_model (a catalog model id)",
 )
 """Why a speculative-decoding setting cannot run (index = problem code)."""
 
@@ -662,20 +674,26 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
 
     Notes
     -----
-    Defaults: a model with a sourced ``mtp_acceptance`` (models.csv; DeepSeek-V3/R1 0.85 from the
-    DeepSeek-V3 report) decodes with its MTP module, one drafted token per step; others decode plainly.
-    A given ``spec_draft_tokens`` without a method uses the model's MTP module when it ships one, else an
-    EAGLE head. One drafted token per step unless ``spec_draft_tokens`` says otherwise.
+    Defaults by model (issue 17.8): a model whose vendor ships MTP modules and runs them in production, with a
+    sourced ``mtp_acceptance`` (models.csv; DeepSeek-V3/R1 0.85 from the DeepSeek-V3 report), decodes with its MTP
+    module, one drafted token per step; others decode plainly (no engine turns EAGLE on by default: vLLM recipes list
+    it as opt-in, TensorRT-LLM needs a speculative_config). ``spec_method=eagle`` without ``spec_acceptance`` uses the
+    model's published EAGLE-3 head (``eagle_acceptance``, ``eagle_draft_tokens``: gpt-oss-120b, Llama-3.1-8B,
+    Llama-3.3-70B). A given ``spec_draft_tokens`` without a method uses the model's MTP module when it ships one, else
+    an EAGLE head. Draft length: the given one, else the head's published one, else 1.
     """
     method, k_in, a_in = raw["spec_method_code"], raw["spec_draft_tokens"], raw["spec_acceptance"]
     default_a = ctx.arrays.mtp_acceptance[mc]
+    eagle_a = ctx.arrays.eagle_acceptance[mc] if ctx.arrays.eagle_acceptance.size else np.full(np.shape(mc), np.nan)
+    eagle_k = ctx.arrays.eagle_draft_tokens[mc] if ctx.arrays.eagle_draft_tokens.size else np.full(np.shape(mc), np.nan)
     has_mtp = model.mtp_modules > 0
     by_default = np.where(~np.isnan(default_a) & has_mtp, 1, 0)
     by_k = np.where(np.isnan(k_in), by_default, np.where(k_in > 0, np.where(has_mtp, 1, 2), 0))
     m = np.where(method >= 0, method, by_k)
-    k = np.where(m == 0, 0.0, np.where(np.isnan(k_in), 1.0, k_in))
+    k_default = np.where((m == 2) & ~np.isnan(eagle_k), eagle_k, 1.0)
+    k = np.where(m == 0, 0.0, np.where(np.isnan(k_in), k_default, k_in))
     m = np.where(k == 0, 0, m)
-    acc = np.where(np.isnan(a_in), np.where(m == 1, default_a, np.nan), a_in)
+    acc = np.where(np.isnan(a_in), np.where(m == 1, default_a, np.where(m == 2, eagle_a, np.nan)), a_in)
     problem = np.full(np.shape(m), -1, dtype=np.int8)
     problem = np.where((m > 0) & np.isnan(acc), 1, problem)
     problem = np.where((m == 3) & (raw["spec_draft_model_code"] < 0), 2, problem)
@@ -688,12 +706,26 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
         kv_token = _kv_bytes(1.0, draft, formats)
         extra = dict(draft_params=np.where(on, draft.total_params, 0.0),
                      draft_active_params=np.where(on, draft.active_matmul_params, 0.0),
-                     draft_layers=np.where(on, draft.num_layers, 0.0),
+                     draft_kernels=np.where(on, draft.forward_kernels, 0.0),
+                     draft_hidden_size=np.where(on, draft.hidden_size, 0.0),
                      draft_kv_bytes_per_token=np.where(on, kv_token, 0.0))
     else:
         extra = {}
     spec = Speculation(method_code=m.astype(float), draft_tokens=k, acceptance=acc, **extra)
     return spec, problem
+
+
+def available_speculation(catalog: Catalog, model: str) -> tuple[str, ...]:
+    """The speculative-decoding methods ``model`` can run without further inputs: none; mtp where it ships MTP
+    modules with a sourced acceptance; eagle where a published EAGLE-3 head gives one; draft (with a draft model)."""
+    arr = catalog_arrays(catalog)
+    i = arr.model_ids.index(model)
+    out = ["none"]
+    if arr.model["mtp_modules"][i] > 0 and not np.isnan(arr.mtp_acceptance[i]):
+        out.append("mtp")
+    if arr.eagle_acceptance.size and not np.isnan(arr.eagle_acceptance[i]):
+        out.append("eagle")
+    return tuple(out + ["draft"])
 
 
 def default_speculation(catalog: Catalog, model: str) -> Speculation | None:
@@ -744,7 +776,9 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
         r = off + i
         msg = SPEC_PROBLEMS[int(f["spec_problem"][i])]
         method = pts["spec_method"][r] if "spec_method" in pts.columns else "mtp"
-        raise InvalidInputError(msg.format(model=pts["model"][r], method=method) + _row_note(r, n))
+        raise InvalidInputError(msg.format(model=pts["model"][r], method=method,
+                                           valid=", ".join(available_speculation(ctx.catalog, pts["model"][r])))
+                                + _row_note(r, n))
     for prob, prefix in ((f["problem"], ""), (f["p_problem"], "prefill_")):
         i = first(prob >= 0)
         if i is not None:

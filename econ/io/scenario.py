@@ -109,7 +109,8 @@ class Scenario:
         ``power_prices.csv`` region id; None = use ``usd_per_kwh``.
     usd_per_kwh ... cache_hit_frac
         :class:`econ.assumptions.Economics` fields (same names, units and defaults).
-    eta_bw ... scale_out_latency_s, eta_routed_flop_frac, eta_routed_bw_frac, moe_layer_overhead_s
+    eta_bw ... scale_out_latency_s, eta_routed_flop_frac, eta_routed_bw_frac, moe_layer_overhead_s, kernel_latency_s,
+    kernel_launch_s, kernel_launch_eager_s, cuda_graph_max_batch
         :class:`econ.assumptions.Assumptions` fields (same names, units and defaults).
     min_tokens_per_s_per_user : float [tokens/s]
         Interactivity floor (SLO) of the hardware comparison, the optimizer and the cluster's serving
@@ -165,6 +166,8 @@ class Scenario:
     eta_flop: float = _d("eta_flop")
     eta_prefill: float = _d("eta_prefill")
     overlap_frac: float = _d("overlap_frac")
+    single_batch_overlap_frac: float = _d("single_batch_overlap_frac")
+    comm_sm_frac: float = _d("comm_sm_frac")
     overhead_s: float = _d("overhead_s")
     usable_hbm_frac: float = _d("usable_hbm_frac")
     prefill_chunk_tokens: int = _d("prefill_chunk_tokens")
@@ -177,6 +180,12 @@ class Scenario:
     eta_routed_bw_frac: float = _d("eta_routed_bw_frac")
     moe_layer_overhead_s: float = _d("moe_layer_overhead_s")
     layer_overhead_s: float = _d("layer_overhead_s")
+    sequence_overhead_s: float = _d("sequence_overhead_s")
+    cpu_overlap_frac: float = _d("cpu_overlap_frac")
+    kernel_latency_s: float = _d("kernel_latency_s")
+    kernel_launch_s: float = _d("kernel_launch_s")
+    kernel_launch_eager_s: float = _d("kernel_launch_eager_s")
+    cuda_graph_max_batch: int = _d("cuda_graph_max_batch")
     moe_tile_rows: float = _d("moe_tile_rows")
     moe_gemm_half_width: float = _d("moe_gemm_half_width")
     max_batch_per_group: int = _d("max_batch_per_group")

@@ -25,6 +25,37 @@ def _c(name: str) -> pl.Expr:
     return pl.col(name).fill_null(0).cast(pl.Float64)
 
 
+INDEXER_BYTES_PER_ELEMENT = 1.0 + 4.0 / 128.0
+"""Bytes per element of DeepSeek-V3.2's lightning-indexer key cache: FP8 e4m3 with one 4-byte scale per 128 values
+(deepseek-ai/DeepSeek-V3.2-Exp inference/kernel.py, fp8_index; AIConfigurator indexer_cache_entry_bytes = 132 for
+128 dims). [B]"""
+
+KERNELS_PER_PART: dict[str, float] = {
+    "gqa_attention": 4.0, "mla_attention": 9.0, "dense_ffn": 3.0, "moe_ffn": 5.0, "shared_expert": 2.0,
+    "per_pass": 4.0, "mtp_projection": 2.0, "eagle_fusion": 1.0,
+}
+"""Kernels one decode forward pass launches per part of a decoder layer (collectives excluded: their latency is in
+:mod:`econ.physics.communication`). [kernels]
+
+- ``gqa_attention`` 4: RMSNorm, QKV GEMM, attention (RoPE and the KV-cache write fused), O projection.
+- ``mla_attention`` 9: TensorRT-LLM's DeepSeek-R1 min-latency layer lists Fuse_A GEMM, two RMSNorms, UQ_QR GEMM,
+  UK BGEMM, concat KV + RoPE, MLA generation attention, UV GEMM and WO GEMM before the fused all-reduce
+  (NVIDIA/TensorRT-LLM docs/source/blogs/tech_blog/blog1_Pushing_Latency_Boundaries_Optimizing_DeepSeek-R1_
+  Performance_on_NVIDIA_B200_GPUs.md, 2025: 13 modules per MoE layer, several fused).
+- ``dense_ffn`` 3: RMSNorm, gate/up GEMM (SiLU fused), down GEMM. With ``gqa_attention`` a Llama layer is 7
+  kernels: Hazy Research counts ~100 kernels in a Llama-3.2-1B forward (16 layers, ~6 per layer) in vLLM and SGLang
+  ("Look Ma, No Bubbles!", hazyresearch.stanford.edu/blog/2025-05-27-no-bubbles).
+- ``moe_ffn`` 5: RMSNorm, router GEMM, top-k with token permutation, grouped GEMM 1 (activation fused), grouped
+  GEMM 2 with un-permute and reduction (TensorRT-LLM blog 1: router GEMM + topK, routed experts; vLLM fused_moe:
+  moe_align_block_size, two grouped GEMMs, moe_sum).
+- ``shared_expert`` 2: its gate/up and down GEMMs (TensorRT-LLM blog 1 runs it on its own stream).
+- ``per_pass`` 4: embedding gather, final RMSNorm, LM-head GEMM, sampling.
+- ``mtp_projection`` 2 (an MTP module's two input RMSNorms fused + its 2d x d projection, DeepSeek-V3 report
+  arXiv:2412.19437 sec. 2.2), ``eagle_fusion`` 1 (an EAGLE head's fusion layer, arXiv:2401.15077).
+A stated modelling choice: engines fuse differently; the per-kernel latency they are multiplied by is calibrated
+(``Assumptions.kernel_latency_s``)."""
+
+
 def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     """Add derived parameter, KV and FLOP columns to a validated model table.
 
@@ -50,7 +81,11 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     layer of the model's own kind, MoE for an MoE model, plus its 2d x d projection and norms; the
     embedding and output head are shared with the model: DeepSeek-V3 report arXiv:2412.19437 sec. 2.2),
     ``draft_head_params`` (an EAGLE-style draft head: one dense decoder layer with the model's dense FFN
-    width and a 2d x d fusion layer; Li et al., EAGLE, arXiv:2401.15077).
+    width and a 2d x d fusion layer; Li et al., EAGLE, arXiv:2401.15077), ``forward_kernels`` (kernels one
+    forward pass launches, :data:`KERNELS_PER_PART`), ``mtp_module_kernels`` and ``draft_head_kernels`` (one pass
+    of an MTP module and of an EAGLE head); sparse attention (DeepSeek-V3.2 DSA, ``index_topk`` > 0):
+    ``index_topk`` (keys each query attends, 0 = dense), ``indexer_flop_per_context_token`` (2 x index heads x index
+    head dim per query-key pair per layer, at FP8) and ``indexer_bytes_per_token_per_layer`` (its key cache).
 
     Notes
     -----
@@ -100,7 +135,22 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     mtp_params = attn + pl.when(is_moe).then(moe_ffn).otherwise(dense_ffn) + 2 * d * d + 3 * d
     mtp_active = attn + pl.when(is_moe).then(moe_ffn_active).otherwise(dense_ffn) + 2 * d * d
     head_params = attn + dense_ffn + 2 * d * d + 2 * d
+    idx_heads, idx_dim = _c("index_n_heads"), _c("index_head_dim")
+    dsa = _c("index_topk") > 0
+    k = KERNELS_PER_PART
+    k_attn = pl.when(is_mla).then(k["mla_attention"]).otherwise(k["gqa_attention"])
+    k_moe = k["moe_ffn"] + pl.when(_c("num_shared_experts") > 0).then(k["shared_expert"]).otherwise(0.0)
+    k_dense = pl.when(_c("dense_intermediate_size") > 0).then(k["dense_ffn"]).otherwise(0.0)
+    forward_kernels = L * k_attn + moe_layers * k_moe + dense_layers * k_dense + k["per_pass"]
+    mtp_kernels = k_attn + pl.when(is_moe).then(k_moe).otherwise(k["dense_ffn"]) + k["mtp_projection"]
+    head_kernels = k_attn + k["dense_ffn"] + k["eagle_fusion"]
     return models.with_columns(
+        _c("index_topk").alias("index_topk"),
+        pl.when(dsa).then(2.0 * idx_heads * idx_dim).otherwise(0.0).alias("indexer_flop_per_context_token"),
+        pl.when(dsa).then(idx_dim * INDEXER_BYTES_PER_ELEMENT).otherwise(0.0).alias("indexer_bytes_per_token_per_layer"),
+        forward_kernels.alias("forward_kernels"),
+        mtp_kernels.alias("mtp_module_kernels"),
+        head_kernels.alias("draft_head_kernels"),
         miss.alias("log_expert_miss"),
         mtp_params.alias("mtp_module_params"),
         mtp_active.alias("mtp_module_active_params"),
@@ -164,24 +214,39 @@ def log_expert_miss(num_experts, experts_per_token):
     return np.log(np.maximum(1.0 - experts_per_token / e, 1e-300))
 
 
-def attended_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens):
-    """Context tokens attended (and held in the KV cache), summed over layers.
+def attended_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens, index_topk=0.0):
+    """Context tokens one query attends (softmax over their scores), summed over layers.
 
     Parameters
     ----------
     context_tokens : scalar or array [tokens]
     num_global_layers, num_sliding_layers : scalar or array [layers]
     sliding_window_tokens : scalar or array [tokens] (ignored where num_sliding_layers = 0)
+    index_topk : scalar or array [tokens], keys a sparse-attention indexer keeps per query (0 = dense)
 
     Returns
     -------
-    scalar or array [token-layers]: L_global * c + L_sliding * min(c, window).
+    scalar or array [token-layers]: L_global * min(c, topk) + L_sliding * min(c, window).
+
+    Notes
+    -----
+    DeepSeek-V3.2's DSA attends the top 2,048 keys its lightning indexer selects (deepseek-ai/DeepSeek-V3.2-Exp
+    config index_topk = 2048; tech report: O(L^2) -> O(L k)); below 2,048 tokens it attends everything.
+    Orchestration helper (np.where), not a pl.Expr kernel.
     """
+    main = np.where(index_topk > 0, np.minimum(context_tokens, index_topk), context_tokens)
+    return num_global_layers * main + num_sliding_layers * np.minimum(context_tokens, sliding_window_tokens)
+
+
+def held_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens):
+    """Context tokens held in the KV cache, summed over layers (every token of global layers, the window of
+    sliding ones). [token-layers]"""
     return num_global_layers * context_tokens + num_sliding_layers * np.minimum(context_tokens, sliding_window_tokens)
 
 
 def kv_bytes_per_sequence(context_tokens, kv_elements_per_token_per_layer, kv_bytes_per_element,
-                          num_global_layers, num_sliding_layers, sliding_window_tokens):
+                          num_global_layers, num_sliding_layers, sliding_window_tokens,
+                          indexer_bytes_per_token_per_layer=0.0):
     """KV-cache bytes one sequence of ``context_tokens`` holds (whole model, before any sharding).
 
     Parameters
@@ -190,7 +255,9 @@ def kv_bytes_per_sequence(context_tokens, kv_elements_per_token_per_layer, kv_by
     kv_elements_per_token_per_layer : scalar or array
         2*h_kv*d_h for MHA/GQA; r_kv + d_rope for MLA (576 for DeepSeek-V3). [elements]
     kv_bytes_per_element : scalar or array [B]
-    num_global_layers, num_sliding_layers, sliding_window_tokens : see :func:`attended_tokens`.
+    num_global_layers, num_sliding_layers, sliding_window_tokens : see :func:`held_tokens`.
+    indexer_bytes_per_token_per_layer : scalar or array, a sparse-attention indexer's key cache (DeepSeek-V3.2:
+        132 B), held for every token of the global layers [B]
 
     Returns
     -------
@@ -201,12 +268,30 @@ def kv_bytes_per_sequence(context_tokens, kv_elements_per_token_per_layer, kv_by
     MHA/GQA: 2 * L * h_kv * d_h * b_kv per token; MLA: L * (r_kv + d_rope) * b_kv (DESIGN.md);
     sliding-window layers hold min(context, window) tokens. Llama-3.1-8B bf16: 131,072 B/token.
     """
-    tok = attended_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens)
-    return tok * kv_elements_per_token_per_layer * kv_bytes_per_element
+    tok = held_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens)
+    return tok * kv_elements_per_token_per_layer * kv_bytes_per_element \
+        + num_global_layers * context_tokens * indexer_bytes_per_token_per_layer
+
+
+def kv_bytes_read_per_query(context_tokens, kv_elements_per_token_per_layer, kv_bytes_per_element,
+                            num_global_layers, num_sliding_layers, sliding_window_tokens, index_topk=0.0,
+                            indexer_bytes_per_token_per_layer=0.0):
+    """KV-cache bytes one decoded token reads: the keys it attends and, with sparse attention, the indexer's
+    keys of the whole context. [B]
+
+    Notes
+    -----
+    Dense attention reads what the cache holds (:func:`kv_bytes_per_sequence`). DeepSeek-V3.2 reads 2,048 latents
+    plus 132 B of indexer key per context token per layer: at 128K context 2.4 MB + 17.3 MB = 19.7 MB per layer
+    instead of 151 MB dense with a BF16 latent (7.7x fewer; derived from the released config).
+    """
+    tok = attended_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens, index_topk)
+    return tok * kv_elements_per_token_per_layer * kv_bytes_per_element \
+        + num_global_layers * context_tokens * indexer_bytes_per_token_per_layer
 
 
 def attention_flop_per_token(context_tokens, attention_flop_per_context_token, num_global_layers,
-                             num_sliding_layers, sliding_window_tokens):
+                             num_sliding_layers, sliding_window_tokens, index_topk=0.0):
     """Attention FLOPs of one query token over ``context_tokens`` of context (all layers).
 
     Parameters
@@ -220,5 +305,5 @@ def attention_flop_per_token(context_tokens, attention_flop_per_context_token, n
     -------
     scalar or array [FLOP]. DESIGN.md: 4 * L * h * d_h * context for MHA/GQA.
     """
-    tok = attended_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens)
+    tok = attended_tokens(context_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens, index_topk)
     return tok * attention_flop_per_context_token

@@ -43,6 +43,11 @@ class ModelFacts:
     mtp_module_params, mtp_module_active_params, draft_head_params : [params] a multi-token-prediction
         module (all / per token) and an EAGLE-style draft head (:func:`econ.physics.architecture.derive_architecture`)
     mtp_modules : [-] MTP modules the released checkpoint ships (models.csv; 0 = none)
+    forward_kernels, mtp_module_kernels, draft_head_kernels : [kernels] launched by one forward pass of the model,
+        of one MTP module and of an EAGLE head (:data:`econ.physics.architecture.KERNELS_PER_PART`)
+    index_topk : [tokens] keys a sparse-attention indexer keeps per query (DeepSeek-V3.2: 2048; 0 = dense)
+    indexer_flop_per_context_token : [FLOP] the indexer's FLOPs per query-key pair per layer (FP8; 0 = none)
+    indexer_bytes_per_token_per_layer : [B] the indexer's key cache per token per layer (0 = none)
     """
 
     total_params: np.ndarray
@@ -72,6 +77,12 @@ class ModelFacts:
     mtp_module_active_params: np.ndarray
     draft_head_params: np.ndarray
     mtp_modules: np.ndarray
+    forward_kernels: np.ndarray
+    mtp_module_kernels: np.ndarray
+    draft_head_kernels: np.ndarray
+    index_topk: np.ndarray
+    indexer_flop_per_context_token: np.ndarray
+    indexer_bytes_per_token_per_layer: np.ndarray
 
     @property
     def routed_active_params(self):
@@ -98,6 +109,7 @@ class HardwareFacts:
     scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s : [B/s] per accelerator, one direction
     scale_up_domain_size : [accelerators] the catalog's (a layout may override it)
     bf16_peak_flop_per_s, fp8_peak_flop_per_s, fp4_peak_flop_per_s : [FLOP/s] dense; NaN = not in hardware
+    exp_per_s : [exponentials/s] softmax exponentials the special-function units evaluate; NaN = not modelled
     all_in_capex_usd : [USD]; all_in_power_w : [W]; rental_usd_per_hour : [USD/h]; NaN = not in catalog
     tco_hyperscaler_usd_per_hour, tco_neocloud_usd_per_hour, rental_3yr_usd_per_hour,
     rental_on_demand_hyperscaler_usd_per_hour, rental_on_demand_neocloud_usd_per_hour : [USD/h] the cost tiers
@@ -112,6 +124,7 @@ class HardwareFacts:
     bf16_peak_flop_per_s: np.ndarray
     fp8_peak_flop_per_s: np.ndarray
     fp4_peak_flop_per_s: np.ndarray
+    exp_per_s: np.ndarray
     all_in_capex_usd: np.ndarray
     all_in_power_w: np.ndarray
     rental_usd_per_hour: np.ndarray
@@ -135,6 +148,9 @@ class Layout:
     scale_up_domain_size : [accelerators] domain the instance is placed in (contiguously)
     redundant_experts : [-] extra copies of hot experts per MoE layer (expert slots = E + redundant;
         DeepSeek's decode serves 256 + 32 slots on EP144, 2 per GPU: DeepSeek-V3 report sec. 3.4)
+    two_batch_overlap : [-] 1 = the instance splits each step into two micro-batches whose computation hides the
+        other's communication, 0 = it does not, NaN = the default of its engine class
+        (:func:`econ.physics.performance.two_batch_overlap_on`)
     """
 
     tp: np.ndarray
@@ -143,6 +159,7 @@ class Layout:
     pp: np.ndarray
     scale_up_domain_size: np.ndarray
     redundant_experts: np.ndarray | float = 0.0
+    two_batch_overlap: np.ndarray | float = np.nan
 
     @property
     def num_gpus(self):
@@ -230,7 +247,15 @@ class Efficiency:
     alltoall_scale_up_latency_s: np.ndarray | float
     alltoall_scale_out_latency_s: np.ndarray | float
     kernel_launch_latency_s: np.ndarray | float
+    single_batch_overlap_frac: np.ndarray | float = 0.0
+    comm_sm_frac: np.ndarray | float = 0.0
     layer_overhead_s: np.ndarray | float = 0.0
+    sequence_overhead_s: np.ndarray | float = 0.0
+    cpu_overlap_frac: np.ndarray | float = 0.0
+    kernel_latency_s: np.ndarray | float = 0.0
+    kernel_launch_s: np.ndarray | float = 0.0
+    kernel_launch_eager_s: np.ndarray | float = 0.0
+    cuda_graph_max_batch: np.ndarray | float = np.inf
     moe_tile_rows: np.ndarray | float = 1.0
     moe_gemm_half_width: np.ndarray | float = 0.0
     tpot_tail_factor: np.ndarray | float = 1.0
@@ -264,7 +289,8 @@ class Speculation:
     draft_tokens : [tokens] k, tokens drafted per step (0 = off), 0..16
     acceptance : [-] a, chance each drafted token is accepted (i.i.d.), [0, 1)
     draft_params, draft_active_params : [params] the draft model (method "draft"; 0 otherwise)
-    draft_layers : [layers] the draft model's layers (per-layer launch overhead)
+    draft_kernels : [kernels] one forward pass of the draft model launches (its ``forward_kernels``)
+    draft_hidden_size : [-] the draft model's width d (its kernels' latency floors scale with it)
     draft_kv_bytes_per_token : [B] the draft model's KV bytes per context token (all its layers)
     """
 
@@ -273,7 +299,8 @@ class Speculation:
     acceptance: np.ndarray | float = 0.0
     draft_params: np.ndarray | float = 0.0
     draft_active_params: np.ndarray | float = 0.0
-    draft_layers: np.ndarray | float = 0.0
+    draft_kernels: np.ndarray | float = 0.0
+    draft_hidden_size: np.ndarray | float = 0.0
     draft_kv_bytes_per_token: np.ndarray | float = 0.0
 
     def take(self, index) -> "Speculation":

@@ -23,7 +23,7 @@ Per decode step (all ``pp`` micro-batches advance one token; ``n_mb = min(pp, B)
     r_flop = m 2 P_routed imb / W / (peak eta_flop eta_routed_flop w / (w + w_half))
     t_comm = L AR_tp(m/dp) + L_dense AR_tp(m/dp) + L_moe MoE(m) + pipeline hops
     TPOT   = max(t_mem, t_flop) + (r_mem + r_flop) + (1 - overlap) t_comm + overhead
-             + L_moe moe_layer_overhead
+             + kernels x (kernel_latency + launch gap)
 
 The routed experts' grouped GEMM streams each touched expert's weights and multiplies on them without
 overlapping the two (:func:`grouped_gemm_time_s`: a saturating efficiency in tokens per expert, half of
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.physics.architecture import attention_flop_per_token, expected_experts_touched
+from econ.physics.architecture import attended_tokens, attention_flop_per_token, expected_experts_touched
 from econ.physics.communication import (AlphaBeta, MoECollectives, hierarchical_allreduce_alpha_beta, indicator,
                                 moe_comm_alpha_beta)
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
@@ -123,17 +123,67 @@ def attention_peak_flop_per_s(weight_peak_flop_per_s, kv_bytes_per_element, bf16
     return np.where(np.isnan(out), weight_peak_flop_per_s, out)  # no bf16 figure: attention at the weights' peak
 
 
-def causal_attended_tokens(prompt_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens):
-    """Sum over the prompt's positions of the tokens each attends (causal), over all layers.
+def attention_time_s(kv_bytes, attention_flop, exponentials, hbm_bandwidth_bytes_per_s, eta_bw,
+                     attention_peak_flop_per_s, exp_per_s, eta_flop):
+    """Time of the attention kernels: the slowest of reading the KV cache, the score and value matmuls, and the
+    softmax exponentials on the special-function units.
+
+    Parameters
+    ----------
+    kv_bytes : scalar or array, KV-cache bytes read from HBM (0 in prefill: tiles stay on chip) [B]
+    attention_flop : scalar or array, QK^T and PV FLOPs [FLOP]
+    exponentials : scalar or array, softmax exponentials, one per attention score [-]
+    hbm_bandwidth_bytes_per_s, eta_bw : scalar or array [B/s], [-]
+    attention_peak_flop_per_s : scalar or array, the attention matmuls' peak (KV-cache precision) [FLOP/s]
+    exp_per_s : scalar or array, the accelerator's exponential throughput; inf = not modelled [1/s]
+    eta_flop : scalar or array, achieved share of the binding unit's peak (eta_flop decode, eta_prefill prefill) [-]
 
     Returns
     -------
-    scalar or array [token-pairs x layers]: L_global * S^2/2 + L_sliding * (min(S,w)^2/2 + max(S-w,0)*w).
+    scalar or array [s] = max(kv / (BW eta_bw), flop / (peak eta), exps / (exp rate eta)).
+
+    Notes
+    -----
+    Attention is a kernel of its own, so its time adds to the GEMMs' (DESIGN.md's single max(t_mem, t_flop) is the
+    special case where one of them is negligible). FlashAttention-3 overlaps the softmax with the MMAs
+    (ping-pong and intra-warpgroup pipelining), so the slower unit binds: on H100 the exponentials take 50% of
+    the matmul time at head dim 128 in BF16 (989 TFLOP/s vs 3.9 T exp/s; Shah et al., arXiv:2407.08608 sec. 3.2),
+    on B200 as long as the matmuls (FlashAttention-4: tensor cores doubled, SFU count unchanged), and twice as
+    long with FP8 matmuls, which is what Blackwell Ultra's doubled MUFU.EX2 rate buys back (NVIDIA, 2025-2026).
+    """
+    t_read = kv_bytes / (hbm_bandwidth_bytes_per_s * eta_bw)
+    t_compute = np.maximum(attention_flop / attention_peak_flop_per_s, exponentials / exp_per_s) / eta_flop
+    return np.maximum(t_read, t_compute)
+
+
+def exp_rate_per_s(exp_per_s):
+    """The accelerator's exponential rate for :func:`attention_time_s`: inf where not modelled (NaN). [1/s]"""
+    return np.where(np.isnan(exp_per_s), np.inf, exp_per_s)
+
+
+def causal_attended_tokens(prompt_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens,
+                           index_topk=0.0):
+    """Sum over the prompt's positions of the tokens each attends (causal), over all layers.
+
+    Parameters
+    ----------
+    prompt_tokens : scalar or array [tokens]
+    num_global_layers, num_sliding_layers, sliding_window_tokens : model facts [layers], [tokens]
+    index_topk : scalar or array, keys a sparse-attention indexer keeps per query (0 = dense) [tokens]
+
+    Returns
+    -------
+    scalar or array [token-pairs x layers]: L_global * S^2/2 + L_sliding * (min(S,w)^2/2 + max(S-w,0)*w); a
+    top-k of k caps a global layer's pairs like a window: min(S,k)^2/2 + max(S-k,0)*k (DeepSeek-V3.2 DSA).
     """
     s = prompt_tokens
-    w = np.minimum(s, sliding_window_tokens)
-    sliding = w * w / 2.0 + np.maximum(s - sliding_window_tokens, 0.0) * sliding_window_tokens
-    return num_global_layers * s * s / 2.0 + num_sliding_layers * sliding
+
+    def windowed(w_tokens):
+        w = np.minimum(s, w_tokens)
+        return w * w / 2.0 + np.maximum(s - w_tokens, 0.0) * w_tokens
+
+    glob = np.where(index_topk > 0, windowed(np.maximum(index_topk, 1.0)), s * s / 2.0)
+    return num_global_layers * glob + num_sliding_layers * windowed(sliding_window_tokens)
 
 
 def sweet_spot_batch_rule_of_thumb(peak_flop_per_s, hbm_bandwidth_bytes_per_s, total_params, active_params,
@@ -214,6 +264,38 @@ def pipeline_bubble_frac(pp, num_microbatches):
     return 1.0 - np.minimum(num_microbatches, pp) / pp
 
 
+def pipeline_stage_imbalance(num_layers, pp):
+    """Work of the busiest pipeline stage over the mean stage's: whole layers per stage. [-]
+
+    Parameters
+    ----------
+    num_layers : scalar or array [layers]
+    pp : scalar or array, >= 1 [stages]
+
+    Returns
+    -------
+    scalar or array >= 1 = ceil(L / pp) / (L / pp); 1 for pp = 1 or pp dividing L.
+
+    Notes
+    -----
+    Stages hold whole layers (vLLM get_pp_indices, TensorRT-LLM's layer split), so the stage with ceil(L / pp)
+    layers sets the pace of every micro-batch slot: Llama-3.1-405B's 126 layers on 8 stages run at 16 / 15.75.
+    """
+    per = num_layers / pp
+    return np.ceil(per - 1e-9) / per
+
+
+def pipeline_microbatch_tokens(batch_size, num_microbatches, pp):
+    """Sequences of the largest micro-batch, which paces the pipeline (the batch split as evenly as it goes). [-]
+
+    Returns
+    -------
+    scalar or array [sequences]: ceil(B / n_mb) when pp > 1, else B (one micro-batch, possibly fractional).
+    """
+    even = batch_size / num_microbatches
+    return np.where(pp > 1.0, np.ceil(even - 1e-9), even)
+
+
 def routed_bytes_read_per_gpu(tokens, num_moe_layers, num_experts, experts_per_token, routed_expert_params,
                               weight_bytes_per_param, ep, expert_tp, imbalance=1.0, log_expert_miss=None):
     """Routed-expert weight bytes the busiest accelerator of a stage group streams for ``tokens``.
@@ -261,6 +343,9 @@ class DecodeStep:
     ----------
     t_mem_s, t_flop_s : memory and compute time of the whole step, routed experts included [s]
     t_routed_s : the routed experts' grouped GEMM, bytes + FLOP time (:func:`grouped_gemm_time_s`) [s]; t_moe_overhead_s : L_moe x per-layer overhead [s]
+    t_kernel_floor_s : the kernels' latency floors of the verify pass, kernels x ``kernel_latency_s`` [s]
+    t_launch_s : the idle gaps between its kernels, kernels x the launch gap (CUDA graph or eager) [s]
+    two_batch_overlap : 1 where the step ran as two overlapped half-batches (:func:`two_batch_overlap_on`) [-]
     t_comm_s, t_comm_tp_s, t_comm_ep_s, t_comm_pp_s : communication, total and per kind [s]
     tpot_s : time per output token: step time / accepted tokens per step [s]
     num_microbatches, bubble_frac : pipeline micro-batches in flight and the idle share [-]
@@ -270,13 +355,17 @@ class DecodeStep:
     binding_wall_code : 1 memory, 2 compute, 3 network (index into :data:`WALLS`)
     step_s : one decode step (verify pass + drafts) [s]; draft_s : the drafts' share [s]
     accepted_tokens_per_step : output tokens per sequence per step (1 without speculation) [tokens]
-    fixed_overhead_s : per-step + per-layer + per-MoE-layer overheads of the verify pass [s]
+    fixed_overhead_s : per-step overhead + launch gaps (+ any extra per-layer time) of the verify pass: the time no
+        kernel works [s]
     """
 
     t_mem_s: np.ndarray
     t_flop_s: np.ndarray
     t_routed_s: np.ndarray
     t_moe_overhead_s: np.ndarray
+    t_kernel_floor_s: np.ndarray
+    t_launch_s: np.ndarray
+    two_batch_overlap: np.ndarray
     t_comm_s: np.ndarray
     t_comm_tp_s: np.ndarray
     t_comm_ep_s: np.ndarray
@@ -351,6 +440,55 @@ def collectives(hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> Col
                        moe=moe_comm_alpha_beta(tp=layout.tp, dp=layout.dp, ep=layout.ep,
                                                alltoall_scale_up_latency_s=eff.alltoall_scale_up_latency_s,
                                                alltoall_scale_out_latency_s=eff.alltoall_scale_out_latency_s, **ar))
+
+
+def two_batch_overlap_on(layout: Layout):
+    """1 where an instance runs two-batch overlap, 0 where it runs each step as one batch.
+
+    Parameters
+    ----------
+    layout : Layout; its ``two_batch_overlap`` (1, 0, or NaN = the default of its engine class)
+
+    Returns
+    -------
+    array or scalar of 0.0 / 1.0 [-].
+
+    Notes
+    -----
+    Default (NaN): on for wide expert parallelism, attention data parallelism with the experts spread over a stage
+    wider than one scale-up domain (ep > 1, dp > 1, tp x dp > domain), where the all-to-all crosses the NICs: the
+    layouts DeepSeek serves with two micro-batches (prefill EP32 on 4 nodes, decode EP144 on 18, open-infra-index
+    day 6) and for which SGLang (--enable-two-batch-overlap, with DP attention and DeepEP) and vLLM (--enable-dbo,
+    DP + EP only) ship it; off otherwise (tensor parallelism, and expert parallelism inside an NVLink domain:
+    TensorRT-LLM documents no two-batch overlap, and SGLang and vLLM leave it off by default). Orchestration helper
+    (np.where), not a pl.Expr kernel.
+    """
+    auto = indicator(layout.ep - 1.0) * indicator(layout.dp - 1.0) \
+        * indicator(layout.tp * layout.dp - layout.scale_up_domain_size)
+    given = layout.two_batch_overlap
+    return np.where(np.isnan(given), auto, given)
+
+
+def overlapped_time_s(compute_s, comm_s, overlap_frac):
+    """Time of computation and communication of which the share ``overlap_frac`` of the shorter runs under the other.
+
+    Parameters
+    ----------
+    compute_s, comm_s : scalar or array, >= 0 [s]
+    overlap_frac : scalar or array in [0, 1] [-]
+
+    Returns
+    -------
+    scalar or array [s] = compute + comm - overlap x min(compute, comm): their sum at 0, max(compute, comm) at 1.
+
+    Notes
+    -----
+    Two-batch overlap runs micro-batch A's all-to-all while B computes and the reverse, so a step takes
+    max(computation, communication) of the two halves when the overlap is perfect (DeepSeek-V3 report
+    arXiv:2412.19437 sec. 3.4; AIConfigurator's overlap op: latency = max(sum group A, sum group B)); what is not
+    hidden (pipeline fill, kernels contending for SMs) is the complement of ``overlap_frac``.
+    """
+    return compute_s + comm_s - overlap_frac * np.minimum(compute_s, comm_s)
 
 
 def _moe_comm(comm: Collectives, tokens_stage, tokens_group, model: ModelFacts, eff: Efficiency):
@@ -487,6 +625,61 @@ def grouped_gemm_half_saturation_tokens(expert_peak_flop_per_s, eta_flop, hbm_ba
         2.0 * eta_bw * hbm_bandwidth_bytes_per_s)
 
 
+def launch_gap_s(batch_per_group, cuda_graph_max_batch, graph_gap_s, eager_gap_s):
+    """Idle time before each kernel of a decode pass: the CUDA-graph gap up to the capture cap, else the eager one.
+
+    Parameters
+    ----------
+    batch_per_group : scalar or array, sequences per attention group [sequences]
+    cuda_graph_max_batch : scalar or array, largest batch captured as a CUDA graph (0 = none) [sequences]
+    graph_gap_s, eager_gap_s : scalar or array, ``kernel_launch_s`` / ``kernel_launch_eager_s`` [s]
+
+    Returns
+    -------
+    scalar or array [s].
+
+    Notes
+    -----
+    Decode engines capture their forward pass as CUDA graphs for batches up to a cap and replay them (one launch
+    for the whole graph; ~1.3 us between kernels inside it, Hazy Research 2025); larger batches and prefill
+    launch every kernel from the CPU (4-6 us each). Orchestration helper (np.where), not a pl.Expr kernel.
+    """
+    return np.where(batch_per_group <= cuda_graph_max_batch, graph_gap_s, eager_gap_s)
+
+
+KERNEL_REFERENCE_WIDTH = 4096.0
+"""Model width d at which ``Assumptions.kernel_latency_s`` is stated (a Llama-3.1-8B layer). [-]"""
+
+
+def kernel_time_s(kernels, hidden_size, kernel_latency_s, launch_gap):
+    """Fixed time of a pass of ``kernels`` kernels of a model ``hidden_size`` wide: (latency floors, idle gaps).
+
+    Parameters
+    ----------
+    kernels : scalar or array, kernels the pass launches (``forward_kernels``) [kernels]
+    hidden_size : scalar or array, model width d (the reduction depth K of most of a layer's GEMMs) [-]
+    kernel_latency_s : scalar or array, each kernel's time beyond its roofline at d = 4096 [s]
+    launch_gap : scalar or array, idle time before each kernel (:func:`launch_gap_s`) [s]
+
+    Returns
+    -------
+    (floor, launch) : scalar or array [s] each: kernels x kernel_latency_s x d / 4096, kernels x launch_gap.
+
+    Notes
+    -----
+    A kernel's time is alpha + beta x bytes (or FLOPs): the roofline terms of a step carry the betas, this carries
+    the alphas, so a small model at batch 1 pays for its kernel count and a large one for its bytes (issue 17:
+    overheads that scale with their cause). A decode GEMM with a few rows is latency-bound along its reduction
+    dimension: NVIDIA's per-kernel tables (AIConfigurator 0.12, data/kernels/gemm_efficiency.csv, m <= 4, fitted as
+    a + b K + bytes / BW) give b = 1.4-1.8 us per 1,024 of K for NVFP4 GEMMs on B200/GB200/B300/GB300 (a = 6 us),
+    0.4-0.7 for FP8-block and 0.1-0.5 for BF16; the floor is taken proportional to d (the K of the projections
+    out of the residual stream), which is what lets one latency fit DeepSeek-R1 (d = 7,168: 9.0 ms per token at
+    batch 1 on 8 B200, TensorRT-LLM tech blog 1) and gpt-oss-120b (d = 2,880: 2.3 ms at concurrency 4, NVIDIA's
+    AIConfigurator silicon sample) with a per-step overhead >= 0 (a constant floor cannot: 968 vs 328 kernels).
+    """
+    return kernels * kernel_latency_s * hidden_size / KERNEL_REFERENCE_WIDTH, kernels * launch_gap
+
+
 def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model, hardware,
                 layout, formats, eff, stream_input_embedding, comm):
     """One forward pass of ``batch_size`` sequences x ``tokens_per_seq`` tokens: roofline pieces (dict)."""
@@ -494,20 +687,28 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     w = tp * dp
     bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
     n_mb = np.minimum(pp, batch_size)
-    m = batch_size / n_mb * tokens_per_seq  # tokens per micro-batch
+    m = pipeline_microbatch_tokens(batch_size, n_mb, pp) * tokens_per_seq  # tokens of the largest micro-batch
     group = m / dp
     imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
     nr_bytes = non_routed_weight_bytes_read(group, model, formats, stream_input_embedding)
     r_bytes = _routed_bytes(m, model, formats, layout, eff)
     moe_tp, moe_ep = _moe_comm(comm, m, group, model, eff)
     kv_read = group * kv_bytes_per_sequence * kv_replication / tp  # each verified token reads the cache
-    t_mem_nr = (nr_bytes / tp + kv_read) / (bw * eff.eta_bw)
+    t_mem_w = nr_bytes / tp / (bw * eff.eta_bw)
     r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
-    attn = attention_flop_per_token(context_tokens, model.attention_flop_per_context_token_decode,
-                                    model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+    attended = attended_tokens(context_tokens, model.num_global_layers, model.num_sliding_layers,
+                               model.sliding_window_tokens, model.index_topk)
+    main = attended * model.attention_flop_per_context_token_decode
+    attn = main + model.num_global_layers * context_tokens * model.indexer_flop_per_context_token  # FLOPs, as counted
+    attn_t = main + indexer_flop_at_attention_peak(context_tokens, model, hardware, formats)  # at the attention peak
     nr_active, r_active = model.non_routed_active_params, model.routed_active_params
-    t_flop_nr = (group * (2.0 * nr_active + attn * (peak / formats.attention_peak_flop_per_s)) / tp) \
-        / (peak * eff.eta_flop)
+    t_flop_w = group * 2.0 * nr_active / tp / (peak * eff.eta_flop)
+    attn_peak = formats.attention_peak_flop_per_s
+    t_attn = attention_time_s(kv_read, group * attn_t / tp, group * model.num_attention_heads * attended / tp, bw,
+                              eff.eta_bw, attn_peak, exp_rate_per_s(hardware.exp_per_s), eff.eta_flop)
+    t_mem_nr = t_mem_w + kv_read / (bw * eff.eta_bw)  # the memory and compute sides, as reported
+    t_flop_nr = t_flop_w + group * attn_t / tp / (attn_peak * eff.eta_flop)
+    roof_nr = np.maximum(t_mem_w, t_flop_w) + t_attn  # GEMMs, then attention: kernels of their own
     r_flop = _routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac
                                                     * _routed_width_efficiency(model, layout, eff))
     message = group * model.hidden_size * eff.activation_bytes
@@ -516,7 +717,32 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     t_ep = model.num_moe_layers * moe_ep
     t_pp = comm.pipeline.time_s(message)
     return dict(n_mb=n_mb, m=m, group=group, nr_bytes=nr_bytes, r_bytes=r_bytes, t_mem_nr=t_mem_nr, r_mem=r_mem,
-                t_flop_nr=t_flop_nr, r_flop=r_flop, attn=attn, t_tp=t_tp, t_ep=t_ep, t_pp=t_pp, w=w, imb=imb)
+                t_flop_nr=t_flop_nr, r_flop=r_flop, attn=attn, t_tp=t_tp, t_ep=t_ep, t_pp=t_pp, w=w, imb=imb,
+                roof_nr=roof_nr, t_attn=t_attn)
+
+
+def indexer_flop_at_attention_peak(query_context_pairs, model: ModelFacts, hardware: HardwareFacts, formats: Formats):
+    """A sparse-attention indexer's FLOPs, scaled to run at the attention matmuls' peak (it runs in FP8). [FLOP]
+
+    Parameters
+    ----------
+    query_context_pairs : scalar or array, query-key pairs per layer (decode: the context; prefill: causal pairs)
+    model, hardware, formats : bundles (``indexer_flop_per_context_token``: 2 x 64 x 128 for DeepSeek-V3.2)
+
+    Returns
+    -------
+    scalar or array [FLOP]: L_global x pairs x indexer FLOP x attention peak / FP8 peak; 0 for dense attention.
+
+    Notes
+    -----
+    DeepSeek-V3.2's lightning indexer scores every context token with 64 FP8 heads of 128 dims (ReLU, no softmax)
+    on every layer (deepseek-ai/DeepSeek-V3.2-Exp inference/model.py, kernel.py fp8_index): 16,384 FLOP per pair
+    against 278,528 for absorbed MLA decode, i.e. ~3% of dense attention's time per key at FP8, but over every
+    key where the main attention reads 2,048.
+    """
+    fp8 = np.where(np.isnan(hardware.fp8_peak_flop_per_s), hardware.bf16_peak_flop_per_s, hardware.fp8_peak_flop_per_s)
+    return model.num_global_layers * query_context_pairs * model.indexer_flop_per_context_token \
+        * formats.attention_peak_flop_per_s / fp8
 
 
 def _routed_width_efficiency(model: ModelFacts, layout: Layout, eff: Efficiency):
@@ -533,6 +759,27 @@ def _routed_flop(tokens, model: ModelFacts, layout: Layout, eff: Efficiency):
     local = np.minimum(imb * touched / ep, model.num_experts / ep)
     rows = grouped_gemm_padded_rows(tokens * model.experts_per_token * imb / ep, local, eff.moe_tile_rows)
     return model.num_moe_layers * rows * 2.0 * model.routed_expert_params / layout.expert_tp
+
+
+def exposed_cpu_time_s(cpu_s, gpu_s, cpu_overlap_frac):
+    """The host (CPU) time of a decode step left on its critical path. [s]
+
+    An overlap scheduler prepares step n + 1 (scheduling, input preparation, stop checks, detokenisation) while the
+    GPU runs step n: TensorRT-LLM's PyTorch executor ("Overlap Scheduler", enabled by default,
+    nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), SGLang's zero-overhead scheduler
+    (``disable_overlap_schedule`` False by default, sgl-project/sglang server_args.py), vLLM V1's async scheduling
+    (vllm-project/vllm #19970, #23569). With share f of the GPU time available to hide it, the host adds
+    max(0, cpu - f x gpu): f = 1 gives max(cpu, gpu) per step, f = 0 the sum (vLLM V0: 5-13 ms GPU bubbles per
+    step, vllm-project/vllm #10634).
+
+    Parameters
+    ----------
+    cpu_s : scalar or array, host time of the step (``overhead_s`` per micro-batch + ``sequence_overhead_s`` per
+        sequence) [s]
+    gpu_s : scalar or array, device time of the step (kernels, exposed communication, launch gaps) [s]
+    cpu_overlap_frac : scalar or array in [0, 1] [-]
+    """
+    return np.maximum(cpu_s - cpu_overlap_frac * gpu_s, 0.0)
 
 
 def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model: ModelFacts,
@@ -569,8 +816,11 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     sequence through the model, so FLOPs, KV reads, experts touched and messages scale with k + 1, while
     the weights are read once; the draft adds k passes of one MTP module (a decoder layer of the model's
     kind), of an EAGLE head (one dense layer) or of the draft model; the step emits
-    :func:`accepted_tokens_per_step` tokens per sequence. Per-step overhead ``overhead_s`` + L x
-    ``layer_overhead_s`` + L_moe x ``moe_layer_overhead_s`` is paid once per forward pass.
+    :func:`accepted_tokens_per_step` tokens per sequence. Per forward pass: ``overhead_s`` (scheduling, sampling;
+    with ``sequence_overhead_s`` per sequence the host time, of which :func:`exposed_cpu_time_s` stays exposed),
+    and each of its ``forward_kernels`` kernels pays ``kernel_latency_s`` (its latency floor) and the launch gap
+    (:func:`launch_gap_s`: CUDA graph up to ``cuda_graph_max_batch`` sequences per group, else eager)
+    (:func:`kernel_time_s`); ``layer_overhead_s`` / ``moe_layer_overhead_s`` add any extra per-layer time.
     """
     tp, dp, pp = layout.tp, layout.dp, layout.pp
     comm = collectives(hardware, layout, eff) if comm is None else comm
@@ -581,16 +831,38 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     v = _step_parts(1.0 + k, **kv)
     t_mem, t_flop = v["t_mem_nr"] + v["r_mem"], v["t_flop_nr"] + v["r_flop"]
     t_comm = v["t_tp"] + v["t_ep"] + v["t_pp"]
-    exposed = (1.0 - eff.overlap_frac) * t_comm
     t_routed = grouped_gemm_time_s(v["r_mem"], v["r_flop"])
-    roof = np.maximum(v["t_mem_nr"], v["t_flop_nr"]) + t_routed
+    roof = v["roof_nr"] + t_routed
     t_moe = model.num_moe_layers * eff.moe_layer_overhead_s
-    fixed = eff.overhead_s + model.num_layers * eff.layer_overhead_s + t_moe
-    t_verify = roof + exposed + fixed
+    gap = launch_gap_s(batch_size / dp, eff.cuda_graph_max_batch, eff.kernel_launch_s, eff.kernel_launch_eager_s)
+    t_floor, t_launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s, gap)
+    # two-batch overlap: two half-batches, each streaming the weights and launching every kernel, whose
+    # computation hides the other's communication (two_batch_overlap_on, overlapped_time_s)
+    tbo = two_batch_overlap_on(layout)
+    passes = 1.0 + tbo
+    compute, comm_run = roof, t_comm
+    if np.any(tbo > 0):
+        h = _step_parts(1.0 + k, **dict(kv, batch_size=batch_size / 2.0))
+        roof_h = h["roof_nr"] + grouped_gemm_time_s(h["r_mem"], h["r_flop"])
+        compute = np.where(tbo > 0, 2.0 * roof_h, roof)
+        comm_run = np.where(tbo > 0, 2.0 * (h["t_tp"] + h["t_ep"] + h["t_pp"]), t_comm)
+    # pipeline: every slot is paced by the stage with the most layers; each micro-batch is its own scheduled
+    # iteration (vLLM runs one scheduler step per virtual engine), so it pays the per-step overhead
+    stage = pipeline_stage_imbalance(model.num_layers, pp)
+    t_floor, t_launch = passes * stage * t_floor, passes * stage * t_launch
+    compute, comm_run = stage * compute, stage * comm_run
+    overlap = np.where(tbo > 0, eff.overlap_frac, eff.single_batch_overlap_frac)
+    busy = compute + t_floor
+    exposed = overlapped_time_s(busy, comm_run, overlap) - busy
+    cpu = v["n_mb"] * eff.overhead_s + eff.sequence_overhead_s * batch_size / dp  # per micro-batch, per sequence
+    gpu = busy + exposed + t_launch + model.num_layers * eff.layer_overhead_s + t_moe
+    cpu = exposed_cpu_time_s(cpu, gpu, eff.cpu_overlap_frac)
+    fixed = cpu + t_launch + model.num_layers * eff.layer_overhead_s + t_moe
+    t_verify = busy + exposed + fixed
     accepted, t_draft = 1.0, 0.0
     if spec is not None and np.any(np.asarray(k) > 0):
         one = v if not np.any(np.asarray(k) != 0) else _step_parts(1.0, **kv)
-        t_draft = k * _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, formats, eff, spec)
+        t_draft = k * _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, formats, eff, spec, gap)
         accepted = accepted_tokens_per_step(spec.acceptance, k)
     step = t_verify + t_draft
     tpot = step / accepted
@@ -599,38 +871,44 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     bytes_total = v["n_mb"] * (v["nr_bytes"] * dp + v["r_bytes"] * v["w"]) \
         + batch_size * (1.0 + k) * kv_bytes_per_sequence * kv_replication
     return DecodeStep(
-        t_mem_s=t_mem, t_flop_s=t_flop, t_routed_s=t_routed, t_moe_overhead_s=t_moe, t_comm_s=t_comm,
+        t_mem_s=t_mem, t_flop_s=t_flop, t_routed_s=t_routed, t_moe_overhead_s=t_moe + 0.0 * tpot,
+        t_kernel_floor_s=t_floor + 0.0 * tpot, t_launch_s=t_launch + 0.0 * tpot, t_comm_s=comm_run + 0.0 * tpot,
         t_comm_tp_s=v["t_tp"], t_comm_ep_s=v["t_ep"], t_comm_pp_s=v["t_pp"], tpot_s=tpot,
         num_microbatches=v["n_mb"], bubble_frac=pipeline_bubble_frac(pp, v["n_mb"]), step_flop=step_flop,
         arithmetic_intensity_flop_per_byte=step_flop / bytes_total, tokens_per_s_per_user=1.0 / tpot,
         output_tokens_per_s_per_gpu=batch_size / (tpot * (v["w"] * pp)),
-        binding_wall_code=np.where(exposed > roof, 3, np.where(t_flop > t_mem, 2, 1)),
+        binding_wall_code=np.where(exposed > compute, 3, np.where(t_flop > t_mem, 2, 1)),
+        two_batch_overlap=tbo + 0.0 * tpot,
         step_s=step + 0.0 * tpot, draft_s=t_draft + 0.0 * tpot, accepted_tokens_per_step=accepted + 0.0 * tpot,
         fixed_overhead_s=fixed + 0.0 * tpot)
 
 
-def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, formats, eff, spec):
+def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, formats, eff, spec, gap):
     """Time of one draft pass (one drafted token per sequence) for each method. [s]
 
     MTP module: one decoder layer of the model's own kind (MoE for an MoE model) with its share of
-    communication and per-layer overheads, i.e. 1/L of the plain step's layer work. EAGLE head: one dense
-    layer (the non-routed part of 1/L of the step). Draft model: a roofline of its own weights (streamed
-    once per pass, split tp ways), FLOPs and KV reads, plus its per-layer launch overheads.
+    communication, i.e. 1/L of the plain step's layer work, and its own kernels (``mtp_module_kernels``).
+    EAGLE head: one dense layer (the non-routed part of 1/L of the step) and its kernels. Draft model: a
+    roofline of its own weights (streamed once per pass, split tp ways), FLOPs and KV reads, plus its kernels
+    and the per-step overhead. ``gap`` is the launch gap of the pass (:func:`launch_gap_s`).
     """
     L = model.num_layers
-    nr_layer = np.maximum(one["t_mem_nr"], one["t_flop_nr"]) / L
+    nr_layer = one["roof_nr"] / L
     r_layer = grouped_gemm_time_s(one["r_mem"], one["r_flop"]) / np.maximum(model.num_moe_layers, 1.0)
-    comm_layer = (1.0 - eff.overlap_frac) * (one["t_tp"] + one["t_ep"]) / L
+    comm_layer = (1.0 - eff.single_batch_overlap_frac) * (one["t_tp"] + one["t_ep"]) / L
     moe = np.minimum(model.num_moe_layers, 1.0)
-    mtp = nr_layer + moe * (r_layer + eff.moe_layer_overhead_s) + comm_layer + eff.layer_overhead_s
-    head = nr_layer + comm_layer + eff.layer_overhead_s
+    per_kernel = eff.kernel_latency_s * model.hidden_size / KERNEL_REFERENCE_WIDTH + gap
+    mtp = nr_layer + moe * (r_layer + eff.moe_layer_overhead_s) + comm_layer + eff.layer_overhead_s \
+        + model.mtp_module_kernels * per_kernel
+    head = nr_layer + comm_layer + eff.layer_overhead_s + model.draft_head_kernels * per_kernel
     tp = layout.tp
     bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
     group = batch_size / layout.dp
     draft = np.maximum(spec.draft_params * formats.weight_bytes_per_param / (tp * bw * eff.eta_bw),
                        group * 2.0 * spec.draft_active_params / (tp * peak * eff.eta_flop)) \
         + group * spec.draft_kv_bytes_per_token * context_tokens / (tp * bw * eff.eta_bw) \
-        + spec.draft_layers * eff.layer_overhead_s + eff.overhead_s
+        + spec.draft_kernels * (eff.kernel_latency_s * spec.draft_hidden_size / KERNEL_REFERENCE_WIDTH + gap) \
+        + eff.overhead_s
     code = spec.method_code
     return np.where(code == 1, mtp, np.where(code == 2, head, np.where(code == 3, draft, 0.0)))
 
@@ -647,7 +925,8 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     kv_bytes_per_sequence : scalar or array, KV written per prompt, replication included [B]
     model, hardware, layout, formats, eff : bundles of :mod:`econ.physics.inputs`; ``eff.eta_prefill`` is the
         prefill MFU (routed-expert FLOPs at eta_prefill x eta_routed_flop_frac, in their own roofline;
-        moe_layer_overhead_s once per MoE layer of the pass).
+        each kernel of the pass pays ``kernel_latency_s`` and the eager launch gap: prefill runs outside CUDA graphs;
+        under two-batch overlap the kernels run on the ``1 - comm_sm_frac`` of the SMs the all-to-all leaves them).
     stream_input_embedding : bool
     comm : Collectives, optional; :func:`collectives` of the layout (computed here when not given)
 
@@ -665,13 +944,21 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     tp, dp = layout.tp, layout.dp
     bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
     tokens = requests_per_step * prompt_tokens
-    attn = model.attention_flop_per_context_token_prefill * causal_attended_tokens(
-        prompt_tokens, model.num_global_layers, model.num_sliding_layers, model.sliding_window_tokens)
+    pairs = causal_attended_tokens(prompt_tokens, model.num_global_layers, model.num_sliding_layers,
+                                   model.sliding_window_tokens, model.index_topk)
+    dense_pairs = prompt_tokens * prompt_tokens / 2.0  # the indexer scores every causal pair of every layer
+    attn = model.attention_flop_per_context_token_prefill * pairs \
+        + model.num_global_layers * dense_pairs * model.indexer_flop_per_context_token
+    attn_t = model.attention_flop_per_context_token_prefill * pairs \
+        + indexer_flop_at_attention_peak(dense_pairs, model, hardware, formats)
     nr_active, r_active = model.non_routed_active_params, model.routed_active_params
     nr_flop = requests_per_step * (2.0 * nr_active * prompt_tokens + attn)
-    nr_time_flop = requests_per_step * (2.0 * nr_active * prompt_tokens
-                                        + attn * (peak / formats.attention_peak_flop_per_s))
-    t_flop_nr = (nr_time_flop / tp) / (peak * eff.eta_prefill)
+    attn_peak = formats.attention_peak_flop_per_s
+    t_flop_w = requests_per_step * 2.0 * nr_active * prompt_tokens / tp / (peak * eff.eta_prefill)
+    t_attn = attention_time_s(0.0, requests_per_step * attn_t / tp,
+                              requests_per_step * model.num_attention_heads * pairs / tp, bw, eff.eta_bw, attn_peak,
+                              exp_rate_per_s(hardware.exp_per_s), eff.eta_prefill)
+    t_flop_nr = t_flop_w + requests_per_step * attn_t / tp / (attn_peak * eff.eta_prefill)
     r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
                                                              * eff.eta_routed_flop_frac
                                                              * _routed_width_efficiency(model, layout, eff))
@@ -679,12 +966,25 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
                 + requests_per_step * kv_bytes_per_sequence / tp) / (bw * eff.eta_bw)
     comm = collectives(hardware, layout, eff) if comm is None else comm
     r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
-    moe_tp, moe_ep = _moe_comm(comm, tokens * dp, tokens, model, eff)
-    message = tokens * model.hidden_size * eff.activation_bytes
-    t_comm = ((2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
-              + model.num_moe_layers * (moe_tp + moe_ep) + comm.pipeline.time_s(message))
-    t = (np.maximum(t_flop_nr, t_mem_nr) + grouped_gemm_time_s(r_mem, r_flop) + (1.0 - eff.overlap_frac) * t_comm
-         + model.num_moe_layers * eff.moe_layer_overhead_s + model.num_layers * eff.layer_overhead_s)
+    def comm_of(tok):
+        moe_tp, moe_ep = _moe_comm(comm, tok * dp, tok, model, eff)
+        message = tok * model.hidden_size * eff.activation_bytes
+        return ((2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
+                + model.num_moe_layers * (moe_tp + moe_ep) + comm.pipeline.time_s(message))
+
+    t_comm = comm_of(tokens)
+    tbo = two_batch_overlap_on(layout)  # two micro-batches (DeepSeek's prefill): kernels twice, collectives halved
+    comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm)
+    floor, launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s,
+                                  eff.kernel_launch_eager_s)
+    # under two-batch overlap the all-to-all kernels of one micro-batch hold comm_sm_frac of the SMs while the other
+    # computes (DeepEP's normal kernels: 24 of an H800's 132 SMs), so the kernels run on the rest
+    sm_share = np.where(tbo > 0, 1.0 - eff.comm_sm_frac, 1.0)
+    busy = ((np.maximum(t_flop_w, t_mem_nr) + t_attn + grouped_gemm_time_s(r_mem, r_flop)) / sm_share
+            + (1.0 + tbo) * (floor + launch))
+    overlap = np.where(tbo > 0, eff.overlap_frac, eff.single_batch_overlap_frac)
+    t = (overlapped_time_s(busy, comm_run, overlap) + model.num_moe_layers * eff.moe_layer_overhead_s
+         + model.num_layers * eff.layer_overhead_s)
     flop = dp * (nr_flop + tokens * 2.0 * r_active)
     return PrefillStep(time_s=t, prefill_flop=flop, t_mem_s=t_mem_nr + r_mem, t_flop_s=t_flop_nr + r_flop,
-                       t_comm_s=t_comm, input_tokens_per_s_per_gpu=tokens / (t * tp))
+                       t_comm_s=comm_run + 0.0 * t, input_tokens_per_s_per_gpu=tokens / (t * tp))

@@ -9,9 +9,17 @@ waiting time has the Erlang-C tail
 
 (A. K. Erlang, 1917; e.g. Kleinrock, Queueing Systems Vol. 1, 1975, sec. 3.5; Harchol-Balter,
 Performance Modeling and Design of Computer Systems, 2013, ch. 14). The p-quantile of the wait is
-ln(C / (1 - p)) / (c mu - lambda) when C > 1 - p, else 0. Exponential service is a conservative stand-in
-for near-deterministic prefill times (an M/D/c queue waits about half as long on average), stated as such.
-All functions are pure and broadcast over numpy arrays.
+ln(C / (1 - p)) / (c mu - lambda) when C > 1 - p, else 0.
+
+Prefill service is not exponential: with chunked prefill the prompts ahead are processed chunk by chunk, first come
+first served, at the instance's prefill rate, so a prompt's service time is its length over that rate, and econ's
+requests all have ``input_len`` tokens. The wait of such an M/G/c queue is taken as the M/M/c wait scaled by
+(1 + c_s^2) / 2, c_s the coefficient of variation of the service time (here of the prompt length,
+``input_len_cv``): the Allen-Cunneen approximation (A. O. Allen, Probability, Statistics and Queueing Theory, 2nd
+ed. 1990, sec. 6.5; W. Whitt, 'Approximations for the GI/G/m queue', Production and Operations Management 2(2),
+1993), exact in the mean for c = 1 (Pollaczek-Khinchine) and, for the tail, Kingman's heavy-traffic exponential
+approximation with that mean (Kingman 1962). Deterministic prompts (c_s = 0) wait half as long as exponential ones
+(c_s = 1, the M/M/c of issue 12). All functions are pure and broadcast over numpy arrays.
 """
 
 from __future__ import annotations
@@ -72,4 +80,61 @@ def waiting_time_quantile_s(arrival_rate_per_s, service_rate_per_s, servers, qua
     return np.maximum(np.log(np.maximum(cw, 1e-300) / (1.0 - quantile)), 0.0) / spare
 
 
-__all__ = ["erlang_c", "waiting_time_quantile_s", "MAX_UTILIZATION_FRAC"]
+def service_variability_factor(service_cv):
+    """Allen-Cunneen factor (1 + c_s^2) / 2 by which an M/G/c queue's wait scales the M/M/c one. [-]
+
+    Parameters
+    ----------
+    service_cv : scalar or array >= 0, coefficient of variation of the service time [-]
+
+    Returns
+    -------
+    scalar or array [-]: 0.5 for deterministic service (M/D/c), 1 for exponential (M/M/c).
+    """
+    return (1.0 + service_cv * service_cv) / 2.0
+
+
+def prefill_wait_quantile_s(arrival_rate_per_s, service_rate_per_s, servers, quantile, prompt_len_cv=0.0):
+    """The ``quantile`` of the wait before a prompt's prefill starts, chunked FIFO prefill: M/G/c. [s]
+
+    Parameters
+    ----------
+    arrival_rate_per_s, service_rate_per_s, servers, quantile : as :func:`waiting_time_quantile_s`
+    prompt_len_cv : scalar or array >= 0, coefficient of variation of the prompt length (the service time's) [-]
+
+    Returns
+    -------
+    scalar or array [s] = :func:`waiting_time_quantile_s` x :func:`service_variability_factor` (module docstring).
+    """
+    return waiting_time_quantile_s(arrival_rate_per_s, service_rate_per_s, servers, quantile) \
+        * service_variability_factor(prompt_len_cv)
+
+
+def mean_decode_context_tokens(input_len, output_len, output_len_cv=0.0):
+    """Mean context a decoded token attends, over the output tokens of requests whose answers vary in length.
+
+    Parameters
+    ----------
+    input_len : scalar or array, prompt tokens [tokens]
+    output_len : scalar or array, mean answer tokens E[o] [tokens]
+    output_len_cv : scalar or array, coefficient of variation of the answer length sd(o) / E[o] (0 = every answer
+        has ``output_len`` tokens) [-]
+
+    Returns
+    -------
+    scalar or array [tokens] = ISL + E[o] (1 + cv^2) / 2.
+
+    Notes
+    -----
+    The j-th token of an answer attends ISL + j tokens, so a request of o tokens adds o ISL + o^2 / 2 token-contexts;
+    over all output tokens the mean is ISL + E[o^2] / (2 E[o]) = ISL + E[o] (1 + cv^2) / 2 (a length-biased mean:
+    long reasoning answers carry most of the tokens). A fixed length gives the ISL + OSL / 2 of DESIGN.md; an
+    exponential spread (cv = 1) doubles the answer's share to ISL + OSL. The same mean sizes the KV cache a batch
+    holds in steady state (a sequence is found in flight with probability proportional to its length).
+    Orchestration-free: operators only.
+    """
+    return input_len + output_len * (1.0 + output_len_cv * output_len_cv) / 2.0
+
+
+__all__ = ["erlang_c", "waiting_time_quantile_s", "MAX_UTILIZATION_FRAC", "mean_decode_context_tokens",
+           "service_variability_factor", "prefill_wait_quantile_s"]

@@ -93,6 +93,9 @@ ACCELERATOR_SCHEMA: dict[str, Col] = {
     "rental_contract_usd_per_hour": _num(0, 1e3, lo_inclusive=False, required=False, unit="USD/h"),
     "rental_contract_basis": TXT_OPT, "rental_tiers_basis": TXT_OPT,
     "source_rental_tiers": TXT_OPT, "as_of_rental_tiers": TXT_OPT,
+    # softmax exponentials (issue 17.7): special-function-unit throughput, empty = not modelled (no limit)
+    "exp_tera_per_s": _num(0, 1e4, lo_inclusive=False, required=False, unit="1e12 exponentials/s"),
+    "source_exp": TXT_OPT,
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 
@@ -151,6 +154,13 @@ MODEL_SCHEMA: dict[str, Col] = {
     "native_weight_dtype": TXT,
     "mtp_modules": _num(0, 16, required=False, **_I),
     "mtp_acceptance": _num(0, 1, required=False, unit="share of drafted tokens accepted"),
+    # a published EAGLE-3 draft head (issue 17.8): its draft length and per-token acceptance; empty = none
+    "eagle_draft_tokens": _num(1, 16, required=False, **_I),
+    "eagle_acceptance": Col(pl.Float64, False, 0, 1, True, "share of drafted tokens accepted"),
+    # sparse attention (DeepSeek-V3.2 DSA, issue 17.5): the lightning indexer; empty = dense attention
+    "index_n_heads": _num(1, 1e4, required=False, **_I),
+    "index_head_dim": _num(1, 1e4, required=False, **_I),
+    "index_topk": _num(1, 1e8, required=False, **_I),
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 
@@ -212,9 +222,9 @@ CALIBRATION_SCHEMA: dict[str, Col] = {
     "eta_flop": _num(1e-3, 1.0), "eta_flop_se": _num(0, 10, required=False),
     "eta_prefill": _num(1e-3, 1.0), "eta_prefill_se": _num(0, 10, required=False),
     "overhead_s": _num(0, 1.0, unit="s"), "overhead_s_se": _num(0, 10, required=False),
-    "layer_overhead_s": _num(0, 1e-3, unit="s"), "layer_overhead_s_se": _num(0, 10, required=False),
+    "sequence_overhead_s": _num(0, 1e-2, unit="s"), "sequence_overhead_s_se": _num(0, 10, required=False),
+    "kernel_latency_s": _num(0, 1e-3, unit="s"), "kernel_latency_s_se": _num(0, 10, required=False),
     "eta_routed_flop_frac": _num(1e-2, 1.0), "eta_routed_flop_frac_se": _num(0, 10, required=False),
-    "moe_layer_overhead_s": _num(0, 1e-2, unit="s"), "moe_layer_overhead_s_se": _num(0, 10, required=False),
     "moe_tile_rows": _num(1, 512, unit="rows"), "moe_tile_rows_se": _num(0, 1000, required=False),
     "moe_gemm_half_width": _num(0, 1e6, unit="columns"), "moe_gemm_half_width_se": _num(0, 1e6, required=False),
     "overlap_frac": _num(0, 1.0), "overlap_frac_se": _num(0, 10, required=False),
@@ -291,15 +301,20 @@ CALIBRATION_ERRORS_SCHEMA: dict[str, Col] = {
     "cv_median_abs_error_frac": _num(**_ERR), "cv_p90_abs_error_frac": _num(**_ERR),
     "roofline_median_abs_error_frac": _num(**_ERR), "roofline_p90_abs_error_frac": _num(**_ERR),
     "v1_median_abs_error_frac": _num(**_ERR), "v1_p90_abs_error_frac": _num(**_ERR),
+    "previous_median_abs_error_frac": _num(**_ERR, required=False),
+    "previous_p90_abs_error_frac": _num(**_ERR, required=False),
+    "previous_n_cases": _num(1, 1e6, dtype=pl.Int64, unit="cases", required=False),
     "fallback_from": TXT_OPT, "fit_date": TXT,
     "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 """``data/calibration_errors.csv`` (optional): the held-out error of the calibration per family, beside the pure
 roofline and the v1 global (uncalibrated) efficiencies on the same cases, written by ``econ calibrate --write``
 (:func:`econ.analyses.calibration.errors_frame`; data/README.md). ``by`` is ``all``, ``family`` (scenario family),
-``moe`` (``dense`` / ``moe``) or ``profile`` (generation x precision)."""
+``moe`` (``dense`` / ``moe``), ``profile`` (generation x precision), ``class`` (dense, moe, wide-ep, low-latency,
+long-context: econ.analyses.calibration.CLASSES) or ``class-generation`` (``moe-hopper``). The ``previous_*`` columns
+are the held-out errors shipped before the fit, on the same family's cases (empty where none)."""
 
-ERROR_GROUPINGS: tuple[str, ...] = ("all", "family", "moe", "profile")
+ERROR_GROUPINGS: tuple[str, ...] = ("all", "family", "moe", "profile", "class", "class-generation")
 """Values of ``by`` in calibration_errors.csv."""
 
 CALIBRATION_PREDICTIONS_SCHEMA: dict[str, Col] = {
@@ -311,6 +326,8 @@ CALIBRATION_PREDICTIONS_SCHEMA: dict[str, Col] = {
     "abs_error_frac": _num(0, 1e6, required=False, unit="fraction"),
     "roofline_predicted": _num(0, 1e12, lo_inclusive=False, required=False, unit="the metric's unit"),
     "in_error_table": Col(pl.Boolean), "profile_source": TXT_OPT, "reason": TXT_OPT,
+    "generation": TXT_OPT, "wide_ep": Col(pl.Boolean, required=False), "low_latency": Col(pl.Boolean, required=False),
+    "long_context": Col(pl.Boolean, required=False),
     "fit_date": TXT, "source": TXT, "as_of": TXT, "notes": TXT_OPT,
 }
 """``data/calibration_predictions.csv`` (optional): one row per included measurement with its held-out prediction
@@ -553,6 +570,7 @@ def _accelerators_si(df: pl.DataFrame) -> pl.DataFrame:
         (pl.col("hbm_bandwidth_tb_per_s") * units.BYTES_PER_TB).alias("hbm_bandwidth_bytes_per_s"),
         (pl.col("scale_up_bandwidth_gb_per_s") * units.BYTES_PER_GB).alias("scale_up_bandwidth_bytes_per_s"),
         (pl.col("scale_out_bandwidth_gb_per_s") * units.BYTES_PER_GB).alias("scale_out_bandwidth_bytes_per_s"),
+        (pl.col("exp_tera_per_s") * units.PER_TERA).alias("exp_per_s"),
     )
 
 

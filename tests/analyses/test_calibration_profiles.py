@@ -71,7 +71,7 @@ def test_calibrated_fields_follow_what_the_user_set():
 
 def test_a_profile_moves_only_its_own_generation_and_precision(catalog):
     shipped = float(catalog.calibration.filter(pl.col("profile") == "hopper-fp8")["eta_bw"][0])
-    fast = with_profile(catalog, "hopper-fp8", eta_bw=min(1.0, 1.6 * shipped), overhead_s=0.0, layer_overhead_s=0.0)
+    fast = with_profile(catalog, "hopper-fp8", eta_bw=min(1.0, 1.6 * shipped), overhead_s=0.0, kernel_latency_s=0.0)
     base, tuned = row(catalog), row(fast)
     assert tuned["efficiency_profile"] == "hopper-fp8"
     # decode at batch 64 on 70B fp8 is HBM-bound: the step time falls with 1 / eta_bw (no fixed time left)

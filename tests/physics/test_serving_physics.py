@@ -82,9 +82,10 @@ def test_eagle_head_and_draft_model_cost_their_own_passes():
     (dict(spec_method="eagle", spec_draft_tokens=2, spec_acceptance=-0.1), r"spec_acceptance=-0.1 is outside"),
     (dict(spec_method="eagle", spec_draft_tokens=17, spec_acceptance=0.5), r"spec_draft_tokens=17 is outside \[0, 16\]"),
     (dict(spec_method="eagle", spec_draft_tokens=-1, spec_acceptance=0.5), r"spec_draft_tokens=-1 is outside"),
-    (dict(spec_method="mtp"), r"spec_method=mtp but llama-3.1-70b ships no multi-token-prediction module"),
-    (dict(spec_method="eagle", spec_draft_tokens=2), r"spec_method=eagle needs spec_acceptance"),
-    (dict(spec_method="draft", spec_draft_tokens=2, spec_acceptance=0.6), r"spec_method=draft needs spec_draft_model"),
+    (dict(spec_method="mtp"), r"spec_method='mtp' is not available for llama-3.1-70b: it ships no "
+                              r"multi-token-prediction module \(valid: none, draft\)"),
+    (dict(spec_method="eagle", spec_draft_tokens=2), r"spec_method='eagle' needs spec_acceptance for llama-3.1-70b"),
+    (dict(spec_method="draft", spec_draft_tokens=2, spec_acceptance=0.6), r"spec_method='draft' needs spec_draft_model"),
     (dict(spec_method="medusa"), r"spec_method='medusa' is not one of"),
 ])
 def test_bad_speculation_names_field_value_and_range(kw, pattern):
@@ -214,3 +215,37 @@ def test_engine_limit_is_a_named_assumption():
     assert DEFAULT.max_batch_per_group == 4096
     with pytest.raises(InvalidInputError, match=r"max_batch_per_group=0 is outside"):
         Assumptions(max_batch_per_group=0)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# issue 17.6: chunked FIFO prefill of fixed-length prompts is an M/G/c queue, not an M/M/c one
+# ---------------------------------------------------------------------------------------------------------------------
+
+def test_allen_cunneen_scales_the_mmc_wait_by_the_service_variability():
+    from econ.physics.serving import prefill_wait_quantile_s, service_variability_factor
+
+    assert service_variability_factor(0.0) == 0.5 and service_variability_factor(1.0) == 1.0
+    mmc = waiting_time_quantile_s(3.0, 1.0, 4, 0.99)
+    assert prefill_wait_quantile_s(3.0, 1.0, 4, 0.99, 1.0) == pytest.approx(mmc, rel=1e-12)  # M/M/c
+    assert prefill_wait_quantile_s(3.0, 1.0, 4, 0.99, 0.0) == pytest.approx(0.5 * mmc, rel=1e-12)  # M/D/c
+    # M/D/1 mean wait (Pollaczek-Khinchine) is half the M/M/1 one: rho / (2 mu (1 - rho)); the tail follows it
+    rho = 0.8
+    assert service_variability_factor(0.0) * rho / (1.0 * (1 - rho)) == pytest.approx(rho / (2 * (1 - rho)))
+
+
+def test_fixed_length_prompts_wait_half_as_long_as_exponential_ones():
+    """Llama-3.1-405B FP8 on 8 H200 at batch 8 with 8K prompts under Poisson load near the replica's rate: the p99
+    TTFT's queueing part halves when every prompt has input_len tokens (econ's workload) instead of exponentially
+    spread lengths (the M/M/c of issue 12); the lone prefill is the same."""
+    catalog = CATALOG
+    base = dict(model="llama-3.1-405b", hardware="h200-sxm", precision="fp8", batch_size=8, num_gpus=8, tp=8,
+                input_len=8192, output_len=512)
+    probe = evaluate(pl.DataFrame([base]), catalog, columns=("served_requests_per_s",))
+    rate = 0.9 * float(probe["served_requests_per_s"][0])
+    pts = pl.DataFrame([base | dict(arrival_rate_per_s=rate, input_len_cv=cv) for cv in (0.0, 1.0)])
+    out = evaluate(pts, catalog, columns=("ttft_s", "ttft_percentile_s", "kv_transfer_s"))
+    wait = (out["ttft_percentile_s"] - out["ttft_s"] - out["kv_transfer_s"]).to_list()
+    assert out["ttft_s"][0] == out["ttft_s"][1]
+    assert wait[1] > 0 and wait[0] == pytest.approx(0.5 * wait[1], rel=1e-9)
+    with pytest.raises(InvalidInputError, match=r"input_len_cv=11 is outside \[0, 10\]"):
+        evaluate(pts.with_columns(input_len_cv=pl.lit(11.0)), catalog)
