@@ -341,6 +341,8 @@ class Field:
         """
         key = self.name
         nones = ("",) if self.kind == "text" else ("", "none", "null") + ((self.none_token,) if self.none_token else ())
+        if self.choices and self.kind == "str":  # a choice is never read as "automatic" ('none' = speculation off)
+            nones = tuple(n for n in nones if n not in self.choices)
         if raw is None or (isinstance(raw, str) and raw.strip().lower() in nones):
             if self.none_token is not None:
                 return True, None, ""
@@ -437,7 +439,7 @@ class Field:
     def help_text(self) -> str:
         """``--help`` text: the help sentence, the range and the default with its source."""
         default = self.default
-        shown = "not set" if default is None else num_text(default) \
+        shown = (self.none_token or "not set") if default is None else num_text(default) \
             if isinstance(default, (int, float)) and not isinstance(default, bool) else str(default)
         text = self.help or self.label
         return f"{text}; {self.range_text(tokens=False)} [{shown}]"

@@ -13,10 +13,20 @@ from dashboards.components import fields, safe_text, state
 from econ.physics.precision import PRECISIONS
 from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of
 from econ.io.scenario import Scenario, from_mapping, from_toml
-from econ.vocabulary import GENERATIONS, TIER_SPECS, TIERS, Tier
+from econ.assumptions import DECODING_FIELDS
+from econ.io.scenario import SPECS
+from econ.vocabulary import GENERATIONS, KV_PRECISIONS, SPEC_METHODS, TIER_SPECS, TIERS, WEIGHT_FORMATS, Tier
 
 PRECISION_TITLES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4 (NVFP4)"}
 LOADED_KEY = "_econ_loaded_file"
+
+FORMAT_TITLES = {"bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4": "INT4 (W4A16)", "mxfp4": "MXFP4",
+                 "nvfp4": "NVFP4"}
+"""Human names of the weight and KV-cache formats (econ.vocabulary.WEIGHT_FORMATS, KV_PRECISIONS)."""
+SPEC_TITLES = {"none": "Off", "mtp": "MTP (the model's own module)", "eagle": "EAGLE-style draft head",
+               "draft": "Draft model"}
+"""Human names of the speculative-decoding methods (econ.vocabulary.SPEC_METHODS)."""
+AUTO = "auto"
 
 BASIS_TITLES = {t: TIER_SPECS[Tier(t)].label for t in TIERS}
 """Human names of the cost tiers (econ.vocabulary.TIER_SPECS)."""
@@ -125,6 +135,39 @@ def _reset() -> None:
     state.set_scenario(sc, warnings)
 
 
+def _auto_select(field: str, options, titles: dict, auto_title: str, container, help: str | None = None):
+    """A select of ``auto`` + ``options`` for a field whose None means automatic."""
+    return fields.select(field, [AUTO, *options], container=container,
+                         format_func=lambda v: auto_title if v == AUTO else titles.get(v, v),
+                         from_value=lambda v: AUTO if v is None else v, to_value=lambda v: None if v == AUTO else v,
+                         help=help or f"{SPECS[field].help}. Default: {SPECS[field].source}")
+
+
+def decoding_form(container, model_name: dict) -> None:
+    """Formats, speculative decoding and the SLO percentile (econ.assumptions.Decoding; every page that prices
+    reads them from the scenario)."""
+    sc = state.scenario()
+    on = any(getattr(sc, f) is not None for f in DECODING_FIELDS) or sc.slo_percentile is not None
+    with container.expander("Formats, speculative decoding, SLO percentile", expanded=on):
+        _auto_select("weight_format", list(WEIGHT_FORMATS), FORMAT_TITLES, "Auto (the release's / precision's)",
+                     st)
+        _auto_select("expert_weight_format", list(WEIGHT_FORMATS), FORMAT_TITLES, "Auto (the release's / weights')",
+                     st)
+        _auto_select("kv_precision", list(KV_PRECISIONS), FORMAT_TITLES, "Auto (FP8 with FP8/FP4, else BF16)", st)
+        method = _auto_select("spec_method", list(SPEC_METHODS), SPEC_TITLES, "Auto (the vendor's default)", st)
+        if method not in (None, "none"):
+            fields.optional_number("spec_draft_tokens", auto_label="Draft tokens: automatic", default_value=1)
+            fields.optional_number("spec_acceptance", auto_label="Acceptance: automatic (sourced)", fmt="%.2f",
+                                   default_value=0.7)
+        if method == "draft":
+            fields.select("spec_draft_model", list(model_name), format_func=lambda i: model_name.get(i, i),
+                          from_value=lambda v: v or next(iter(model_name)), label="Draft model")
+        elif state.scenario().spec_draft_model is not None:
+            state.update(spec_draft_model=None)
+        fields.select("slo_percentile", [None, 50.0, 90.0, 99.0], format_func=lambda v: "Mean (served)" if v is None
+                      else f"p{v:g}", label="SLOs judged at", help=SPECS["slo_percentile"].help)
+
+
 def show(key: str = "sidebar") -> Scenario:
     """Draw the scenario sidebar and return the scenario.
 
@@ -193,6 +236,7 @@ def show(key: str = "sidebar") -> Scenario:
                       step=0.5)
         fields.number("cache_hit_frac", label="Prefix-cache hit rate (%)", scale=100.0, unit="%", fmt="%.0f",
                       step=5.0)
+    decoding_form(sb, model_name)
     with sb.expander("Save, load or share", expanded=False):
         sc = state.scenario()
         st.download_button("Save scenario (.toml)", sc.to_toml().encode("utf-8"), file_name="econ-scenario.toml",

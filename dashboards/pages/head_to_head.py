@@ -23,6 +23,7 @@ from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fields, fmt, interactivity, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES, PRECISION_TITLES  # noqa: E402
 from econ.analyses.compare import LEVEL_COLUMN, HeadToHead, Setup, head_to_head  # noqa: E402
+from econ.analyses.optimize import SearchSpace  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -74,11 +75,13 @@ def label(setup: Setup, name: str, models: dict, hws: dict) -> str:
 
 @st.cache_data(show_spinner="Searching both set-ups...", max_entries=16, ttl=3600)
 def compute(token: str, a: Setup, b: Setup, levels: tuple, input_len: int, output_len: int, assumptions_key: str,
-            economics_key: str, _assumptions=None, _economics=None, _catalog=None) -> HeadToHead:
+            economics_key: str, _assumptions=None, _economics=None, _catalog=None, decoding=None,
+            slo_percentile=None) -> HeadToHead:
     """:func:`econ.analyses.compare.head_to_head`, cached per catalog, set-ups, levels, lengths and assumptions."""
     cat = _catalog if _catalog is not None else state.catalog()
     return head_to_head(cat, a, b, levels=levels, input_len=input_len, output_len=output_len,
-                        assumptions=_assumptions, economics=_economics)
+                        assumptions=_assumptions, economics=_economics, slo_percentile=slo_percentile,
+                        space=None if decoding is None else SearchSpace(decoding=decoding))
 
 
 def setup_inputs(side: str, container, models: dict, hws: dict) -> None:
@@ -158,7 +161,8 @@ def render() -> None:
     assumptions, economics = sc.assumptions(), sc.economics(cat)
     try:
         h = compute(cat_in_use.token, a, b, tuple(levels), sc.input_len, sc.output_len, repr(assumptions),
-                    repr(economics), _assumptions=assumptions, _economics=economics, _catalog=cat)
+                    repr(economics), _assumptions=assumptions, _economics=economics, _catalog=cat,
+                    decoding=sc.decoding(), slo_percentile=sc.slo_percentile)
     except EconError as exc:
         st.error(safe_text.error(exc), icon=":material/error:")
         return

@@ -506,6 +506,8 @@ def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAU
     r = row.row(0, named=True)
     speed = r.get("served_tokens_per_s_per_user", r.get("tokens_per_s_per_user"))
     ttft = r.get("served_ttft_s", r.get("ttft_s"))
+    if cost_kwargs.get("slo_percentile") is not None and r["feasible"]:  # the SLO is judged at the percentile
+        speed, ttft = 1.0 / max(r["tpot_percentile_s"], 1e-30), r["ttft_percentile_s"]
     if not r["feasible"] or (speed is not None and speed >= min_tokens_per_s_per_user
                              and ttft is not None and ttft <= max_ttft_s):
         return row, curve
@@ -636,7 +638,8 @@ class HeadToHead:
 
 def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_LEVELS, input_len: int = DEFAULT_INPUT_LEN,
                  output_len: int = DEFAULT_OUTPUT_LEN, max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
-                 economics: Economics = Economics(), deployment=None, space=None) -> HeadToHead:
+                 economics: Economics = Economics(), deployment=None, space=None,
+                 slo_percentile: float | None = None) -> HeadToHead:
     """Two (model, accelerator, precision, cost tier) set-ups side by side on cost against interactivity.
 
     Parameters
@@ -653,6 +656,8 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
     deployment : DeploymentAssumptions, optional
     space : econ.analyses.optimize.SearchSpace, optional
         The search (default: everything); each side's precision replaces ``space.precisions``.
+    slo_percentile : float, optional [%]
+        Judge the TTFT limit at this percentile (:class:`econ.analyses.optimize.SLO`); None = the served mean.
 
     Returns
     -------
@@ -684,7 +689,8 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
         e = replace(economics, basis=s.basis)
         econ_by[name] = e
         res = search(catalog, model=s.model, hardware=[s.hardware], input_len=input_len, output_len=output_len,
-                     slo=SLO(max_ttft_s=max_ttft_s), space=replace(space, precisions=(s.precision,)),
+                     slo=SLO(max_ttft_s=max_ttft_s, percentile=slo_percentile),
+                     space=replace(space, precisions=(s.precision,)),
                      assumptions=assumptions, economics=e, deployment=deployment)
         pts = res.points.filter(pl.col("ttft_s") <= max_ttft_s)
         if pts.height == 0:

@@ -28,7 +28,8 @@ from econ.vocabulary import MODES
 from econ.analyses.search import octave_grid
 
 __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", "choose_layout", "layout_candidates",
-           "deployment_search", "deployment_of", "POOL_KEYS", "slo_columns"]
+           "deployment_search", "deployment_of", "POOL_KEYS", "slo_columns",
+           "decoding_used", "DECODING_COLUMNS"]
 
 _LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
 POOL_KEYS = ("disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
@@ -281,6 +282,26 @@ def _auto_batches(catalog: Catalog, pts: pl.DataFrame, assumptions, economics, d
     best = np.where(ok.reshape(grid.shape), grid, -1.0).max(axis=1)
     meets = best > 0
     return np.where(meets, best, top).astype(np.int64), meets, feasible
+
+
+DECODING_COLUMNS = ("model", "precision", "weight_format", "expert_weight_format", "kv_precision", "spec_method",
+                    "spec_draft_tokens", "spec_acceptance")
+"""Result columns that say which formats and speculative decoding a deployment runs."""
+
+
+def decoding_used(catalog: Catalog, *, model: str, hardware: str, precision: str,
+                  decoding: Decoding = AUTO_DECODING) -> pl.DataFrame:
+    """The formats and speculative decoding the engine resolves for ``model`` on ``hardware`` at ``precision`` under
+    ``decoding`` (automatic fields: its defaults): one row of :data:`DECODING_COLUMNS`, for an answer to show what it
+    used (they do not depend on the layout or the batch).
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError : a setting the model cannot run (the engine's message).
+    """
+    pts = pl.DataFrame([{"model": model, "hardware": hardware, "precision": precision, "batch_size": 1,
+                         **decoding.columns()}])
+    return evaluate(pts, catalog, strict=False, columns=DECODING_COLUMNS)
 
 
 def slo_columns(at_percentile: bool) -> tuple[str, str]:

@@ -8,9 +8,10 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
-from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
-                                   add_workload_options, catalog_from, check_range, economics_from, load_scenario,
-                                   parse_int_list, parse_mix, render, slo_from, workload_from)
+from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options, add_scenario_option,
+                                   add_slo_options, add_slo_percentile_option, add_workload_options, catalog_from,
+                                   check_flag, check_range, decoding_from, decoding_note, economics_from, load_scenario,
+                                   parse_int_list, parse_mix, render, slo_from, slo_percentile_from, workload_from)
 from econ.vocabulary import MAX_CONTEXT, bounds
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
@@ -26,7 +27,8 @@ SUMMARY_COLUMNS = (
     "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s", "basis",
     "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in",
     "usd_per_m_blended_tokens",
-    "input_output_mix", "cache_hit_frac",
+    "input_output_mix", "cache_hit_frac", "weight_format", "expert_weight_format", "kv_precision", "spec_method",
+    "spec_draft_tokens", "spec_acceptance",
 )
 
 MAX_HARDWARE = 32
@@ -69,6 +71,8 @@ def add_cost_arguments(p) -> None:
                         "prompts are this long too unless --input-len is given")
     add_workload_options(p)
     add_slo_options(p)
+    add_slo_percentile_option(p)
+    add_decoding_options(p)
     add_economics_options(p)
     p.add_argument("--ideal", action="store_true", help="pure roofline: every efficiency 1, no overheads")
     p.add_argument("--stream-embeddings", action="store_true",
@@ -113,7 +117,10 @@ def apply_scenario(args, catalog):
 
 
 def run(args) -> int:
-    frame = compute(args)[0]
+    frame, catalog, _, _ = compute(args)
+    note = decoding_note(frame, args.decoding, catalog)
+    if note and args.format == "table":
+        print(note, file=sys.stderr)
     if not args.all_columns:
         frame = frame.select([c for c in SUMMARY_COLUMNS if c in frame.columns])
     render(frame, args.format)
@@ -160,9 +167,14 @@ def compute(args):
     if args.ideal:
         assumptions = replace(assumptions, **IDEAL_OVERRIDES)
     economics = economics_from(args, catalog, sc)
+    args.decoding = decoding_from(args, sc)
+    pct = slo_percentile_from(args, sc)
+    if pct is not None:
+        assumptions = replace(assumptions, latency_percentile=pct)
     kw = dict(model=args.model, precision=args.precision, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep,
               pp=args.pp, mode=args.mode, input_len=args.input_len, output_len=args.output_len,
-              context_tokens=args.context, assumptions=assumptions, economics=economics)
+              context_tokens=args.context, assumptions=assumptions, economics=economics, decoding=args.decoding,
+              slo_percentile=pct)
     frames, first_error = [], None
     for hw in hardware:  # a handful of accelerators: one cost table each
         try:
@@ -186,11 +198,14 @@ def compute(args):
     if not frames:
         raise first_error
     frame = pl.concat(frames, how="vertical_relaxed")
-    speed = "served_tokens_per_s_per_user" if "served_tokens_per_s_per_user" in frame.columns \
-        else "tokens_per_s_per_user"
-    ttft = "served_ttft_s" if "served_ttft_s" in frame.columns else "ttft_s"
-    frame = frame.with_columns(meets_slo=(pl.col("feasible").fill_null(False) & (pl.col(speed) >= floor)
-                                          & (pl.col(ttft) <= max_ttft)).fill_null(False))
+    if pct is not None:  # judged at the percentile: 1 / TPOT and TTFT at it
+        speed_x, ttft_x = 1.0 / pl.col("tpot_percentile_s"), pl.col("ttft_percentile_s")
+    else:
+        speed_x = pl.col("served_tokens_per_s_per_user" if "served_tokens_per_s_per_user" in frame.columns
+                         else "tokens_per_s_per_user")
+        ttft_x = pl.col("served_ttft_s" if "served_ttft_s" in frame.columns else "ttft_s")
+    frame = frame.with_columns(meets_slo=(pl.col("feasible").fill_null(False) & (speed_x >= floor)
+                                          & (ttft_x <= max_ttft)).fill_null(False))
     return frame, catalog, assumptions, economics
 
 
