@@ -888,8 +888,9 @@ for _s, _hw in (("a", "h100-sxm"), ("b", "b200")):
          source="H100 vs B200: the generational comparison analysts ask first", **{**_G, "flag": "--price"})
     _add(f"h2h_{_s}_precision", "str", "fp8", label=f"Set-up {_S}: precision", choices=PRECISIONS,
          source="the scenario's default precision", **{**_G, "flag": "--price"})
-    _add(f"h2h_{_s}_basis", "str", Tier.OWNED.value, label=f"Set-up {_S}: cost tier", choices=TIERS,
-         source="the scenario's default cost tier", **{**_G, "flag": "--price"})
+    _add(f"h2h_{_s}_basis", "str", None, label=f"Set-up {_S}: cost tier", choices=TIERS, none_token="sidebar",
+         source="sidebar: the scenario's cost tier (issue 19: a set-up follows the sidebar's tier unless given "
+                "its own)", **{**_G, "flag": "--price"})
 
 # -- a custom accelerator (econ.tables.custom.CustomAccelerator) ------------------------------------------------------
 _G = dict(group="custom", flag="", source="illustrative default of the custom-accelerator form (an H200-class chip); "

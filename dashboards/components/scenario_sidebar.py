@@ -27,6 +27,8 @@ SPEC_TITLES = {"none": "Off", "mtp": "MTP (the model's own module)", "eagle": "E
                "draft": "Draft model"}
 """Human names of the speculative-decoding methods (econ.vocabulary.SPEC_METHODS)."""
 AUTO = "auto"
+DEFAULT_POWER_TITLE = "Default $/kWh: Virginia industrial average (EIA 2023)"
+"""The power-price choice while the typed price is the default (econ.vocabulary source of ``usd_per_kwh``)."""
 
 BASIS_TITLES = {t: TIER_SPECS[Tier(t)].label for t in TIERS}
 """Human names of the cost tiers (econ.vocabulary.TIER_SPECS)."""
@@ -135,6 +137,12 @@ def _reset() -> None:
     state.set_scenario(sc, warnings)
 
 
+def _typed_kwh() -> float:
+    """The $/kWh typed in the sidebar this run (its widget, drawn below the choice, else the scenario's)."""
+    v = st.session_state.get("sc.usd_per_kwh")
+    return float(v) if isinstance(v, (int, float)) else state.scenario().usd_per_kwh
+
+
 def _auto_select(field: str, options, titles: dict, auto_title: str, container, help: str | None = None):
     """A select of ``auto`` + ``options`` for a field whose None means automatic."""
     return fields.select(field, [AUTO, *options], container=container,
@@ -203,7 +211,9 @@ def show(key: str = "sidebar") -> Scenario:
         state.update(workload=workload_of(now.input_len, now.output_len))
     region_ids = ["custom"] + [r[0] for r in regions]
     region = fields.select("region", region_ids, container=sb, label="Power price",
-                           format_func=lambda r: "Custom $/kWh" if r == "custom" else region_name.get(r, r),
+                           format_func=lambda r: region_name.get(r, r) if r != "custom" else (
+                               DEFAULT_POWER_TITLE if _typed_kwh() == SPECS["usd_per_kwh"].default
+                               else "Your own $/kWh"),
                            from_value=lambda v: v or "custom", to_value=lambda v: None if v == "custom" else v,
                            help="A region of data/power_prices.csv, or your own price")
     fields.number("usd_per_kwh", container=sb, label="Electricity ($/kWh)", fmt="%.4f", step=0.005,
@@ -218,8 +228,9 @@ def show(key: str = "sidebar") -> Scenario:
     if basis == "custom":
         if state.scenario().usd_per_gpu_hour is None:
             state.update(usd_per_gpu_hour=DEFAULT_CUSTOM_RATE)
-        fields.number("usd_per_gpu_hour", container=sb, label="Custom rate ($ per GPU-hour)", fmt="%.2f", step=0.1,
-                      help="Per hour of the fleet's existence, like a rental rate; divided by utilization")
+        fields.number("usd_per_gpu_hour", container=sb, label="Custom rate ($ per GPU-hour of existence)", fmt="%.2f",
+                      step=0.1, help="Per hour of the fleet's existence, like a rental rate; divided by utilization "
+                                     "it is the cost per utilized GPU-hour the pages show")
     custom_accelerator_form(sb)
     with sb.expander("Finance, utilization and token mix", expanded=False):
         fields.number("cost_of_capital_frac", label="Cost of capital (% per year)", scale=100.0, unit="%",

@@ -68,8 +68,14 @@ def kpis(row: dict, sc: Scenario) -> None:
                 help="Decode cost of a million generated tokens at this batch")
     c[2].metric(f"$ per M blended tokens ({mix})", fmt.usd_per_m(row["usd_per_m_blended_tokens"]),
                 help=f"{mix} input:output, prefix-cache hit rate {sc.cache_hit_frac:.0%}")
-    c[3].metric("$ per GPU-hour", fmt.usd(row["usd_per_gpu_hour"]),
-                help="Owned: capex annuity + facility + opex + power per utilized hour; rented: rate / utilization")
+    c[3].metric("$ per utilized GPU-hour", fmt.usd(row["usd_per_gpu_hour"]),
+                help="Owned: capex annuity + facility + opex + power per utilized hour; a tier's rate (per GPU-hour "
+                     "of existence) divided by the utilization")
+    if sc.basis != "owned" and row.get("usd_per_gpu_hour") is not None:
+        rate = row["usd_per_gpu_hour"] * sc.utilization_frac
+        st.caption(f"{fmt.usd(rate)} per GPU-hour of existence (the {BASIS_TITLES.get(sc.basis, sc.basis)} rate) / "
+                   f"{sc.utilization_frac:.0%} utilization = {fmt.usd(row['usd_per_gpu_hour'])} per utilized "
+                   "GPU-hour")
     c = st.columns(4)
     c[0].metric("Output tokens/s per GPU", fmt.rate(row["output_tokens_per_s_per_gpu"]),
                 help="Decode throughput of the replica divided by its GPUs")

@@ -47,10 +47,14 @@ BINDING_SHOWN = ["setup_label", LEVEL_COLUMN, "layout", "batch_size", "served_tp
                  "hidden_s", "binding_wall"]
 
 
+SIDEBAR = "sidebar"
+"""The set-up tier choice that follows the sidebar's cost tier (the field's automatic value)."""
+
+
 def setups(sc: Scenario) -> tuple[Setup, Setup]:
-    """The page's two set-ups from the scenario's ``h2h_*`` fields."""
-    return tuple(Setup(*(getattr(sc, f"h2h_{s}_{k}") for k in ("model", "hardware", "precision", "basis")))
-                 for s in ("a", "b"))
+    """The page's two set-ups from the scenario's ``h2h_*`` fields (a tier not set follows the sidebar's)."""
+    return tuple(Setup(*(getattr(sc, f"h2h_{s}_{k}") for k in ("model", "hardware", "precision")),
+                       getattr(sc, f"h2h_{s}_basis") or sc.basis) for s in ("a", "b"))
 
 
 def _parts(setup: Setup, models: dict, hws: dict) -> list[str]:
@@ -93,9 +97,12 @@ def setup_inputs(side: str, container, models: dict, hws: dict) -> None:
         c1, c2 = st.columns(2)
         fields.select(f"h2h_{side}_precision", list(PRECISIONS), container=c1, label="Precision",
                       format_func=lambda p: PRECISION_TITLES.get(p, p))
-        fields.select(f"h2h_{side}_basis", list(BASIS_TITLES), container=c2, label="Cost tier",
-                      format_func=lambda b: BASIS_TITLES.get(b, b),
-                      help="Custom uses the sidebar's custom $ per GPU-hour")
+        tier = BASIS_TITLES.get(state.scenario().basis, state.scenario().basis)
+        fields.select(f"h2h_{side}_basis", [SIDEBAR, *BASIS_TITLES], container=c2, label="Cost tier",
+                      format_func=lambda b: f"Sidebar's: {tier}" if b == SIDEBAR else BASIS_TITLES.get(b, b),
+                      from_value=lambda v: v or SIDEBAR, to_value=lambda v: None if v == SIDEBAR else v,
+                      help="The sidebar's cost tier unless set here; custom uses the sidebar's custom $ per "
+                           "GPU-hour of existence")
 
 
 def kpis(h: HeadToHead) -> None:

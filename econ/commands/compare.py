@@ -105,7 +105,9 @@ def _setups(args, scenario):
             if scenario is None:
                 raise InvalidInputError(f"set-up {name} is missing: econ compare MODEL:HARDWARE[:PRECISION[:TIER]] "
                                         "MODEL:HARDWARE[:PRECISION[:TIER]] (or --scenario FILE)")
-            sides.append(Setup(*(getattr(scenario, prefix + k) for k in ("model", "hardware", "precision", "basis"))))
+            sides.append(Setup(*(getattr(scenario, prefix + k) for k in ("model", "hardware", "precision")),
+                               getattr(scenario, prefix + "basis") or (default_basis if tier or args.usd_per_gpu_hour
+                                                                       is not None else scenario.basis)))
         else:
             sides.append(parse_setup(text, name=f"--{name.lower()}", default_basis=default_basis))
     return sides

@@ -181,7 +181,7 @@ def _header(kwargs) -> dict:
             "output_len": kwargs["output_len"], "workload": workload_of(kwargs["input_len"], kwargs["output_len"]),
             "slo": {"min_tokens_per_s_per_user": slo.min_tokens_per_s_per_user,
                     "max_ttft_s": None if math.isinf(slo.max_ttft_s) else slo.max_ttft_s,
-                    "percentile": slo.percentile},
+                    **({} if slo.percentile is None else {"percentile": slo.percentile})},
             "decoding": kwargs["space"].decoding.columns(),
             "conventions": CONVENTIONS}
 

@@ -90,7 +90,8 @@ class Scenario:
     cluster_gpus ... price_usd_per_m_output_tokens
         Inputs of :func:`econ.analyses.compare.cluster_plan` (cluster page, ``econ cluster``).
     h2h_a_model ... h2h_b_basis
-        The two set-ups of the head-to-head page (:func:`econ.analyses.compare.head_to_head`).
+        The two set-ups of the head-to-head page (:func:`econ.analyses.compare.head_to_head`); a tier None follows
+        ``basis`` (the sidebar's tier).
     custom_accelerator, custom_name ... custom_power_w
         A user's own accelerator (:class:`econ.tables.custom.CustomAccelerator`), catalog id
         :data:`econ.tables.custom.CUSTOM_ID` while ``custom_accelerator`` is true.
@@ -178,11 +179,11 @@ class Scenario:
     h2h_a_model: str = _d("h2h_a_model")
     h2h_a_hardware: str = _d("h2h_a_hardware")
     h2h_a_precision: str = _d("h2h_a_precision")
-    h2h_a_basis: str = _d("h2h_a_basis")
+    h2h_a_basis: str | None = _d("h2h_a_basis")
     h2h_b_model: str = _d("h2h_b_model")
     h2h_b_hardware: str = _d("h2h_b_hardware")
     h2h_b_precision: str = _d("h2h_b_precision")
-    h2h_b_basis: str = _d("h2h_b_basis")
+    h2h_b_basis: str | None = _d("h2h_b_basis")
     custom_accelerator: bool = _d("custom_accelerator")
     custom_name: str = _d("custom_name")
     custom_bf16_tflop_per_s: float = _d("custom_bf16_tflop_per_s")
