@@ -161,7 +161,7 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     names = catalog.accelerators.select(pl.col("id").alias("hardware"), "display_name", "vendor")
     winners = cheapest(points.filter(pl.col("meets_slo")), by=("hardware",), cost=obj)
     best = _cost_chain(winners, catalog, assumptions, economics, deployment, input_len=input_len,
-                       output_len=output_len)
+                       output_len=output_len, decoding=space.decoding.columns())
     best = (best.with_columns(objective=pl.lit(objective), status=pl.lit(""))
             .with_columns([(pl.col(obj) * pl.col(f"usd_per_gpu_hour_{p}") / pl.col("usd_per_gpu_hour"))
                           .alias(f"usd_per_m_tokens_{p}") for p in COST_PARTS]))
@@ -215,9 +215,10 @@ _DEPLOYMENT_KEYS = ("model", "hardware", "precision", "batch_size", "num_gpus", 
 
 
 def _cost_chain(winners: pl.DataFrame, catalog: Catalog, assumptions, economics, deployment, *, input_len: int,
-                output_len: int) -> pl.DataFrame:
+                output_len: int, decoding: dict | None = None) -> pl.DataFrame:
     """The winners of a search with their whole $/GPU-hour chain: one :func:`econ.engine.evaluate` of their
-    deployments (a few rows), stacked by position; the rental part is the rate when the tier rents."""
+    deployments (a few rows), stacked by position; the rental part is the rate when the tier rents. ``decoding``:
+    the search's set formats and speculative decoding as point columns (``Decoding.columns()``)."""
     if winners.height == 0:
         return winners.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in _CHAIN_COLUMNS[:-1]),
                                     pl.lit(None, pl.String).alias("basis"),
@@ -225,7 +226,8 @@ def _cost_chain(winners: pl.DataFrame, catalog: Catalog, assumptions, economics,
     pooled = ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances")
     rows = winners.select(_DEPLOYMENT_KEYS).with_columns(
         *(pl.when(pl.col("disaggregated")).then(pl.col(c)).otherwise(None).alias(c) for c in pooled),
-        input_len=pl.lit(int(input_len)), output_len=pl.lit(int(output_len)))  # an aggregated row has no pools
+        input_len=pl.lit(int(input_len)), output_len=pl.lit(int(output_len)),  # an aggregated row has no pools
+        **{k: pl.lit(v) for k, v in (decoding or {}).items()})
     chain = evaluate(rows, catalog, assumptions, economics, deployment, strict=False, columns=_CHAIN_COLUMNS)
     out = winners.drop([c for c in _CHAIN_COLUMNS if c in winners.columns]).hstack(chain.select(_CHAIN_COLUMNS))
     rent = pl.when(pl.col("basis") != "owned").then(pl.col("usd_per_gpu_hour")).otherwise(pl.col("usd_per_gpu_hour") * 0.0)

@@ -120,7 +120,10 @@ def run(args) -> int:
     frame, catalog, _, _ = compute(args)
     note = decoding_note(frame, args.decoding, catalog)
     if note and args.format == "table":
-        print(note, file=sys.stderr)
+        import textwrap
+
+        from econ.commands._common import terminal_width
+        print(textwrap.fill(note, terminal_width(sys.stderr), subsequent_indent="  "), file=sys.stderr)
     if not args.all_columns:
         frame = frame.select([c for c in SUMMARY_COLUMNS if c in frame.columns])
     render(frame, args.format)

@@ -110,3 +110,16 @@ def test_the_answer_says_what_it_used_and_where_the_defaults_come_from(capsys):
     assert main(["optimize", "--model", "gpt-oss-120b", "--hardware", "h100-sxm"]) == 0
     out = capsys.readouterr().out
     assert "experts mxfp4 (the released checkpoint)" in out
+
+
+def test_the_hardware_comparison_prices_its_cost_chain_with_the_same_decoding(catalog):
+    from econ.analyses.compare import COST_PARTS, hardware_comparison
+
+    rows = {}
+    for name, dec in (("default", Decoding()), ("off", Decoding(spec_method="none"))):
+        b = hardware_comparison(catalog, model="deepseek-v3", hardware=["b200"],
+                                space=SearchSpace(decoding=dec)).best.row(0, named=True)
+        # the bars (capex, facility, opex, power, rental) add up to the ranked cost of the deployment searched
+        assert sum(b[f"usd_per_m_tokens_{p}"] for p in COST_PARTS) == pytest.approx(b["usd_per_m_output_tokens_all_in"])
+        rows[name] = b
+    assert rows["off"]["usd_per_m_output_tokens_all_in"] > rows["default"]["usd_per_m_output_tokens_all_in"]
