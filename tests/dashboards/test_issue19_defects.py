@@ -38,3 +38,19 @@ def test_head_to_head_follows_the_sidebar_cost_tier():
     caption = " ".join(unescape(c.value) for c in custom.caption)
     assert "Custom $ per GPU-hour" in caption and "Owned" not in caption
     assert metrics(custom) != metrics(owned) or caption != " ".join(unescape(c.value) for c in owned.caption)
+
+
+def test_charts_show_accelerator_names_not_ids():
+    """Issue 19.3: bars and legends showed raw ids (gb200-nvl72); ids stay in the data, names are drawn."""
+    from tests.dashboards.test_dashboard import specs
+
+    at = run(page("hardware_comparison"))
+    exprs = []
+    for s in specs(at):
+        for layer in [s, *s.get("layer", [])]:
+            enc = layer.get("encoding", {})
+            exprs += [enc.get("y", {}).get("axis", {}).get("labelExpr"),
+                      (enc.get("color", {}).get("legend") or {}).get("labelExpr")]
+    exprs = [e for e in exprs if e]
+    assert any('"gb200-nvl72" ? "' in e for e in exprs), exprs[:2]
+    assert any("NVIDIA" in e for e in exprs)
