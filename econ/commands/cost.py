@@ -27,12 +27,16 @@ SUMMARY_COLUMNS = (
     "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s", "basis",
     "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in",
     "usd_per_m_blended_tokens",
-    "input_output_mix", "cache_hit_frac", "weight_format", "expert_weight_format", "kv_precision", "spec_method",
-    "spec_draft_tokens", "spec_acceptance",
+    "input_output_mix", "cache_hit_frac",
 )
 
 MAX_HARDWARE = 32
 """Most accelerators one ``econ cost --hardware a,b,...`` compares (a list, not a sweep: see ``econ optimize``)."""
+
+DECODING_SUMMARY = ("weight_format", "expert_weight_format", "kv_precision", "spec_method", "spec_draft_tokens",
+                    "spec_acceptance")
+"""Summary columns after the answer's: the formats and speculative decoding it used (issue 19)."""
+SUMMARY_COLUMNS = SUMMARY_COLUMNS + DECODING_SUMMARY
 
 
 def register(sub) -> None:
@@ -117,16 +121,11 @@ def apply_scenario(args, catalog):
 
 
 def run(args) -> int:
-    frame, catalog, _, _ = compute(args)
-    note = decoding_note(frame, args.decoding, catalog)
-    if note and args.format == "table":
-        import textwrap
-
-        from econ.commands._common import terminal_width
-        print(textwrap.fill(note, terminal_width(sys.stderr), subsequent_indent="  "), file=sys.stderr)
+    frame = compute(args)[0]
     if not args.all_columns:
         frame = frame.select([c for c in SUMMARY_COLUMNS if c in frame.columns])
     render(frame, args.format)
+    _decoding_note(args)
     return 0
 
 
@@ -209,7 +208,18 @@ def compute(args):
         ttft_x = pl.col("served_ttft_s" if "served_ttft_s" in frame.columns else "ttft_s")
     frame = frame.with_columns(meets_slo=(pl.col("feasible").fill_null(False) & (speed_x >= floor)
                                           & (ttft_x <= max_ttft)).fill_null(False))
+    args.decoding_note = decoding_note(frame, args.decoding, catalog)
     return frame, catalog, assumptions, economics
+
+
+def _decoding_note(args) -> None:
+    """The line naming the formats and speculative decoding used and where each default came from (stderr, tables)."""
+    note = getattr(args, "decoding_note", "")
+    if note and args.format == "table":
+        import textwrap
+
+        from econ.commands._common import terminal_width
+        print(textwrap.fill(note, terminal_width(sys.stderr), subsequent_indent="  "), file=sys.stderr)
 
 
 def _meets(row: dict, floor: float, max_ttft: float) -> bool:
