@@ -25,7 +25,7 @@ from dashboards.components import sensitivity  # noqa: E402
 from econ.analyses.compare import auto_batch_row, curve_on_layout  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
-from econ.analyses.sweep import cost_table  # noqa: E402
+from econ.analyses.sweep import cost_table, decoding_note  # noqa: E402
 
 TITLE = "Cost explorer"
 ICON = ":material/payments:"
@@ -143,6 +143,9 @@ def render() -> None:
                    f"(max batch {row['max_batch_size']:,}). Pick a smaller batch or more GPUs.",
                    icon=":material/warning:")
     kpis(row, sc)
+    used = decoding_note(row, sc.decoding(), cat)
+    if used:  # the formats and speculative decoding priced, and where each default came from
+        st.caption(safe_text.md(used[0].upper() + used[1:]))
     st.markdown(efficiency_note(row, sc, cat))
     sweet = row["sweet_spot_batch"]
     c3.markdown(

@@ -29,7 +29,7 @@ from econ.analyses.search import octave_grid
 
 __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", "choose_layout", "layout_candidates",
            "deployment_search", "deployment_of", "POOL_KEYS", "slo_columns",
-           "decoding_used", "DECODING_COLUMNS"]
+           "decoding_used", "decoding_note", "DECODING_COLUMNS"]
 
 _LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
 POOL_KEYS = ("disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
@@ -302,6 +302,49 @@ def decoding_used(catalog: Catalog, *, model: str, hardware: str, precision: str
     pts = pl.DataFrame([{"model": model, "hardware": hardware, "precision": precision, "batch_size": 1,
                          **decoding.columns()}])
     return evaluate(pts, catalog, strict=False, columns=DECODING_COLUMNS)
+
+
+def decoding_note(frame, decoding: Decoding, catalog: Catalog) -> str:
+    """One line saying which formats and speculative decoding a result used and where each default came from (the
+    released checkpoint, the precision, the model's vendor).
+
+    Parameters
+    ----------
+    frame : pl.DataFrame (its first row) or dict, a result with :data:`DECODING_COLUMNS`
+    decoding : Decoding, what was set (a field set is "set", an automatic one names its source)
+    catalog : Catalog
+
+    Returns
+    -------
+    str, "" when the result lacks the columns.
+    """
+    need = ("model", "weight_format", "expert_weight_format", "kv_precision", "spec_method")
+    r = frame if isinstance(frame, dict) else (frame.row(0, named=True) if frame is not None and frame.height
+                                               else {})
+    if any(r.get(c) is None for c in need):
+        return ""
+    model = catalog.model(r["model"])
+    pinned = model.get("native_weight_dtype") in ("mxfp4",)  # a release that pins its formats (CHECKPOINT_FORMATS)
+
+    def why(name: str, default_text: str) -> str:
+        return "set" if getattr(decoding, name) is not None else default_text
+
+    parts = [f"weights {r['weight_format']} ("
+             + why("weight_format", "the released checkpoint" if pinned else "the precision's own format") + ")"]
+    if (model.get("num_experts") or 0) > 0:
+        parts.append(f"experts {r['expert_weight_format']} ("
+                     + why("expert_weight_format", "the released checkpoint" if pinned else "follow the weights") + ")")
+    parts.append(f"KV cache {r['kv_precision']} (" + why("kv_precision", f"follows the {r['precision']} matmuls") + ")")
+    m = r["spec_method"]
+    if m == "none":
+        spec = "speculative decoding off (" + why("spec_method", "the vendor runs none by default") + ")"
+    else:
+        src = "set" if decoding.spec_method is not None else (
+            f"the vendor's default: {model['id']} ships MTP modules, acceptance from models.csv" if m == "mtp"
+            else "the model's published head")
+        spec = (f"speculative decoding {m}, {r.get('spec_draft_tokens')} drafted, acceptance "
+                f"{r.get('spec_acceptance') or 0:.2f} ({src})")
+    return "decoding: " + "; ".join(parts + [spec])
 
 
 def slo_columns(at_percentile: bool) -> tuple[str, str]:

@@ -635,36 +635,3 @@ def slo_percentile_from(args, scenario=None) -> float | None:
     if v is None and scenario is not None:
         v = getattr(scenario, "slo_percentile", None)
     return v
-
-
-def decoding_note(frame, decoding, catalog) -> str:
-    """One line saying which formats and speculative decoding a result used and where each default came from
-    (the release's checkpoint, the vendor), from the result's own columns (``weight_format``, ``kv_precision``,
-    ``spec_method``...). "" when the frame lacks them."""
-    need = ("model", "weight_format", "expert_weight_format", "kv_precision", "spec_method")
-    if frame is None or frame.height == 0 or any(c not in frame.columns for c in need):
-        return ""
-    r = frame.row(0, named=True)
-    if r.get("weight_format") is None:
-        return ""
-    model = catalog.model(r["model"])
-    native = model.get("native_weight_dtype")
-
-    def why(name, default_text):
-        return "set" if getattr(decoding, name) is not None else default_text
-
-    moe = (model.get("num_experts") or 0) > 0
-    parts = [f"weights {r['weight_format']} ({why('weight_format', 'the release pins it' if native == 'mxfp4' else 'the precision' + chr(39) + 's own format')})"]
-    if moe:
-        parts.append(f"experts {r['expert_weight_format']} ({why('expert_weight_format', 'the released checkpoint' if native == 'mxfp4' else 'follow the weights')})")
-    parts.append(f"KV cache {r['kv_precision']} ({why('kv_precision', 'follows the ' + str(r['precision']) + ' matmuls')})")
-    m = r["spec_method"]
-    if m == "none" or m is None:
-        spec = "speculative decoding off (" + why("spec_method", "the vendor runs none by default") + ")"
-    else:
-        k, a = r.get("spec_draft_tokens"), r.get("spec_acceptance")
-        src = "set" if decoding.spec_method is not None else (
-            f"the vendor's default: {model['id']} ships MTP modules, acceptance from models.csv"
-            if m == "mtp" else "the model's published head")
-        spec = f"speculative decoding {m}, {k} drafted, acceptance {a:.2f} ({src})"
-    return "decoding: " + "; ".join(parts + [spec])

@@ -10,12 +10,12 @@ import polars as pl
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
 from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options, add_scenario_option,
                                    add_slo_options, add_slo_percentile_option, add_workload_options, catalog_from,
-                                   check_flag, check_range, decoding_from, decoding_note, economics_from, load_scenario,
+                                   check_flag, check_range, decoding_from, economics_from, load_scenario,
                                    parse_int_list, parse_mix, render, slo_from, slo_percentile_from, workload_from)
 from econ.vocabulary import MAX_CONTEXT, bounds
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
-from econ.analyses.sweep import cost_table
+from econ.analyses.sweep import cost_table, decoding_note
 
 __all__ = ["register", "run", "compute", "add_cost_arguments", "parse_mix", "SUMMARY_COLUMNS", "COST_DEFAULTS"]
 

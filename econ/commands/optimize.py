@@ -17,7 +17,7 @@ import polars as pl
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTRAL_DEPLOYMENT
 from econ.commands._common import (check_flag, add_data_dir, add_decoding_options, add_economics_options,
                                    add_scenario_option, add_slo_options, add_slo_percentile_option,
-                                   add_workload_options, catalog_from, check_range, decoding_from, decoding_note,
+                                   add_workload_options, catalog_from, check_range, decoding_from,
                                    economics_from, load_scenario, parse_int_list, progress, render, slo_from,
                                    slo_percentile_from, terminal_width, workload_from)
 from econ.errors import InvalidInputError
@@ -232,7 +232,7 @@ def run_optimize(args) -> int:
                   f"binding wall: {b['binding_wall']}\n")
         out.write(textwrap.fill(_band_text(b), width=min(120, terminal_width(out)), initial_indent="  ",
                                 subsequent_indent="  ") + "\n")
-        from econ.analyses.sweep import decoding_used
+        from econ.analyses.sweep import decoding_note, decoding_used
         dec = kwargs["space"].decoding
         note = decoding_note(decoding_used(catalog, model=b["model"], hardware=b["hardware"], precision=b["precision"],
                                            decoding=dec), dec, catalog)

@@ -8,6 +8,7 @@ import pytest
 pytest.importorskip("streamlit")
 
 from tests.dashboards.test_dashboard import expected_cost_metrics, metrics, page, run, scenario  # noqa: E402
+from dashboards.components.safe_text import unescape  # noqa: E402
 from econ.tables.catalog import load_catalog  # noqa: E402
 
 DEEPSEEK = dict(model="deepseek-v3", hardware="b200", precision="fp8", basis="rental", num_gpus="8", batch_size="64")
@@ -46,3 +47,13 @@ def test_an_fp8_kv_cache_under_bf16_weights_doubles_the_kv_wall(catalog):
     wall = {k: int(v.replace(",", "")) for k, v in (("bf16", bf16["Max batch (KV-cache wall)"]),
                                                     ("fp8", fp8["Max batch (KV-cache wall)"]))}
     assert wall["fp8"] == pytest.approx(2 * wall["bf16"], abs=2)
+
+
+def test_the_cost_explorer_says_which_decoding_it_priced():
+    at = run(page("cost_explorer", **DEEPSEEK))
+    text = " ".join(unescape(c.value) for c in at.caption)
+    assert "speculative decoding mtp" in text and "ships MTP modules" in text
+    at.selectbox(key="sc.spec_method").set_value("none")
+    run(at)
+    text = " ".join(unescape(c.value) for c in at.caption)
+    assert "speculative decoding off (set)" in text
