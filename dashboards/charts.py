@@ -8,6 +8,8 @@ distinguishable under the common forms of colour blindness.
 
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import polars as pl
 
@@ -230,6 +232,17 @@ def panels(chart, *, height: int | None = None) -> list:
 # Hardware comparison
 # ---------------------------------------------------------------------------------------------
 
+def names_expr(names: dict) -> str:
+    """A Vega expression showing an axis or legend label (an id) as its display name: ids stay in the data, the
+    URL and the downloads, a reader sees names (issue 19.3). Unknown ids show as themselves."""
+    expr = "datum.label"
+    for k, v in list(names.items())[::-1]:
+        if v is None or k is None:
+            continue
+        expr = f"datum.label === {json.dumps(str(k))} ? {json.dumps(str(v))} : ({expr})"
+    return expr
+
+
 def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ per M output tokens)",
                        width: int = 640) -> alt.Chart:
     """Ranked horizontal stacked bars: $/M tokens per accelerator split into capex, facility, opex, power, rental.
@@ -254,7 +267,10 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
     drawn = [p for p in parts if COST_PART_TITLES[p] in present]  # no legend entry without a bar
     shown = [COST_PART_TITLES[p] for p in drawn]
     return alt.Chart(long).mark_bar(height={"band": 0.8}).encode(
-        y=alt.Y("hardware:N", sort=order, title=column_title("hardware"), axis=alt.Axis(labelLimit=0)),
+        y=alt.Y("hardware:N", sort=order, title=column_title("hardware"),
+                axis=alt.Axis(labelLimit=0, labelExpr=names_expr(dict(ranked.select("hardware", "display_name")
+                                                                      .iter_rows())))
+                if "display_name" in ranked.columns else alt.Axis(labelLimit=0)),
         x=alt.X("sum(usd_per_m_tokens):Q", title=objective_title,
                 axis=alt.Axis(format="$,.3~f", titleLimit=0, labelOverlap=True)),
         color=alt.Color("cost_part:N", title=column_title("cost_part"),
@@ -288,6 +304,8 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
     colour = {"field": "hardware", "type": "nominal", "title": column_title("hardware"), "sort": hw,
               "scale": {"domain": hw, "range": list(OKABE_ITO[:len(hw)])},
               "legend": {"orient": "right", "labelLimit": 200}}
+    if "display_name" in sel.columns:  # ids in the data, names on the legend
+        colour["legend"]["labelExpr"] = names_expr(dict(sel.select("hardware", "display_name").unique().iter_rows()))
     x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": column_title("tokens_per_s_per_user"),
          "scale": {"type": "log"}, "axis": {"format": ",~r", "labelOverlap": True}}
     yname = "output_tokens_per_s_per_gpu"

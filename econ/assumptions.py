@@ -365,3 +365,55 @@ def deployment_assumptions_frame(deployment: DeploymentAssumptions) -> pl.DataFr
     """The deployment assumptions as rows of (group, name, value, source), like ``assumptions_frame``."""
     return pl.DataFrame([{"group": "deployment", "name": f.name, "value": str(getattr(deployment, f.name)),
                           "source": DEPLOYMENT_ASSUMPTION_SOURCES.get(f.name, "")} for f in fields(deployment)])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decoding:
+    """What a deployment stores and how it decodes: weight, expert and KV-cache formats and speculative decoding.
+
+    Every field None = automatic, the default the engine resolves per model and precision (sources:
+    :data:`DECODING_SOURCES`): the release's checkpoint formats else the matmul precision's own, the KV cache in fp8
+    with fp8/fp4 matmuls, and the model vendor's speculative decoding (MTP for DeepSeek-V3/R1). A value set here is
+    passed to the engine as the point column of the same name (:func:`econ.engine.evaluate`), so every front end
+    and the one search (:class:`econ.analyses.optimize.SearchSpace`) price the same setting.
+
+    Attributes
+    ----------
+    weight_format, expert_weight_format : str or None
+        :data:`econ.vocabulary.WEIGHT_FORMATS` (bf16, fp8, int8, int4 = W4A16, mxfp4, nvfp4); a format wider than the
+        matmul precision cannot run (fp8 matmuls need fp8 or narrower weights).
+    kv_precision : str or None
+        :data:`econ.vocabulary.KV_PRECISIONS`: the KV cache's element format, apart from the weights'.
+    spec_method : str or None
+        :data:`econ.vocabulary.SPEC_METHODS` (none, mtp, eagle, draft).
+    spec_draft_tokens : int in [0, 16] or None [tokens per step]
+    spec_acceptance : float in [0, 0.999] or None [-]
+    spec_draft_model : str or None, a catalog model id (method draft)
+    """
+
+    weight_format: str | None = None
+    expert_weight_format: str | None = None
+    kv_precision: str | None = None
+    spec_method: str | None = None
+    spec_draft_tokens: int | None = None
+    spec_acceptance: float | None = None
+    spec_draft_model: str | None = None
+
+    def __post_init__(self):
+        V.check_fields(self, DECODING_FIELDS)
+
+    def columns(self) -> dict:
+        """The point columns of :func:`econ.engine.evaluate` for the fields that are set (automatic ones left out)."""
+        return {n: getattr(self, n) for n in DECODING_FIELDS if getattr(self, n) is not None}
+
+    @property
+    def is_default(self) -> bool:
+        """True when every field is automatic."""
+        return not self.columns()
+
+
+DECODING_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Decoding))
+DECODING_SOURCES: dict[str, str] = V.sources(DECODING_FIELDS)
+"""Source of each automatic Decoding value (econ.vocabulary)."""
+
+AUTO_DECODING = Decoding()

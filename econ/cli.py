@@ -110,8 +110,11 @@ class EconArgumentParser(argparse.ArgumentParser):
             for word in m.group(1).split():
                 if not word.startswith("-"):
                     continue
-                close = difflib.get_close_matches(word.split("=", 1)[0], known, n=3, cutoff=0.6)
-                if close:
+                typed = word.split("=", 1)[0]
+                close = difflib.get_close_matches(typed, known, n=3, cutoff=0.6)
+                if close:  # only the near-best: a far second guess misleads more than it helps
+                    best = difflib.SequenceMatcher(None, typed, close[0]).ratio()
+                    close = [c for c in close if difflib.SequenceMatcher(None, typed, c).ratio() >= best - 0.1]
                     tips.append(f"{word.split('=', 1)[0]}: did you mean {' or '.join(close)}?")
             if tips:
                 hint = "\n" + "\n".join(tips)

@@ -341,6 +341,8 @@ class Field:
         """
         key = self.name
         nones = ("",) if self.kind == "text" else ("", "none", "null") + ((self.none_token,) if self.none_token else ())
+        if self.choices and self.kind == "str":  # a choice is never read as "automatic" ('none' = speculation off)
+            nones = tuple(n for n in nones if n not in self.choices)
         if raw is None or (isinstance(raw, str) and raw.strip().lower() in nones):
             if self.none_token is not None:
                 return True, None, ""
@@ -437,7 +439,7 @@ class Field:
     def help_text(self) -> str:
         """``--help`` text: the help sentence, the range and the default with its source."""
         default = self.default
-        shown = "not set" if default is None else num_text(default) \
+        shown = (self.none_token or "not set") if default is None else num_text(default) \
             if isinstance(default, (int, float)) and not isinstance(default, bool) else str(default)
         text = self.help or self.label
         return f"{text}; {self.range_text(tokens=False)} [{shown}]"
@@ -718,6 +720,47 @@ for _k, _label in (("tp", "Tensor parallel"), ("dp", "Attention data parallel"),
 _add("mode", "str", "aggregated", label="Serving mode", help="prefill and decode together, or disaggregated (xPyD)",
      choices=MODES, source="aggregated: the common single-pool deployment", scenario=False, **_G)
 
+# -- weight, expert and KV-cache formats (what the deployment stores; econ.assumptions.Decoding) --------------------
+_G = dict(group="formats", none_token="auto")
+_add("weight_format", "str", None, label="Weight format",
+     help="storage format of the non-routed weights (attention, dense FFN, shared experts); int4 = W4A16 "
+          "AWQ/GPTQ (auto: the release's checkpoint, else the matmul precision's own format)",
+     choices=WEIGHT_FORMATS,
+     source="auto: the format the released checkpoint pins (models.csv native_weight_dtype, e.g. gpt-oss ships "
+            "bf16 attention: OpenAI gpt-oss model card), else the matmul precision's own format (bf16, fp8, and "
+            "NVFP4 for fp4: the format of NVIDIA's Blackwell fp4 peak; econ.physics.precision.DEFAULT_WEIGHT_FORMAT)",
+     **_G)
+_add("expert_weight_format", "str", None, label="Expert weight format",
+     help="storage format of the routed-expert weights of an MoE model (auto: the release's checkpoint, else the "
+          "weight format)", choices=WEIGHT_FORMATS,
+     source="auto: the format the released checkpoint pins (gpt-oss: MXFP4 experts, OpenAI gpt-oss model card "
+            "'MXFP4 quantization of the MoE weights'), else the weight format", flag="--expert-format", **_G)
+_add("kv_precision", "str", None, label="KV-cache format",
+     help="element format of the KV cache, set apart from the weights (auto: fp8 with fp8/fp4 matmuls, bf16 with "
+          "bf16)", choices=KV_PRECISIONS,
+     source="auto: fp8 KV cache with fp8 or fp4 weights, bf16 with bf16 (vLLM --kv-cache-dtype fp8 and "
+            "TensorRT-LLM's FP8 KV cache; econ.physics.precision.DEFAULT_KV_PRECISION)", flag="--kv-format", **_G)
+
+# -- speculative decoding (econ.assumptions.Decoding; the engine's econ.engine.frame._resolve_spec) -------------------
+_G = dict(group="speculation", none_token="auto")
+_add("spec_method", "str", None, label="Speculative decoding",
+     help="none, mtp (the model's own multi-token-prediction module), eagle (an EAGLE-style draft head) or draft "
+          "(a separate draft model) (auto: the model's vendor default)", choices=SPEC_METHODS,
+     source="auto: MTP where the vendor ships MTP modules and runs them in production with a sourced acceptance "
+            "(DeepSeek-V3/R1: 0.85, DeepSeek-V3 report arXiv:2412.19437 sec. 5.4.3; models.csv mtp_acceptance), "
+            "else none (engines leave EAGLE opt-in)", flag="--speculation", **_G)
+_add("spec_draft_tokens", "int", None, 0, 16, "tokens", "Draft tokens per step",
+     "tokens drafted per decode step (0 = off; auto: 1, or the published head's draft length)",
+     "auto: 1 drafted token per step (DeepSeek-V3 runs one MTP module), or the draft length of the model's "
+     "published EAGLE-3 head (models.csv)", flag="--draft-tokens", **_G)
+_add("spec_acceptance", "float", None, 0.0, 0.999, "", "Draft acceptance",
+     "chance each drafted token is accepted (auto: the model's sourced MTP or EAGLE acceptance)",
+     "auto: models.csv mtp_acceptance (DeepSeek-V3/R1 0.85) or the published EAGLE-3 head's acceptance; eagle and "
+     "draft without a sourced value need one", flag="--acceptance", **_G)
+_add("spec_draft_model", "str", None, label="Draft model",
+     help="catalog model id of the draft model (spec_method draft)", catalog="models", none_token="none",
+     source="none: no draft model (method draft needs one)", flag="--draft-model", group="speculation")
+
 # -- service-level objectives -----------------------------------------------------------------------------------------
 _G = dict(group="slo")
 _add("min_tokens_per_s_per_user", "float", DEFAULT_MIN_TOKENS_PER_S_PER_USER, 0.0, 10_000.0, "tokens/s",
@@ -728,6 +771,11 @@ _add("tpot_ms", "float", None, 1e-3, 1e6, "ms", "Max TPOT", "SLO: maximum time p
      "1000/TPOT tokens/s per user)", "none (the speed floor applies)", none_token="none", scenario=False, **_G)
 _add("ttft_ms", "float", None, 1e-3, 1e9, "ms", "Max TTFT", "SLO: maximum time to first token", "no limit",
      none_token="none", scenario=False, **_G)
+_add("slo_percentile", "float", None, 1.0, 99.9, "%", "SLO percentile",
+     "judge the TPOT and TTFT SLOs at this percentile (50, 90, 99) of the latency under Poisson arrivals at the "
+     "served rate, not at the mean (mean: the served TPOT and TTFT)",
+     "mean: the served TPOT and TTFT; MLPerf Inference judges LLM TTFT and TPOT at p99 (mlcommons/inference "
+     "loadgen mlperf.conf, target_latency_percentile = 99)", none_token="mean", **_G)
 
 # -- economics (econ.assumptions.Economics) ---------------------------------------------------------------------------
 _G = dict(group="economics")
@@ -935,8 +983,9 @@ for _s, _hw in (("a", "h100-sxm"), ("b", "b200")):
          source="H100 vs B200: the generational comparison analysts ask first", **{**_G, "flag": "--price"})
     _add(f"h2h_{_s}_precision", "str", "fp8", label=f"Set-up {_S}: precision", choices=PRECISIONS,
          source="the scenario's default precision", **{**_G, "flag": "--price"})
-    _add(f"h2h_{_s}_basis", "str", Tier.OWNED.value, label=f"Set-up {_S}: cost tier", choices=TIERS,
-         source="the scenario's default cost tier", **{**_G, "flag": "--price"})
+    _add(f"h2h_{_s}_basis", "str", None, label=f"Set-up {_S}: cost tier", choices=TIERS, none_token="sidebar",
+         source="sidebar: the scenario's cost tier (issue 19: a set-up follows the sidebar's tier unless given "
+                "its own)", **{**_G, "flag": "--price"})
 
 # -- a custom accelerator (econ.tables.custom.CustomAccelerator) ------------------------------------------------------
 # Each range is the one of the accelerators.csv column the field becomes (econ.tables.catalog reads it from here, and

@@ -13,10 +13,22 @@ from dashboards.components import fields, safe_text, state
 from econ.physics.precision import PRECISIONS
 from econ.presets import CUSTOM, WORKLOAD_SOURCE, WORKLOADS, workload_of
 from econ.io.scenario import Scenario, ScenarioWarning, from_mapping, from_toml
-from econ.vocabulary import GENERATIONS, TIER_SPECS, TIERS, Tier
+from econ.assumptions import DECODING_FIELDS
+from econ.io.scenario import SPECS
+from econ.vocabulary import GENERATIONS, KV_PRECISIONS, SPEC_METHODS, TIER_SPECS, TIERS, WEIGHT_FORMATS, Tier
 
 PRECISION_TITLES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4 (NVFP4)"}
 LOADED_KEY = "_econ_loaded_file"
+
+FORMAT_TITLES = {"bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4": "INT4 (W4A16)", "mxfp4": "MXFP4",
+                 "nvfp4": "NVFP4"}
+"""Human names of the weight and KV-cache formats (econ.vocabulary.WEIGHT_FORMATS, KV_PRECISIONS)."""
+SPEC_TITLES = {"none": "Off", "mtp": "MTP (the model's own module)", "eagle": "EAGLE-style draft head",
+               "draft": "Draft model"}
+"""Human names of the speculative-decoding methods (econ.vocabulary.SPEC_METHODS)."""
+AUTO = "auto"
+DEFAULT_POWER_TITLE = "Default $/kWh: Virginia industrial average (EIA 2023)"
+"""The power-price choice while the typed price is the default (econ.vocabulary source of ``usd_per_kwh``)."""
 
 BASIS_TITLES = {t: TIER_SPECS[Tier(t)].label for t in TIERS}
 """Human names of the cost tiers (econ.vocabulary.TIER_SPECS)."""
@@ -148,6 +160,45 @@ def _reset() -> None:
     state.set_scenario(sc, warnings)
 
 
+def _typed_kwh() -> float:
+    """The $/kWh typed in the sidebar this run (its widget, drawn below the choice, else the scenario's)."""
+    v = st.session_state.get("sc.usd_per_kwh")
+    return float(v) if isinstance(v, (int, float)) else state.scenario().usd_per_kwh
+
+
+def _auto_select(field: str, options, titles: dict, auto_title: str, container, help: str | None = None):
+    """A select of ``auto`` + ``options`` for a field whose None means automatic."""
+    return fields.select(field, [AUTO, *options], container=container,
+                         format_func=lambda v: auto_title if v == AUTO else titles.get(v, v),
+                         from_value=lambda v: AUTO if v is None else v, to_value=lambda v: None if v == AUTO else v,
+                         help=help or f"{SPECS[field].help}. Default: {SPECS[field].source}")
+
+
+def decoding_form(container, model_name: dict) -> None:
+    """Formats, speculative decoding and the SLO percentile (econ.assumptions.Decoding; every page that prices
+    reads them from the scenario)."""
+    sc = state.scenario()
+    on = any(getattr(sc, f) is not None for f in DECODING_FIELDS) or sc.slo_percentile is not None
+    with container.expander("Formats, speculative decoding, SLO percentile", expanded=on):
+        _auto_select("weight_format", list(WEIGHT_FORMATS), FORMAT_TITLES, "Auto (the release's / precision's)",
+                     st)
+        _auto_select("expert_weight_format", list(WEIGHT_FORMATS), FORMAT_TITLES, "Auto (the release's / weights')",
+                     st)
+        _auto_select("kv_precision", list(KV_PRECISIONS), FORMAT_TITLES, "Auto (FP8 with FP8/FP4, else BF16)", st)
+        method = _auto_select("spec_method", list(SPEC_METHODS), SPEC_TITLES, "Auto (the vendor's default)", st)
+        if method not in (None, "none"):
+            fields.optional_number("spec_draft_tokens", auto_label="Draft tokens: automatic", default_value=1)
+            fields.optional_number("spec_acceptance", auto_label="Acceptance: automatic (sourced)", fmt="%.2f",
+                                   default_value=0.7)
+        if method == "draft":
+            fields.select("spec_draft_model", list(model_name), format_func=lambda i: model_name.get(i, i),
+                          from_value=lambda v: v or next(iter(model_name)), label="Draft model")
+        elif state.scenario().spec_draft_model is not None:
+            state.update(spec_draft_model=None)
+        fields.select("slo_percentile", [None, 50.0, 90.0, 99.0], format_func=lambda v: "Mean (served)" if v is None
+                      else f"p{v:g}", label="SLOs judged at", help=SPECS["slo_percentile"].help)
+
+
 def show(key: str = "sidebar") -> Scenario:
     """Draw the scenario sidebar and return the scenario.
 
@@ -183,7 +234,9 @@ def show(key: str = "sidebar") -> Scenario:
         state.update(workload=workload_of(now.input_len, now.output_len))
     region_ids = ["custom"] + [r[0] for r in regions]
     region = fields.select("region", region_ids, container=sb, label="Power price",
-                           format_func=lambda r: "Custom $/kWh" if r == "custom" else region_name.get(r, r),
+                           format_func=lambda r: region_name.get(r, r) if r != "custom" else (
+                               DEFAULT_POWER_TITLE if _typed_kwh() == SPECS["usd_per_kwh"].default
+                               else "Your own $/kWh"),
                            from_value=lambda v: v or "custom", to_value=lambda v: None if v == "custom" else v,
                            help="A region of data/power_prices.csv, or your own price")
     fields.number("usd_per_kwh", container=sb, label="Electricity ($/kWh)", fmt="%.4f", step=0.005,
@@ -198,8 +251,9 @@ def show(key: str = "sidebar") -> Scenario:
     if basis == "custom":
         if state.scenario().usd_per_gpu_hour is None:
             state.update(usd_per_gpu_hour=DEFAULT_CUSTOM_RATE)
-        fields.number("usd_per_gpu_hour", container=sb, label="Custom rate ($ per GPU-hour)", fmt="%.2f", step=0.1,
-                      help="Per hour of the fleet's existence, like a rental rate; divided by utilization")
+        fields.number("usd_per_gpu_hour", container=sb, label="Custom rate ($ per GPU-hour of existence)", fmt="%.2f",
+                      step=0.1, help="Per hour of the fleet's existence, like a rental rate; divided by utilization "
+                                     "it is the cost per utilized GPU-hour the pages show")
     custom_accelerator_form(sb)
     with sb.expander("Finance, utilization and token mix", expanded=False):
         fields.number("cost_of_capital_frac", label="Cost of capital (% per year)", scale=100.0, unit="%",
@@ -216,6 +270,7 @@ def show(key: str = "sidebar") -> Scenario:
                       step=0.5)
         fields.number("cache_hit_frac", label="Prefix-cache hit rate (%)", scale=100.0, unit="%", fmt="%.0f",
                       step=5.0)
+    decoding_form(sb, model_name)
     with sb.expander("Save, load or share", expanded=False):
         sc = state.scenario()
         st.download_button("Save scenario (.toml)", sc.to_toml().encode("utf-8"), file_name="econ-scenario.toml",

@@ -26,7 +26,7 @@ from dashboards.components import sensitivity  # noqa: E402
 from econ.analyses.compare import auto_batch_row, curve_on_layout  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
-from econ.analyses.sweep import cost_table  # noqa: E402
+from econ.analyses.sweep import cost_table, decoding_note  # noqa: E402
 
 TITLE = "Cost explorer"
 ICON = ":material/payments:"
@@ -69,8 +69,14 @@ def kpis(row: dict, sc: Scenario) -> None:
                 help="Decode cost of a million generated tokens at this batch")
     c[2].metric(f"$ per M blended tokens ({mix})", fmt.usd_per_m(row["usd_per_m_blended_tokens"]),
                 help=f"{mix} input:output, prefix-cache hit rate {sc.cache_hit_frac:.0%}")
-    c[3].metric("$ per GPU-hour", fmt.usd(row["usd_per_gpu_hour"]),
-                help="Owned: capex annuity + facility + opex + power per utilized hour; rented: rate / utilization")
+    c[3].metric("$ per utilized GPU-hour", fmt.usd(row["usd_per_gpu_hour"]),
+                help="Owned: capex annuity + facility + opex + power per utilized hour; a tier's rate (per GPU-hour "
+                     "of existence) divided by the utilization")
+    if sc.basis != "owned" and row.get("usd_per_gpu_hour") is not None:
+        rate = row["usd_per_gpu_hour"] * sc.utilization_frac
+        st.caption(f"{fmt.usd(rate)} per GPU-hour of existence (the {BASIS_TITLES.get(sc.basis, sc.basis)} rate) / "
+                   f"{sc.utilization_frac:.0%} utilization = {fmt.usd(row['usd_per_gpu_hour'])} per utilized "
+                   "GPU-hour")
     c = st.columns(4)
     c[0].metric("Output tokens/s per GPU", fmt.rate(row["output_tokens_per_s_per_gpu"]),
                 help="Decode throughput of the replica divided by its GPUs")
@@ -138,6 +144,9 @@ def render() -> None:
                    f"(max batch {row['max_batch_size']:,}). Pick a smaller batch or more GPUs.",
                    icon=":material/warning:")
     kpis(row, sc)
+    used = decoding_note(row, sc.decoding(), cat)
+    if used:  # the formats and speculative decoding priced, and where each default came from
+        st.caption(safe_text.md(used[0].upper() + used[1:]))
     st.markdown(efficiency_note(row, sc, cat))
     sweet = row["sweet_spot_batch"]
     c3.markdown(

@@ -209,10 +209,11 @@ def render() -> None:
         deployment = _deployment_inputs("do.assume")
         st.dataframe(deployment_assumptions_frame(deployment), hide_index=True, key="do.assume.table",
                      placeholder=table.PLACEHOLDER)
-    slo = SLO(min_tokens_per_s_per_user=float(state.scenario().min_tokens_per_s_per_user), max_ttft_s=float(ttft))
+    slo = SLO(min_tokens_per_s_per_user=float(state.scenario().min_tokens_per_s_per_user), max_ttft_s=float(ttft),
+              percentile=state.scenario().slo_percentile)
     dom = (8, 72) if compare_domains else tuple(sorted(domains)) or None
     space = SearchSpace(max_gpus=int(max_gpus), precisions=tuple(precisions) or None, modes=("aggregated", "disaggregated") if mode == "both" else (mode,),
-                        scale_up_domain_sizes=dom)
+                        scale_up_domain_sizes=dom, decoding=state.scenario().decoding())
     sc = state.scenario()
     a, e = sc.assumptions(), sc.economics(cat)
     try:

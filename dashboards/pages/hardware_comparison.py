@@ -26,6 +26,7 @@ from econ.vocabulary import column_title  # noqa: E402
 from dashboards.components import (chart, fields, fmt, interactivity, memory, safe_text, scenario_sidebar,  # noqa: E402
                                    sources, state, table)
 from econ.analyses.compare import OBJECTIVES, Comparison, cost_frontier, hardware_comparison  # noqa: E402
+from econ.analyses.optimize import SearchSpace  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -54,7 +55,8 @@ def compare(token: str, sc: Scenario, _catalog=None) -> tuple[Comparison, pl.Dat
                                  precisions=sc.compare_precisions or None,
                                  min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user,
                                  objective=sc.compare_objective, input_len=sc.input_len, output_len=sc.output_len,
-                                 assumptions=sc.assumptions(), economics=sc.economics(cat))
+                                 assumptions=sc.assumptions(), economics=sc.economics(cat),
+                                 space=SearchSpace(decoding=sc.decoding()))
     front = cost_frontier(result.points, cost=ALL_IN).join(
         cat.accelerators.select(pl.col("id").alias("hardware"), "display_name"), on="hardware", how="left")
     return result, front

@@ -24,6 +24,7 @@ from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, fields, fmt, interactivity, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402,E501
 from dashboards.components.scenario_sidebar import BASIS_TITLES, PRECISION_TITLES  # noqa: E402
 from econ.analyses.compare import LEVEL_COLUMN, HeadToHead, Setup, head_to_head  # noqa: E402
+from econ.analyses.optimize import SearchSpace  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.physics.precision import PRECISIONS  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -47,10 +48,14 @@ BINDING_SHOWN = ["setup_label", LEVEL_COLUMN, "layout", "batch_size", "served_tp
                  "hidden_s", "binding_wall"]
 
 
+SIDEBAR = "sidebar"
+"""The set-up tier choice that follows the sidebar's cost tier (the field's automatic value)."""
+
+
 def setups(sc: Scenario) -> tuple[Setup, Setup]:
-    """The page's two set-ups from the scenario's ``h2h_*`` fields."""
-    return tuple(Setup(*(getattr(sc, f"h2h_{s}_{k}") for k in ("model", "hardware", "precision", "basis")))
-                 for s in ("a", "b"))
+    """The page's two set-ups from the scenario's ``h2h_*`` fields (a tier not set follows the sidebar's)."""
+    return tuple(Setup(*(getattr(sc, f"h2h_{s}_{k}") for k in ("model", "hardware", "precision")),
+                       getattr(sc, f"h2h_{s}_basis") or sc.basis) for s in ("a", "b"))
 
 
 def _parts(setup: Setup, models: dict, hws: dict) -> list[str]:
@@ -75,11 +80,13 @@ def label(setup: Setup, name: str, models: dict, hws: dict) -> str:
 
 @memory.cached(show_spinner="Searching both set-ups...", max_entries=16, ttl=3600)
 def compute(token: str, a: Setup, b: Setup, levels: tuple, input_len: int, output_len: int, assumptions_key: str,
-            economics_key: str, _assumptions=None, _economics=None, _catalog=None) -> HeadToHead:
+            economics_key: str, _assumptions=None, _economics=None, _catalog=None, decoding=None,
+            slo_percentile=None) -> HeadToHead:
     """:func:`econ.analyses.compare.head_to_head`, cached per catalog, set-ups, levels, lengths and assumptions."""
     cat = _catalog if _catalog is not None else state.catalog()
     return head_to_head(cat, a, b, levels=levels, input_len=input_len, output_len=output_len,
-                        assumptions=_assumptions, economics=_economics)
+                        assumptions=_assumptions, economics=_economics, slo_percentile=slo_percentile,
+                        space=None if decoding is None else SearchSpace(decoding=decoding))
 
 
 def setup_inputs(side: str, container, models: dict, hws: dict) -> None:
@@ -91,9 +98,12 @@ def setup_inputs(side: str, container, models: dict, hws: dict) -> None:
         c1, c2 = st.columns(2)
         fields.select(f"h2h_{side}_precision", list(PRECISIONS), container=c1, label="Precision",
                       format_func=lambda p: PRECISION_TITLES.get(p, p))
-        fields.select(f"h2h_{side}_basis", list(BASIS_TITLES), container=c2, label="Cost tier",
-                      format_func=lambda b: BASIS_TITLES.get(b, b),
-                      help="Custom uses the sidebar's custom $ per GPU-hour")
+        tier = BASIS_TITLES.get(state.scenario().basis, state.scenario().basis)
+        fields.select(f"h2h_{side}_basis", [SIDEBAR, *BASIS_TITLES], container=c2, label="Cost tier",
+                      format_func=lambda b: f"Sidebar's: {tier}" if b == SIDEBAR else BASIS_TITLES.get(b, b),
+                      from_value=lambda v: v or SIDEBAR, to_value=lambda v: None if v == SIDEBAR else v,
+                      help="The sidebar's cost tier unless set here; custom uses the sidebar's custom $ per "
+                           "GPU-hour of existence")
 
 
 def kpis(h: HeadToHead) -> None:
@@ -159,7 +169,8 @@ def render() -> None:
     assumptions, economics = sc.assumptions(), sc.economics(cat)
     try:
         h = compute(cat_in_use.token, a, b, tuple(levels), sc.input_len, sc.output_len, repr(assumptions),
-                    repr(economics), _assumptions=assumptions, _economics=economics, _catalog=cat)
+                    repr(economics), _assumptions=assumptions, _economics=economics, _catalog=cat,
+                    decoding=sc.decoding(), slo_percentile=sc.slo_percentile)
     except EconError as exc:
         st.error(safe_text.error(exc), icon=":material/error:")
         return

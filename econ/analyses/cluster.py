@@ -21,7 +21,7 @@ import polars as pl
 
 from econ.analyses.compare import hardware_comparison
 from econ import vocabulary as V
-from econ.assumptions import DEFAULT, Economics
+from econ.assumptions import AUTO_DECODING, DEFAULT, Decoding, Economics
 from econ.economics.buildout import (BuildoutPrices, annual_energy_cost_usd, annual_energy_kwh, buildout_capex,
                                      buildout_prices, cluster_capex_usd, gpus_for_capex, payback_years,
                                      irr_frac, revenue_per_year_usd, training_cost_usd, usd_per_m_output_tokens_sold)
@@ -527,7 +527,8 @@ def training_run(num_gpus, *, training_flop, flop_per_s_per_gpu, usd_per_gpu_hou
 # --------------------------------------------------------------------------------------------
 
 def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER, precisions=None,
-                 input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, assumptions=None, economics=None) -> dict:
+                 input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, assumptions=None, economics=None,
+                 decoding: Decoding = AUTO_DECODING) -> dict:
     """Best serving deployment of ``model`` on ``hardware`` meeting a tokens/s-per-user floor: THE call into the engine.
 
     Every fleet and cluster number in tokens/day goes through this one function, so the engine behind it can
@@ -545,6 +546,8 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
     input_len, output_len : int [tokens]
     assumptions, economics : optional
         Defaults ``econ.assumptions.DEFAULT`` and ``Economics()``.
+    decoding : Decoding
+        Formats and speculative decoding of the search (``SearchSpace.decoding``; automatic: the engine's defaults).
 
     Returns
     -------
@@ -564,10 +567,13 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
     :func:`econ.analyses.compare.hardware_comparison` (the one deployment search: every layout, batch and serving
     mode), its cheapest deployment meeting the floor: the same answer the hardware comparison and head to head give.
     """
+    from econ.analyses.optimize import SearchSpace
+
     best = hardware_comparison(catalog, model=model, hardware=[hardware], precisions=precisions,
                                min_tokens_per_s_per_user=min_tokens_per_s_per_user, input_len=input_len,
                                output_len=output_len, assumptions=assumptions or DEFAULT,
-                               economics=economics or Economics()).best.row(0, named=True)
+                               economics=economics or Economics(),
+                               space=SearchSpace(decoding=decoding)).best.row(0, named=True)
     ok = bool(best["meets_slo"])
     return {"meets_slo": ok, "precision": best["precision"] if ok else None,
             "gpus_per_replica": int(best["total_gpus"]) if ok else None,
@@ -709,7 +715,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
                  min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER, precisions=None,
                  price_usd_per_m_output_tokens: float = 0.90, price_usd_per_m_input_tokens: float | None = None,
                  cached_price_frac: float | None = None, demand_share_frac: float = 1.0,
-                 input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
+                 input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, decoding: Decoding = AUTO_DECODING,
                  assumptions=None, economics: Economics | None = None, facility: str | None = None,
                  power_basis="all-in", efficiency_model: str = "seed001", scaling_efficiency: float | None = None,
                  it_prices: BuildoutPrices | None = None) -> pl.DataFrame:
@@ -749,6 +755,8 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
         Serving floor; the serving deployment comes from :func:`serving_rate`.
     precisions : sequence of str, optional
         Serving precisions allowed (None = all).
+    decoding : Decoding
+        Formats and speculative decoding of the serving search (:func:`serving_rate`).
     price_usd_per_m_output_tokens : float >= 0 [USD/M tokens]
     price_usd_per_m_input_tokens : float >= 0, optional [USD/M tokens]
         Price of the requests' uncached input tokens (default: the vocabulary's, the same list price as the output's).
@@ -919,7 +927,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
         t_s = training_time_s(flop, sized["realized_flop_per_s"].to_numpy())
         rate = serving_rate(catalog, model, hardware, min_tokens_per_s_per_user=min_tokens_per_s_per_user,
                             precisions=precisions, input_len=input_len, output_len=output_len,
-                            assumptions=assumptions, economics=e)
+                            assumptions=assumptions, economics=e, decoding=decoding)
         ok = rate["meets_slo"]
         per_rep = float(rate["gpus_per_replica"]) if ok else np.nan
         replicas = np.floor(g / per_rep) if ok else np.zeros(n)

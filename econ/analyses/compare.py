@@ -161,7 +161,7 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     names = catalog.accelerators.select(pl.col("id").alias("hardware"), "display_name", "vendor")
     winners = cheapest(points.filter(pl.col("meets_slo")), by=("hardware",), cost=obj)
     best = _cost_chain(winners, catalog, assumptions, economics, deployment, input_len=input_len,
-                       output_len=output_len)
+                       output_len=output_len, decoding=space.decoding.columns())
     best = (best.with_columns(objective=pl.lit(objective), status=pl.lit(""))
             .with_columns([(pl.col(obj) * pl.col(f"usd_per_gpu_hour_{p}") / pl.col("usd_per_gpu_hour"))
                           .alias(f"usd_per_m_tokens_{p}") for p in COST_PARTS]))
@@ -215,9 +215,10 @@ _DEPLOYMENT_KEYS = ("model", "hardware", "precision", "batch_size", "num_gpus", 
 
 
 def _cost_chain(winners: pl.DataFrame, catalog: Catalog, assumptions, economics, deployment, *, input_len: int,
-                output_len: int) -> pl.DataFrame:
+                output_len: int, decoding: dict | None = None) -> pl.DataFrame:
     """The winners of a search with their whole $/GPU-hour chain: one :func:`econ.engine.evaluate` of their
-    deployments (a few rows), stacked by position; the rental part is the rate when the tier rents."""
+    deployments (a few rows), stacked by position; the rental part is the rate when the tier rents. ``decoding``:
+    the search's set formats and speculative decoding as point columns (``Decoding.columns()``)."""
     if winners.height == 0:
         return winners.with_columns(*(pl.lit(None, pl.Float64).alias(c) for c in _CHAIN_COLUMNS[:-1]),
                                     pl.lit(None, pl.String).alias("basis"),
@@ -225,7 +226,8 @@ def _cost_chain(winners: pl.DataFrame, catalog: Catalog, assumptions, economics,
     pooled = ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances")
     rows = winners.select(_DEPLOYMENT_KEYS).with_columns(
         *(pl.when(pl.col("disaggregated")).then(pl.col(c)).otherwise(None).alias(c) for c in pooled),
-        input_len=pl.lit(int(input_len)), output_len=pl.lit(int(output_len)))  # an aggregated row has no pools
+        input_len=pl.lit(int(input_len)), output_len=pl.lit(int(output_len)),  # an aggregated row has no pools
+        **{k: pl.lit(v) for k, v in (decoding or {}).items()})
     chain = evaluate(rows, catalog, assumptions, economics, deployment, strict=False, columns=_CHAIN_COLUMNS)
     out = winners.drop([c for c in _CHAIN_COLUMNS if c in winners.columns]).hstack(chain.select(_CHAIN_COLUMNS))
     rent = pl.when(pl.col("basis") != "owned").then(pl.col("usd_per_gpu_hour")).otherwise(pl.col("usd_per_gpu_hour") * 0.0)
@@ -506,6 +508,8 @@ def auto_batch_row(catalog: Catalog, *, min_tokens_per_s_per_user: float = DEFAU
     r = row.row(0, named=True)
     speed = r.get("served_tokens_per_s_per_user", r.get("tokens_per_s_per_user"))
     ttft = r.get("served_ttft_s", r.get("ttft_s"))
+    if cost_kwargs.get("slo_percentile") is not None and r["feasible"]:  # the SLO is judged at the percentile
+        speed, ttft = 1.0 / max(r["tpot_percentile_s"], 1e-30), r["ttft_percentile_s"]
     if not r["feasible"] or (speed is not None and speed >= min_tokens_per_s_per_user
                              and ttft is not None and ttft <= max_ttft_s):
         return row, curve
@@ -636,7 +640,8 @@ class HeadToHead:
 
 def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_LEVELS, input_len: int = DEFAULT_INPUT_LEN,
                  output_len: int = DEFAULT_OUTPUT_LEN, max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
-                 economics: Economics = Economics(), deployment=None, space=None) -> HeadToHead:
+                 economics: Economics = Economics(), deployment=None, space=None,
+                 slo_percentile: float | None = None) -> HeadToHead:
     """Two (model, accelerator, precision, cost tier) set-ups side by side on cost against interactivity.
 
     Parameters
@@ -653,6 +658,8 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
     deployment : DeploymentAssumptions, optional
     space : econ.analyses.optimize.SearchSpace, optional
         The search (default: everything); each side's precision replaces ``space.precisions``.
+    slo_percentile : float, optional [%]
+        Judge the TTFT limit at this percentile (:class:`econ.analyses.optimize.SLO`); None = the served mean.
 
     Returns
     -------
@@ -684,7 +691,8 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
         e = replace(economics, basis=s.basis)
         econ_by[name] = e
         res = search(catalog, model=s.model, hardware=[s.hardware], input_len=input_len, output_len=output_len,
-                     slo=SLO(max_ttft_s=max_ttft_s), space=replace(space, precisions=(s.precision,)),
+                     slo=SLO(max_ttft_s=max_ttft_s, percentile=slo_percentile),
+                     space=replace(space, precisions=(s.precision,)),
                      assumptions=assumptions, economics=e, deployment=deployment)
         pts = res.points.filter(pl.col("ttft_s") <= max_ttft_s)
         if pts.height == 0:

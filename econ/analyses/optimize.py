@@ -36,11 +36,12 @@ import numpy as np
 import polars as pl
 
 from econ.physics import precision as prec
-from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
+from econ.assumptions import (AUTO_DECODING, DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Decoding,
+                              DeploymentAssumptions, Economics)
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels
-from econ.engine import (BAND_OF_COST, BAND_OF_RATE, CostInputs, EngineInputs, Serving, Workload, band,
-                         catalog_arrays, default_speculation, efficiency, profile_band, resolve_formats, run,
+from econ.engine import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CostInputs, EngineInputs, Serving, Workload, band,
+                         catalog_arrays, efficiency, profile_band, resolve_formats, resolve_speculation, run,
                          run_status, tier_rate)
 from econ.errors import InvalidInputError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
@@ -48,6 +49,7 @@ from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
 from econ.vocabulary import MAX_CONTEXT, MODES, REASONS, Reason, tier_code
+from econ.vocabulary import check as check_field
 from econ.analyses.search import batch_grid, cheapest, pareto_frontier
 
 POINT_COLUMNS: tuple[str, ...] = (
@@ -79,15 +81,22 @@ class SLO:
     max_ttft_s : float > 0
         Time to first token: the request's own prompt prefilled alone (+ KV transfer when
         disaggregated); queueing not modelled. [s]
+    percentile : float, optional [%]
+        Judge both at this percentile instead of the mean: speed = 1 / TPOT at the percentile
+        (``tpot_percentile_s``), TTFT at the percentile under Poisson arrivals at the served rate
+        (``ttft_percentile_s``; :mod:`econ.physics.serving`). None = the served means. Range: the
+        vocabulary field ``slo_percentile``.
     """
 
     min_tokens_per_s_per_user: float = 0.0
     max_ttft_s: float = math.inf
+    percentile: float | None = None
 
     def __post_init__(self):
         require_in_range("min_tokens_per_s_per_user", self.min_tokens_per_s_per_user, 0.0, 1e6, "tokens/s")
         if not (self.max_ttft_s > 0):
             raise InvalidInputError(f"max_ttft_s={self.max_ttft_s!r} is outside (0, inf] (s)")
+        check_field("slo_percentile", self.percentile)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,13 +122,13 @@ class SearchSpace:
         Largest batch per attention group tried. [sequences]
     batch_steps_per_octave : int
         Batch sizes per doubling (1: powers of two; 2: also the sqrt(2) steps). [-]
-    kv_precision : str, optional
-        KV-cache precision (default: precision.DEFAULT_KV_PRECISION of the weight precision).
+    decoding : Decoding
+        Weight, expert and KV-cache formats and speculative decoding (:class:`econ.assumptions.Decoding`; automatic
+        fields: the engine's defaults, e.g. the KV cache in fp8 with fp8/fp4 matmuls and MTP for DeepSeek-V3/R1,
+        :func:`econ.engine.resolve_speculation`). Precisions narrower than a set weight format are rejected with
+        the reason.
     arrival_rate_per_s : float, optional
         Size the pools (and replicas) for this request rate instead of running at capacity. [requests/s]
-    speculative : bool, optional
-        Speculative decoding: None = the model's default (:func:`econ.engine.default_speculation`: MTP for
-        DeepSeek-V3/R1), False = plain decoding.
     max_points : int
         Budget of deployments (rows) one search may evaluate; a larger search is refused before any
         physics runs, naming the knobs that shrink it (:func:`search_size`). The default keeps a search
@@ -141,9 +150,8 @@ class SearchSpace:
     scale_up_domain_sizes: tuple[int, ...] | None = None
     max_batch_per_group: int = 1 << 14
     batch_steps_per_octave: int = 2
-    kv_precision: str | None = None
+    decoding: Decoding = AUTO_DECODING
     arrival_rate_per_s: float | None = None
-    speculative: bool | None = None
     max_points: int = 2_000_000
 
     def __post_init__(self):
@@ -168,8 +176,8 @@ class SearchSpace:
             raise InvalidInputError("modes is empty (valid: aggregated, disaggregated)")
         if self.precisions is not None:
             prec.check_precision("precision", list(self.precisions))
-        if self.kv_precision is not None:
-            prec.check_precision("kv_precision", [self.kv_precision], allowed=tuple(prec.KV_BYTES_PER_ELEMENT))
+        if not isinstance(self.decoding, Decoding):
+            raise InvalidInputError(f"decoding={self.decoding!r} is not an econ.assumptions.Decoding")
         for d in self.scale_up_domain_sizes or ():
             require_in_range("scale_up_domain_size", d, 1, 1 << 20, "accelerators")
         require_in_range("max_batch_per_group", self.max_batch_per_group, 1, 1 << 20, "sequences")
@@ -308,17 +316,21 @@ def _facts(catalog: Catalog, model: str, hardware: str):
 
 def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_ctx, precision, kv_precision,
             layout: Layout, prefill: Layout, disaggregated: float, arrival, cache_hit_frac, a, da,
-            speculative: bool | None = None) -> EngineInputs:
+            decoding: Decoding = AUTO_DECODING) -> EngineInputs:
     """The engine's typed inputs for ``len(batch)`` candidate rows of one model on one accelerator.
 
     ``precision`` / ``kv_precision``: int arrays of codes into precision.PRECISIONS / KV_BYTES_PER_ELEMENT;
-    weight formats as the engine resolves them (:func:`econ.engine.resolve_formats`: release-pinned formats,
-    e.g. gpt-oss's MXFP4 experts, else the precision's own)."""
+    weight formats as the engine resolves them (:func:`econ.engine.resolve_formats`: ``decoding``'s, else
+    release-pinned formats, e.g. gpt-oss's MXFP4 experts, else the precision's own); speculative decoding as
+    :func:`econ.engine.resolve_speculation` resolves ``decoding``'s setting."""
     n = len(batch)
     model, hw = _facts(catalog, model_id, hw_id)
     arr = catalog_arrays(catalog)
     i = arr.model_ids.index(model_id)
+    codes = {k: (-1 if getattr(decoding, k) is None else FORMATS.index(getattr(decoding, k)))
+             for k in ("weight_format", "expert_weight_format")}
     formats = resolve_formats(hw, precision, kv_precision, arr.pinned_weight_format[i], arr.pinned_expert_format[i],
+                              codes["weight_format"], codes["expert_weight_format"],
                               embedding_bytes_per_param=a.embedding_bytes_per_param)[0]
     full = np.full
     workload = Workload(batch_size=batch, input_len=full(n, float(input_len)), output_len=full(n, float(output_len)),
@@ -331,7 +343,10 @@ def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_
     return EngineInputs(model=model, hardware=hw, layout=layout, formats=formats,
                         eff=efficiency(arr, a, da, np.full(n, arr.hardware_ids.index(hw_id)), precision),
                         workload=workload, serving=serving,
-                        spec=None if speculative is False else default_speculation(catalog, model_id))
+                        spec=resolve_speculation(catalog, model_id, formats, method=decoding.spec_method,
+                                                 draft_tokens=decoding.spec_draft_tokens,
+                                                 acceptance=decoding.spec_acceptance,
+                                                 draft_model=decoding.spec_draft_model))
 
 
 BLOCK_ROWS = 1 << 16
@@ -448,6 +463,8 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
         is evaluated). Two phases: the size is known exactly (:func:`search_size`) before the physics runs.
     """
     m, hws = _prepare(catalog, model, hardware, input_len, output_len)
+    if slo.percentile is not None:  # percentile SLOs: the engine's percentile latencies at that percentile
+        assumptions = replace(assumptions, latency_percentile=slo.percentile)
     plans, rejected = _plans(catalog, m, hws, input_len, output_len, slo, space, assumptions, economics, deployment)
     size = _size(plans, hws, space)
     if size["message"]:
@@ -508,6 +525,13 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     if space.precisions is not None:
         for pr in sorted(set(precisions) - set(ok_prec)):  # <= 3 precisions
             rej("any", pr, "any", "precision not supported by hardware", f"no dense {pr} peak for {hw}")
+    given_formats = [f for f in (space.decoding.weight_format, space.decoding.expert_weight_format) if f is not None]
+    for pr in list(ok_prec):  # a stated format wider than the matmul precision cannot run (the engine's rule)
+        wide = [f for f in given_formats if prec.FORMAT_BITS[f] > prec.PRECISION_BITS[pr]]
+        if wide:
+            ok_prec.remove(pr)
+            rej("any", pr, "any", REASONS[Reason.FORMAT_WIDER_THAN_PRECISION],
+                f"{wide[0]} weights need {prec.FORMAT_PRECISION[wide[0]]} or wider matmuls")
     basis_code = tier_code(economics.basis)
     facts = catalog_arrays(catalog).accelerators(catalog_arrays(catalog).hardware_ids.index(hw))
     rate = tier_rate(facts, basis_code, np.nan if economics.usd_per_gpu_hour is None else economics.usd_per_gpu_hour)
@@ -534,7 +558,8 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     fam_prec = np.array(ok_prec, dtype=object)[fam_code]
     kv_names = tuple(prec.KV_BYTES_PER_ELEMENT)
     prec_by_code = np.array([prec.PRECISIONS.index(p) for p in ok_prec])
-    kv_by_code = np.array([kv_names.index(space.kv_precision or prec.DEFAULT_KV_PRECISION[p]) for p in ok_prec])
+    kv_by_code = np.array([kv_names.index(space.decoding.kv_precision or prec.DEFAULT_KV_PRECISION[p])
+                           for p in ok_prec])
     nf = len(fam_prec)
     cap_ctx = float(input_len + output_len)
     fam_layout = Layout(tp=fam["tp"], dp=fam["dp"], ep=fam["ep"], pp=fam["pp"], scale_up_domain_size=np.full(nf, domain))
@@ -544,7 +569,7 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
         return _inputs(catalog, model, hw, batch=batch, input_len=input_len, output_len=output_len,
                        capacity_ctx=cap_ctx, precision=prec_by_code[fam_code[rows]],
                        kv_precision=kv_by_code[fam_code[rows]], layout=layout, prefill=prefill,
-                       speculative=space.speculative,
+                       decoding=space.decoding,
                        disaggregated=1.0 if mode == "disaggregated" else 0.0, arrival=space.arrival_rate_per_s,
                        cache_hit_frac=cache_hit, a=a, da=da)
 
@@ -703,13 +728,14 @@ def _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a,
     n = len(lay["tp"])
     layout = Layout(*(lay[k].astype(float) for k in ("tp", "dp", "ep", "pp")), scale_up_domain_size=np.full(n, domain))
     for pr in ok_prec:  # <= 3 precisions
-        kvp = space.kv_precision or prec.DEFAULT_KV_PRECISION[pr]
+        kvp = space.decoding.kv_precision or prec.DEFAULT_KV_PRECISION[pr]
         # a prefill instance holds the prompts' KV only (capacity context = input_len), no prefix-cache hits
         inp = _inputs(catalog, m["id"], h["id"], batch=lay["dp"].astype(float), input_len=input_len,
                       output_len=output_len, capacity_ctx=input_len,
                       precision=np.full(n, prec.PRECISIONS.index(pr)),
                       kv_precision=np.full(n, tuple(prec.KV_BYTES_PER_ELEMENT).index(kvp)),
-                      layout=layout, prefill=layout, disaggregated=0.0, arrival=None, cache_hit_frac=0.0, a=a, da=da)
+                      layout=layout, prefill=layout, disaggregated=0.0, arrival=None, cache_hit_frac=0.0, a=a, da=da,
+                      decoding=space.decoding)
         phys = run(inp, CostInputs.from_economics(economics, n), a, da)[0]
         fits = phys.max_batch_size >= lay["dp"]
         if not fits.any():
@@ -728,8 +754,12 @@ def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, f
     dis = mode == "disaggregated"
     speed = phys.served_tokens_per_s_per_user
     ttft = phys.served_ttft_s
-    slow = speed < slo.min_tokens_per_s_per_user
-    late = ttft > slo.max_ttft_s
+    if slo.percentile is None:
+        slow = speed < slo.min_tokens_per_s_per_user
+        late = ttft > slo.max_ttft_s
+    else:  # judged at the percentile (the search ran with latency_percentile = slo.percentile)
+        slow = ~(1.0 / np.maximum(phys.tpot_percentile_s, 1e-30) >= slo.min_tokens_per_s_per_user)
+        late = ~(phys.ttft_percentile_s <= slo.max_ttft_s)
     miss = np.where(slow & late, "tokens/s per user and TTFT", np.where(slow, "tokens/s per user",
                                                                           np.where(late, "TTFT", "")))
     n = len(precs)

@@ -14,20 +14,22 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions, Economics
+from econ.assumptions import (AUTO_DECODING, DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Decoding,
+                              DeploymentAssumptions, Economics)
 from econ.tables.catalog import Catalog
 from econ.physics.deployment import layout_problems
 from econ.engine import evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.memory import weight_bytes_resident
-from econ.physics.precision import WEIGHT_BYTES_PER_PARAM
+from econ.physics.precision import WEIGHT_BYTES_PER_PARAM, WEIGHT_FORMATS
 from econ.validate import require_in_range
 from econ.vocabulary import MODES
 from econ.analyses.search import octave_grid
 
 __all__ = ["grid", "with_ideal", "make_economics", "cost_table", "batch_curve", "choose_layout", "layout_candidates",
-           "deployment_search", "deployment_of", "POOL_KEYS"]
+           "deployment_search", "deployment_of", "POOL_KEYS", "slo_columns",
+           "decoding_used", "decoding_note", "DECODING_COLUMNS"]
 
 _LAYOUT_KEYS = ("num_gpus", "tp", "dp", "ep", "pp")
 POOL_KEYS = ("disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
@@ -118,13 +120,17 @@ def _templates(max_gpus: int, num_gpus=None, tp=None, dp=None, ep=None, pp=None)
 def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: int | None = None,
                             tp: int | None = None, dp: int | None = None, ep: int | None = None,
                             pp: int | None = None, assumptions: Assumptions = DEFAULT,
-                            deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT) -> pl.DataFrame:
+                            deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
+                            weight_format: str | None = None) -> pl.DataFrame:
     """Valid layouts for many (model, hardware, precision) keys at once: :func:`layout_candidates`, vectorized.
 
     Parameters
     ----------
     keys : pl.DataFrame with ``model``, ``hardware``, ``precision`` (and optionally ``scale_up_domain_size``)
     num_gpus, tp, dp, ep, pp : int, optional, pinned for every key
+    weight_format : str, optional
+        A weight format set apart from the precision (:data:`econ.physics.precision.WEIGHT_FORMATS`): the fewest
+        GPUs that hold the weights are counted in its bytes (W4A16 weights fit on fewer GPUs than bf16 ones).
 
     Returns
     -------
@@ -139,8 +145,8 @@ def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: i
                                     pl.col("scale_up_domain_size").alias("_catalog_domain"))
     k = (keys.unique(maintain_order=True).join(m, on="model", how="left").join(h, on="hardware", how="left")
          .with_columns(pl.coalesce("scale_up_domain_size", "_catalog_domain").alias("_domain"),
-                       pl.col("precision").replace_strict(WEIGHT_BYTES_PER_PARAM, return_dtype=pl.Float64)
-                       .alias("_wb")))
+                       (pl.col("precision").replace_strict(WEIGHT_BYTES_PER_PARAM, return_dtype=pl.Float64)
+                        if weight_format is None else pl.lit(WEIGHT_FORMATS[weight_format])).alias("_wb")))
     w = weight_bytes_resident(pl.col("total_params"), pl.col("embedding_params"), pl.col("lm_head_params"),
                               pl.col("_wb"), assumptions.embedding_bytes_per_param)
     need = (w / (pl.col("hbm_capacity_bytes") * assumptions.usable_hbm_frac)).ceil().clip(lower_bound=1.0)
@@ -185,13 +191,14 @@ def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: i
 def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision: str, num_gpus: int | None = None,
                       tp: int | None = None, dp: int | None = None, ep: int | None = None, pp: int | None = None,
                       assumptions: Assumptions = DEFAULT, deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
-                      scale_up_domain_size: int | None = None) -> pl.DataFrame:
+                      scale_up_domain_size: int | None = None, weight_format: str | None = None) -> pl.DataFrame:
     """Every valid layout (num_gpus, tp, dp, ep, pp) ``econ cost`` chooses among; given values are pinned.
 
     Parameters
     ----------
     num_gpus, tp, dp, ep, pp : int, optional; None = free
     scale_up_domain_size : int, optional, override of the catalog's domain
+    weight_format : str, optional, see :func:`layout_candidates_frame`
 
     Returns
     -------
@@ -218,7 +225,8 @@ def layout_candidates(catalog: Catalog, *, model: str, hardware: str, precision:
                         schema_overrides={"scale_up_domain_size": pl.Int64})
     catalog.model(model), catalog.accelerator(hardware)  # unknown ids: UnknownIdError with the closest ids
     return layout_candidates_frame(catalog, keys, num_gpus=num_gpus, tp=tp, dp=dp, ep=ep, pp=pp,
-                                   assumptions=assumptions, deployment=deployment).select(_LAYOUT_KEYS)
+                                   assumptions=assumptions, deployment=deployment,
+                                   weight_format=weight_format).select(_LAYOUT_KEYS)
 
 
 AUTO_BATCH_STEPS_PER_OCTAVE = 4
@@ -226,14 +234,15 @@ AUTO_BATCH_STEPS_PER_OCTAVE = 4
 
 
 def _auto_batches(catalog: Catalog, pts: pl.DataFrame, assumptions, economics, deployment,
-                  min_tokens_per_s_per_user: float | None, max_ttft_s: float | None):
+                  min_tokens_per_s_per_user: float | None, max_ttft_s: float | None, at_percentile: bool = False):
     """The auto batch of each candidate row of ``pts`` (its batch column is ignored), two or three engine calls.
 
     The sweet spot, min(KV-capacity max batch, decode memory/compute crossover), rounded down to a multiple
     of dp (at least dp). With a speed floor or a TTFT limit: the largest batch up to that sweet spot (from a
     grid of :data:`AUTO_BATCH_STEPS_PER_OCTAVE` per doubling, plus the sweet spot itself) whose served
     tokens/s per user and served TTFT meet them; a candidate no batch of which meets them keeps its sweet
-    spot and ``meets`` False.
+    spot and ``meets`` False. ``at_percentile``: the SLOs are judged on the TPOT and TTFT at
+    ``assumptions.latency_percentile`` (``tpot_percentile_s``, ``ttft_percentile_s``) instead of the served means.
 
     Returns
     -------
@@ -262,14 +271,87 @@ def _auto_batches(catalog: Catalog, pts: pl.DataFrame, assumptions, economics, d
     grid = np.concatenate([grid, top[:, None]], axis=1)
     row, col = np.nonzero(np.ones_like(grid, dtype=bool))
     rows = pts[row].with_columns(batch_size=pl.Series(grid[row, col].astype(np.int64)))
+    speed_col, ttft_col = slo_columns(at_percentile)
     res = evaluate(rows, catalog, assumptions, economics, deployment, strict=False,
-                   columns=("feasible", "served_tokens_per_s_per_user", "served_ttft_s"))
+                   columns=("feasible", "served_tokens_per_s_per_user", "tpot_percentile_s", "served_ttft_s",
+                            "ttft_percentile_s"))
+    speed = (1.0 / res["tpot_percentile_s"] if at_percentile else res[speed_col])
     ok = (res["feasible"].to_numpy()
-          & (res["served_tokens_per_s_per_user"].fill_null(0.0).to_numpy() >= floor)
-          & (res["served_ttft_s"].fill_null(math.inf).to_numpy() <= ttft_max))
+          & (speed.fill_null(0.0).fill_nan(0.0).to_numpy() >= floor)
+          & (res[ttft_col].fill_null(math.inf).to_numpy() <= ttft_max))
     best = np.where(ok.reshape(grid.shape), grid, -1.0).max(axis=1)
     meets = best > 0
     return np.where(meets, best, top).astype(np.int64), meets, feasible
+
+
+DECODING_COLUMNS = ("model", "precision", "weight_format", "expert_weight_format", "kv_precision", "spec_method",
+                    "spec_draft_tokens", "spec_acceptance")
+"""Result columns that say which formats and speculative decoding a deployment runs."""
+
+
+def decoding_used(catalog: Catalog, *, model: str, hardware: str, precision: str,
+                  decoding: Decoding = AUTO_DECODING) -> pl.DataFrame:
+    """The formats and speculative decoding the engine resolves for ``model`` on ``hardware`` at ``precision`` under
+    ``decoding`` (automatic fields: its defaults): one row of :data:`DECODING_COLUMNS`, for an answer to show what it
+    used (they do not depend on the layout or the batch).
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError : a setting the model cannot run (the engine's message).
+    """
+    pts = pl.DataFrame([{"model": model, "hardware": hardware, "precision": precision, "batch_size": 1,
+                         **decoding.columns()}])
+    return evaluate(pts, catalog, strict=False, columns=DECODING_COLUMNS)
+
+
+def decoding_note(frame, decoding: Decoding, catalog: Catalog) -> str:
+    """One line saying which formats and speculative decoding a result used and where each default came from (the
+    released checkpoint, the precision, the model's vendor).
+
+    Parameters
+    ----------
+    frame : pl.DataFrame (its first row) or dict, a result with :data:`DECODING_COLUMNS`
+    decoding : Decoding, what was set (a field set is "set", an automatic one names its source)
+    catalog : Catalog
+
+    Returns
+    -------
+    str, "" when the result lacks the columns.
+    """
+    need = ("model", "weight_format", "expert_weight_format", "kv_precision", "spec_method")
+    r = frame if isinstance(frame, dict) else (frame.row(0, named=True) if frame is not None and frame.height
+                                               else {})
+    if any(r.get(c) is None for c in need):
+        return ""
+    model = catalog.model(r["model"])
+    pinned = model.get("native_weight_dtype") in ("mxfp4",)  # a release that pins its formats (CHECKPOINT_FORMATS)
+
+    def why(name: str, default_text: str) -> str:
+        return "set" if getattr(decoding, name) is not None else default_text
+
+    parts = [f"weights {r['weight_format']} ("
+             + why("weight_format", "the released checkpoint" if pinned else "the precision's own format") + ")"]
+    if (model.get("num_experts") or 0) > 0:
+        parts.append(f"experts {r['expert_weight_format']} ("
+                     + why("expert_weight_format", "the released checkpoint" if pinned else "follow the weights") + ")")
+    parts.append(f"KV cache {r['kv_precision']} (" + why("kv_precision", f"follows the {r['precision']} matmuls") + ")")
+    m = r["spec_method"]
+    if m == "none":
+        spec = "speculative decoding off (" + why("spec_method", "the vendor runs none by default") + ")"
+    else:
+        src = "set" if decoding.spec_method is not None else (
+            f"the vendor's default: {model['id']} ships MTP modules, acceptance from models.csv" if m == "mtp"
+            else "the model's published head")
+        spec = (f"speculative decoding {m}, {r.get('spec_draft_tokens')} drafted, acceptance "
+                f"{r.get('spec_acceptance') or 0:.2f} ({src})")
+    return "decoding: " + "; ".join(parts + [spec])
+
+
+def slo_columns(at_percentile: bool) -> tuple[str, str]:
+    """(speed, TTFT) result columns an SLO is judged on: the served means, or with ``at_percentile`` the TPOT and
+    TTFT at ``Assumptions.latency_percentile`` (the speed is then 1 / ``tpot_percentile_s``)."""
+    return ("tpot_percentile_s", "ttft_percentile_s") if at_percentile else ("served_tokens_per_s_per_user",
+                                                                             "served_ttft_s")
 
 
 def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str = "bf16",
@@ -279,7 +361,8 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
                   assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
                   deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
                   min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,
-                  max_dp: int | None = None) -> dict | None:
+                  max_dp: int | None = None, decoding: Decoding = AUTO_DECODING,
+                  at_percentile: bool = False) -> dict | None:
     """The layout ``econ cost`` uses: the cheapest $/M output tokens of :func:`layout_candidates`.
 
     Each candidate is priced at its own auto batch (:func:`_auto_batches`): the sweet spot, min(KV-capacity
@@ -293,7 +376,9 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
     ----------
     as :func:`cost_table`; ``min_tokens_per_s_per_user`` [tokens/s] and ``max_ttft_s`` [s] (served
     figures), None = no SLO (each candidate at its sweet spot); ``max_dp``: only layouts with at most this
-    many attention-DP groups (the smallest batch the caller will run: each group needs a sequence).
+    many attention-DP groups (the smallest batch the caller will run: each group needs a sequence);
+    ``decoding``: formats and speculative decoding (:class:`econ.assumptions.Decoding`); ``at_percentile``: judge
+    the SLOs at ``assumptions.latency_percentile`` (:func:`_auto_batches`).
 
     Returns
     -------
@@ -307,18 +392,18 @@ def choose_layout(catalog: Catalog, *, model: str, hardware: str, precision: str
     """
     cands = layout_candidates(catalog, model=model, hardware=hardware, precision=precision, num_gpus=num_gpus,
                               tp=tp, dp=dp, ep=ep, pp=pp, assumptions=assumptions, deployment=deployment,
-                              scale_up_domain_size=scale_up_domain_size)
+                              scale_up_domain_size=scale_up_domain_size, weight_format=decoding.weight_format)
     if max_dp is not None:
         cands = cands.filter(pl.col("dp") <= max_dp)
     if cands.height == 0:
         return None
     base = dict(model=model, hardware=hardware, precision=precision, input_len=input_len, output_len=output_len,
                 context_tokens=context_tokens, disaggregated=mode == "disaggregated",
-                scale_up_domain_size=scale_up_domain_size)
+                scale_up_domain_size=scale_up_domain_size, **decoding.columns())
     pts = cands.with_columns(**{k: pl.lit(v) for k, v in base.items()}, batch_size=pl.col("dp"))
     pts = pts.with_columns(pl.col("context_tokens").cast(pl.Int64), pl.col("scale_up_domain_size").cast(pl.Int64))
     batch, meets, _ = _auto_batches(catalog, pts, assumptions, economics, deployment, min_tokens_per_s_per_user,
-                                    max_ttft_s)
+                                    max_ttft_s, at_percentile)
     res = evaluate(pts.with_columns(batch_size=pl.Series(batch)), catalog, assumptions, economics, deployment,
                    strict=False, columns=("feasible", "usd_per_m_output_tokens", "served_tokens_per_s_per_user"))
     ok = res.with_row_index("i").with_columns(meets=pl.Series(meets)).filter(pl.col("feasible"))
@@ -339,7 +424,8 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
                scale_up_domain_size: int | None = None, assumptions: Assumptions = DEFAULT,
                economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
                min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,
-               pools: dict | None = None) -> pl.DataFrame:
+               pools: dict | None = None, decoding: Decoding = AUTO_DECODING,
+               slo_percentile: float | None = None) -> pl.DataFrame:
     """Cost rows for one model on one accelerator: the ``econ cost`` and Cost-explorer entry point.
 
     Parameters
@@ -361,6 +447,13 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     pools : dict, optional
         A disaggregated deployment's pools (:data:`POOL_KEYS`, e.g. from :func:`deployment_of` of a row): with the
         layout pinned, the unit is evaluated as it is.
+    decoding : Decoding
+        Weight, expert and KV-cache formats and speculative decoding (:class:`econ.assumptions.Decoding`; automatic
+        fields: the engine's per-model defaults). Passed to the engine as point columns, to the search as
+        ``SearchSpace.decoding``.
+    slo_percentile : float, optional [%]
+        Judge the SLO at this percentile of TPOT and TTFT (``assumptions.latency_percentile`` is set to it; the
+        rows' ``ttft_percentile_s`` / ``tpot_percentile_s``); None = the served means.
 
     Returns
     -------
@@ -386,9 +479,12 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     """
     if mode is not None and mode not in MODES:
         raise InvalidInputError(f"mode={mode!r} is not one of {list(MODES)}")
+    at_pct = slo_percentile is not None
+    if at_pct:
+        assumptions = replace(assumptions, latency_percentile=float(slo_percentile))
     base = dict(model=model, hardware=hardware, precision=precision, input_len=input_len, output_len=output_len,
                 context_tokens=context_tokens, disaggregated=mode == "disaggregated",
-                scale_up_domain_size=scale_up_domain_size)
+                scale_up_domain_size=scale_up_domain_size, **decoding.columns())
     given = dict(num_gpus=num_gpus, tp=tp, dp=dp, ep=ep, pp=pp)
     if pools:
         base["disaggregated"] = bool(pools.get("disaggregated"))
@@ -402,7 +498,8 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
         found = _searched(catalog, model=model, hardware=hardware, precision=precision, given=given, mode=mode,
                           input_len=input_len, output_len=output_len, scale_up_domain_size=scale_up_domain_size,
                           assumptions=assumptions, economics=economics, deployment=deployment,
-                          min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s)
+                          min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
+                          decoding=decoding, slo_percentile=slo_percentile)
         if found is not None:
             layout, batch = found
             return evaluate(_points({**base, "disaggregated": layout["disaggregated"]}, layout, [batch]), catalog,
@@ -410,7 +507,9 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     if free and batch_sizes is not None:
         return _cheapest_at_each_batch(catalog, base, given, batch_sizes, assumptions, economics, deployment)
     if free:
-        chosen = choose_layout(catalog, **{k: v for k, v in base.items() if k != "disaggregated"}, **given,
+        keys = ("model", "hardware", "precision", "input_len", "output_len", "context_tokens", "scale_up_domain_size")
+        chosen = choose_layout(catalog, **{k: base[k] for k in keys}, **given, decoding=decoding,
+                               at_percentile=at_pct,
                                mode=mode or "aggregated",
                                assumptions=assumptions, economics=economics, deployment=deployment,
                                min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
@@ -436,7 +535,7 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
         else:
             batch_sizes = [int(_auto_batches(catalog, _points(base, deployment_of(r), [r["dp"]]),
                                              assumptions, economics, deployment, min_tokens_per_s_per_user,
-                                             max_ttft_s)[0][0])]
+                                             max_ttft_s, at_pct)[0][0])]
     return evaluate(_points(base, deployment_of(r), batch_sizes), catalog, assumptions, economics,
                     deployment, sweet_spot=True)
 
@@ -445,7 +544,8 @@ def deployment_search(catalog: Catalog, *, model: str, hardware: str, precision:
                       mode: str | None = None, input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
                       scale_up_domain_size: int | None = None, assumptions: Assumptions = DEFAULT,
                       economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
-                      min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None):
+                      min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,
+                      decoding: Decoding = AUTO_DECODING, slo_percentile: float | None = None):
     """The one search ``econ cost`` names its automatic deployment from: :func:`econ.analyses.optimize.search` of one
     model, accelerator and precision, with the pinned values of ``given``.
 
@@ -460,16 +560,17 @@ def deployment_search(catalog: Catalog, *, model: str, hardware: str, precision:
     modes = (mode,) if mode else (("aggregated",) if num_gpus is not None else MODES)
     space = SearchSpace(precisions=(precision,), modes=modes, max_gpus=max(SearchSpace().max_gpus, num_gpus or 1),
                         scale_up_domain_sizes=None if scale_up_domain_size is None else (scale_up_domain_size,),
-                        **{k: given.get(k) for k in ("num_gpus", "tp", "dp", "ep", "pp")})
+                        decoding=decoding, **{k: given.get(k) for k in ("num_gpus", "tp", "dp", "ep", "pp")})
     slo = SLO(min_tokens_per_s_per_user=0.0 if min_tokens_per_s_per_user is None else min_tokens_per_s_per_user,
-              max_ttft_s=math.inf if max_ttft_s is None else max_ttft_s)
+              max_ttft_s=math.inf if max_ttft_s is None else max_ttft_s, percentile=slo_percentile)
     return search(catalog, model=model, hardware=[hardware], input_len=input_len, output_len=output_len, slo=slo,
                   space=space, assumptions=assumptions, economics=economics, deployment=deployment)
 
 
 def _searched(catalog: Catalog, *, model: str, hardware: str, precision: str, given: dict, mode: str | None,
               input_len: int, output_len: int, scale_up_domain_size: int | None, assumptions, economics, deployment,
-              min_tokens_per_s_per_user: float | None, max_ttft_s: float | None):
+              min_tokens_per_s_per_user: float | None, max_ttft_s: float | None, decoding: Decoding = AUTO_DECODING,
+              slo_percentile: float | None = None):
     """(deployment keys, batch) of the cheapest all-in deployment meeting the SLO in the one search
     (:func:`deployment_search`), or None; named by :func:`econ.analyses.search.cheapest`, the rule of the optimizer
     and the hardware comparison."""
@@ -478,7 +579,8 @@ def _searched(catalog: Catalog, *, model: str, hardware: str, precision: str, gi
     res = deployment_search(catalog, model=model, hardware=hardware, precision=precision, given=given, mode=mode,
                             input_len=input_len, output_len=output_len, scale_up_domain_size=scale_up_domain_size,
                             assumptions=assumptions, economics=economics, deployment=deployment,
-                            min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s)
+                            min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
+                            decoding=decoding, slo_percentile=slo_percentile)
     ok = res.points.filter(pl.col("meets_slo"))
     if ok.height == 0:
         return None
@@ -494,7 +596,8 @@ def _cheapest_at_each_batch(catalog: Catalog, base: dict, given: dict, batch_siz
 
     cands = layout_candidates(catalog, model=base["model"], hardware=base["hardware"], precision=base["precision"],
                               **given, assumptions=assumptions, deployment=deployment,
-                              scale_up_domain_size=base["scale_up_domain_size"])
+                              scale_up_domain_size=base["scale_up_domain_size"],
+                              weight_format=base.get("weight_format"))
     if cands.height == 0:  # pins no valid layout admits: the engine's own message
         return evaluate(_points(base, given, batch_sizes), catalog, assumptions, economics, deployment,
                         sweet_spot=True)

@@ -376,7 +376,8 @@ def add_field_option(group, name: str, *, dest: str | None = None, metavar: str 
     f = FIELDS[name]
     kind = {"float": float, "int": int}.get(f.kind, str)
     group.add_argument(f.flag_name, *aliases, dest=dest or name, type=kind,
-                       metavar=metavar or {"float": "X", "int": "N"}.get(f.kind, "VALUE"), help=f.help_text() + note)
+                       metavar=metavar or {"float": "X", "int": "N"}.get(f.kind, "VALUE"),
+                       help=(f.help_text() + note).replace("%", "%%"))
 
 
 def check_flag(name: str, value, flag: str | None = None) -> None:
@@ -604,3 +605,69 @@ def slo_from(args, scenario=None) -> tuple[float, float]:
             else 1000.0 / tpot
     max_ttft = ttft_ms / 1000.0 if ttft_ms is not None else ttft_s if ttft_s is not None else math.inf
     return float(speed), float(max_ttft)
+
+
+# ---------------------------------------------------------------------------------------------
+# formats and speculative decoding (econ.assumptions.Decoding), the SLO percentile
+# ---------------------------------------------------------------------------------------------
+
+def add_decoding_options(p, *, skip: tuple[str, ...] = ()) -> None:
+    """The flags of :class:`econ.assumptions.Decoding`: ``--weight-format``, ``--expert-format``, ``--kv-format``,
+    ``--speculation``, ``--draft-tokens``, ``--acceptance``, ``--draft-model`` (each from its vocabulary field;
+    not given = automatic, the engine's default for the model). ``skip``: fields a command declares itself."""
+    from econ.assumptions import DECODING_FIELDS
+
+    g = p.add_argument_group("formats and speculative decoding (not given: the release's / vendor's default)")
+    for name in DECODING_FIELDS:
+        if name not in skip:
+            add_field_option(g, name)
+
+
+def decoding_from(args, scenario=None):
+    """:class:`econ.assumptions.Decoding` from the decoding flags, over the scenario's (flags given win).
+
+    Raises
+    ------
+    InvalidInputError
+        A value outside its field's range (naming the flag).
+    """
+    from econ.assumptions import DECODING_FIELDS, Decoding
+
+    values = {}
+    for name in DECODING_FIELDS:
+        v = getattr(args, name, None)
+        f = FIELDS[name]
+        if isinstance(v, str) and v.strip().lower() in ("auto", f.none_token or "auto"):
+            v = None
+        elif v is not None:
+            f.check(v, shown_as=f.flag_name)
+        values[name] = v if v is not None else (getattr(scenario, name, None) if scenario is not None else None)
+    return Decoding(**values)
+
+
+def _percentile(text: str) -> float:
+    """'99', 'p99' or '99.9' -> 99.0 (the ``--slo-percentile`` type)."""
+    import argparse
+
+    t = str(text).strip().lower().removeprefix("p")
+    try:
+        return float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentile (50, 90, 99 or p99)") from None
+
+
+def add_slo_percentile_option(p) -> None:
+    """``--slo-percentile P``: judge the TPOT / TTFT SLOs at the P-th percentile (vocabulary ``slo_percentile``)."""
+    f = FIELDS["slo_percentile"]
+    groups = [g for g in getattr(p, "_action_groups", []) if g.title == "service-level objectives"]
+    (groups[0] if groups else p).add_argument(f.flag_name, dest="slo_percentile", type=_percentile, metavar="P",
+                   help=f.help_text().replace("%", "%%"))
+
+
+def slo_percentile_from(args, scenario=None) -> float | None:
+    """The ``--slo-percentile`` given (checked against its one range), else the scenario's, else None (means)."""
+    v = getattr(args, "slo_percentile", None)
+    check_flag("slo_percentile", v)
+    if v is None and scenario is not None:
+        v = getattr(scenario, "slo_percentile", None)
+    return v

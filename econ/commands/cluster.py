@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.analyses.cluster import PLAN_COLUMNS, cluster_plan, plan_status
-from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (add_decoding_options, decoding_from, show_value, check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_field_option, add_workload_options, catalog_from, check_range, economics_from,
                                    load_scenario, parse_int_list, render, show_value, slo_from, workload_from)
 from econ.economics.buildout import IT_CAPEX_BASES, buildout_prices
@@ -120,6 +120,8 @@ def add_plan_options(p, *, budget_required: bool) -> None:
     p.add_argument("--model", help="model id for checkpoint, training and serving columns (econ list models)")
     p.add_argument("--gpus-per-rack", type=int, help="default: the NVLink domain for NVL36/72/144, else 32")
     p.add_argument("--training-precision", choices=PRECISIONS, help="dense peak used for training FLOP/s [bf16]")
+    p.add_argument("--precision", help=f"serving precisions the search may use, a comma list of {list(PRECISIONS)} "
+                                       "[the scenario's compare_precisions, else all the accelerator supports]")
     p.add_argument("--power-basis", default="all-in",
                    help="per-GPU power: tdp (board TDP), all-in (critical IT incl. host and network share), or a "
                         "number of W [all-in]")
@@ -137,6 +139,7 @@ def add_plan_options(p, *, budget_required: bool) -> None:
     add_field_option(p, "demand_share_frac", note="; the capacity-sold case is shown beside it")
     add_workload_options(p)
     add_slo_options(p, ttft=False)
+    add_decoding_options(p)
     add_economics_options(p, mix=False, build=True)
     add_price_options(p, default_basis="all-in")
     p.add_argument("--all-columns", action="store_true", help="every column (default: without --model, the sizing)")
@@ -184,6 +187,17 @@ def check_positive(flag: str, value, hi: float, unit: str = "") -> None:
         raise InvalidInputError(f"{flag}=0 is outside (0, {hi:g}] {unit}".rstrip())
 
 
+def _precisions(text: str | None) -> tuple[str, ...] | None:
+    """``--precision bf16,fp8`` as a tuple (checked against the precisions), None when not given."""
+    if not text:
+        return None
+    out = tuple(dict.fromkeys(x.strip() for x in str(text).split(",") if x.strip()))
+    for x in out:
+        if x not in PRECISIONS:
+            raise InvalidInputError(f"--precision={show_value(x)} is not one of {list(PRECISIONS)}")
+    return out or None
+
+
 def run(args) -> int:
     """Run ``econ cluster`` / ``econ fleet size``: the flags over the scenario over the one set of defaults."""
     catalog = catalog_from(args)
@@ -228,11 +242,11 @@ def run(args) -> int:
         checkpoint_write_gb_per_s=pick(args.checkpoint_gb_per_s, "checkpoint_write_gb_per_s"),
         training_tokens=pick(args.training_tokens, "training_tokens"),
         min_tokens_per_s_per_user=floor,
-        precisions=sc.compare_precisions or None,
+        precisions=_precisions(args.precision) or sc.compare_precisions or None,
         price_usd_per_m_output_tokens=pick(args.price, "price_usd_per_m_output_tokens"),
         price_usd_per_m_input_tokens=args.price_usd_per_m_input_tokens, cached_price_frac=args.cached_price_frac,
         demand_share_frac=1.0 if args.demand_share_frac is None else args.demand_share_frac,
-        input_len=input_len, output_len=output_len,
+        input_len=input_len, output_len=output_len, decoding=decoding_from(args, scenario),
         assumptions=sc.assumptions(), economics=economics, facility=args.facility, power_basis=args.power_basis,
         efficiency_model=args.efficiency, scaling_efficiency=args.scaling_efficiency, it_prices=prices)
     full = frame

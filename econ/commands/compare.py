@@ -16,7 +16,8 @@ import sys
 import polars as pl
 
 from econ.assumptions import DEFAULT
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_workload_options,
+from econ.commands._common import (add_data_dir, add_decoding_options, add_slo_percentile_option, decoding_from,
+                                   slo_percentile_from, add_economics_options, add_scenario_option, add_workload_options,
                                    catalog_from, economics_from, load_scenario, progress, render, show_value,
                                    workload_from)
 from econ.errors import InvalidInputError
@@ -52,6 +53,8 @@ def register(sub) -> None:
     add_workload_options(p)
     g = p.add_argument_group("service-level objectives")
     g.add_argument("--ttft-ms", type=float, metavar="MS", help="SLO: maximum time to first token, ms [no limit]")
+    add_slo_percentile_option(p)
+    add_decoding_options(p)
     add_economics_options(p)
     p.add_argument("--format", default="table", choices=("table", "csv", "json"))
     add_data_dir(p)
@@ -102,7 +105,9 @@ def _setups(args, scenario):
             if scenario is None:
                 raise InvalidInputError(f"set-up {name} is missing: econ compare MODEL:HARDWARE[:PRECISION[:TIER]] "
                                         "MODEL:HARDWARE[:PRECISION[:TIER]] (or --scenario FILE)")
-            sides.append(Setup(*(getattr(scenario, prefix + k) for k in ("model", "hardware", "precision", "basis"))))
+            sides.append(Setup(*(getattr(scenario, prefix + k) for k in ("model", "hardware", "precision")),
+                               getattr(scenario, prefix + "basis") or (default_basis if tier or args.usd_per_gpu_hour
+                                                                       is not None else scenario.basis)))
         else:
             sides.append(parse_setup(text, name=f"--{name.lower()}", default_basis=default_basis))
     return sides
@@ -121,9 +126,13 @@ def run(args) -> int:
     if ttft is not None and not (ttft == ttft and 1e-3 <= ttft <= 1e9):
         raise InvalidInputError(f"--ttft-ms={show_value(ttft)} is outside [0.001, 1000000000] (ms)")
     economics = economics_from(args, catalog, sc)
+    from econ.analyses.optimize import SearchSpace
+
+    space = SearchSpace(decoding=decoding_from(args, sc))
     with progress(f"Searching {a.spec} and {b.spec}"):
         h = head_to_head(catalog, a, b, levels=levels, input_len=input_len, output_len=output_len,
-                         max_ttft_s=math.inf if ttft is None else ttft / 1e3,
+                         max_ttft_s=math.inf if ttft is None else ttft / 1e3, space=space,
+                         slo_percentile=slo_percentile_from(args, sc),
                          assumptions=sc.assumptions() if sc is not None else DEFAULT, economics=economics)
     setups = h.at_levels.select([c for c in SETUP_COLUMNS if c in h.at_levels.columns])
     ratio = h.ratio.select([c for c in RATIO_COLUMNS if c in h.ratio.columns])

@@ -8,13 +8,15 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
-from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
-                                   add_workload_options, catalog_from, check_range, economics_from, load_scenario,
-                                   parse_int_list, parse_mix, render, slo_from, with_warnings, workload_from)
+from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options, add_scenario_option,
+                                   add_slo_options, add_slo_percentile_option, add_workload_options, catalog_from,
+                                   check_flag, check_range, decoding_from, economics_from, load_scenario,
+                                   parse_int_list, parse_mix, render, slo_from, slo_percentile_from, with_warnings,
+                                   workload_from)
 from econ.vocabulary import MAX_CONTEXT, bounds
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
-from econ.analyses.sweep import cost_table
+from econ.analyses.sweep import cost_table, decoding_note
 
 __all__ = ["register", "run", "compute", "add_cost_arguments", "parse_mix", "SUMMARY_COLUMNS", "COST_DEFAULTS"]
 
@@ -24,7 +26,7 @@ SUMMARY_COLUMNS = (
     "max_batch_size",
     "sweet_spot_batch", "binding_wall", "feasible", "infeasible_reason", "meets_slo", "tpot_s",
     "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", "ttft_s",
-    "spec_method", "spec_draft_tokens", "accepted_tokens_per_step", "basis",
+    "accepted_tokens_per_step", "basis",
     "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in",
     "usd_per_m_blended_tokens",
     "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high", "usd_per_m_blended_tokens_low",
@@ -37,6 +39,11 @@ its band) and the efficiency profile it rests on (``profile_note`` marks a fallb
 
 MAX_HARDWARE = 32
 """Most accelerators one ``econ cost --hardware a,b,...`` compares (a list, not a sweep: see ``econ optimize``)."""
+
+DECODING_SUMMARY = ("weight_format", "expert_weight_format", "kv_precision", "spec_method", "spec_draft_tokens",
+                    "spec_acceptance")
+"""Summary columns after the answer's: the formats and speculative decoding it used (issue 19)."""
+SUMMARY_COLUMNS = SUMMARY_COLUMNS + DECODING_SUMMARY
 
 
 def register(sub) -> None:
@@ -75,6 +82,8 @@ def add_cost_arguments(p) -> None:
                         "prompts are this long too unless --input-len is given")
     add_workload_options(p)
     add_slo_options(p)
+    add_slo_percentile_option(p)
+    add_decoding_options(p)
     add_economics_options(p)
     p.add_argument("--ideal", action="store_true", help="pure roofline: every efficiency 1, no overheads")
     p.add_argument("--stream-embeddings", action="store_true",
@@ -127,6 +136,7 @@ def run(args) -> int:
     if not args.all_columns:
         frame = frame.select([c for c in SUMMARY_COLUMNS + ("warnings",) if c in frame.columns])
     render(frame, args.format)
+    _decoding_note(args)
     return 0
 
 
@@ -170,9 +180,14 @@ def compute(args):
     if args.ideal:
         assumptions = replace(assumptions, **IDEAL_OVERRIDES)
     economics = economics_from(args, catalog, sc)
+    args.decoding = decoding_from(args, sc)
+    pct = slo_percentile_from(args, sc)
+    if pct is not None:
+        assumptions = replace(assumptions, latency_percentile=pct)
     kw = dict(model=args.model, precision=args.precision, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep,
               pp=args.pp, mode=args.mode, input_len=args.input_len, output_len=args.output_len,
-              context_tokens=args.context, assumptions=assumptions, economics=economics)
+              context_tokens=args.context, assumptions=assumptions, economics=economics, decoding=args.decoding,
+              slo_percentile=pct)
     frames, first_error, notes = [], None, []
     for hw in hardware:  # a handful of accelerators: one cost table each
         try:
@@ -198,12 +213,26 @@ def compute(args):
     if not frames:
         raise first_error
     frame = pl.concat(frames, how="vertical_relaxed")
-    speed = "served_tokens_per_s_per_user" if "served_tokens_per_s_per_user" in frame.columns \
-        else "tokens_per_s_per_user"
-    ttft = "served_ttft_s" if "served_ttft_s" in frame.columns else "ttft_s"
-    frame = frame.with_columns(meets_slo=(pl.col("feasible").fill_null(False) & (pl.col(speed) >= floor)
-                                          & (pl.col(ttft) <= max_ttft)).fill_null(False))
+    if pct is not None:  # judged at the percentile: 1 / TPOT and TTFT at it
+        speed_x, ttft_x = 1.0 / pl.col("tpot_percentile_s"), pl.col("ttft_percentile_s")
+    else:
+        speed_x = pl.col("served_tokens_per_s_per_user" if "served_tokens_per_s_per_user" in frame.columns
+                         else "tokens_per_s_per_user")
+        ttft_x = pl.col("served_ttft_s" if "served_ttft_s" in frame.columns else "ttft_s")
+    frame = frame.with_columns(meets_slo=(pl.col("feasible").fill_null(False) & (speed_x >= floor)
+                                          & (ttft_x <= max_ttft)).fill_null(False))
+    args.decoding_note = decoding_note(frame, args.decoding, catalog)
     return with_warnings(frame, notes), catalog, assumptions, economics
+
+
+def _decoding_note(args) -> None:
+    """The line naming the formats and speculative decoding used and where each default came from (stderr, tables)."""
+    note = getattr(args, "decoding_note", "")
+    if note and args.format == "table":
+        import textwrap
+
+        from econ.commands._common import terminal_width
+        print(textwrap.fill(note, terminal_width(sys.stderr), subsequent_indent="  "), file=sys.stderr)
 
 
 def _meets(row: dict, floor: float, max_ttft: float) -> bool:

@@ -15,9 +15,11 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTRAL_DEPLOYMENT
-from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
-                                   add_workload_options, catalog_from, check_range, economics_from, load_scenario,
-                                   parse_int_list, progress, render, slo_from, terminal_width, workload_from)
+from econ.commands._common import (check_flag, add_data_dir, add_decoding_options, add_economics_options,
+                                   add_scenario_option, add_slo_options, add_slo_percentile_option,
+                                   add_workload_options, catalog_from, check_range, decoding_from,
+                                   economics_from, load_scenario, parse_int_list, progress, render, slo_from,
+                                   slo_percentile_from, terminal_width, workload_from)
 from econ.errors import InvalidInputError
 from econ.analyses.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary
 from econ.physics.precision import PRECISIONS
@@ -48,6 +50,8 @@ def _add_common(p, *, hardware_default) -> None:
                    help=f"accelerator id, a comma list, or 'all' (econ list hardware) [{hardware_default}]")
     add_workload_options(p)
     add_slo_options(p)
+    add_slo_percentile_option(p)
+    add_decoding_options(p)
     p.add_argument("--precision", help=f"comma list of weight precisions to try, of {list(PRECISIONS)} "
                                        "(default: all the hardware supports)")
     p.add_argument("--mode", default="both", choices=("both", "aggregated", "disaggregated"),
@@ -123,8 +127,9 @@ def _inputs(args):
     modes = ("aggregated", "disaggregated") if args.mode == "both" else (args.mode,)
     space = SearchSpace(max_gpus=args.max_gpus, max_prefill_gpus=args.max_prefill_gpus, precisions=precisions,
                         modes=modes, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep, pp=args.pp,
-                        scale_up_domain_sizes=domains, arrival_rate_per_s=args.arrival_rate)
-    slo = SLO(min_tokens_per_s_per_user=floor, max_ttft_s=max_ttft)
+                        scale_up_domain_sizes=domains, arrival_rate_per_s=args.arrival_rate,
+                        decoding=decoding_from(args, sc))
+    slo = SLO(min_tokens_per_s_per_user=floor, max_ttft_s=max_ttft, percentile=slo_percentile_from(args, sc))
     kwargs = dict(model=args.model, hardware=hardware, input_len=input_len, output_len=output_len,
                   slo=slo, space=space, assumptions=assumptions, economics=economics, deployment=deployment)
     return catalog, kwargs
@@ -175,14 +180,17 @@ def _header(kwargs) -> dict:
     return {"model": kwargs["model"], "hardware": kwargs["hardware"] or "all", "input_len": kwargs["input_len"],
             "output_len": kwargs["output_len"], "workload": workload_of(kwargs["input_len"], kwargs["output_len"]),
             "slo": {"min_tokens_per_s_per_user": slo.min_tokens_per_s_per_user,
-                    "max_ttft_s": None if math.isinf(slo.max_ttft_s) else slo.max_ttft_s},
+                    "max_ttft_s": None if math.isinf(slo.max_ttft_s) else slo.max_ttft_s,
+                    **({} if slo.percentile is None else {"percentile": slo.percentile})},
+            "decoding": kwargs["space"].decoding.columns(),
             "conventions": CONVENTIONS}
 
 
 def _slo_text(slo: SLO) -> str:
     """'>= 25 tokens/s per user, TTFT <= 500 ms' for the headline."""
     text = f">= {slo.min_tokens_per_s_per_user:g} tokens/s per user"
-    return text + ("" if math.isinf(slo.max_ttft_s) else f", TTFT <= {slo.max_ttft_s * 1e3:g} ms")
+    text += "" if math.isinf(slo.max_ttft_s) else f", TTFT <= {slo.max_ttft_s * 1e3:g} ms"
+    return text + ("" if slo.percentile is None else f", at p{slo.percentile:g}")
 
 
 def run_optimize(args) -> int:
@@ -223,6 +231,12 @@ def run_optimize(args) -> int:
                   f"(input ${b['usd_per_m_input_tokens']:.4f}/M, output ${b['usd_per_m_output_tokens']:.4f}/M); "
                   f"binding wall: {b['binding_wall']}\n")
         out.write(textwrap.fill(_band_text(b), width=min(120, terminal_width(out)), initial_indent="  ",
+                                subsequent_indent="  ") + "\n")
+        from econ.analyses.sweep import decoding_note, decoding_used
+        dec = kwargs["space"].decoding
+        note = decoding_note(decoding_used(catalog, model=b["model"], hardware=b["hardware"], precision=b["precision"],
+                                           decoding=dec), dec, catalog)
+        out.write(textwrap.fill(note, width=min(120, terminal_width(out)), initial_indent="  ",
                                 subsequent_indent="  ") + "\n\nBest of each family:\n")
         render(res.top.select(TABLE_COLUMNS), "table", vertical_if_single=False)
     out.write("\nRejected families (" + ("all" if args.all_rejected else "summary") + "):\n")
@@ -263,7 +277,7 @@ def run_frontier(args) -> int:
     if front.height == 0:
         out.write(f"Empty frontier for {kwargs['model']}: no deployment can serve.\n")
     else:
-        render(front.select(TABLE_COLUMNS), "table", vertical_if_single=False)
+        render(front.select([c for c in TABLE_COLUMNS if c in front.columns]), "table", vertical_if_single=False)
     if summary.height:
         out.write("\nRejected families (summary):\n")
         render(summary, "table", vertical_if_single=False)

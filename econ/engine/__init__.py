@@ -18,9 +18,9 @@ from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArra
                                 profile_band, profile_names, resolve_formats)
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, Costs, EngineInputs, Physics, Serving, Workload, run,
                               run_costs, run_physics, run_status, sweet_spot, tier_rate)
-from econ.engine.frame import RESULT_COLUMNS, default_speculation, evaluate
+from econ.engine.frame import RESULT_COLUMNS, default_speculation, evaluate, resolve_speculation
 
-__all__ = ["evaluate", "default_speculation", "RESULT_COLUMNS",
+__all__ = ["evaluate", "default_speculation", "resolve_speculation", "RESULT_COLUMNS",
            "run", "run_physics", "run_costs", "run_status", "sweet_spot", "tier_rate",
            "EngineInputs", "Workload", "Serving", "CostInputs", "Physics", "Costs",
            "ECONOMIC_COLUMNS",

@@ -742,6 +742,57 @@ def default_speculation(catalog: Catalog, model: str) -> Speculation | None:
     return Speculation(method_code=1.0, draft_tokens=1.0, acceptance=float(a))
 
 
+def resolve_speculation(catalog: Catalog, model: str, formats: Formats, *, method: str | None = None,
+                        draft_tokens: float | None = None, acceptance: float | None = None,
+                        draft_model: str | None = None) -> Speculation:
+    """The speculative decoding of rows of one model under one setting, as :func:`evaluate` resolves it: for
+    searches that build their rows as typed inputs (:func:`econ.analyses.optimize.search`).
+
+    Parameters
+    ----------
+    catalog : Catalog; model : catalog id
+    formats : Formats of the rows (their KV bytes size a draft model's cache); arrays of n rows or scalars
+    method, draft_tokens, acceptance, draft_model : the point columns ``spec_method``, ``spec_draft_tokens``,
+        ``spec_acceptance``, ``spec_draft_model`` (None = the engine's default for the model)
+
+    Returns
+    -------
+    Speculation, fields broadcast over the rows.
+
+    Raises
+    ------
+    InvalidInputError
+        A setting the model cannot run (:data:`SPEC_PROBLEMS`: MTP on a model without MTP modules, a method
+        without a sourced acceptance, a draft method without a draft model), naming the methods that can.
+    """
+    arr = catalog_arrays(catalog)
+    check_ids("model", [model] + ([draft_model] if draft_model is not None else []), list(arr.model_ids))
+    shape = np.shape(formats.kv_bytes_per_element) or (1,)
+
+    def one(m):
+        raw = {"spec_method_code": np.full(shape, -1 if m is None else SPEC_METHODS.index(m)),
+               "spec_draft_tokens": np.full(shape, np.nan if draft_tokens is None else float(draft_tokens)),
+               "spec_acceptance": np.full(shape, np.nan if acceptance is None else float(acceptance)),
+               "spec_draft_model_code": np.full(shape, -1 if draft_model is None
+                                                else arr.model_ids.index(draft_model))}
+        mc = np.full(shape, arr.model_ids.index(model))
+        return _resolve_spec(_SpecContext(arr), mc, arr.models(mc), formats, raw)
+
+    spec, problem = one(method)
+    if (problem >= 0).any():
+        valid = [m for m in SPEC_METHODS if not (one(m)[1] >= 0).any()]
+        raise InvalidInputError(SPEC_PROBLEMS[int(problem.flat[0])].format(
+            model=model, method=method, valid=", ".join(valid) or "none"))
+    return spec
+
+
+@dataclass(frozen=True)
+class _SpecContext:
+    """What :func:`_resolve_spec` reads of a context: the catalog's arrays."""
+
+    arrays: CatalogArrays
+
+
 def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
     """Strict mode: raise for the first row of the block that cannot be evaluated, naming field, value, range."""
     n, off = ctx.n, sl.start

@@ -367,8 +367,13 @@ _NUMBER_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 def _typed(value):
-    """An assumption/metadata value as the cell type it denotes: number, bool or text."""
+    """An assumption/metadata value as the cell type it denotes: number, bool, text, or None (an empty cell) for a
+    value that is not set (``str(None)``, NaN): never the text "None" or "nan" in a cell."""
+    if isinstance(value, float) and value != value:
+        return None
     if isinstance(value, str):
+        if value.strip() in ("None", "nan", "NaN", "null"):
+            return None
         if value in ("True", "False"):
             return value == "True"
         if _NUMBER_TEXT.match(value.strip()):

@@ -19,7 +19,7 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 
 from econ import vocabulary as V
-from econ.assumptions import Assumptions, Economics
+from econ.assumptions import DECODING_FIELDS, Assumptions, Decoding, Economics
 from econ.tables.custom import CUSTOM_ID, CustomAccelerator
 from econ.presets import WORKLOADS
 
@@ -105,6 +105,9 @@ class Scenario:
     input_len, output_len : int [tokens]
     workload : {"chat", "reasoning", "summarization", "custom"}
         The request-shape preset (:mod:`econ.presets`) the lengths come from; "custom" when they match none.
+    weight_format ... spec_draft_model : str, int, float or None
+        :class:`econ.assumptions.Decoding` fields (None = automatic: the release's formats, the vendor's
+        speculative decoding); :meth:`decoding`.
     region : str or None
         ``power_prices.csv`` region id; None = use ``usd_per_kwh``.
     usd_per_kwh ... cache_hit_frac
@@ -115,6 +118,8 @@ class Scenario:
     min_tokens_per_s_per_user : float [tokens/s]
         Interactivity floor (SLO) of the hardware comparison, the optimizer and the cluster's serving
         estimate (default :data:`econ.presets.DEFAULT_MIN_TOKENS_PER_S_PER_USER`).
+    slo_percentile : float or None [%]
+        Judge the SLOs at this percentile of TPOT and TTFT (None = the served means).
     interactivity_levels : tuple of float [tokens/s per user]
         Levels of the cost-vs-interactivity tables (default 20, 50, 100).
     compare_hardware, compare_precisions : tuple of str
@@ -124,7 +129,8 @@ class Scenario:
     cluster_gpus ... price_usd_per_m_output_tokens
         Inputs of :func:`econ.analyses.compare.cluster_plan` (cluster page, ``econ cluster``).
     h2h_a_model ... h2h_b_basis
-        The two set-ups of the head-to-head page (:func:`econ.analyses.compare.head_to_head`).
+        The two set-ups of the head-to-head page (:func:`econ.analyses.compare.head_to_head`); a tier None follows
+        ``basis`` (the sidebar's tier).
     custom_accelerator, custom_name ... custom_power_w
         A user's own accelerator (:class:`econ.tables.custom.CustomAccelerator`), catalog id
         :data:`econ.tables.custom.CUSTOM_ID` while ``custom_accelerator`` is true.
@@ -148,6 +154,13 @@ class Scenario:
     input_len: int = _d("input_len")
     output_len: int = _d("output_len")
     workload: str = _d("workload")
+    weight_format: str | None = _d("weight_format")
+    expert_weight_format: str | None = _d("expert_weight_format")
+    kv_precision: str | None = _d("kv_precision")
+    spec_method: str | None = _d("spec_method")
+    spec_draft_tokens: int | None = _d("spec_draft_tokens")
+    spec_acceptance: float | None = _d("spec_acceptance")
+    spec_draft_model: str | None = _d("spec_draft_model")
     region: str | None = _d("region")
     usd_per_kwh: float = _d("usd_per_kwh")
     pue: float = _d("pue")
@@ -192,6 +205,7 @@ class Scenario:
     latency_percentile: float = _d("latency_percentile")
     tpot_tail_factor: float = _d("tpot_tail_factor")
     min_tokens_per_s_per_user: float = _d("min_tokens_per_s_per_user")
+    slo_percentile: float | None = _d("slo_percentile")
     interactivity_levels: tuple[float, ...] = _d("interactivity_levels")
     compare_hardware: tuple[str, ...] = _d("compare_hardware")
     compare_precisions: tuple[str, ...] = _d("compare_precisions")
@@ -212,11 +226,11 @@ class Scenario:
     h2h_a_model: str = _d("h2h_a_model")
     h2h_a_hardware: str = _d("h2h_a_hardware")
     h2h_a_precision: str = _d("h2h_a_precision")
-    h2h_a_basis: str = _d("h2h_a_basis")
+    h2h_a_basis: str | None = _d("h2h_a_basis")
     h2h_b_model: str = _d("h2h_b_model")
     h2h_b_hardware: str = _d("h2h_b_hardware")
     h2h_b_precision: str = _d("h2h_b_precision")
-    h2h_b_basis: str = _d("h2h_b_basis")
+    h2h_b_basis: str | None = _d("h2h_b_basis")
     custom_accelerator: bool = _d("custom_accelerator")
     custom_name: str = _d("custom_name")
     custom_bf16_tflop_per_s: float = _d("custom_bf16_tflop_per_s")
@@ -242,6 +256,10 @@ class Scenario:
         """
         names = {f.name for f in fields(Assumptions)} - {"calibrated"}
         return Assumptions(**{n: getattr(self, n) for n in names})
+
+    def decoding(self) -> Decoding:
+        """Formats and speculative decoding as :class:`econ.assumptions.Decoding` (None fields: automatic)."""
+        return Decoding(**{n: getattr(self, n) for n in DECODING_FIELDS})
 
     def economics(self, catalog=None) -> Economics:
         """The finance inputs as :class:`econ.assumptions.Economics`.
@@ -289,7 +307,8 @@ class Scenario:
     def cost_kwargs(self) -> dict:
         """Keyword arguments of :func:`econ.analyses.sweep.cost_table` / ``batch_curve`` (without catalog)."""
         return dict(model=self.model, hardware=self.hardware, precision=self.precision, num_gpus=self.num_gpus,
-                    input_len=self.input_len, output_len=self.output_len)
+                    input_len=self.input_len, output_len=self.output_len, decoding=self.decoding(),
+                    slo_percentile=self.slo_percentile)
 
     # -- serialisation ---------------------------------------------------------------------------
     def to_dict(self, *, only_changed: bool = False) -> dict:

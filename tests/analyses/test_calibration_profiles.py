@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from econ.assumptions import DEFAULT, IDEAL, PROFILE_PARAMETERS, Assumptions
+from econ.assumptions import DEFAULT, IDEAL, PROFILE_PARAMETERS, Assumptions, Decoding
 from econ.tables.catalog import load_catalog
 from econ.vocabulary import GENERATIONS
 from econ.engine import evaluate
@@ -123,7 +123,7 @@ def test_optimizer_uses_the_same_profile_as_the_engine(catalog):
     fast = with_profile(catalog, "hopper-fp8", eta_bw=0.85, eta_flop=0.45, overhead_s=0.0008)
     res = search(fast, model="llama-3.1-70b", hardware="h100-sxm", input_len=1024, output_len=1024,
                  space=SearchSpace(num_gpus=2, tp=2, dp=1, ep=1, pp=1, precisions=("fp8",), modes=("aggregated",),
-                                   speculative=False))
+                                   decoding=Decoding(spec_method="none")))
     p = res.points.filter(pl.col("batch_size") == 64).row(0, named=True)
     e = evaluate(pl.DataFrame({"model": ["llama-3.1-70b"], "hardware": ["h100-sxm"], "precision": ["fp8"],
                                "batch_size": [64], "num_gpus": [2], "tp": [2], "spec_method": ["none"]}),

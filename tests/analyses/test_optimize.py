@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econ.assumptions import Economics
+from econ.assumptions import Decoding, Economics
 from econ.tables.catalog import load_catalog
 from econ.cli import main
 from econ.errors import InvalidInputError, UnknownIdError
@@ -30,7 +30,7 @@ REQUIRED_JSON = ("num_gpus", "tp", "ep", "pp", "dp", "batch_size", "precision", 
 def dsv3_domains():
     """DeepSeek-V3 fp8 on the GB200 chip drawn with an 8-GPU (HGX-like) and a 72-GPU (NVL72) domain."""
     return search(CATALOG, model="deepseek-v3", hardware="gb200-nvl72", input_len=1024, output_len=1024,
-                  space=SearchSpace(scale_up_domain_sizes=(8, 72), precisions=("fp8",), speculative=False))
+                  space=SearchSpace(scale_up_domain_sizes=(8, 72), precisions=("fp8",), decoding=Decoding(spec_method="none")))
 
 
 def _cheapest_at(points, domain, speed):

@@ -574,3 +574,24 @@ def test_libreoffice_recalculates_the_cost_chain_like_econ(variant, soffice, tmp
     if variant != "zeroed-cache":  # recalculation really moved the owned rows, not the rented ones
         assert abs(after[0] / before[0] - 1) > 0.01 and abs(after[2] / before[2] - 1) > 0.01
         assert after[1] == pytest.approx(before[1], rel=1e-12)
+
+
+def _cell_texts(data: bytes) -> list[str]:
+    """Every text a workbook shows in a cell (shared and inline strings)."""
+    z = zipfile.ZipFile(io.BytesIO(data))
+    out = []
+    for n in z.namelist():
+        if n == "xl/sharedStrings.xml" or n.startswith("xl/worksheets/sheet"):
+            out += re.findall(r"<t[^>]*>([^<]*)</t>", z.read(n).decode())
+    return out
+
+
+def test_no_cell_says_none_or_nan(catalog):
+    """Issue 19.4: the Cost explorer workbook's Assumptions sheet held the text "None" for an unset
+    usd_per_gpu_hour; an assumption that is not set is an empty cell."""
+    frame = cost_table(catalog, model="llama-3.1-8b", hardware="h100-sxm", batch_sizes=[1, 8])
+    assert Economics().usd_per_gpu_hour is None
+    data = ex.cost_workbook_bytes(frame, catalog, Economics())
+    texts = _cell_texts(data)
+    assert "usd_per_gpu_hour" in texts  # the row is there ...
+    assert not [t for t in texts if t.strip() in ("None", "nan", "NaN", "null")]  # ... its value is not "None"
