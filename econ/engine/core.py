@@ -124,6 +124,8 @@ class CostInputs:
     input_output_mix: np.ndarray
     cache_hit_frac: np.ndarray
     cached_input_cost_frac: np.ndarray
+    tier_usd_per_gpu_hour: np.ndarray | None = None
+    """:func:`tier_rate` of each row when the caller already looked it up (None: run_costs looks it up)."""
 
     @classmethod
     def from_economics(cls, economics: Economics, n: int) -> "CostInputs":
@@ -247,6 +249,8 @@ def _head_bytes(inp: EngineInputs):
         return 0.0, 0.0
     m, fm = inp.model, inp.formats
     code = sp.method_code
+    if not np.any(code):  # no row drafts (the common case): skip the per-row arithmetic
+        return 0.0, 0.0
     routed = m.num_experts * m.routed_expert_params * np.minimum(m.num_moe_layers, 1.0)
     mtp_nr = (m.mtp_module_params - routed) * fm.weight_bytes_per_param
     nr = np.where(code == 1, mtp_nr, np.where(code == 2, m.draft_head_params * fm.weight_bytes_per_param,
@@ -452,7 +456,9 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
                                      cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
                                      cost.accelerator_life_years, cost.facility_life_years,
                                      cost.opex_frac_of_capex_per_year, cost.utilization_frac)
-    rent = usd_per_gpu_hour_rented(tier_rate(hardware, cost.basis_code, cost.usd_per_gpu_hour), cost.utilization_frac)
+    rate = (tier_rate(hardware, cost.basis_code, cost.usd_per_gpu_hour) if cost.tier_usd_per_gpu_hour is None
+            else cost.tier_usd_per_gpu_hour)
+    rent = usd_per_gpu_hour_rented(rate, cost.utilization_frac)
     owned = cost.owned
     zero = np.zeros(np.shape(owned))
     split = {k: np.where(owned, v, zero) for k, v in parts.items()}
