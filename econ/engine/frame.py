@@ -103,7 +103,20 @@ _LAYOUT_GATED = {"max_batch_size", "hbm_used_frac", "weight_bytes_per_gpu", "kv_
 # ----------------------------------------------------------------------------------------------------
 
 def _codes(series: pl.Series, categories, name: str, kind: str | None = None) -> np.ndarray:
-    """Integer codes of a string column against ``categories``; unknown values raise naming the field."""
+    """Integer codes of a string column against ``categories``; unknown values raise naming the field.
+
+    An Enum or Categorical column is cast to the codes' Enum directly, without materializing strings per row
+    (issue 20: ~14 ms per column per 1e6 rows; an Enum of the catalog's own ids costs nothing)."""
+    if isinstance(series.dtype, (pl.Enum, pl.Categorical)) and series.len() > 256 and not series.null_count():
+        target = pl.Enum(list(categories))
+        if series.dtype != target:
+            uniq = series.unique().cast(pl.String).to_list()
+            if kind is not None:
+                check_ids(kind, uniq, categories)
+            bad = [u for u in uniq if u not in categories]
+            if bad:
+                raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
+        return series.cast(target).to_physical().to_numpy().astype(np.int32)
     s = series.cast(pl.String)
     if s.len() <= 256:  # a few rows: a Python dict beats the Polars round trips
         index = {c: i for i, c in enumerate(categories)}

@@ -86,3 +86,30 @@ def test_blocks_and_threads_do_not_change_numbers(catalog, recorded_cases):
     points, kw = recorded_cases["grid"]
     old = pl.read_parquet(HERE / "grid.parquet")
     assert_frames_equal(old, evaluate(points, catalog, block_rows=700, threads=2, **kw))
+
+
+@pytest.mark.parametrize("dtype", ["enum", "categorical"])
+def test_enum_and_categorical_ids_give_the_recorded_numbers(dtype, catalog, recorded_cases):
+    """Issue 20.2: ids as an Enum (the catalog's own or another) or a Categorical are read without per-row strings."""
+    from econ.engine import catalog_arrays
+    from econ.physics.precision import PRECISIONS
+
+    points, kw = recorded_cases["grid"]
+    arr = catalog_arrays(catalog)
+    if dtype == "enum":
+        typed = points.with_columns(pl.col("model").cast(pl.Enum(list(arr.model_ids))),
+                                    pl.col("hardware").cast(pl.Enum(sorted(arr.hardware_ids) + ["not-in-catalog"])),
+                                    pl.col("precision").cast(pl.Enum(list(PRECISIONS))))
+    else:
+        typed = points.with_columns(pl.col("model", "hardware", "precision").cast(pl.Categorical))
+    out = evaluate(typed, catalog, **kw)
+    assert_frames_equal(pl.read_parquet(HERE / "grid.parquet"), out)
+
+
+def test_unknown_categorical_id_is_named(catalog):
+    from econ.errors import UnknownIdError
+
+    pts = pl.DataFrame({"model": ["llama-3.3-70b", "no-such-model"] * 200, "hardware": ["h100-sxm"] * 400,
+                        "precision": ["fp8"] * 400, "batch_size": [8] * 400})
+    with pytest.raises(UnknownIdError, match="no-such-model"):
+        evaluate(pts.with_columns(pl.col("model").cast(pl.Categorical)), catalog)
