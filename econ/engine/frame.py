@@ -185,7 +185,7 @@ def _kv_precision_codes(points: pl.DataFrame, prec_codes: np.ndarray) -> np.ndar
 def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
              economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *,
              strict: bool = True, sweet_spot: bool = False, columns: tuple[str, ...] | list[str] | None = None,
-             block_rows: int = 1 << 14, threads: int = 2) -> pl.DataFrame:
+             block_rows: int = 1 << 14, threads: int = 2, output: str = "frame") -> pl.DataFrame | dict | list:
     """Evaluate decode, prefill, capacity, serving and cost for every row of ``points``: the one engine.
 
     Parameters
@@ -224,10 +224,14 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         flat in the number of rows.
     threads : int
         Blocks evaluated concurrently (numpy releases the GIL inside its loops); 1 = serial.
+    output : {"frame", "dict", "records"}
+        "frame": a Polars frame; "dict": ``{column: list}`` (``frame.to_dict(as_series=False)``); "records": one
+        dict per row (``frame.to_dicts()``), None for null. The last two skip building a frame (issue 20.4: a
+        94-column one-row frame costs more than the row's physics) and are equal to the frame's values.
 
     Returns
     -------
-    pl.DataFrame with :data:`RESULT_COLUMNS` (or ``columns``). Infeasible rows have ``feasible = False``, a
+    pl.DataFrame (or dict / list of dicts, see ``output``) with :data:`RESULT_COLUMNS` (or ``columns``). Infeasible rows have ``feasible = False``, a
     reason, and null times, rates and prices: never a silently priced row, never NaN or inf.
 
     Raises
@@ -247,6 +251,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         raise InvalidInputError(f"columns={unknown[0]!r} is not a result column (see econ.engine.RESULT_COLUMNS)")
     if sweet_spot and "sweet_spot_batch" not in want:
         want = want + ("sweet_spot_batch",)
+    if output not in ("frame", "dict", "records"):
+        raise InvalidInputError(f"output={output!r} is not one of ['frame', 'dict', 'records']")
     require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
     require_integer("threads", threads, 1, 64)
     arr = catalog_arrays(catalog)
@@ -290,6 +296,11 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     else:
         for start in starts:
             work(start)
+    if output != "frame":
+        columns = _result_columns(points, out, want, prec_code, kv_code, basis_code,
+                                  tuple(arr.profile_ids) + ("assumed",))
+        names, lists, _ = _result_lists(columns)
+        return dict(zip(names, lists)) if output == "dict" else [dict(zip(names, r)) for r in zip(*lists)]
     return _result_frame(points, out, want, prec_code, kv_code, basis_code, need_layout, arr)
 
 
@@ -329,12 +340,18 @@ _INPUT_DEFAULTS = {
 
 
 def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
-    """Every numeric input column as a float array (defaults filled), range-checked on the whole frame."""
+    """Every numeric input column as a float array (defaults filled), range-checked on the whole frame.
+
+    Only the columns the frame has are checked row by row; the defaults of absent columns are valid by
+    construction, and ``economics``' scalars are checked once per Economics (issue 20.4: ~40 range checks of
+    broadcast defaults cost more than a one-row evaluation's physics)."""
+    present = set(points.columns)
     raw = {k: _col(points, k, v) for k, v in _INPUT_DEFAULTS.items()}
     n = points.height
     require_integer("batch_size", raw["batch_size"], 1, MAX_BATCH, "sequences")
-    require_integer("input_len", raw["input_len"], 1, MAX_CONTEXT, "tokens")
-    require_integer("output_len", raw["output_len"], 1, MAX_CONTEXT, "tokens")
+    for name in ("input_len", "output_len"):
+        if name in present:
+            require_integer(name, raw[name], 1, MAX_CONTEXT, "tokens")
     for name, hi, unit in (("context_tokens", MAX_CONTEXT, "tokens"), ("num_gpus", 1 << 20, "accelerators"),
                            ("scale_up_domain_size", 1 << 20, "accelerators"), ("tp", MAX_PARALLEL, ""),
                            ("dp", MAX_PARALLEL, ""), ("ep", MAX_PARALLEL, ""), ("pp", MAX_PARALLEL, ""),
@@ -342,44 +359,78 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
                            ("prefill_ep", MAX_PARALLEL, ""), ("prefill_pp", MAX_PARALLEL, ""),
                            ("prefill_instances", MAX_PARALLEL, "instances"),
                            ("decode_instances", MAX_PARALLEL, "instances")):
+        if name not in present:
+            continue
         v = raw[name]
         given = ~np.isnan(v)
         if given.any():
             require_integer(name, np.where(given, v, 1.0), 1, hi, unit)
     k = raw["spec_draft_tokens"]
-    if (~np.isnan(k)).any():
+    if "spec_draft_tokens" in present and (~np.isnan(k)).any():
         require_integer("spec_draft_tokens", np.where(np.isnan(k), 0.0, k), 0, 16, "tokens")
     acc = raw["spec_acceptance"]
-    if (~np.isnan(acc)).any():
+    if "spec_acceptance" in present and (~np.isnan(acc)).any():
         require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
-    require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
+    if "redundant_experts" in present:
+        require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
     for name in ("output_len_cv", "input_len_cv"):  # the one range of each field (econ.vocabulary)
-        f = FIELDS[name]
-        require_in_range(name, raw[name], f.lo, f.hi, f.unit)
+        if name in present:
+            f = FIELDS[name]
+            require_in_range(name, raw[name], f.lo, f.hi, f.unit)
     cap = raw["all_in_capex_usd"]
-    if (~np.isnan(cap)).any():  # a per-row capex (sensitivity analyses): the custom accelerator's one range
+    if "all_in_capex_usd" in present and (~np.isnan(cap)).any():  # a per-row capex (sensitivity analyses)
         f = FIELDS["custom_capex_usd"]
         require_in_range("all_in_capex_usd", np.where(np.isnan(cap), f.hi, cap), f.lo, f.hi, f.unit,
                          lo_inclusive=not f.lo_open)
     for name in ("disaggregated", "two_batch_overlap"):
+        if name not in present:
+            continue
         v = raw[name]
         bad = ~np.isnan(v) & (v != 0) & (v != 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InvalidInputError(f"{name}={v[i]:g} must be true or false{_row_note(i, n)}")
-    arrival = raw["arrival_rate_per_s"]
-    require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
-                     lo_inclusive=False)
+    if "arrival_rate_per_s" in present:
+        arrival = raw["arrival_rate_per_s"]
+        require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
+                         lo_inclusive=False)
     for name in ECONOMIC_COLUMNS:
         raw[name] = _col(points, name, float(getattr(economics, name)))
     raw["usd_per_gpu_hour"] = _col(points, "usd_per_gpu_hour", np.nan if economics.usd_per_gpu_hour is None
                                    else float(economics.usd_per_gpu_hour))
+    _check_economics(economics)
     given = ~np.isnan(raw["usd_per_gpu_hour"])
     for name in ("usd_per_gpu_hour", *ECONOMIC_COLUMNS):  # the one range of each field (econ.vocabulary)
+        if name not in present:
+            continue
         f = FIELDS[name]
         values = raw[name][given] if name == "usd_per_gpu_hour" else raw[name]
         require_in_range(name, values, f.lo, f.hi, f.unit, lo_inclusive=not f.lo_open)
     return raw
+
+
+_CHECKED_ECONOMICS: dict = {}
+"""Economics objects whose scalar fields passed :func:`_check_economics` (keyed by value; a few entries)."""
+
+
+def _check_economics(economics: Economics) -> None:
+    """The ranges of ``economics``' fields (econ.vocabulary.FIELDS), once per distinct Economics."""
+    try:
+        key = hash(economics)
+    except TypeError:  # pragma: no cover - an unhashable field: check every time
+        key = None
+    if key is not None and _CHECKED_ECONOMICS.get(key) == economics:
+        return
+    for name in ("usd_per_gpu_hour", *ECONOMIC_COLUMNS):
+        v = getattr(economics, name)
+        if v is None:
+            continue
+        f = FIELDS[name]
+        require_in_range(name, np.array([float(v)]), f.lo, f.hi, f.unit, lo_inclusive=not f.lo_open)
+    if key is not None:
+        if len(_CHECKED_ECONOMICS) > 64:
+            _CHECKED_ECONOMICS.clear()
+        _CHECKED_ECONOMICS[key] = economics
 
 
 def _pow2_ceil(x):
@@ -914,6 +965,13 @@ columns) instead of one Polars Series per column (~1.5 ms); equal frames (tests/
 def _small_result_frame(n_rows: int, columns) -> pl.DataFrame:
     """:func:`_result_frame` for a few rows: the same columns (:func:`_result_columns`), dtypes and nulls,
     built row-wise."""
+    names, lists, schema = _result_lists(columns)
+    return pl.DataFrame([dict(zip(names, r)) for r in zip(*lists)], schema=schema, orient="row") \
+        if n_rows else pl.DataFrame(schema=schema)
+
+
+def _result_lists(columns) -> tuple[list[str], list[list], dict]:
+    """(names, one Python list per column, Polars schema) of :func:`_result_columns`: None for null."""
     lists: list[list] = []
     schema: dict[str, pl.DataType] = {}
     for c, kind, payload in columns:
@@ -942,9 +1000,7 @@ def _small_result_frame(n_rows: int, columns) -> pl.DataFrame:
                 schema[c] = pl.Float64
                 vals = v.astype(np.float64).tolist()
                 lists.append([None if x != x else x for x in vals] if nulls else vals)
-    names = list(schema)
-    return pl.DataFrame([dict(zip(names, r)) for r in zip(*lists)], schema=schema, orient="row") \
-        if n_rows else pl.DataFrame(schema=schema)
+    return list(schema), lists, schema
 
 
 def _labels(name: str, codes: np.ndarray, names) -> pl.Series:

@@ -113,3 +113,15 @@ def test_unknown_categorical_id_is_named(catalog):
                         "precision": ["fp8"] * 400, "batch_size": [8] * 400})
     with pytest.raises(UnknownIdError, match="no-such-model"):
         evaluate(pts.with_columns(pl.col("model").cast(pl.Categorical)), catalog)
+
+
+@pytest.mark.parametrize("name", ["small", "layouts"])
+def test_dict_and_records_outputs_equal_the_frame(name, catalog, recorded_cases):
+    """Issue 20.4: ``output="dict"`` / ``"records"`` give the frame's values without building it."""
+    points, kw = recorded_cases[name]
+    points = points.head(16)
+    frame = evaluate(points, catalog, **kw)
+    assert evaluate(points, catalog, output="dict", **kw) == frame.to_dict(as_series=False)
+    assert evaluate(points, catalog, output="records", **kw) == frame.to_dicts()
+    with pytest.raises(Exception, match="output="):
+        evaluate(points, catalog, output="arrow")
