@@ -116,7 +116,7 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
             bad = [u for u in uniq if u not in categories]
             if bad:
                 raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
-        return series.cast(target).to_physical().to_numpy().astype(np.int32)
+        return series.cast(target).to_physical().to_numpy().astype(np.intp)
     s = series.cast(pl.String)
     if s.len() <= 256:  # a few rows: a Python dict beats the Polars round trips
         index = {c: i for i, c in enumerate(categories)}
@@ -126,7 +126,7 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
             check_ids(kind, bad, categories)
         if bad:
             raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
-        return np.array([index[v] for v in values], dtype=np.int32)
+        return np.array([index[v] for v in values], dtype=np.intp)
     uniq = s.unique().to_list()
     if kind is not None:
         check_ids(kind, uniq, categories)
@@ -134,7 +134,7 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
         bad = [u for u in uniq if u not in categories]
         if bad:
             raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
-    return s.cast(pl.Enum(list(categories))).to_physical().to_numpy().astype(np.int32)
+    return s.cast(pl.Enum(list(categories))).to_physical().to_numpy().astype(np.intp)
 
 
 def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
@@ -172,7 +172,7 @@ def _optional_codes(points: pl.DataFrame, col: str, names, kind=None) -> np.ndar
 
 def _kv_precision_codes(points: pl.DataFrame, prec_codes: np.ndarray) -> np.ndarray:
     kv_names = tuple(prec.KV_BYTES_PER_ELEMENT)
-    default = np.array([kv_names.index(prec.DEFAULT_KV_PRECISION[p]) for p in prec.PRECISIONS], dtype=np.int32)
+    default = np.array([kv_names.index(prec.DEFAULT_KV_PRECISION[p]) for p in prec.PRECISIONS], dtype=np.intp)
     out = default[prec_codes]
     if "kv_precision" in points.columns:
         given = points["kv_precision"].cast(pl.String)
@@ -262,7 +262,7 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     kv_code = _kv_precision_codes(points, prec_code)
     basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis).replace(TIER_ALIASES), TIERS,
                          "basis")
-                  if "basis" in points.columns else np.full(n, tier_code(economics.basis), dtype=np.int32))
+                  if "basis" in points.columns else np.full(n, tier_code(economics.basis), dtype=np.intp))
     raw = _read_inputs(points, economics)
     raw["precision_code"], raw["kv_code"] = prec_code, kv_code
     for col, names, kind in (("weight_format", FORMATS, None), ("expert_weight_format", FORMATS, None),
@@ -774,6 +774,10 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
     """
     method, k_in, a_in = raw["spec_method_code"], raw["spec_draft_tokens"], raw["spec_acceptance"]
     default_a = ctx.arrays.mtp_acceptance[mc]
+    if (method < 0).all() and np.isnan(k_in).all() and np.isnan(a_in).all() \
+            and not (~np.isnan(default_a) & (model.mtp_modules > 0)).any():
+        zero = np.zeros(np.shape(mc))  # nothing given, no model drafts by default: plain decoding (issue 20.2)
+        return Speculation(method_code=zero, draft_tokens=zero, acceptance=zero), np.full(np.shape(mc), -1, np.int8)
     eagle_a = ctx.arrays.eagle_acceptance[mc] if ctx.arrays.eagle_acceptance.size else np.full(np.shape(mc), np.nan)
     eagle_k = ctx.arrays.eagle_draft_tokens[mc] if ctx.arrays.eagle_draft_tokens.size else np.full(np.shape(mc), np.nan)
     has_mtp = model.mtp_modules > 0
