@@ -17,11 +17,11 @@ def _gamma_form(c, a):
 
 def test_recursion_equals_the_incomplete_gamma_form():
     rng = np.random.default_rng(3)
-    c = rng.integers(1, serving.ERLANG_RECURSION_MAX_SERVERS + 1, 20_000).astype(float)
+    c = rng.integers(1, serving.ERLANG_RECURSION_MAX_SERVERS + 1, 4_000).astype(float)
     a = rng.uniform(0.0, 1.0, c.size) * c
     got, want = serving.erlang_c(c, a), _gamma_form(c, a)
     big = want > 1e-8
-    assert big.sum() > 1000
+    assert big.sum() > 500
     assert np.max(np.abs(got[big] - want[big]) / want[big]) < 1e-11
     assert np.max(np.abs(got - want)) < 1e-12
 
