@@ -332,6 +332,10 @@ _PREFILL_COLUMNS = frozenset({
 """Result columns that need the prefill side of the physics; a request without any of them skips it."""
 
 
+_QUEUE_COLUMNS = frozenset({"ttft_percentile_s", "prefill_utilization_frac"})
+"""Result columns that need the percentile prefill queue; a request without them skips it."""
+
+
 _INPUT_DEFAULTS = {
     "batch_size": np.nan, "input_len": float(DEFAULT_INPUT_LEN), "output_len": float(DEFAULT_OUTPUT_LEN), "context_tokens": np.nan, "num_gpus": np.nan,
     "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
@@ -674,7 +678,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
                        workload=workload, serving=serving, comm=comm, spec=spec)
     phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
-                       and bool(np.isnan(raw["arrival_rate_per_s"]).all()))
+                       and bool(np.isnan(raw["arrival_rate_per_s"]).all()),
+                       queue=bool(_QUEUE_COLUMNS & out.keys()))
     costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"],
                                                 tier_usd_per_gpu_hour=rate, **econ_rows))
     feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,

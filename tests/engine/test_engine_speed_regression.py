@@ -125,3 +125,13 @@ def test_dict_and_records_outputs_equal_the_frame(name, catalog, recorded_cases)
     assert evaluate(points, catalog, output="records", **kw) == frame.to_dicts()
     with pytest.raises(Exception, match="output="):
         evaluate(points, catalog, output="arrow")
+
+
+@pytest.mark.parametrize("columns", [("model", "ttft_s", "usd_per_m_blended_tokens", "served_tpot_s", "feasible"),
+                                     ("tpot_s", "ttft_percentile_s"), ("usd_per_m_output_tokens", "layout")])
+def test_column_subsets_give_the_recorded_numbers(columns, catalog, recorded_cases):
+    """Work skipped for columns not asked for (the prefill side, the percentile queue) changes no other column."""
+    for name in ("grid", "layouts"):
+        points, kw = recorded_cases[name]
+        old = pl.read_parquet(HERE / f"{name}.parquet").select(columns)
+        assert_frames_equal(old, evaluate(points, catalog, columns=columns, **kw))
