@@ -116,7 +116,7 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
             bad = [u for u in uniq if u not in categories]
             if bad:
                 raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
-        return series.cast(target).to_physical().to_numpy().astype(np.intp)
+        return series.cast(target).to_physical().to_numpy().astype(np.int32)
     s = series.cast(pl.String)
     if s.len() <= 256:  # a few rows: a Python dict beats the Polars round trips
         index = {c: i for i, c in enumerate(categories)}
@@ -126,7 +126,7 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
             check_ids(kind, bad, categories)
         if bad:
             raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
-        return np.array([index[v] for v in values], dtype=np.intp)
+        return np.array([index[v] for v in values], dtype=np.int32)
     uniq = s.unique().to_list()
     if kind is not None:
         check_ids(kind, uniq, categories)
@@ -134,7 +134,7 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
         bad = [u for u in uniq if u not in categories]
         if bad:
             raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
-    return s.cast(pl.Enum(list(categories))).to_physical().to_numpy().astype(np.intp)
+    return s.cast(pl.Enum(list(categories))).to_physical().to_numpy().astype(np.int32)
 
 
 def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
@@ -175,7 +175,7 @@ def _optional_codes(points: pl.DataFrame, col: str, names, kind=None) -> np.ndar
 
 def _kv_precision_codes(points: pl.DataFrame, prec_codes: np.ndarray) -> np.ndarray:
     kv_names = tuple(prec.KV_BYTES_PER_ELEMENT)
-    default = np.array([kv_names.index(prec.DEFAULT_KV_PRECISION[p]) for p in prec.PRECISIONS], dtype=np.intp)
+    default = np.array([kv_names.index(prec.DEFAULT_KV_PRECISION[p]) for p in prec.PRECISIONS], dtype=np.int32)
     out = default[prec_codes]
     if "kv_precision" in points.columns:
         given = points["kv_precision"].cast(pl.String)
@@ -265,7 +265,7 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     kv_code = _kv_precision_codes(points, prec_code)
     basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis).replace(TIER_ALIASES), TIERS,
                          "basis")
-                  if "basis" in points.columns else np.full(n, tier_code(economics.basis), dtype=np.intp))
+                  if "basis" in points.columns else np.full(n, tier_code(economics.basis), dtype=np.int32))
     raw = _read_inputs(points, economics)
     raw["precision_code"], raw["kv_code"] = prec_code, kv_code
     for col, names, kind in (("weight_format", FORMATS, None), ("expert_weight_format", FORMATS, None),
@@ -290,8 +290,11 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
 
     def work(start):
         sl = slice(start, min(start + block_rows, n))
-        _evaluate_block(ctx, sl, model_code[sl], hw_code[sl], basis_code[sl], key[sl],
-                        {k: v[sl] for k, v in raw.items()}, out)
+        # codes are int32 for the whole frame (memory: 1e7 rows), intp for a block (fancy indexing without a cast)
+        raw_block = {k: v[sl] for k, v in raw.items()}
+        raw_block["precision_code"] = raw_block["precision_code"].astype(np.intp)
+        _evaluate_block(ctx, sl, model_code[sl].astype(np.intp), hw_code[sl].astype(np.intp),
+                        basis_code[sl].astype(np.intp), key[sl].astype(np.intp), raw_block, out)
 
     if threads > 1 and len(starts) > 1:
         with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -966,6 +969,9 @@ def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_
             cols.append(pl.Series(c, payload.astype(np.int64)))
         else:
             cols.append(pl.Series(c, payload[0], nan_to_null=payload[1]))
+        del payload
+        if c not in _LAYOUT_KEYS:  # the array is copied into its Series: free it now (peak memory of 1e7 rows)
+            out.pop(c, None)
     return pl.DataFrame(cols)
 
 
