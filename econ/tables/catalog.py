@@ -617,7 +617,8 @@ def load_catalog(data_dir: str | Path | None = None, *, cache: bool = True) -> C
     if path is not None:
         got = _read_cached_catalog(path)
         if got is not None:
-            return got
+            return got if got.data_dir == base else Catalog(**{**{f: getattr(got, f) for f in got.__dataclass_fields__},
+                                                              "data_dir": base})  # the folder as this caller named it
     catalog = _load_catalog(base)
     if path is not None:
         _write_cached_catalog(path, catalog)
