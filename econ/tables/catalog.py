@@ -603,7 +603,8 @@ def load_catalog(data_dir: str | Path | None = None, *, cache: bool = True) -> C
         Reuse the catalog validated from the same data-folder version (:func:`_catalog_cache_key`: every CSV's
         size and modification time, and the code that reads them), pickled under ``$ECON_CACHE_DIR`` (default
         ``~/.cache/econ``; ``ECON_CACHE_DIR=off`` disables). Issue 20: loading and validating takes ~110 ms of a
-        one-row CLI call; reading the cached catalog ~1 ms. A cache that cannot be read or written is ignored.
+        one-row CLI call; reading the cached catalog ~1 ms. A cache that cannot be read or written is ignored; a
+        folder whose tables warn (:class:`econ.errors.DataWarning`) is not cached, so every load warns.
 
     Raises
     ------
@@ -619,8 +620,13 @@ def load_catalog(data_dir: str | Path | None = None, *, cache: bool = True) -> C
         if got is not None:
             return got if got.data_dir == base else Catalog(**{**{f: getattr(got, f) for f in got.__dataclass_fields__},
                                                               "data_dir": base})  # the folder as this caller named it
-    catalog = _load_catalog(base)
-    if path is not None:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # a table's DataWarning (e.g. an extra column) is replayed
+        catalog = _load_catalog(base)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if path is not None and not caught:  # a folder that warns is never cached: every load says so again
         _write_cached_catalog(path, catalog)
     return catalog
 
