@@ -436,7 +436,8 @@ def _size(plans, hws, space: SearchSpace) -> dict:
 def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = None, input_len: int = DEFAULT_INPUT_LEN,
            output_len: int = DEFAULT_OUTPUT_LEN, slo: SLO = SLO(), space: SearchSpace = SearchSpace(),
            assumptions: Assumptions = DEFAULT, economics: Economics = Economics(),
-           deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, progress=None) -> SearchResult:
+           deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, progress=None,
+           frontier_only: bool = False) -> SearchResult:
     """Evaluate every valid deployment of ``model`` on ``hardware`` (None or "all" = the whole catalog).
 
     Parameters
@@ -450,6 +451,9 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
     assumptions, economics, deployment : the model's assumptions.
     progress : callable(done_rows, total_rows), optional
         Called after every block of :data:`BLOCK_ROWS` deployments (a front end's progress bar).
+    frontier_only : bool
+        Keep in ``points`` only the deployments that can be on :func:`frontier_from`'s frontier (each block's
+        Pareto rows, found on arrays before any frame is built); ``rejected`` is unchanged. :func:`frontier` uses it.
 
     Returns
     -------
@@ -478,7 +482,7 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
 
     points = []
     for plan in plans:
-        pts, rej = _run_plan(plan, advance)
+        pts, rej = _run_plan(plan, advance, frontier_only)
         points.append(pts)
         rejected.extend(rej)
     pts = pl.concat([p for p in points if p.height], how="vertical") if any(p.height for p in points) \
@@ -625,8 +629,11 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     return plan, rejected
 
 
-def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
-    """Phase 2: evaluate a plan's deployments in blocks of :data:`BLOCK_ROWS`; (points, rejected frames)."""
+def _run_plan(plan: dict, advance, frontier_only: bool = False) -> tuple[pl.DataFrame, list]:
+    """Phase 2: evaluate a plan's deployments in blocks of :data:`BLOCK_ROWS`; (points, rejected frames).
+
+    ``frontier_only``: the points frame holds only each block's Pareto rows (:func:`_frontier_rows`), the family
+    reasons are read from the few columns they need (:func:`_family_frame`); the rejected frames are the same."""
     model, hw, dom, owned, slo = plan["model"], plan["hw"], plan["dom"], plan["owned"], plan["slo"]
     fam, fam_prec, fam_code, fam_label = plan["fam"], plan["fam_prec"], plan["fam_code"], plan["fam_label"]
     fam_layout, fi, per_group, p_choice = plan["fam_layout"], plan["fi"], plan["per_group"], plan["p_choice"]
@@ -637,7 +644,7 @@ def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
     def rej(mode, precision, layout, reason, detail=""):
         rejected.append(_rejections(model, hw, dom, mode, precision, layout, reason, detail))
 
-    frames = []
+    frames, families = [], []
     for mode, sel in plan["sels"].items():  # <= 2 modes
         rows = np.flatnonzero(sel)
         for start in range(0, len(rows), BLOCK_ROWS):  # memory flat in the number of deployments
@@ -656,14 +663,25 @@ def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
             feasible, code, wall = run_status(phys, inp, unsupported=none, price_missing=none,
                                               owned=np.full(nrow, owned))
             bands = profile_band(arr, a, np.full(nrow, arr.hardware_ids.index(hw)), prec_by_code[fam_code[f]])
-            frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code, wall,
-                                        slo, fam_label[f] if mode == "aggregated" else None, bands))
+            labels = fam_label[f] if mode == "aggregated" else None
+            if frontier_only:
+                speed, ttft = phys.served_tokens_per_s_per_user, phys.served_ttft_s
+                families.append(_family_frame(mode, fam_prec[f], lay, phys.prefill_layout, labels, feasible, code,
+                                              speed, ttft, slo))
+                keep = _frontier_rows(feasible, speed, ttft, costs.usd_per_m_output_tokens_all_in, slo)
+                if keep.size:
+                    frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code,
+                                                wall, slo, labels, bands, rows=keep))
+            else:
+                frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code, wall,
+                                            slo, labels, bands))
             advance(nrow)
     pts = pl.concat(frames, how="vertical") if frames else _empty_points()
-    if pts.height == 0:
+    fam_rows = pl.concat(families, how="vertical") if frontier_only and families else pts
+    if fam_rows.height == 0:
         return _empty_points(), rejected
     # family-level reasons: nothing feasible, or nothing meeting the SLO
-    fams = (pts.group_by("family", "precision", "disaggregated", maintain_order=True)
+    fams = (fam_rows.group_by("family", "precision", "disaggregated", maintain_order=True)
             .agg(pl.col("meets_slo").any().alias("any_ok"), pl.col("feasible").any().alias("any_feasible"),
                  pl.col("tokens_per_s_per_user").filter(pl.col("feasible")).max().alias("best_speed"),
                  pl.col("ttft_s").filter(pl.col("feasible")).min().alias("best_ttft"),
@@ -680,6 +698,8 @@ def _run_plan(plan: dict, advance) -> tuple[pl.DataFrame, list]:
             cat, det = _slo_reason_expr(slo)
             why = miss.select(cat.alias("reason"), det.alias("detail"), mode.alias("mode"))
             rej(why["mode"], miss["precision"], miss["family"], why["reason"], why["detail"])
+    if pts.height == 0:
+        return _empty_points(), rejected
     return pts.filter(pl.col("feasible")).drop("feasible", "infeasible_code"), rejected
 
 
@@ -748,8 +768,45 @@ def _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a,
     return out
 
 
+def _family_frame(mode, precs, lay, pl_, labels, feasible, code, speed, ttft, slo) -> pl.DataFrame:
+    """The columns of :func:`_points_frame` that :func:`_run_plan`'s family-level reasons read (no layout labels
+    with instances, no physics columns): what a frontier-only search keeps of every deployment."""
+    n = len(precs)
+    if labels is None:
+        labels = layout_labels(*(_rows_of(v, n, None) for v in (lay.tp, lay.dp, lay.ep, lay.pp)), np.full(n, True),
+                               *(_rows_of(v, n, None) for v in (pl_.tp, pl_.dp, pl_.ep, pl_.pp)), None, None)
+    slow = speed < slo.min_tokens_per_s_per_user
+    late = ttft > slo.max_ttft_s
+    return pl.DataFrame({"family": pl.Series("family", labels, dtype=pl.String), "precision": list(precs),
+                         "disaggregated": np.full(n, mode == "disaggregated"),
+                         "tokens_per_s_per_user": np.asarray(speed, dtype=float), "ttft_s": np.asarray(ttft, dtype=float),
+                         "meets_slo": feasible & ~slow & ~late, "feasible": feasible,
+                         "infeasible_code": code.astype(np.int64)})
+
+
+def _rows_of(x, n: int, rows):
+    """``x`` broadcast to ``n`` rows (float), restricted to ``rows`` (None = all)."""
+    v = np.broadcast_to(np.asarray(x, dtype=float), (n,))
+    return v if rows is None else v[rows]
+
+
+def _frontier_rows(feasible, speed, ttft, cost, slo) -> np.ndarray:
+    """Indices (ascending) of the feasible rows within the TTFT limit that no other such row beats on both speed and
+    all-in cost: the Pareto rule of :func:`econ.analyses.search.pareto_frontier` on arrays (issue 20.5). The
+    frontier of a union of blocks is within the union of the blocks' frontiers, so a search keeps these only."""
+    ok = np.flatnonzero(feasible & (ttft <= slo.max_ttft_s))
+    if ok.size == 0:
+        return ok
+    xs, ys = np.asarray(speed, dtype=float)[ok], np.asarray(cost, dtype=float)[ok]
+    order = np.lexsort((ys, -xs))
+    yo = ys[order]
+    best_faster = np.r_[np.inf, np.minimum.accumulate(yo)[:-1]]
+    return np.sort(ok[order[yo < best_faster]])
+
+
 def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, feasible, code, wall, slo,
-                  labels, profile_bands) -> pl.DataFrame:
+                  labels, profile_bands, rows=None) -> pl.DataFrame:
+    """The :data:`POINT_COLUMNS` frame of a block's deployments (``rows``: only these, by index; None = all)."""
     d, lay, pl_ = phys.decode, inp.layout, phys.prefill_layout
     dis = mode == "disaggregated"
     speed = phys.served_tokens_per_s_per_user
@@ -762,39 +819,52 @@ def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, f
         late = ~(phys.ttft_percentile_s <= slo.max_ttft_s)
     miss = np.where(slow & late, "tokens/s per user and TTFT", np.where(slow, "tokens/s per user",
                                                                           np.where(late, "TTFT", "")))
-    n = len(precs)
+    n_all = len(precs)
+    n = n_all if rows is None else len(rows)
+    if rows is not None:
+        precs = np.asarray(precs)[rows]
+        labels = None if labels is None else np.asarray(labels, dtype=object)[rows]
     family = labels
     if labels is None:
-        labels = layout_labels(lay.tp, lay.dp, lay.ep, lay.pp, np.full(n, True), pl_.tp, pl_.dp, pl_.ep, pl_.pp,
-                               phys.prefill_instances, phys.decode_instances).to_list()
-        family = layout_labels(lay.tp, lay.dp, lay.ep, lay.pp, np.full(n, True), pl_.tp, pl_.dp, pl_.ep, pl_.pp,
-                               None, None)
+        lays = [_rows_of(v, n_all, rows) for v in (lay.tp, lay.dp, lay.ep, lay.pp)]
+        pls = [_rows_of(v, n_all, rows) for v in (pl_.tp, pl_.dp, pl_.ep, pl_.pp)]
+        labels = layout_labels(*lays, np.full(n, True), *pls, _rows_of(phys.prefill_instances, n_all, rows),
+                               _rows_of(phys.decode_instances, n_all, rows)).to_list()
+        family = layout_labels(*lays, np.full(n, True), *pls, None, None)
 
     def i64(x):
-        return np.broadcast_to(np.asarray(x, dtype=float), (n,)).astype(np.int64)
+        return _rows_of(x, n_all, rows).astype(np.int64)
+
+    def f64(x):
+        v = np.asarray(x)
+        return v if rows is None else (np.broadcast_to(v, (n_all,))[rows])
 
     cols = {
         "model": [model] * n, "hardware": [hw] * n, "scale_up_domain_size": np.full(n, dom, dtype=np.int64),
         "layout": labels, "family": family, "num_gpus": i64(lay.num_gpus), "tp": i64(lay.tp),
         "ep": i64(lay.ep), "pp": i64(lay.pp), "dp": i64(lay.dp),
         "batch_size": i64(inp.workload.batch_size), "precision": list(precs), "disaggregated": np.full(n, dis),
-        "tokens_per_s_per_user": speed, "output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
-        "usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
-        "binding_wall": np.asarray(WALLS, dtype=object)[wall].tolist(),
-        "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
-        "usd_per_m_input_tokens": costs.usd_per_m_input_tokens, "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,
-        "ttft_s": ttft, "tpot_s": phys.served_tpot_s, "decode_tokens_per_s_per_user": d.tokens_per_s_per_user,
+        "tokens_per_s_per_user": f64(speed), "output_tokens_per_s_per_gpu": f64(phys.served_output_tokens_per_s_per_gpu),
+        "usd_per_m_output_tokens": f64(costs.usd_per_m_output_tokens),
+        "binding_wall": np.asarray(WALLS, dtype=object)[f64(wall)].tolist(),
+        "usd_per_m_output_tokens_all_in": f64(costs.usd_per_m_output_tokens_all_in),
+        "usd_per_m_input_tokens": f64(costs.usd_per_m_input_tokens),
+        "usd_per_m_blended_tokens": f64(costs.usd_per_m_blended_tokens),
+        "ttft_s": f64(ttft), "tpot_s": f64(phys.served_tpot_s), "decode_tokens_per_s_per_user": f64(d.tokens_per_s_per_user),
         "total_gpus": i64(phys.total_gpus), "prefill_tp": i64(pl_.tp), "prefill_ep": i64(pl_.ep),
         "prefill_pp": i64(pl_.pp), "prefill_dp": i64(pl_.dp), "prefill_num_gpus": i64(pl_.num_gpus),
         "prefill_instances": i64(phys.prefill_instances), "decode_instances": i64(phys.decode_instances),
-        "max_batch_size": i64(phys.max_batch_size), "hbm_used_frac": phys.hbm_used_frac,
-        "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
-        "t_mem_s": d.t_mem_s, "t_flop_s": d.t_flop_s, "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s,
-        "t_comm_pp_s": d.t_comm_pp_s, "kv_transfer_s": phys.kv_transfer_s, "prefill_stall_s": phys.prefill_stall_s,
-        "bubble_frac": d.bubble_frac, "usd_per_gpu_hour": np.broadcast_to(costs.usd_per_gpu_hour, (n,)).astype(float),
-        "meets_slo": feasible & ~slow & ~late, "slo_miss": miss.tolist(),
-        "feasible": feasible, "infeasible_code": code.astype(np.int64),
+        "max_batch_size": i64(phys.max_batch_size), "hbm_used_frac": f64(phys.hbm_used_frac),
+        "weight_bytes_per_gpu": f64(phys.weight_bytes_per_gpu), "kv_bytes_per_gpu": f64(phys.kv_bytes_per_gpu),
+        "t_mem_s": f64(d.t_mem_s), "t_flop_s": f64(d.t_flop_s), "t_comm_tp_s": f64(d.t_comm_tp_s),
+        "t_comm_ep_s": f64(d.t_comm_ep_s), "t_comm_pp_s": f64(d.t_comm_pp_s), "kv_transfer_s": f64(phys.kv_transfer_s),
+        "prefill_stall_s": f64(phys.prefill_stall_s), "bubble_frac": f64(d.bubble_frac),
+        "usd_per_gpu_hour": _rows_of(costs.usd_per_gpu_hour, n_all, rows),
+        "meets_slo": f64(feasible & ~slow & ~late), "slo_miss": f64(miss).tolist(),
+        "feasible": f64(feasible), "infeasible_code": f64(code).astype(np.int64),
     }
+    if rows is not None:
+        profile_bands = tuple(f64(b) if np.ndim(b) else b for b in profile_bands)
     banded = band(cols, *profile_bands)  # the engine's one rule (econ.engine.band); NaN = no profile -> null
     frame = pl.DataFrame({k: pl.Series(k, v) for k, v in cols.items()})
     frame = frame.with_columns(pl.Series(k, v, dtype=pl.Float64, nan_to_null=True) for k, v in banded.items())
@@ -847,7 +917,7 @@ def frontier(catalog: Catalog, **kwargs) -> tuple[pl.DataFrame, pl.DataFrame]:
 
     Parameters are those of :func:`search` (``hardware=None`` = every accelerator of the catalog).
     """
-    res = search(catalog, **kwargs)
+    res = search(catalog, frontier_only=True, **kwargs)  # frames and labels for frontier candidates only (issue 20.5)
     return frontier_from(res), res.rejected
 
 

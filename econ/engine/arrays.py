@@ -63,7 +63,9 @@ class CatalogArrays:
     profile: dict = field(default_factory=dict)
     profile_ids: tuple = ()
     filled_profiles: dict = field(default_factory=dict)
-    """Cache of :func:`efficiency`: per calibrated assumptions, each parameter as [accelerator, precision]."""
+    """Cache of :func:`efficiency`: per calibrated assumptions, (names, [parameter, accelerator, precision])."""
+    tier_rates: dict = field(default_factory=dict)
+    """Cache of :func:`econ.engine.frame._tier_rates` (key "rates": [accelerator, tier] USD/h)."""
 
     def models(self, codes) -> ModelFacts:
         """The facts of models ``codes`` (int array: one gather of the stacked table; scalar: scalars)."""
@@ -219,15 +221,19 @@ def efficiency(arr: CatalogArrays, assumptions: Assumptions, deployment: Deploym
     if filled is None:  # per accelerator x precision, NaN (no profile) replaced by the scalar: once per assumptions
         g = arr.generation_code
         ok = (g >= 0)[:, None]
-        filled = {}
+        names, tables = [], []
         for name in sorted(cal):
             table = arr.profile[name][np.where(g >= 0, g, 0)]
             table = np.where(ok & ~np.isnan(table), table, getattr(assumptions, name))
             if not np.all(table == getattr(assumptions, name)):
-                filled[name] = table
+                names.append(name)
+                tables.append(table)
+        filled = (tuple(names), np.stack(tables) if tables else None)
         arr.filled_profiles[key] = filled
-    for name, table in filled.items():
-        setattr(eff, name, table[hardware_code, precision_code])
+    names, stacked = filled
+    if names:  # one fancy index of the stacked [parameter, accelerator, precision] tables
+        for name, values in zip(names, stacked[:, hardware_code, precision_code]):
+            setattr(eff, name, values)
     return eff
 
 

@@ -124,6 +124,8 @@ class CostInputs:
     input_output_mix: np.ndarray
     cache_hit_frac: np.ndarray
     cached_input_cost_frac: np.ndarray
+    tier_usd_per_gpu_hour: np.ndarray | None = None
+    """:func:`tier_rate` of each row when the caller already looked it up (None: run_costs looks it up)."""
 
     @classmethod
     def from_economics(cls, economics: Economics, n: int) -> "CostInputs":
@@ -247,6 +249,8 @@ def _head_bytes(inp: EngineInputs):
         return 0.0, 0.0
     m, fm = inp.model, inp.formats
     code = sp.method_code
+    if not np.any(code):  # no row drafts (the common case): skip the per-row arithmetic
+        return 0.0, 0.0
     routed = m.num_experts * m.routed_expert_params * np.minimum(m.num_moe_layers, 1.0)
     mtp_nr = (m.mtp_module_params - routed) * fm.weight_bytes_per_param
     nr = np.where(code == 1, mtp_nr, np.where(code == 2, m.draft_head_params * fm.weight_bytes_per_param,
@@ -256,7 +260,7 @@ def _head_bytes(inp: EngineInputs):
 
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
                 deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *, sweet_spot: bool = False,
-                decode_only: bool = False) -> Physics:
+                decode_only: bool = False, queue: bool = True) -> Physics:
     """Decode, prefill, capacity and serving of every row of a block (already validated arrays).
 
     Parameters
@@ -270,6 +274,8 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     decode_only : bool, skip the prefill steps, the prefill queue and the KV transfer (the caller asks for
         decode and decode-cost figures only, every row aggregated with no arrival rate): the prefill-side
         fields come back NaN, ``served_*`` equal the decode step's (no interleaved prompts counted)
+    queue : bool, solve the percentile prefill queue (False: ``ttft_percentile_s`` and ``prefill_utilization_frac``
+        come back NaN; the caller asks for neither)
 
     Returns
     -------
@@ -369,10 +375,14 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     # input_len tokens (spread prompt_len_cv): M/G/c, Allen-Cunneen (econ.physics.serving)
     servers = np.maximum(dis * x_inst + (1.0 - dis), 1.0)
     lam_q = np.where(dis > 0, served, served / np.maximum(y_inst, 1.0))
-    wait = prefill_wait_quantile_s(lam_q, rate_p, servers, a.latency_percentile / 100.0, wl.prompt_len_cv)
+    if queue:
+        wait = prefill_wait_quantile_s(lam_q, rate_p, servers, a.latency_percentile / 100.0, wl.prompt_len_cv)
+        ttft_q, util_q = ttft + kv_t + wait, np.minimum(lam_q / (servers * rate_p), 1.0)
+    else:
+        ttft_q = util_q = np.full(np.shape(served), np.nan)
     return Physics(
-        ttft_percentile_s=ttft + kv_t + wait, tpot_percentile_s=served_tpot * inp.eff.tpot_tail_factor,
-        prefill_utilization_frac=np.minimum(lam_q / (servers * rate_p), 1.0),
+        ttft_percentile_s=ttft_q, tpot_percentile_s=served_tpot * inp.eff.tpot_tail_factor,
+        prefill_utilization_frac=util_q,
         decode=d, prefill=p, ttft_s=ttft, prefill_layout=pl_, weight_bytes=w_res,
         weight_bytes_per_gpu=(nr_res / tp + routed_res / lay.stage_gpus) / pp, kv_bytes_per_sequence=kv_cap,
         kv_replication=repl, max_batch_size=max_b, prefill_max_batch_size=p_max_b,
@@ -452,7 +462,9 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
                                      cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
                                      cost.accelerator_life_years, cost.facility_life_years,
                                      cost.opex_frac_of_capex_per_year, cost.utilization_frac)
-    rent = usd_per_gpu_hour_rented(tier_rate(hardware, cost.basis_code, cost.usd_per_gpu_hour), cost.utilization_frac)
+    rate = (tier_rate(hardware, cost.basis_code, cost.usd_per_gpu_hour) if cost.tier_usd_per_gpu_hour is None
+            else cost.tier_usd_per_gpu_hour)
+    rent = usd_per_gpu_hour_rented(rate, cost.utilization_frac)
     owned = cost.owned
     zero = np.zeros(np.shape(owned))
     split = {k: np.where(owned, v, zero) for k, v in parts.items()}

@@ -103,7 +103,20 @@ _LAYOUT_GATED = {"max_batch_size", "hbm_used_frac", "weight_bytes_per_gpu", "kv_
 # ----------------------------------------------------------------------------------------------------
 
 def _codes(series: pl.Series, categories, name: str, kind: str | None = None) -> np.ndarray:
-    """Integer codes of a string column against ``categories``; unknown values raise naming the field."""
+    """Integer codes of a string column against ``categories``; unknown values raise naming the field.
+
+    An Enum or Categorical column is cast to the codes' Enum directly, without materializing strings per row
+    (issue 20: ~14 ms per column per 1e6 rows; an Enum of the catalog's own ids costs nothing)."""
+    if isinstance(series.dtype, (pl.Enum, pl.Categorical)) and series.len() > 256 and not series.null_count():
+        target = pl.Enum(list(categories))
+        if series.dtype != target:
+            uniq = series.unique().cast(pl.String).to_list()
+            if kind is not None:
+                check_ids(kind, uniq, categories)
+            bad = [u for u in uniq if u not in categories]
+            if bad:
+                raise InvalidInputError(f"{name}={bad[0]!r} is not one of {list(categories)}")
+        return series.cast(target).to_physical().to_numpy().astype(np.int32)
     s = series.cast(pl.String)
     if s.len() <= 256:  # a few rows: a Python dict beats the Polars round trips
         index = {c: i for i, c in enumerate(categories)}
@@ -127,8 +140,11 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
 def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
     """A numeric (or boolean) column as float array; missing column or null cells -> ``default``.
 
-    A missing column is a read-only broadcast view of ``default`` (no allocation per row)."""
+    A missing column is a read-only broadcast view of ``default`` (no allocation per row); for a few rows a filled
+    array, which costs less than the view's construction (issue 20.4)."""
     if name not in frame.columns:
+        if frame.height <= _SMALL_FRAME_ROWS:
+            return np.full(frame.height, np.float64(default))
         return np.broadcast_to(np.float64(default), (frame.height,))
     s = frame[name]
     if s.dtype == pl.Boolean:
@@ -172,7 +188,7 @@ def _kv_precision_codes(points: pl.DataFrame, prec_codes: np.ndarray) -> np.ndar
 def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
              economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *,
              strict: bool = True, sweet_spot: bool = False, columns: tuple[str, ...] | list[str] | None = None,
-             block_rows: int = 1 << 14, threads: int = 2) -> pl.DataFrame:
+             block_rows: int = 1 << 14, threads: int = 2, output: str = "frame") -> pl.DataFrame | dict | list:
     """Evaluate decode, prefill, capacity, serving and cost for every row of ``points``: the one engine.
 
     Parameters
@@ -211,10 +227,14 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         flat in the number of rows.
     threads : int
         Blocks evaluated concurrently (numpy releases the GIL inside its loops); 1 = serial.
+    output : {"frame", "dict", "records"}
+        "frame": a Polars frame; "dict": ``{column: list}`` (``frame.to_dict(as_series=False)``); "records": one
+        dict per row (``frame.to_dicts()``), None for null. The last two skip building a frame (issue 20.4: a
+        94-column one-row frame costs more than the row's physics) and are equal to the frame's values.
 
     Returns
     -------
-    pl.DataFrame with :data:`RESULT_COLUMNS` (or ``columns``). Infeasible rows have ``feasible = False``, a
+    pl.DataFrame (or dict / list of dicts, see ``output``) with :data:`RESULT_COLUMNS` (or ``columns``). Infeasible rows have ``feasible = False``, a
     reason, and null times, rates and prices: never a silently priced row, never NaN or inf.
 
     Raises
@@ -234,6 +254,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         raise InvalidInputError(f"columns={unknown[0]!r} is not a result column (see econ.engine.RESULT_COLUMNS)")
     if sweet_spot and "sweet_spot_batch" not in want:
         want = want + ("sweet_spot_batch",)
+    if output not in ("frame", "dict", "records"):
+        raise InvalidInputError(f"output={output!r} is not one of ['frame', 'dict', 'records']")
     require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
     require_integer("threads", threads, 1, 64)
     arr = catalog_arrays(catalog)
@@ -268,8 +290,11 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
 
     def work(start):
         sl = slice(start, min(start + block_rows, n))
-        _evaluate_block(ctx, sl, model_code[sl], hw_code[sl], basis_code[sl], key[sl],
-                        {k: v[sl] for k, v in raw.items()}, out)
+        # codes are int32 for the whole frame (memory: 1e7 rows), intp for a block (fancy indexing without a cast)
+        raw_block = {k: v[sl] for k, v in raw.items()}
+        raw_block["precision_code"] = raw_block["precision_code"].astype(np.intp)
+        _evaluate_block(ctx, sl, model_code[sl].astype(np.intp), hw_code[sl].astype(np.intp),
+                        basis_code[sl].astype(np.intp), key[sl].astype(np.intp), raw_block, out)
 
     if threads > 1 and len(starts) > 1:
         with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -277,6 +302,11 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     else:
         for start in starts:
             work(start)
+    if output != "frame":
+        columns = _result_columns(points, out, want, prec_code, kv_code, basis_code,
+                                  tuple(arr.profile_ids) + ("assumed",))
+        names, lists, _ = _result_lists(columns)
+        return dict(zip(names, lists)) if output == "dict" else [dict(zip(names, r)) for r in zip(*lists)]
     return _result_frame(points, out, want, prec_code, kv_code, basis_code, need_layout, arr)
 
 
@@ -305,6 +335,10 @@ _PREFILL_COLUMNS = frozenset({
 """Result columns that need the prefill side of the physics; a request without any of them skips it."""
 
 
+_QUEUE_COLUMNS = frozenset({"ttft_percentile_s", "prefill_utilization_frac"})
+"""Result columns that need the percentile prefill queue; a request without them skips it."""
+
+
 _INPUT_DEFAULTS = {
     "batch_size": np.nan, "input_len": float(DEFAULT_INPUT_LEN), "output_len": float(DEFAULT_OUTPUT_LEN), "context_tokens": np.nan, "num_gpus": np.nan,
     "tp": np.nan, "dp": np.nan, "ep": np.nan, "pp": np.nan, "scale_up_domain_size": np.nan, "disaggregated": 0.0,
@@ -316,12 +350,18 @@ _INPUT_DEFAULTS = {
 
 
 def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
-    """Every numeric input column as a float array (defaults filled), range-checked on the whole frame."""
+    """Every numeric input column as a float array (defaults filled), range-checked on the whole frame.
+
+    Only the columns the frame has are checked row by row; the defaults of absent columns are valid by
+    construction, and ``economics``' scalars are checked once per Economics (issue 20.4: ~40 range checks of
+    broadcast defaults cost more than a one-row evaluation's physics)."""
+    present = set(points.columns)
     raw = {k: _col(points, k, v) for k, v in _INPUT_DEFAULTS.items()}
     n = points.height
     require_integer("batch_size", raw["batch_size"], 1, MAX_BATCH, "sequences")
-    require_integer("input_len", raw["input_len"], 1, MAX_CONTEXT, "tokens")
-    require_integer("output_len", raw["output_len"], 1, MAX_CONTEXT, "tokens")
+    for name in ("input_len", "output_len"):
+        if name in present:
+            require_integer(name, raw[name], 1, MAX_CONTEXT, "tokens")
     for name, hi, unit in (("context_tokens", MAX_CONTEXT, "tokens"), ("num_gpus", 1 << 20, "accelerators"),
                            ("scale_up_domain_size", 1 << 20, "accelerators"), ("tp", MAX_PARALLEL, ""),
                            ("dp", MAX_PARALLEL, ""), ("ep", MAX_PARALLEL, ""), ("pp", MAX_PARALLEL, ""),
@@ -329,44 +369,78 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
                            ("prefill_ep", MAX_PARALLEL, ""), ("prefill_pp", MAX_PARALLEL, ""),
                            ("prefill_instances", MAX_PARALLEL, "instances"),
                            ("decode_instances", MAX_PARALLEL, "instances")):
+        if name not in present:
+            continue
         v = raw[name]
         given = ~np.isnan(v)
         if given.any():
             require_integer(name, np.where(given, v, 1.0), 1, hi, unit)
     k = raw["spec_draft_tokens"]
-    if (~np.isnan(k)).any():
+    if "spec_draft_tokens" in present and (~np.isnan(k)).any():
         require_integer("spec_draft_tokens", np.where(np.isnan(k), 0.0, k), 0, 16, "tokens")
     acc = raw["spec_acceptance"]
-    if (~np.isnan(acc)).any():
+    if "spec_acceptance" in present and (~np.isnan(acc)).any():
         require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
-    require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
+    if "redundant_experts" in present:
+        require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
     for name in ("output_len_cv", "input_len_cv"):  # the one range of each field (econ.vocabulary)
-        f = FIELDS[name]
-        require_in_range(name, raw[name], f.lo, f.hi, f.unit)
+        if name in present:
+            f = FIELDS[name]
+            require_in_range(name, raw[name], f.lo, f.hi, f.unit)
     cap = raw["all_in_capex_usd"]
-    if (~np.isnan(cap)).any():  # a per-row capex (sensitivity analyses): the custom accelerator's one range
+    if "all_in_capex_usd" in present and (~np.isnan(cap)).any():  # a per-row capex (sensitivity analyses)
         f = FIELDS["custom_capex_usd"]
         require_in_range("all_in_capex_usd", np.where(np.isnan(cap), f.hi, cap), f.lo, f.hi, f.unit,
                          lo_inclusive=not f.lo_open)
     for name in ("disaggregated", "two_batch_overlap"):
+        if name not in present:
+            continue
         v = raw[name]
         bad = ~np.isnan(v) & (v != 0) & (v != 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InvalidInputError(f"{name}={v[i]:g} must be true or false{_row_note(i, n)}")
-    arrival = raw["arrival_rate_per_s"]
-    require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
-                     lo_inclusive=False)
+    if "arrival_rate_per_s" in present:
+        arrival = raw["arrival_rate_per_s"]
+        require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
+                         lo_inclusive=False)
     for name in ECONOMIC_COLUMNS:
         raw[name] = _col(points, name, float(getattr(economics, name)))
     raw["usd_per_gpu_hour"] = _col(points, "usd_per_gpu_hour", np.nan if economics.usd_per_gpu_hour is None
                                    else float(economics.usd_per_gpu_hour))
+    _check_economics(economics)
     given = ~np.isnan(raw["usd_per_gpu_hour"])
     for name in ("usd_per_gpu_hour", *ECONOMIC_COLUMNS):  # the one range of each field (econ.vocabulary)
+        if name not in present:
+            continue
         f = FIELDS[name]
         values = raw[name][given] if name == "usd_per_gpu_hour" else raw[name]
         require_in_range(name, values, f.lo, f.hi, f.unit, lo_inclusive=not f.lo_open)
     return raw
+
+
+_CHECKED_ECONOMICS: dict = {}
+"""Economics objects whose scalar fields passed :func:`_check_economics` (keyed by value; a few entries)."""
+
+
+def _check_economics(economics: Economics) -> None:
+    """The ranges of ``economics``' fields (econ.vocabulary.FIELDS), once per distinct Economics."""
+    try:
+        key = hash(economics)
+    except TypeError:  # pragma: no cover - an unhashable field: check every time
+        key = None
+    if key is not None and _CHECKED_ECONOMICS.get(key) == economics:
+        return
+    for name in ("usd_per_gpu_hour", *ECONOMIC_COLUMNS):
+        v = getattr(economics, name)
+        if v is None:
+            continue
+        f = FIELDS[name]
+        require_in_range(name, np.array([float(v)]), f.lo, f.hi, f.unit, lo_inclusive=not f.lo_open)
+    if key is not None:
+        if len(_CHECKED_ECONOMICS) > 64:
+            _CHECKED_ECONOMICS.clear()
+        _CHECKED_ECONOMICS[key] = economics
 
 
 def _pow2_ceil(x):
@@ -389,26 +463,39 @@ class _Static:
 
 
 _STACKS: dict = {}
-"""id(bundle) -> (bundle, leaf paths, stacked matrix) for :func:`_gather` (static tables only: a few entries)."""
+"""id(bundle) -> (bundle, leaf paths, stacked matrix, dtypes) for :func:`_gather` (static tables only: a few entries)."""
+
+
+def _leaves(bundle, path: tuple, out: list) -> None:
+    """Append ``(path, array)`` for every non-scalar array leaf of a (nested) dataclass bundle."""
+    for f in fields(bundle):
+        v = getattr(bundle, f.name)
+        if hasattr(v, "__dataclass_fields__"):
+            _leaves(v, path + (f.name,), out)
+        elif isinstance(v, np.ndarray) and v.ndim:
+            out.append((path + (f.name,), v))
+
+
+def _rebuild(bundle, path: tuple, values: dict):
+    """A copy of ``bundle`` whose array leaves are ``values[path]`` (others kept)."""
+    out = {}
+    for f in fields(bundle):
+        v = getattr(bundle, f.name)
+        key = path + (f.name,)
+        out[f.name] = _rebuild(v, key, values) if hasattr(v, "__dataclass_fields__") else values.get(key, v)
+    return type(bundle)(**out)
 
 
 def _gather(bundle, index):
     """A dataclass of arrays (nested bundles included) restricted to ``index``; scalars stay scalars.
 
-    The array leaves are stacked once per bundle into one matrix, so a gather is one fancy index."""
+    The array leaves are stacked once per bundle into one matrix, so a gather is one fancy index. Module-level
+    helpers, no closures: a recursive closure defined per call is a reference cycle that kept each block's
+    arrays alive until the cycle collector ran (issue 20: 4.4-4.9 GiB peak over repeated 1e7-point calls)."""
     got = _STACKS.get(id(bundle))
     if got is None or got[0] is not bundle:
-        leaves = []
-
-        def walk(b, path):
-            for f in fields(b):
-                v = getattr(b, f.name)
-                if hasattr(v, "__dataclass_fields__"):
-                    walk(v, path + (f.name,))
-                elif isinstance(v, np.ndarray) and v.ndim:
-                    leaves.append((path + (f.name,), v))
-
-        walk(bundle, ())
+        leaves: list = []
+        _leaves(bundle, (), leaves)
         lengths = {v.shape for _, v in leaves}
         matrix = np.stack([v.astype(float) for _, v in leaves]) if len(lengths) == 1 else None
         got = (bundle, [p for p, _ in leaves], matrix, [v.dtype for _, v in leaves])
@@ -420,16 +507,7 @@ def _gather(bundle, index):
         return _gather_slow(bundle, index)
     rows = matrix[:, index]
     values = {p: (r if dt == np.float64 else r.astype(dt)) for p, r, dt in zip(paths, rows, dtypes)}
-
-    def build(b, path):
-        out = {}
-        for f in fields(b):
-            v = getattr(b, f.name)
-            key = path + (f.name,)
-            out[f.name] = build(v, key) if hasattr(v, "__dataclass_fields__") else values.get(key, v)
-        return type(b)(**out)
-
-    return build(bundle, ())
+    return _rebuild(bundle, (), values)
 
 
 def _gather_slow(bundle, index):
@@ -472,6 +550,24 @@ def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: Depl
     return out
 
 
+_CUSTOM = tier_code(Tier.CUSTOM)
+
+
+def _tier_rates(arr: CatalogArrays) -> np.ndarray:
+    """[accelerator, tier] :func:`tier_rate` of every catalog accelerator (custom: NaN), cached on ``arr``. [USD/h]
+
+    Every row of a tier reads the same accelerator columns, so the choice among the tiers is made once per
+    catalog, not per row and block (issue 20: tier_rate took 9% of a decode + cost grid)."""
+    got = arr.tier_rates.get("rates")
+    if got is None:
+        hw = arr.accelerators(np.arange(len(arr.hardware_ids)))
+        got = np.stack([np.broadcast_to(np.asarray(tier_rate(hw, np.full(len(arr.hardware_ids), c)), dtype=float),
+                                        (len(arr.hardware_ids),)) if c != _CUSTOM
+                        else np.full(len(arr.hardware_ids), np.nan) for c in range(len(TIERS))], axis=1)
+        arr.tier_rates["rates"] = got
+    return got
+
+
 _LAYOUT_KEYS = ("tp", "dp", "ep", "pp", "disaggregated", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp",
                 "prefill_instances", "decode_instances")
 _GIVEN_LAYOUT = ("num_gpus", "tp", "dp", "ep", "pp", "scale_up_domain_size")
@@ -487,7 +583,11 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         hw.all_in_capex_usd = np.where(np.isnan(cap), hw.all_in_capex_usd, cap)
     nb = len(mc)
     owned = bc == 0
-    price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(tier_rate(hw, bc, raw["usd_per_gpu_hour"])))
+    rate = _tier_rates(ctx.arrays)[hc, bc]  # [USD/h] of the row's tier, looked up once (NaN: owned, custom, none)
+    custom = bc == _CUSTOM
+    if custom.any():
+        rate = np.where(custom, raw["usd_per_gpu_hour"], rate)
+    price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(rate))
     wc_in, ec_in = raw["weight_format_code"], raw["expert_weight_format_code"]
     if (wc_in < 0).all() and (ec_in < 0).all():  # default formats: from the static table
         formats, unsupported = _gather(st.formats, key), st.unsupported[key]
@@ -582,8 +682,10 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
                        workload=workload, serving=serving, comm=comm, spec=spec)
     phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
-                       and bool(np.isnan(raw["arrival_rate_per_s"]).all()))
-    costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"], **econ_rows))
+                       and bool(np.isnan(raw["arrival_rate_per_s"]).all()),
+                       queue=bool(_QUEUE_COLUMNS & out.keys()))
+    costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"],
+                                                tier_usd_per_gpu_hour=rate, **econ_rows))
     feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
                                       layout_bad=layout_bad, context_over=context_over, too_wide=too_wide,
                                       spec_bad=spec_problem >= 0)
@@ -684,6 +786,10 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
     """
     method, k_in, a_in = raw["spec_method_code"], raw["spec_draft_tokens"], raw["spec_acceptance"]
     default_a = ctx.arrays.mtp_acceptance[mc]
+    if (method < 0).all() and np.isnan(k_in).all() and np.isnan(a_in).all() \
+            and not (~np.isnan(default_a) & (model.mtp_modules > 0)).any():
+        zero = np.zeros(np.shape(mc))  # nothing given, no model drafts by default: plain decoding (issue 20.2)
+        return Speculation(method_code=zero, draft_tokens=zero, acceptance=zero), np.full(np.shape(mc), -1, np.int8)
     eagle_a = ctx.arrays.eagle_acceptance[mc] if ctx.arrays.eagle_acceptance.size else np.full(np.shape(mc), np.nan)
     eagle_k = ctx.arrays.eagle_draft_tokens[mc] if ctx.arrays.eagle_draft_tokens.size else np.full(np.shape(mc), np.nan)
     has_mtp = model.mtp_modules > 0
@@ -915,6 +1021,9 @@ def _result_frame(points, out: dict, want, prec_code, kv_code, basis_code, need_
             cols.append(pl.Series(c, payload.astype(np.int64)))
         else:
             cols.append(pl.Series(c, payload[0], nan_to_null=payload[1]))
+        del payload
+        if c not in _LAYOUT_KEYS:  # the array is copied into its Series: free it now (peak memory of 1e7 rows)
+            out.pop(c, None)
     return pl.DataFrame(cols)
 
 
@@ -926,6 +1035,13 @@ columns) instead of one Polars Series per column (~1.5 ms); equal frames (tests/
 def _small_result_frame(n_rows: int, columns) -> pl.DataFrame:
     """:func:`_result_frame` for a few rows: the same columns (:func:`_result_columns`), dtypes and nulls,
     built row-wise."""
+    names, lists, schema = _result_lists(columns)
+    return pl.DataFrame([dict(zip(names, r)) for r in zip(*lists)], schema=schema, orient="row") \
+        if n_rows else pl.DataFrame(schema=schema)
+
+
+def _result_lists(columns) -> tuple[list[str], list[list], dict]:
+    """(names, one Python list per column, Polars schema) of :func:`_result_columns`: None for null."""
     lists: list[list] = []
     schema: dict[str, pl.DataType] = {}
     for c, kind, payload in columns:
@@ -954,9 +1070,7 @@ def _small_result_frame(n_rows: int, columns) -> pl.DataFrame:
                 schema[c] = pl.Float64
                 vals = v.astype(np.float64).tolist()
                 lists.append([None if x != x else x for x in vals] if nulls else vals)
-    names = list(schema)
-    return pl.DataFrame([dict(zip(names, r)) for r in zip(*lists)], schema=schema, orient="row") \
-        if n_rows else pl.DataFrame(schema=schema)
+    return list(schema), lists, schema
 
 
 def _labels(name: str, codes: np.ndarray, names) -> pl.Series:

@@ -691,8 +691,12 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     group = m / dp
     imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
     nr_bytes = non_routed_weight_bytes_read(group, model, formats, stream_input_embedding)
-    r_bytes = _routed_bytes(m, model, formats, layout, eff)
-    moe_tp, moe_ep = _moe_comm(comm, m, group, model, eff)
+    moe = bool(np.any(model.num_moe_layers))  # False: dense rows only, every routed term is 0 (not computed)
+    if moe:
+        r_bytes = _routed_bytes(m, model, formats, layout, eff)
+        moe_tp, moe_ep = _moe_comm(comm, m, group, model, eff)
+    else:
+        r_bytes = moe_tp = moe_ep = np.zeros(np.shape(m))
     kv_read = group * kv_bytes_per_sequence * kv_replication / tp  # each verified token reads the cache
     t_mem_w = nr_bytes / tp / (bw * eff.eta_bw)
     r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
@@ -709,8 +713,9 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     t_mem_nr = t_mem_w + kv_read / (bw * eff.eta_bw)  # the memory and compute sides, as reported
     t_flop_nr = t_flop_w + group * attn_t / tp / (attn_peak * eff.eta_flop)
     roof_nr = np.maximum(t_mem_w, t_flop_w) + t_attn  # GEMMs, then attention: kernels of their own
-    r_flop = _routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac
-                                                    * _routed_width_efficiency(model, layout, eff))
+    r_flop = (_routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac
+                                                     * _routed_width_efficiency(model, layout, eff))
+              if moe else r_bytes)
     message = group * model.hidden_size * eff.activation_bytes
     t_tp = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message) \
         + model.num_moe_layers * moe_tp

@@ -641,22 +641,106 @@ def _row(df: pl.DataFrame, id_col: str, value: str, kind: str) -> dict:
     return df.filter(pl.col(id_col) == value).row(0, named=True)
 
 
-def load_catalog(data_dir: str | Path | None = None) -> Catalog:
+def load_catalog(data_dir: str | Path | None = None, *, cache: bool = True) -> Catalog:
     """Load and validate every table from ``data_dir`` (default: the shipped ``data/``).
 
     A file missing from a user's ``data_dir`` falls back to the shipped one, so a user can override
     just ``accelerators.csv``.
+
+    Parameters
+    ----------
+    data_dir : folder, optional
+    cache : bool
+        Reuse the catalog validated from the same data-folder version (:func:`_catalog_cache_key`: every CSV's
+        size and modification time, and the code that reads them), pickled under ``$ECON_CACHE_DIR`` (default
+        ``~/.cache/econ``; ``ECON_CACHE_DIR=off`` disables). Issue 20: loading and validating takes ~110 ms of a
+        one-row CLI call; reading the cached catalog ~1 ms. A cache that cannot be read or written is ignored; a
+        folder whose tables warn (:class:`econ.errors.DataWarning`) is not cached, so every load warns.
 
     Raises
     ------
     DataError
         If any table is malformed (see :func:`validate_table`), or ``data_dir`` is not a folder.
     """
-    from econ.physics.architecture import derive_architecture  # late import: architecture imports nothing of ours
-
     base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
     if _kind(base, "data folder") != "dir":
         raise DataError(f"data folder {base} does not exist")
+    path = _catalog_cache_path(base) if cache else None
+    if path is not None:
+        got = _read_cached_catalog(path)
+        if got is not None:
+            return got if got.data_dir == base else Catalog(**{**{f: getattr(got, f) for f in got.__dataclass_fields__},
+                                                              "data_dir": base})  # the folder as this caller named it
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # a table's DataWarning (e.g. an extra column) is replayed
+        catalog = _load_catalog(base)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if path is not None and not caught:  # a folder that warns is never cached: every load says so again
+        _write_cached_catalog(path, catalog)
+    return catalog
+
+
+def _catalog_cache_path(base: Path) -> Path | None:
+    """Where the catalog validated from ``base`` is cached (None: caching off or the folder cannot be listed)."""
+    import hashlib
+    import os
+
+    root = os.environ.get("ECON_CACHE_DIR", "")
+    if root.lower() in ("off", "0", "none"):
+        return None
+    root_dir = Path(root) if root else Path.home() / ".cache" / "econ"
+    key = hashlib.sha256()
+    try:
+        code = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[1] / "physics" / "architecture.py",
+                                                              Path(__file__).parents[1] / "units.py",
+                                                              Path(__file__).parents[1] / "vocabulary.py"]
+        for folder in (base.resolve(), DEFAULT_DATA_DIR):
+            key.update(str(folder).encode())
+            for f in sorted(folder.glob("*.csv")) + code:
+                st = f.stat()
+                key.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    except OSError:
+        return None
+    from econ import __version__
+    key.update(__version__.encode())
+    return root_dir / f"catalog-{key.hexdigest()[:32]}.pickle"
+
+
+def _read_cached_catalog(path: Path) -> Catalog | None:
+    import pickle
+
+    try:
+        got = pickle.loads(path.read_bytes())
+    except Exception:  # noqa: BLE001 - a missing, truncated or foreign cache file is a miss, never an error
+        return None
+    return got if isinstance(got, Catalog) else None
+
+
+def _write_cached_catalog(path: Path, catalog: Catalog) -> None:
+    import os
+    import pickle
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        clean = Catalog(**{f: getattr(catalog, f) for f in catalog.__dataclass_fields__})  # no engine caches
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(clean, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the whole new one
+    except Exception:  # noqa: BLE001 - a read-only home or a full disk only costs the next call its load time
+        try:
+            os.unlink(tmp)  # type: ignore[possibly-undefined]
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _load_catalog(base: Path) -> Catalog:
+    """:func:`load_catalog` without the cache."""
+    from econ.physics.architecture import derive_architecture  # late import: architecture imports nothing of ours
+
     tables = {}
     for key, (fname, schema, id_col) in TABLES.items():
         # a user's file wins; only a *missing* one falls back (a folder named accelerators.csv is an error)

@@ -41,3 +41,15 @@ def test_a_mistyped_command_still_gets_did_you_mean(capsys):
     except SystemExit as exc:
         assert exc.code == 2
     assert "did you mean 'cost'" in capsys.readouterr().err
+
+
+def test_a_one_row_cost_imports_no_scipy_and_no_other_command(tmp_path):
+    """Issue 20.6: the p99 TTFT of `econ cost` needs no SciPy (Erlang C by recursion), and only the running
+    subcommand's module is imported."""
+    code = ("import sys, contextlib, io\nfrom econ.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['cost', '--model', 'llama-3.3-70b', '--hardware', 'h100-sxm'])\n"
+            "print(','.join(sorted(m for m in sys.modules if m == 'scipy' or m.startswith('econ.commands.'))))")
+    env = {**__import__("os").environ, "ECON_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.strip() == "econ.commands._common,econ.commands.cost"
