@@ -263,7 +263,8 @@ def run_frontier(args) -> int:
     if front.height == 0:
         out.write(f"Empty frontier for {kwargs['model']}: no deployment can serve.\n")
     else:
-        render(front.select(TABLE_COLUMNS), "table", vertical_if_single=False)
+        render(front.select([c for c in TABLE_COLUMNS if c in front.columns]), "table",  # a frontier point has
+               vertical_if_single=False)  # no band notes (profile_note is optimize's)
     if summary.height:
         out.write("\nRejected families (summary):\n")
         render(summary, "table", vertical_if_single=False)
