@@ -42,7 +42,9 @@ def _export_cost(args) -> str:
     check_target(args.output, args.force, force_hint="--force")  # before the work, not after it
     frame, catalog, assumptions, economics = cost_cmd.compute(args)
     if args.summary:
-        frame = frame.select([c for c in cost_cmd.SUMMARY_COLUMNS + ("warnings",) if c in frame.columns])
+        keep = cost_cmd.SUMMARY_COLUMNS + ("billed_input_tokens_per_s_per_gpu", "billed_output_tokens_per_s_per_gpu",
+                                           "warnings")  # the rates the workbook's $/M formulas divide by
+        frame = frame.select([c for c in keep if c in frame.columns])
     scenario = [
         {"group": "scenario", "name": k, "value": v, "unit": unit, "source": "command line"}
         for k, v, unit in (("model", args.model, ""), ("hardware", args.hardware, ""),

@@ -211,6 +211,8 @@ class Costs:
     usd_per_m_output_tokens: np.ndarray
     usd_per_m_blended_tokens: np.ndarray
     usd_per_m_output_tokens_all_in: np.ndarray
+    billed_input_tokens_per_s_per_gpu: np.ndarray
+    billed_output_tokens_per_s_per_gpu: np.ndarray
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -456,7 +458,8 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
     charged for the accelerator-time it takes on the shared instance (then divided by the unit's
     utilization if an arrival rate leaves capacity idle). Disaggregated: the prefill pool's accelerators
     over the prompt tokens it serves, the decode pool's over the output tokens. All-in output: every
-    accelerator of the unit over the unit's output rate.
+    accelerator of the unit over the unit's output rate. ``billed_*_tokens_per_s_per_gpu`` are the token rates
+    per charged accelerator-hour these $/M divide by (the export's live formulas use them).
     """
     parts = gpu_hour_cost_components(hardware.all_in_capex_usd, hardware.all_in_power_w, cost.build_usd_per_mw_it,
                                      cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
@@ -471,21 +474,24 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
     gh = np.where(owned, parts["capex"] + parts["facility"] + parts["opex"] + parts["power"], rent)
     dis, wl = inp.serving.disaggregated, inp.workload
     d, p = phys.decode, phys.prefill
-    agg_in = usd_per_m_tokens(gh, p.input_tokens_per_s_per_gpu) / phys.pool_utilization_frac
-    agg_out = usd_per_m_tokens(gh, d.output_tokens_per_s_per_gpu) / phys.pool_utilization_frac
     served = phys.served_requests_per_s
     pn = phys.prefill_layout.num_gpus
-    dis_in = usd_per_m_tokens(gh, served * wl.prefill_tokens / np.maximum(phys.prefill_instances * pn, 1.0))
-    dis_out = usd_per_m_tokens(gh, served * wl.output_len / (phys.decode_instances * inp.layout.num_gpus))
-    usd_in = dis * dis_in + (1.0 - dis) * agg_in
-    usd_out = dis * dis_out + (1.0 - dis) * agg_out
+    # the token rate per charged accelerator-hour: aggregated, the phase's rate times the unit's use of its
+    # capacity; disaggregated, the tokens the unit serves over the pool that serves them
+    billed_in = np.where(dis > 0, served * wl.prefill_tokens / np.maximum(phys.prefill_instances * pn, 1.0),
+                         p.input_tokens_per_s_per_gpu * phys.pool_utilization_frac)
+    billed_out = np.where(dis > 0, served * wl.output_len / (phys.decode_instances * inp.layout.num_gpus),
+                          d.output_tokens_per_s_per_gpu * phys.pool_utilization_frac)
+    usd_in = usd_per_m_tokens(gh, billed_in)
+    usd_out = usd_per_m_tokens(gh, billed_out)
     blend = usd_per_m_blended_tokens(usd_in, usd_out, cost.input_output_mix, cost.cache_hit_frac,
                                      cost.cached_input_cost_frac)
     return Costs(usd_per_gpu_hour=gh, usd_per_gpu_hour_capex=split["capex"],
                  usd_per_gpu_hour_facility=split["facility"], usd_per_gpu_hour_opex=split["opex"],
                  usd_per_gpu_hour_power=split["power"], usd_per_m_input_tokens=usd_in,
                  usd_per_m_output_tokens=usd_out, usd_per_m_blended_tokens=blend,
-                 usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh, phys.served_output_tokens_per_s_per_gpu))
+                 usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh, phys.served_output_tokens_per_s_per_gpu),
+                 billed_input_tokens_per_s_per_gpu=billed_in, billed_output_tokens_per_s_per_gpu=billed_out)
 
 
 def tier_rate(hardware: HardwareFacts, basis_code, custom_usd_per_gpu_hour=np.nan):

@@ -65,7 +65,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "prefill_instances", "decode_instances", "total_gpus", "kv_transfer_bytes", "kv_transfer_s",
     "kv_link_frac", "prefill_stall_s", "served_tpot_s", "served_ttft_s", "served_tokens_per_s_per_user",
     "served_output_tokens_per_s_per_gpu", "served_requests_per_s", "pool_utilization_frac",
-    "usd_per_m_output_tokens_all_in",
+    "usd_per_m_output_tokens_all_in", "billed_input_tokens_per_s_per_gpu", "billed_output_tokens_per_s_per_gpu",
     "weight_format", "expert_weight_format", "spec_method", "spec_draft_tokens", "spec_acceptance",
     "accepted_tokens_per_step", "step_s", "redundant_experts", "ttft_percentile_s", "tpot_percentile_s",
     "prefill_utilization_frac", "latency_percentile",
@@ -331,7 +331,7 @@ _PREFILL_COLUMNS = frozenset({
     "served_requests_per_s", "pool_utilization_frac", "usd_per_m_output_tokens_all_in", "ttft_percentile_s",
     "tpot_percentile_s", "prefill_utilization_frac", "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high",
     "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "usd_per_m_output_tokens_all_in_low",
-    "usd_per_m_output_tokens_all_in_high", "layout", "disaggregated"})
+    "usd_per_m_output_tokens_all_in_high", "layout", "disaggregated", "billed_input_tokens_per_s_per_gpu"})
 """Result columns that need the prefill side of the physics; a request without any of them skips it."""
 
 
@@ -723,6 +723,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "served_output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
         "served_requests_per_s": phys.served_requests_per_s, "pool_utilization_frac": phys.pool_utilization_frac,
         "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
+        "billed_input_tokens_per_s_per_gpu": costs.billed_input_tokens_per_s_per_gpu,
+        "billed_output_tokens_per_s_per_gpu": costs.billed_output_tokens_per_s_per_gpu,
         "weight_format": wcode, "expert_weight_format": ecode, "spec_method": spec.method_code,
         "spec_draft_tokens": spec.draft_tokens, "spec_acceptance": spec.acceptance,
         "accepted_tokens_per_step": d.accepted_tokens_per_step, "step_s": d.step_s, "redundant_experts": red,

@@ -678,7 +678,11 @@ class _CostChain:
                     self.row_col.add(name)
             elif name not in self.scalar:
                 raise InvalidInputError(f"cost_chain=True needs {name!r} as an assumptions row or a frame column")
-        needed = ["basis", "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu", *HARDWARE_INPUTS]
+        # the token rates the $/M divide by: the engine's billed_* (per charged accelerator-hour: a pool below full
+        # use, a disaggregated unit's pools) where the frame has them, else the phase rates
+        self.rate = {side: (f"billed_{side}_tokens_per_s_per_gpu" if f"billed_{side}_tokens_per_s_per_gpu"
+                            in frame.columns else f"{side}_tokens_per_s_per_gpu") for side in ("input", "output")}
+        needed = ["basis", self.rate["output"], self.rate["input"], *HARDWARE_INPUTS]
         missing = [c for c in needed if c not in frame.columns and c not in self.scalar]
         if missing:
             raise InvalidInputError(f"cost_chain=True needs column(s) {missing} in the frame")
@@ -710,7 +714,7 @@ class _CostChain:
             else:
                 v = self.scalar[name][1]
                 x[name] = np.full(n, v, dtype=object if name == "basis" else float)
-        for c in (*HARDWARE_INPUTS, "output_tokens_per_s_per_gpu", "input_tokens_per_s_per_gpu"):
+        for c in (*HARDWARE_INPUTS, self.rate["output"], self.rate["input"]):
             x[c] = f[c].cast(pl.Float64).fill_null(np.nan).to_numpy()
         return x
 
@@ -726,8 +730,8 @@ class _CostChain:
                 x["opex_frac_of_capex_per_year"], x["utilization_frac"])
             gpu_hour = np.where(owned, parts["capex"] + parts["facility"] + parts["opex"] + parts["power"],
                                 usd_per_gpu_hour_rented(x["rental_usd_per_hour"], x["utilization_frac"]))
-            usd_in = usd_per_m_tokens(gpu_hour, x["input_tokens_per_s_per_gpu"])
-            usd_out = usd_per_m_tokens(gpu_hour, x["output_tokens_per_s_per_gpu"])
+            usd_in = usd_per_m_tokens(gpu_hour, x[self.rate["input"]])
+            usd_out = usd_per_m_tokens(gpu_hour, x[self.rate["output"]])
             expect = {f"usd_per_gpu_hour_{k}": np.where(owned, v, 0.0) for k, v in parts.items()}
             blended = usd_per_m_blended_tokens(usd_in, usd_out, x["input_output_mix"], x["cache_hit_frac"],
                                                x["cached_input_cost_frac"])
@@ -757,8 +761,8 @@ class _CostChain:
             "usd_per_gpu_hour_power": "owned: all_in_power_w / 1000 * pue * usd_per_kwh; rented: 0",
             "usd_per_gpu_hour": "owned: capex + facility + opex + power; "
                                 "rented: rental_usd_per_hour / utilization_frac",
-            "usd_per_m_input_tokens": "usd_per_gpu_hour / (3600 * input_tokens_per_s_per_gpu) * 1e6",
-            "usd_per_m_output_tokens": "usd_per_gpu_hour / (3600 * output_tokens_per_s_per_gpu) * 1e6",
+            "usd_per_m_input_tokens": f"usd_per_gpu_hour / (3600 * {self.rate['input']}) * 1e6",
+            "usd_per_m_output_tokens": f"usd_per_gpu_hour / (3600 * {self.rate['output']}) * 1e6",
             "usd_per_m_blended_tokens": "(input_output_mix * in * (1 - cache_hit_frac + cache_hit_frac * "
                                         "cached_input_cost_frac) + out) / (input_output_mix + 1)",
         }
@@ -835,8 +839,7 @@ class _CostChain:
             def ref(name):
                 return cell(name, row) if name in cols and (name in self.row_col or name in self.echo
                                                             or name not in ECONOMIC_NAMES) else name
-            R = {n: ref(n) for n in (*ECONOMIC_NAMES, *HARDWARE_INPUTS, "output_tokens_per_s_per_gpu",
-                                     "input_tokens_per_s_per_gpu")}
+            R = {n: ref(n) for n in (*ECONOMIC_NAMES, *HARDWARE_INPUTS, self.rate["output"], self.rate["input"])}
             for crf, life in (("crf_accelerator", "accelerator_life_years"), ("crf_facility", "facility_life_years")):
                 inline = f"({crf_formula(R['cost_of_capital_frac'], R[life])})"
                 R[crf] = crf if crf in self.assumption_formulas else inline
@@ -861,7 +864,7 @@ class _CostChain:
             for side in ("input", "output"):
                 k = f"usd_per_m_{side}_tokens"
                 expr[k] = (f'{R["usd_per_gpu_hour"]}/({_num(units.SECONDS_PER_HOUR)}*'
-                           f'{R[f"{side}_tokens_per_s_per_gpu"]})*{_num(units.TOKENS_PER_M)}')
+                           f'{R[self.rate[side]]})*{_num(units.TOKENS_PER_M)}')
                 R[k] = cell(k, row) if k in cols else f"({expr[k]})"
             m, h, fc = R["input_output_mix"], R["cache_hit_frac"], R["cached_input_cost_frac"]
             expr["usd_per_m_blended_tokens"] = (f'({m}*({R["usd_per_m_input_tokens"]}*(1-{h}+{h}*{fc}))+'

@@ -73,7 +73,8 @@ def erlang_c(servers, offered_load):
 
     log_t = c * np.log(a) - gammaln(c + 1.0) + np.log(c / (c - a))
     log_s = a + np.log(np.maximum(gammaincc(c, a), 1e-300))
-    return 1.0 / (1.0 + np.exp(log_s - log_t))
+    with np.errstate(over="ignore"):  # exp overflow = a negligible wait probability: 1 / (1 + inf) = 0 exactly
+        return 1.0 / (1.0 + np.exp(log_s - log_t))
 
 
 def waiting_time_quantile_s(arrival_rate_per_s, service_rate_per_s, servers, quantile):

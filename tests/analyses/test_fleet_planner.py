@@ -306,7 +306,7 @@ def test_cli_train_run(capsys):
     (("fleet", "power", "--gpus", "100", "--power-w", "inf"), "--power-w=inf is outside"),
     (("fleet", "scale", "--gpus", "8", "--peak-tflops", "-1", "--power-w", "700"), "--peak-tflops=-1 is outside"),
     (("fleet", "scale", "--gpus", "8", "--hardware", "h100-sxm", "--mfu", "1.5"), "--mfu=1.5 is outside [0.01, 1]"),
-    (("fleet", "calc", "--gpus", "8192", "--mtbf-h", "0"), "--mtbf-h=0 is outside (0, 1e+09] h"),
+    (("fleet", "calc", "--gpus", "8192", "--mtbf-h", "0"), "--mtbf-h=0 is outside [1, 10000000] (h)"),
     (("fleet", "calc", "--gpus", "8192", "--mtbf-h", "-3"), "--mtbf-h=-3 is outside"),
     (("fleet", "size", "--hardware", "h100-sxm", "--power-mw", "0"), "--power-mw=0 is outside (0, 1e+06] MW"),
     (("fleet", "size", "--hardware", "h100-sxm", "--capex-usd=-1e9"), "--capex-usd=-1000000000 is outside"),

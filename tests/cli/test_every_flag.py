@@ -390,11 +390,7 @@ def test_every_subcommand_has_a_base():
     assert {cmd for cmd, _ in leaves()} == set(BASES)
 
 
-KNOWN: dict[tuple[str, str], str] = {
-    ("export cost", "--format"): "main's default econ cost answer is now a disaggregated unit below full pool use; "
-                                 "the XLSX cost chain writes $/M input tokens as $/GPU-hour over the prefill rate and "
-                                 "refuses its own frame (0.03088 vs 0.03037): --format xlsx fails for every export",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 """Defects this test found that are not fixed on this branch (strict xfail: the test fails once they are fixed)."""
 
 
