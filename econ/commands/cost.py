@@ -128,11 +128,7 @@ def apply_scenario(args, catalog):
 
 
 def run(args) -> int:
-    from econ.analyses.bands import with_profiles
-
-    frame, catalog = compute(args)[:2]
-    if frame.height and {"hardware", "precision"} <= set(frame.columns):
-        frame = with_profiles(frame, catalog)
+    frame = compute(args)[0]
     if not args.all_columns:
         frame = frame.select([c for c in SUMMARY_COLUMNS + ("warnings",) if c in frame.columns])
     render(frame, args.format)
@@ -221,6 +217,10 @@ def compute(args):
         ttft_x = pl.col("served_ttft_s" if "served_ttft_s" in frame.columns else "ttft_s")
     frame = frame.with_columns(meets_slo=(pl.col("feasible").fill_null(False) & (speed_x >= floor)
                                           & (ttft_x <= max_ttft)).fill_null(False))
+    from econ.analyses.bands import with_profiles
+
+    # the efficiency profile each row rests on (profile_note marks a fallback or wide-band one: issue 18)
+    frame = with_profiles(frame, catalog)
     args.decoding_note = decoding_note(frame, args.decoding, catalog)
     return with_warnings(frame, notes), catalog, assumptions, economics
 

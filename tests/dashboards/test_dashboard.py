@@ -297,7 +297,7 @@ def expected_comparison(sc: Scenario, catalog) -> dict[str, str]:
     col = OBJECTIVES[sc.compare_objective]
     top = ranked.row(0, named=True)
     what = "output tokens, all-in" if sc.compare_objective == "output" else "blended tokens"
-    return {"Cheapest accelerator": top["display_name"],
+    return {"Cheapest accelerator": fmt.short_accelerator_name(top["display_name"]),  # full name in the help
             f"Its $ per M {what}": fmt.usd_per_m(top[col]),
             "Its output tokens/s per user": fmt.rate(top["tokens_per_s_per_user"]),
             "Accelerators meeting the floor": f"{ranked.height} of {best.height}",
