@@ -1206,7 +1206,6 @@ COLUMNS: dict[str, Column] = {
     "payback_years_high": Column("Payback, slow end of the calibration band (years)", ",.2f", "%.2f"),
     "irr_frac_low": pct_col("IRR, slow end of the calibration band (% per year)"),
     "irr_frac_high": pct_col("IRR, fast end of the calibration band (% per year)"),
-    "price_usd_per_m_input_tokens": usd_m_col("Selling price, input ($ per M tokens)"),
     "cached_price_frac": pct_col("Cached input price (% of the input price)"),
     "demand_share_frac": pct_col("Demand share (% of capacity sold)"),
     "revenue_capacity_sold_per_year_usd": Column("Revenue, capacity sold ($M per year)", "$,.1f", "$%.1f", 1e-6),

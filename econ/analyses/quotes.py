@@ -63,7 +63,7 @@ from econ.tables.quote_files import (QUOTE_SCHEMA, WEIGHT_FORMATS, load_provider
                                      validate_quotes)
 from econ.engine import catalog_arrays, evaluate, tier_rate
 from econ.errors import InvalidInputError
-from econ.economics.margins import (NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, band_verdict_expr,
+from econ.economics.margins import (RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, band_verdict_expr,
                                     breakeven_usd_per_gpu_hour, breakeven_utilization_frac, gross_margin_frac)
 from econ.economics.pricing import usd_per_m_blended_tokens
 from econ.analyses.search import octave_grid

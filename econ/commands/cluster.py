@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.analyses.cluster import PLAN_COLUMNS, cluster_plan, plan_status
-from econ.commands._common import (add_decoding_options, decoding_from, show_value, check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (add_decoding_options, decoding_from, check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_field_option, add_workload_options, catalog_from, check_range, economics_from,
                                    load_scenario, parse_int_list, render, show_value, slo_from, workload_from)
 from econ.economics.buildout import IT_CAPEX_BASES, buildout_prices

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.physics.architecture import attended_tokens, attention_flop_per_token, expected_experts_touched
+from econ.physics.architecture import attended_tokens, expected_experts_touched
 from econ.physics.communication import (AlphaBeta, MoECollectives, hierarchical_allreduce_alpha_beta, indicator,
                                 moe_comm_alpha_beta)
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation

@@ -17,7 +17,7 @@ import polars as pl
 from econ.errors import DataError
 from econ.tables.catalog import ALIAS_SCHEMA, DEFAULT_DATA_DIR, Catalog, read_raw_csv, validate_table
 from econ.tables.rules import format_problems
-from econ.tables.quote_files import REQUIRED_QUOTE_COLUMNS, validate_quotes
+from econ.tables.quote_files import validate_quotes
 
 MAX_LITELLM_FILE_BYTES = 64_000_000
 """Largest LiteLLM price JSON read (the litellm 1.109.1 file is 3.2 MB). [B]"""

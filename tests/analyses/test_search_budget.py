@@ -3,7 +3,6 @@ budget is refused with the knobs to lower, repeated values count once, and block
 
 from __future__ import annotations
 
-import polars as pl
 import pytest
 
 from econ.tables.catalog import load_catalog

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import polars as pl
 import pytest
 
 from econ.assumptions import Economics

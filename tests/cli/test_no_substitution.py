@@ -24,7 +24,7 @@ import pytest
 
 from econ.cli import main
 from econ.tables.rules import PLAUSIBLE
-from econ.vocabulary import FIELDS, custom_column_ranges
+from econ.vocabulary import custom_column_ranges
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ import pytest
 
 from econ.cli import main
 from econ.errors import DataError, InvalidInputError
-from econ.tables.catalog import DEFAULT_DATA_DIR, TABLES, load_catalog
+from econ.tables.catalog import DEFAULT_DATA_DIR, load_catalog
 from econ.tables.litellm import import_litellm
 
 ROOT = Path(__file__).resolve().parents[2]

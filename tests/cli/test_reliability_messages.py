@@ -24,7 +24,7 @@ import polars as pl
 import pytest
 
 from econ import safe_write
-from econ.cli import build_parser, main
+from econ.cli import main
 from econ.tables.catalog import DEFAULT_DATA_DIR
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,12 +14,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from econ.cli import main
 from econ.errors import DataError, InvalidInputError
-from econ.tables.quote_files import MAX_QUOTE_ROWS, read_quotes
+from econ.tables.quote_files import read_quotes
 from econ.io.scenario import MAX_SCENARIO_BYTES, Scenario, from_toml, load_toml_file
 from econ.tables.uploads import MAX_TABLE_ROWS, inspect_xlsx, read_table_bytes
 
