@@ -1173,6 +1173,11 @@ COLUMNS: dict[str, Column] = {
     # assumptions
     "group": Column("Group"), "name": Column("Assumption"), "value": Column("Value"), "source": Column("Source"),
     "as_of": Column("As of"), "notes": Column("Notes"), "table": Column("Table"), "id": Column("Id"),
+    # generations (econ trend, issue 22)
+    "year": Column("Year"), "availability": Column("Availability (vendor's word)"),
+    "cost_vs_first": Column("Cost vs the first generation", ".3f", "%.3f"),
+    "usd_per_m_uncalibrated": Column("Cost, uncalibrated efficiencies ($ per M output tokens)", "$,.3f", "$%.4f"),
+    "efficiency": Column("Efficiencies"), "cost_from": Column("Cost taken from"), "remark": Column("Caveat"),
 }
 
 
