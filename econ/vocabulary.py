@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
 from econ.errors import InvalidInputError
-from econ.presets import (DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN, DEFAULT_WORKLOAD,
-                          INTERACTIVITY_LEVELS, WORKLOAD_CHOICES)
+from econ.presets import (CALLS_PER_TASK_RANGE, DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN,
+                          DEFAULT_WORKLOAD, INTERACTIVITY_LEVELS, REUSE_INTERVAL_RANGE_S, WORKLOAD_CHOICES)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Enumerations of the inputs
@@ -644,6 +644,18 @@ _add("input_len", "int", DEFAULT_INPUT_LEN, 1, MAX_CONTEXT, "tokens", "Input len
      "prompt tokens per request, ISL", "the workload preset's (econ.presets)", flag="--input-len", **_G)
 _add("output_len", "int", DEFAULT_OUTPUT_LEN, 1, MAX_CONTEXT, "tokens", "Output length",
      "generated tokens per request, OSL", "the workload preset's (econ.presets)", flag="--output-len", **_G)
+# a task = several LLM calls sharing a cached prefix (issue 22; econ.presets task presets)
+_add("calls_per_task", "float", 1.0, *CALLS_PER_TASK_RANGE, "calls", "LLM calls per task",
+     "LLM calls (turns) one task makes; $/task = calls x $/call", "the workload preset's (econ.presets: GitHub "
+     "Copilot coding-agent traces 7.83 calls per user turn; 1 for a single request)", scenario=False, **_G)
+_add("prefix_reuse_frac", "float", 0.0, 0.0, 1.0, "", "Prefix-reuse share",
+     "share of each call's prompt tokens that repeat a prefix computed by an earlier call (cached input)",
+     "the workload preset's (econ.presets: 0.857 GitHub Copilot coding agents, 0.66 Mooncake long-document "
+     "trace; 0 for a single request)", flag="--prefix-reuse", scenario=False, **_G)
+_add("reuse_interval_s", "float", 0.0, *REUSE_INTERVAL_RANGE_S, "s", "Time between reuses",
+     "time a cached prefix waits for its next use: what its KV storage is paid for",
+     "the workload preset's (econ.presets: 60 s for agents, SyFI eviction simulation; 300 s for RAG, Anthropic's "
+     "5-minute prompt-cache lifetime)", scenario=False, **_G)
 
 # -- deployment ------------------------------------------------------------------------------------------------------
 _G = dict(group="deployment")

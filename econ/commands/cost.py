@@ -8,7 +8,7 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
-from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (add_field_option, check_fields, check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_workload_options, catalog_from, check_range, economics_from, load_scenario,
                                    parse_int_list, parse_mix, render, slo_from, workload_from)
 from econ.vocabulary import MAX_CONTEXT, bounds
@@ -27,6 +27,9 @@ SUMMARY_COLUMNS = (
     "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens", "usd_per_m_output_tokens_all_in",
     "usd_per_m_blended_tokens",
     "input_output_mix", "cache_hit_frac",
+    # a task preset (issue 22): where the waiting prefixes live, the true cost of a cached token, $/call and $/task
+    "calls_per_task", "kv_tier", "usd_per_m_cached_input_tokens_true", "kv_load_s", "ttft_cache_hit_s",
+    "usd_per_call", "usd_per_task",
 )
 
 MAX_HARDWARE = 32
@@ -68,6 +71,9 @@ def add_cost_arguments(p) -> None:
     p.add_argument("--context", type=int, help="context tokens per sequence: sizes the KV cache and decode attention (instead of input+output); "
                         "prompts are this long too unless --input-len is given")
     add_workload_options(p)
+    t = p.add_argument_group("task (agentic and long-context workloads; defaults: the --workload preset's)")
+    for name in TASK_FIELDS:
+        add_field_option(t, name)
     add_slo_options(p)
     add_economics_options(p)
     p.add_argument("--ideal", action="store_true", help="pure roofline: every efficiency 1, no overheads")
@@ -75,6 +81,9 @@ def add_cost_arguments(p) -> None:
                    help="count the whole input-embedding table as read each step (the seeds' convention)")
     add_data_dir(p)
 
+
+TASK_FIELDS = ("calls_per_task", "prefix_reuse_frac", "reuse_interval_s")
+"""Vocabulary fields of a task (econ.presets task presets); given, or a task preset, adds $/task columns."""
 
 COST_DEFAULTS = dict(precision="bf16", batch="auto")
 """Defaults of the flags a scenario file can also set (applied when neither gives a value)."""
@@ -160,6 +169,9 @@ def compute(args):
     if args.ideal:
         assumptions = replace(assumptions, **IDEAL_OVERRIDES)
     economics = economics_from(args, catalog, sc)
+    task = _task(args)
+    if task is not None and getattr(args, "cache_hit_rate", None) is None:
+        economics = replace(economics, cache_hit_frac=task["prefix_reuse_frac"])  # the cached prefix is not prefilled
     kw = dict(model=args.model, precision=args.precision, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep,
               pp=args.pp, mode=args.mode, input_len=args.input_len, output_len=args.output_len,
               context_tokens=args.context, assumptions=assumptions, economics=economics)
@@ -191,7 +203,26 @@ def compute(args):
     ttft = "served_ttft_s" if "served_ttft_s" in frame.columns else "ttft_s"
     frame = frame.with_columns(meets_slo=(pl.col("feasible").fill_null(False) & (pl.col(speed) >= floor)
                                           & (pl.col(ttft) <= max_ttft)).fill_null(False))
+    if task is not None:
+        from econ.analyses.tasks import with_task_costs
+
+        frame = with_task_costs(frame, catalog, usable_hbm_frac=assumptions.usable_hbm_frac, **task)
     return frame, catalog, assumptions, economics
+
+
+def _task(args) -> dict | None:
+    """The task of the command line: the --workload preset's task fields, each replaced by its flag when given;
+    None for a single-request workload with no task flag."""
+    from econ.presets import WORKLOADS
+
+    check_fields(args, TASK_FIELDS)
+    preset = WORKLOADS.get(getattr(args, "workload", None) or "")
+    given = {k: getattr(args, k, None) for k in TASK_FIELDS}
+    if (preset is None or not preset.is_task) and all(v is None for v in given.values()):
+        return None
+    base = {k: (getattr(preset, k) if preset is not None else 0.0) for k in TASK_FIELDS}
+    base["calls_per_task"] = base["calls_per_task"] or 1.0
+    return {k: float(given[k]) if given[k] is not None else float(base[k]) for k in TASK_FIELDS}
 
 
 def _meets(row: dict, floor: float, max_ttft: float) -> bool:
