@@ -1190,6 +1190,21 @@ COLUMNS: dict[str, Column] = {
     "cost_vs_first": Column("Cost vs the first generation", ".3f", "%.3f"),
     "usd_per_m_uncalibrated": Column("Cost, uncalibrated efficiencies ($ per M output tokens)", "$,.3f", "$%.4f"),
     "efficiency": Column("Efficiencies"), "cost_from": Column("Cost taken from"), "remark": Column("Caveat"),
+    # tasks and KV-cache tiers (econ.analyses.tasks, issue 22)
+    "calls_per_task": Column("LLM calls per task", ",.2f", "%.2f"),
+    "prefix_reuse_frac": Column("Prefix-reuse share", ".1%", "%.3f"),
+    "reuse_interval_s": Column("Time between reuses (s)", ",.0f", "%.0f"),
+    "sessions_waiting": Column("Sessions waiting for their next call", ",.0f", "%.0f"),
+    "kv_tier": Column("Farthest KV tier used"), "kv_tier_medium": Column("KV tier (medium)"),
+    "kv_waiting_bytes_per_gpu": Column("KV of waiting prefixes per GPU (GB)", ",.1f", "%.1f", 1e-9),
+    "hbm_free_bytes_per_gpu": Column("HBM free for waiting prefixes per GPU (GB)", ",.1f", "%.1f", 1e-9),
+    "usd_per_m_cached_input_tokens_true": Column("Cached input, true cost ($ per M tokens)", "$,.4f", "$%.5f"),
+    "usd_per_m_cached_storage": Column("Cached input: storage ($ per M tokens)", "$,.4f", "$%.5f"),
+    "usd_per_m_cached_load": Column("Cached input: load ($ per M tokens)", "$,.4f", "$%.5f"),
+    "kv_load_s": Column("Cached prefix load time (s)", ",.3f", "%.3f"),
+    "ttft_cache_hit_s": Column("Time to first token on a cache hit (s)", ",.3f", "%.3f"),
+    "usd_per_call": Column("Cost per LLM call ($)", "$,.4f", "$%.5f"),
+    "usd_per_task": Column("Cost per task ($)", "$,.4f", "$%.4f"),
 }
 
 
