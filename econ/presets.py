@@ -61,8 +61,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 from econ.errors import InvalidInputError
-from econ.validate import require_in_range
 
 CALLS_PER_TASK_RANGE: tuple[float, float] = (1.0, 1e5)
 """Valid LLM calls per task (a task has at least one call; You.com's research harness caps at 1,000 turns). [calls]"""
@@ -128,7 +129,7 @@ class WorkloadPreset:
 
 
 def check_task(calls_per_task, prefix_reuse_frac, reuse_interval_s=0.0) -> None:
-    """Raise InvalidInputError for a task shape outside its ranges (scalars or arrays).
+    """Raise InvalidInputError for a task shape outside its ranges (scalars).
 
     Raises
     ------
@@ -136,9 +137,25 @@ def check_task(calls_per_task, prefix_reuse_frac, reuse_interval_s=0.0) -> None:
         ``calls_per_task`` outside :data:`CALLS_PER_TASK_RANGE` (0 = a task with no turns), ``prefix_reuse_frac``
         outside [0, 1], ``reuse_interval_s`` outside :data:`REUSE_INTERVAL_RANGE_S`.
     """
-    require_in_range("calls_per_task", calls_per_task, *CALLS_PER_TASK_RANGE, "calls")
-    require_in_range("prefix_reuse_frac", prefix_reuse_frac, 0.0, 1.0)
-    require_in_range("reuse_interval_s", reuse_interval_s, *REUSE_INTERVAL_RANGE_S, "s")
+    _in_range("calls_per_task", calls_per_task, *CALLS_PER_TASK_RANGE, "calls")
+    _in_range("prefix_reuse_frac", prefix_reuse_frac, 0.0, 1.0)
+    _in_range("reuse_interval_s", reuse_interval_s, *REUSE_INTERVAL_RANGE_S, "s")
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def _in_range(name: str, value, lo: float, hi: float, unit: str = "") -> None:
+    """Scalar range check without NumPy (this module is imported by ``econ --help``): the message of
+    :func:`econ.validate.require_in_range`."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name}={value!r} is not a number") from None
+    if not math.isfinite(v) or not lo <= v <= hi:
+        raise InvalidInputError(f"{name}={_num(v) if math.isfinite(v) else v} is outside [{_num(lo)}, {_num(hi)}]"
+                                + (f" ({unit})" if unit else ""))
 
 
 WORKLOAD_SOURCE = ("SemiAnalysis InferenceX sequence-length sweeps 1k/1k, 1k/8k and 8k/1k "

@@ -1205,6 +1205,16 @@ COLUMNS: dict[str, Column] = {
     "ttft_cache_hit_s": Column("Time to first token on a cache hit (s)", ",.3f", "%.3f"),
     "usd_per_call": Column("Cost per LLM call ($)", "$,.4f", "$%.5f"),
     "usd_per_task": Column("Cost per task ($)", "$,.4f", "$%.4f"),
+    # one long prompt (econ.analyses.long_prompt)
+    "strategy": Column("Strategy"), "cp": Column("Context-parallel ranks", "d", "%d"),
+    "gpus": Column("Accelerators", ",d", "%d"), "prefill_s": Column("Prefill time (s)", ",.2f", "%.2f"),
+    "kv_transfer_s": Column("KV transfer to decode (s)", ",.3f", "%.3f"),
+    "exposed_comm_s": Column("Exposed ring communication (s)", ",.3f", "%.3f"),
+    "parallel_efficiency_frac": Column("Parallel efficiency", ".0%", "%.3f"),
+    "kv_fits": Column("KV fits in HBM"), "usd_per_prompt": Column("Cost per prompt ($)", "$,.4f", "$%.4f"),
+    "chunk_tokens": Column("Chunk (tokens)", ",d", "%d"), "iteration_s": Column("Iteration (s)", ",.3f", "%.3f"),
+    "tpot_inflation": Column("Decode slowdown while chunking (x)", ",.2f", "%.2f"),
+    "decode_batch": Column("Decode batch", ",d", "%d"),
 }
 
 
