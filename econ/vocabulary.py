@@ -1204,6 +1204,8 @@ COLUMNS: dict[str, Column] = {
     "kv_load_s": Column("Cached prefix load time (s)", ",.3f", "%.3f"),
     "ttft_cache_hit_s": Column("Time to first token on a cache hit (s)", ",.3f", "%.3f"),
     "usd_per_call": Column("Cost per LLM call ($)", "$,.4f", "$%.5f"),
+    "sessions_held_hbm": Column("Waiting sessions HBM keeps", ",.0f", "%.0f"),
+    "sessions_held_host": Column("Waiting sessions HBM + host memory keep", ",.0f", "%.0f"),
     "usd_per_task": Column("Cost per task ($)", "$,.4f", "$%.4f"),
     # one long prompt (econ.analyses.long_prompt)
     "strategy": Column("Strategy"), "cp": Column("Context-parallel ranks", "d", "%d"),

@@ -109,7 +109,15 @@ def task_section(row: dict, sc: Scenario, cat) -> None:
                 help=f"{t['sessions_waiting']:,.0f} sessions wait for their next call (Little's law); their KV fills "
                      "HBM beside the weights and the batch, then host memory, NVMe, a remote pool (data/kv_tiers.csv)")
     st.caption(f"Task preset source: {safe_text.md(w.source)}. Prefix-cache hit rate in the sidebar: "
-               f"{sc.cache_hit_frac:.1%} (the preset sets it to its prefix-reuse share).")
+               f"{sc.cache_hit_frac:.1%} (the preset sets it to its prefix-reuse share). Waiting sessions kept: "
+               f"{t['sessions_held_hbm']:,.0f} in HBM alone, {t['sessions_held_host']:,.0f} with host memory.")
+    with st.expander("KV-cache tiers of this system (data/kv_tiers.csv)"):
+        from econ.tables.kv_tiers import load_kv_tiers, system_tiers
+
+        tiers = pl.DataFrame([{k: r[k] for k in ("tier", "medium", "capacity_bytes", "read_bytes_per_s",
+                                                 "usd_per_gb_hour", "source", "as_of")}
+                              for r in system_tiers(load_kv_tiers(cat.data_dir), sc.hardware)])
+        table.show(tiers, key="ce.tiers", name=f"kv-tiers-{sc.hardware}", catalog=cat)
 
 
 def efficiency_note(row: dict, sc: Scenario, cat) -> str:

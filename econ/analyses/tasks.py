@@ -11,6 +11,7 @@ Reads the engine's result columns (one row per deployment: ``usd_per_m_output_to
   holding it (:func:`econ.physics.kv_tiers.cached_token_cost_usd`), beside the cost of recomputing it (the
   deployment's $/M input tokens);
 - the time to load a call's cached prefix from its tier (added to TTFT when it is not in HBM);
+- how many waiting sessions HBM alone keeps, and HBM plus host memory (the spill raises it);
 - $/call and $/task (:func:`econ.economics.pricing.usd_per_task`).
 
 Nothing here computes physics or prices itself.
@@ -24,7 +25,8 @@ import polars as pl
 from econ import units
 from econ.economics.pricing import usd_per_task
 from econ.physics.fleet import littles_law_concurrency
-from econ.physics.kv_tiers import TIERS, cached_token_cost_usd, hbm_usd_per_gb_hour, place_kv, transfer_time_s
+from econ.physics.kv_tiers import (TIERS, cached_token_cost_usd, hbm_usd_per_gb_hour, place_kv, sequences_held,
+                                   transfer_time_s)
 from econ.presets import check_task
 from econ.tables.catalog import Catalog
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
@@ -33,7 +35,7 @@ TASK_COLUMNS: tuple[str, ...] = (
     "calls_per_task", "prefix_reuse_frac", "reuse_interval_s", "sessions_waiting", "kv_tier", "kv_tier_medium",
     "kv_waiting_bytes_per_gpu", "hbm_free_bytes_per_gpu", "usd_per_m_cached_input_tokens_true",
     "usd_per_m_cached_storage", "usd_per_m_cached_load", "usd_per_m_input_tokens", "kv_load_s", "ttft_cache_hit_s",
-    "usd_per_call", "usd_per_task")
+    "sessions_held_hbm", "sessions_held_host", "usd_per_call", "usd_per_task")
 """Columns :func:`with_task_costs` adds."""
 
 
@@ -111,6 +113,8 @@ def with_task_costs(frame: pl.DataFrame, catalog: Catalog, *, calls_per_task: fl
     # a prefix outside HBM crosses the tier's link before the suffix prefill (each GPU reads its shard in parallel)
     load_s = (share[:, 1:] * transfer_time_s(cached[:, None] * kv_safe[:, None] / gpus[:, None],
                                              np.nan_to_num(bw[:, 1:], nan=1.0))).sum(axis=-1)
+    # waiting sessions the tiers can keep: HBM alone (the HBM-only maximum) and with host memory (the spill)
+    held = sequences_held(np.nan_to_num(cap, nan=0.0), np.where(ok, cached * kv_safe / gpus, 1.0))
     far = np.where(share > 1e-12, np.arange(len(TIERS)), 0).max(axis=-1)
     medium = [("HBM" if f == 0 else s[f - 1]["medium"]) for f, s in zip(far, systems)]
     all_in = _col(frame, "usd_per_m_output_tokens_all_in")
@@ -129,8 +133,95 @@ def with_task_costs(frame: pl.DataFrame, catalog: Catalog, *, calls_per_task: fl
         kv_waiting_bytes_per_gpu=nul(waiting_bytes), hbm_free_bytes_per_gpu=nul(hbm_free),
         usd_per_m_cached_input_tokens_true=nul(per_m_cached), usd_per_m_cached_storage=nul(per_storage * 1e6),
         usd_per_m_cached_load=nul(per_load * 1e6), kv_load_s=nul(load_s), ttft_cache_hit_s=nul(ttft + load_s),
+        sessions_held_hbm=nul(held[:, 0]), sessions_held_host=nul(held[:, 1]),
         usd_per_call=nul(per_call), usd_per_task=nul(per_task),
     )
 
 
-__all__ = ["TASK_COLUMNS", "with_task_costs"]
+CACHED_CHECK_COLUMNS: tuple[str, ...] = (
+    "quote_id", "provider", "model", "usd_per_m_input_tokens_quoted", "usd_per_m_cached_input_tokens",
+    "discount_frac", "hardware", "kv_tier", "usd_per_m_cached_input_tokens_true", "usd_per_m_cached_storage",
+    "usd_per_m_cached_load", "usd_per_m_input_tokens", "price_over_cost", "verdict")
+"""Columns of :func:`check_cached_prices`."""
+
+
+def check_cached_prices(catalog: Catalog, quotes: pl.DataFrame, *, hardware: str, workload: str = "agentic-coding",
+                        precision: str = "fp8", min_tokens_per_s_per_user: float | None = None, assumptions=None,
+                        economics=None) -> pl.DataFrame:
+    """Each quote's cached-input price against the true cost of a cached token of its model on ``hardware``.
+
+    Parameters
+    ----------
+    catalog : Catalog
+    quotes : pl.DataFrame, ``econ.tables.quote_files.load_quotes`` (rows without a cached price are skipped)
+    hardware : str, the accelerator the cost is modeled on
+    workload : str, a task preset of :mod:`econ.presets` (its lengths, prefix reuse and time between reuses)
+    precision : str; min_tokens_per_s_per_user : float, optional (default: the one floor)
+    assumptions, economics : the engine's (default: ``econ.assumptions`` defaults)
+
+    Returns
+    -------
+    pl.DataFrame, :data:`CACHED_CHECK_COLUMNS`: ``price_over_cost`` = cached price / true cost (storage for the
+    reuse interval + load, :func:`with_task_costs`); ``verdict`` "covers storage + load" when >= 1, else "below
+    storage + load"; ``discount_frac`` = 1 - cached / input price. A model the deployment search cannot serve keeps
+    its row with the reason in ``verdict``.
+
+    Raises
+    ------
+    InvalidInputError
+        ``workload`` is not a task preset.
+    """
+    from econ.analyses.compare import auto_batch_row
+    from econ.assumptions import DEFAULT, Economics
+    from econ.errors import EconError, InvalidInputError
+    from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, TASK_WORKLOADS, WORKLOADS
+
+    if workload not in TASK_WORKLOADS:
+        raise InvalidInputError(f"workload={workload!r} is not one of the task presets {list(TASK_WORKLOADS)}")
+    w = WORKLOADS[workload]
+    a = assumptions or DEFAULT
+    from dataclasses import replace
+    e = replace(economics or Economics(), cache_hit_frac=w.prefix_reuse_frac)
+    floor = DEFAULT_MIN_TOKENS_PER_S_PER_USER if min_tokens_per_s_per_user is None else min_tokens_per_s_per_user
+    rows = quotes.filter(pl.col("usd_per_m_cached_input_tokens").is_not_null())
+    cost: dict[str, dict | str] = {}
+    for model in rows["model"].unique(maintain_order=True).to_list():
+        try:
+            ctx = catalog.model(model).get("max_context_tokens")
+            in_len = int(min(w.input_len, ctx - w.output_len)) if ctx else w.input_len
+            first, _ = auto_batch_row(catalog, min_tokens_per_s_per_user=floor, model=model, hardware=hardware,
+                                      precision=precision, input_len=in_len, output_len=w.output_len,
+                                      assumptions=a, economics=e)
+            t = with_task_costs(first, catalog, calls_per_task=w.calls_per_task, prefix_reuse_frac=w.prefix_reuse_frac,
+                                reuse_interval_s=w.reuse_interval_s, usable_hbm_frac=a.usable_hbm_frac)
+            cost[model] = t.row(0, named=True)
+        except EconError as exc:
+            cost[model] = str(exc)
+    out = []
+    for q in rows.iter_rows(named=True):
+        c = cost[q["model"]]
+        true = c.get("usd_per_m_cached_input_tokens_true") if isinstance(c, dict) else None
+        ratio = q["usd_per_m_cached_input_tokens"] / true if true else None
+        verdict = (c if isinstance(c, str) else "not feasible on this hardware") if ratio is None else (
+            "covers storage + load" if ratio >= 1 else "below storage + load")
+        out.append({"quote_id": q["quote_id"], "provider": q["provider"], "model": q["model"],
+                    "usd_per_m_input_tokens_quoted": q["usd_per_m_input_tokens"],
+                    "usd_per_m_cached_input_tokens": q["usd_per_m_cached_input_tokens"],
+                    "discount_frac": 1 - q["usd_per_m_cached_input_tokens"] / q["usd_per_m_input_tokens"]
+                    if q["usd_per_m_input_tokens"] else None,
+                    "hardware": hardware, "kv_tier": c.get("kv_tier") if isinstance(c, dict) else None,
+                    "usd_per_m_cached_input_tokens_true": true,
+                    "usd_per_m_cached_storage": c.get("usd_per_m_cached_storage") if isinstance(c, dict) else None,
+                    "usd_per_m_cached_load": c.get("usd_per_m_cached_load") if isinstance(c, dict) else None,
+                    "usd_per_m_input_tokens": c.get("usd_per_m_input_tokens") if isinstance(c, dict) else None,
+                    "price_over_cost": ratio, "verdict": verdict})
+    f64 = pl.Float64
+    schema = {"quote_id": pl.String, "provider": pl.String, "model": pl.String, "usd_per_m_input_tokens_quoted": f64,
+              "usd_per_m_cached_input_tokens": f64, "discount_frac": f64, "hardware": pl.String,
+              "kv_tier": pl.String, "usd_per_m_cached_input_tokens_true": f64, "usd_per_m_cached_storage": f64,
+              "usd_per_m_cached_load": f64, "usd_per_m_input_tokens": f64, "price_over_cost": f64,
+              "verdict": pl.String}
+    return pl.DataFrame(out, schema=schema).select(CACHED_CHECK_COLUMNS)
+
+
+__all__ = ["TASK_COLUMNS", "CACHED_CHECK_COLUMNS", "with_task_costs", "check_cached_prices"]

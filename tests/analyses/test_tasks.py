@@ -94,3 +94,23 @@ def test_a_long_reuse_interval_moves_gb200_prefixes_to_grace_memory(catalog):
     far = with_task_costs(frame, catalog, reuse_interval_s=60.0, **kw).row(0, named=True)
     assert far["kv_tier"] == "host" and "Grace" in far["kv_tier_medium"]
     assert long["usd_per_m_cached_storage"] > far["usd_per_m_cached_storage"] > 0
+    assert far["sessions_held_host"] > far["sessions_held_hbm"]  # spilling to Grace keeps more sessions
+
+
+def test_cached_input_prices_are_checked_against_storage_plus_load(catalog, capsys):
+    from econ.analyses.tasks import check_cached_prices
+    from econ.tables.quote_files import load_quotes
+
+    quotes = load_quotes(catalog)
+    t = check_cached_prices(catalog, quotes, hardware="h200-sxm")
+    assert t.height == quotes.filter(pl.col("usd_per_m_cached_input_tokens").is_not_null()).height > 0
+    ok = t.filter(pl.col("usd_per_m_cached_input_tokens_true").is_not_null())
+    assert ok.height and (ok["usd_per_m_cached_input_tokens_true"] > 0).all()
+    for r in ok.iter_rows(named=True):
+        assert r["price_over_cost"] == pytest.approx(r["usd_per_m_cached_input_tokens"]
+                                                     / r["usd_per_m_cached_input_tokens_true"])
+        assert r["verdict"] == ("covers storage + load" if r["price_over_cost"] >= 1 else "below storage + load")
+    with pytest.raises(InvalidInputError, match="workload='chat' is not one of the task presets"):
+        check_cached_prices(catalog, quotes, hardware="h200-sxm", workload="chat")
+    assert main(["quotes", "cached", "--hardware", "h200-sxm", "--format", "json"]) == 0
+    assert "covers storage + load" in capsys.readouterr().out
