@@ -65,6 +65,10 @@ def run(args) -> int:
     sys.stdout.write(f"{args.model}, one {args.input_len:,}-token prompt, {args.precision} linear layers, BF16 "
                      "attention; ring attention across CP ranks over scale-out\n")
     render(plans, "table", vertical_if_single=False)
+    ctx = catalog.model(args.model).get("max_context_tokens")
+    if ctx and args.input_len > ctx:
+        sys.stdout.write(f"note: {args.input_len:,} tokens is beyond {args.model}'s {ctx:,}-token context (a what-if "
+                         "of the arithmetic)\n")
     if r.chunked.height:
         sys.stdout.write(f"\nChunked prefill beside a decode batch of {args.decode_batch} on {args.hardware} "
                          "(tpot_inflation: decode users' time per token while the prompt streams in):\n")
