@@ -82,3 +82,17 @@ def test_a_generation_on_a_roadmap_row_is_a_data_error(tmp_path):
     df.with_columns(generation=pl.lit("blackwell")).write_csv(tmp_path / ROADMAP_FILE)
     with pytest.raises(DataError, match="generation"):
         load_roadmap(tmp_path)
+
+
+def test_cli_lists_the_roadmap_and_the_kv_tiers(capsys):
+    import json
+
+    from econ.cli import main
+
+    assert main(["list", "roadmap", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    cpx = next(r for r in rows if r["id"] == "rubin-cpx")
+    assert cpx["status"] == "announced" and "withdrawn" in cpx["remark"] and cpx["as_of"]
+    assert main(["list", "kv-tiers", "--format", "json"]) == 0
+    tiers = json.loads(capsys.readouterr().out)
+    assert any(t["hardware"] == "gb200-nvl72" and "Grace" in t["medium"] for t in tiers)
