@@ -639,7 +639,8 @@ _add("hardware", "str", "h100-sxm", label="Accelerator", help="accelerator id (e
 _add("precision", "str", "fp8", label="Weight precision", help="matmul precision of the weights",
      choices=PRECISIONS, source="FP8: the serving precision of most 2025-26 deployments on Hopper and newer", **_G)
 _add("workload", "str", DEFAULT_WORKLOAD, label="Workload", help="request-shape preset (econ.presets)",
-     choices=WORKLOAD_CHOICES, source="econ.presets (SemiAnalysis InferenceX sequence-length sweeps)", **_G)
+     choices=WORKLOAD_CHOICES, source="econ.presets (SemiAnalysis InferenceX sequence-length sweeps; task presets: "
+     "GitHub Copilot coding-agent traces, Mooncake long-document trace, Kimi-Researcher)", **_G)
 _add("input_len", "int", DEFAULT_INPUT_LEN, 1, MAX_CONTEXT, "tokens", "Input length",
      "prompt tokens per request, ISL", "the workload preset's (econ.presets)", flag="--input-len", **_G)
 _add("output_len", "int", DEFAULT_OUTPUT_LEN, 1, MAX_CONTEXT, "tokens", "Output length",
