@@ -42,7 +42,7 @@ def _export_cost(args) -> str:
     check_target(args.output, args.force, force_hint="--force")  # before the work, not after it
     frame, catalog, assumptions, economics = cost_cmd.compute(args)
     if args.summary:
-        frame = frame.select(cost_cmd.SUMMARY_COLUMNS)
+        frame = frame.select([c for c in cost_cmd.SUMMARY_COLUMNS if c in frame.columns])  # task columns only with a task
     scenario = [
         {"group": "scenario", "name": k, "value": v, "unit": unit, "source": "command line"}
         for k, v, unit in (("model", args.model, ""), ("hardware", args.hardware, ""),
