@@ -697,3 +697,42 @@ def tornado_chart(tornado: pl.DataFrame, *, point: float, answer_title: str, ans
         title=chart_title("What moves this answer most",
                           "Bars: the answer at each end of a sourced range; rule: the point; grey: Monte Carlo "
                           "10th-90th percentile"))
+
+
+def trend_chart(table: pl.DataFrame, *, width: int = 640) -> alt.LayerChart:
+    """$/M output tokens by generation: a solid line through priced catalog parts, a dashed one to projections.
+
+    Parameters
+    ----------
+    table : pl.DataFrame
+        :attr:`econ.analyses.trend.Trend.table` (rows without a cost are left out; x order = the table's order).
+
+    Notes
+    -----
+    The dashed segment starts at the last priced part, so a projection reads as an extrapolation of the line,
+    never as one more measurement (issue 22: "shown apart: a dashed line").
+    """
+    cost = "usd_per_m_output_tokens_all_in"
+    order = table["hardware"].to_list()
+    drawn = table.filter(pl.col(cost).is_not_null())
+    shipped = drawn.filter(pl.col("basis") == "catalog").with_columns(segment=pl.lit("Priced catalog part"),
+                                                                      bridge=pl.lit(False))
+    proj = drawn.filter(pl.col("basis") == "projection").with_columns(segment=pl.lit("Projection (announced specs)"),
+                                                                      bridge=pl.lit(False))
+    bridge = shipped.tail(1).with_columns(segment=pl.lit("Projection (announced specs)"), bridge=pl.lit(True)) \
+        if proj.height else shipped.head(0)
+    frame = pl.concat([shipped, bridge, proj], how="vertical_relaxed")
+    domain = ["Priced catalog part", "Projection (announced specs)"]
+    base = alt.Chart(frame).encode(
+        x=alt.X("hardware:N", sort=order, title=column_title("hardware"), axis=alt.Axis(labelAngle=-30, labelLimit=0)),
+        y=alt.Y(f"{cost}:Q", scale=alt.Scale(type="log"), title=column_title(cost),
+                axis=alt.Axis(format="$,.3~f", titleLimit=0)),
+        color=alt.Color("segment:N", title="Basis", scale=alt.Scale(domain=domain, range=[OKABE_ITO[0], OKABE_ITO[5]]),
+                        legend=alt.Legend(orient="bottom", labelLimit=0)),
+        strokeDash=alt.StrokeDash("segment:N", scale=alt.Scale(domain=domain, range=[[1, 0], [6, 4]]), legend=None),
+        tooltip=tooltip(["hardware", "year", "availability", "basis", cost, "output_tokens_per_s_per_gpu",
+                         "tokens_per_s_per_user", "precision", "layout", "cost_from", "remark"]))
+    points = base.mark_point(filled=True, size=60).transform_filter("!datum.bridge")
+    return (base.mark_line() + points).properties(
+        width=width, height=320, title=chart_title("$ per M output tokens by accelerator generation",
+                                                   "Dashed: announced parts, projected from vendor datasheets"))

@@ -261,7 +261,8 @@ _DATASHEET_UNITS: tuple[tuple[str, float, str], ...] = (
 
 # (suffix or whole name, formatter), first match wins: the unit suffixes of STYLE.md.
 _BY_NAME: tuple[tuple[str, object], ...] = (
-    ("tokens_per_usd", compact), ("usd_per_m_", usd_per_m), ("usd_per_gpu_hour", usd), ("usd_per_kwh", lambda v: usd_per_m(v)),
+    ("tokens_per_usd", compact), ("usd_per_m_", usd_per_m), ("usd_per_gpu_hour", usd),
+    ("usd_per_task", usd), ("usd_per_call", usd), ("usd_per_prompt", usd), ("usd_per_kwh", lambda v: usd_per_m(v)),
     ("usd_per_mw_it", usd), ("_usd", usd), ("_usd_per_hour", usd),
     ("flop_per_s", flops), ("_flop", flop), ("_bytes", bytes_), ("_bytes_per_gpu", bytes_),
     ("_mwh", energy_mwh), ("_mw", megawatts), ("_kw", lambda v: watts(None if is_missing(v) else v * 1e3)),

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
 from econ.errors import InvalidInputError
-from econ.presets import (DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN, DEFAULT_WORKLOAD,
-                          INTERACTIVITY_LEVELS, WORKLOAD_CHOICES)
+from econ.presets import (CALLS_PER_TASK_RANGE, DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN,
+                          DEFAULT_WORKLOAD, INTERACTIVITY_LEVELS, REUSE_INTERVAL_RANGE_S, WORKLOAD_CHOICES)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Enumerations of the inputs
@@ -689,7 +689,8 @@ _add("hardware", "str", "h100-sxm", label="Accelerator", help="accelerator id (e
 _add("precision", "str", "fp8", label="Weight precision", help="matmul precision of the weights",
      choices=PRECISIONS, source="FP8: the serving precision of most 2025-26 deployments on Hopper and newer", **_G)
 _add("workload", "str", DEFAULT_WORKLOAD, label="Workload", help="request-shape preset (econ.presets)",
-     choices=WORKLOAD_CHOICES, source="econ.presets (SemiAnalysis InferenceX sequence-length sweeps)", **_G)
+     choices=WORKLOAD_CHOICES, source="econ.presets (SemiAnalysis InferenceX sequence-length sweeps; task presets: "
+     "GitHub Copilot coding-agent traces, Mooncake long-document trace, Kimi-Researcher)", **_G)
 _add("input_len", "int", DEFAULT_INPUT_LEN, 1, MAX_CONTEXT, "tokens", "Input length",
      "prompt tokens per request, ISL", "the workload preset's (econ.presets)", flag="--input-len", **_G)
 _add("output_len", "int", DEFAULT_OUTPUT_LEN, 1, MAX_CONTEXT, "tokens", "Output length",
@@ -704,6 +705,18 @@ _add("input_len_cv", "float", 0.0, 0.0, 10.0, "", "Prompt length spread (cv)",
      "0: every request has an input_len-token prompt (econ's workload), so prefill service is near-deterministic "
      "(M/D/c); 1 reproduces the exponential service of an M/M/c queue (econ.physics.serving)", scenario=False,
      flag="", **_G)
+# a task = several LLM calls sharing a cached prefix (issue 22; econ.presets task presets)
+_add("calls_per_task", "float", 1.0, *CALLS_PER_TASK_RANGE, "calls", "LLM calls per task",
+     "LLM calls (turns) one task makes; $/task = calls x $/call", "the workload preset's (econ.presets: GitHub "
+     "Copilot coding-agent traces 7.83 calls per user turn; 1 for a single request)", scenario=False, **_G)
+_add("prefix_reuse_frac", "float", 0.0, 0.0, 1.0, "", "Prefix-reuse share",
+     "share of each call's prompt tokens that repeat a prefix computed by an earlier call (cached input)",
+     "the workload preset's (econ.presets: 0.857 GitHub Copilot coding agents, 0.66 Mooncake long-document "
+     "trace; 0 for a single request)", flag="--prefix-reuse", scenario=False, **_G)
+_add("reuse_interval_s", "float", 0.0, *REUSE_INTERVAL_RANGE_S, "s", "Time between reuses",
+     "time a cached prefix waits for its next use: what its KV storage is paid for",
+     "the workload preset's (econ.presets: 60 s for agents, SyFI eviction simulation; 300 s for RAG, Anthropic's "
+     "5-minute prompt-cache lifetime)", scenario=False, **_G)
 
 # -- deployment ------------------------------------------------------------------------------------------------------
 _G = dict(group="deployment")
@@ -1335,6 +1348,37 @@ COLUMNS: dict[str, Column] = {
     # assumptions
     "group": Column("Group"), "name": Column("Assumption"), "value": Column("Value"), "source": Column("Source"),
     "as_of": Column("As of"), "notes": Column("Notes"), "table": Column("Table"), "id": Column("Id"),
+    # generations (econ trend, issue 22)
+    "year": Column("Year"), "availability": Column("Availability (vendor's word)"),
+    "cost_vs_first": Column("Cost vs the first generation", ".3f", "%.3f"),
+    "usd_per_m_uncalibrated": Column("Cost, uncalibrated efficiencies ($ per M output tokens)", "$,.3f", "$%.4f"),
+    "efficiency": Column("Efficiencies"), "cost_from": Column("Cost taken from"), "remark": Column("Caveat"),
+    # tasks and KV-cache tiers (econ.analyses.tasks, issue 22)
+    "calls_per_task": Column("LLM calls per task", ",.2f", "%.2f"),
+    "prefix_reuse_frac": Column("Prefix-reuse share", ".1%", "%.3f"),
+    "reuse_interval_s": Column("Time between reuses (s)", ",.0f", "%.0f"),
+    "sessions_waiting": Column("Sessions waiting for their next call", ",.0f", "%.0f"),
+    "kv_tier": Column("Farthest KV tier used"), "kv_tier_medium": Column("KV tier (medium)"),
+    "kv_waiting_bytes_per_gpu": Column("KV of waiting prefixes per GPU (GB)", ",.1f", "%.1f", 1e-9),
+    "hbm_free_bytes_per_gpu": Column("HBM free for waiting prefixes per GPU (GB)", ",.1f", "%.1f", 1e-9),
+    "usd_per_m_cached_input_tokens_true": Column("Cached input, true cost ($ per M tokens)", "$,.4f", "$%.5f"),
+    "usd_per_m_cached_storage": Column("Cached input: storage ($ per M tokens)", "$,.4f", "$%.5f"),
+    "usd_per_m_cached_load": Column("Cached input: load ($ per M tokens)", "$,.4f", "$%.5f"),
+    "kv_load_s": Column("Cached prefix load time (s)", ",.3f", "%.3f"),
+    "ttft_cache_hit_s": Column("Time to first token on a cache hit (s)", ",.3f", "%.3f"),
+    "usd_per_call": Column("Cost per LLM call ($)", "$,.4f", "$%.5f"),
+    "sessions_held_hbm": Column("Waiting sessions HBM keeps", ",.0f", "%.0f"),
+    "sessions_held_host": Column("Waiting sessions HBM + host memory keep", ",.0f", "%.0f"),
+    "usd_per_task": Column("Cost per task ($)", "$,.4f", "$%.4f"),
+    # one long prompt (econ.analyses.long_prompt)
+    "strategy": Column("Strategy"), "cp": Column("Context-parallel ranks", "d", "%d"),
+    "gpus": Column("Accelerators", ",d", "%d"), "prefill_s": Column("Prefill time (s)", ",.2f", "%.2f"),
+    "exposed_comm_s": Column("Exposed ring communication (s)", ",.3f", "%.3f"),
+    "parallel_efficiency_frac": Column("Parallel efficiency", ".0%", "%.3f"),
+    "kv_fits": Column("KV fits in HBM"), "usd_per_prompt": Column("Cost per prompt ($)", "$,.4f", "$%.4f"),
+    "chunk_tokens": Column("Chunk (tokens)", ",d", "%d"), "iteration_s": Column("Iteration (s)", ",.3f", "%.3f"),
+    "tpot_inflation": Column("Decode slowdown while chunking (x)", ",.2f", "%.2f"),
+    "decode_batch": Column("Decode batch", ",d", "%d"),
 }
 
 

@@ -41,10 +41,15 @@ WORKLOAD_TITLES = {**{k: w.label for k, w in WORKLOADS.items()}, CUSTOM: "Custom
 def _apply_workload(key: str) -> None:
     """The user picked a workload: set both lengths to the preset's (callback, before the widgets are drawn)."""
     choice = st.session_state.get(key)
-    new = state.scenario().with_workload(choice)
+    old = state.scenario()
+    new = old.with_workload(choice)
     state.update(workload=new.workload, input_len=new.input_len, output_len=new.output_len)
     for f in ("input_len", "output_len"):  # the length widgets show the preset's lengths
         st.session_state[state.widget_key(f)] = getattr(new, f)
+    if new.cache_hit_frac != old.cache_hit_frac:  # a task preset brings its prefix-reuse share (econ.presets)
+        state.update(cache_hit_frac=new.cache_hit_frac)
+        if state.widget_key("cache_hit_frac") in st.session_state:
+            st.session_state[state.widget_key("cache_hit_frac")] = new.cache_hit_frac
 
 
 def workload_select(container) -> str:

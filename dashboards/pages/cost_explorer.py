@@ -88,6 +88,45 @@ def kpis(row: dict, sc: Scenario) -> None:
                 help="What limits the decode step at this batch: memory bandwidth, compute, network, or capacity")
 
 
+def task_section(row: dict, sc: Scenario, cat) -> None:
+    """$ per task beside $/M tokens for a task preset (issue 22): calls per task, the true cost of a cached input
+    token (storage for the reuse interval + load, :func:`econ.analyses.tasks.with_task_costs`) and where the waiting
+    prefixes' KV lives."""
+    from econ.analyses.tasks import with_task_costs
+    from econ.presets import WORKLOADS
+
+    w = WORKLOADS.get(sc.workload)
+    if w is None or not w.is_task or not row.get("feasible"):
+        return
+    t = with_task_costs(pl.DataFrame([row]), cat, calls_per_task=w.calls_per_task,
+                        prefix_reuse_frac=w.prefix_reuse_frac, reuse_interval_s=w.reuse_interval_s,
+                        usable_hbm_frac=sc.assumptions().usable_hbm_frac).row(0, named=True)
+    st.subheader(f"Per task: {safe_text.md(w.label)}")
+    c = st.columns(4)
+    c[0].metric("$ per task", fmt.usd(t["usd_per_task"]),
+                help=f"{w.calls_per_task:g} calls x $ per call; each call: all-in $/M output x {sc.output_len:,} "
+                     f"output tokens + {w.prefix_reuse_frac:.1%} of {sc.input_len:,} prompt tokens at the cached cost")
+    c[1].metric("$ per call", fmt.usd(t["usd_per_call"]))
+    c[2].metric("Cached input, true $ per M", fmt.usd_per_m(t["usd_per_m_cached_input_tokens_true"]),
+                help=f"KV storage for {w.reuse_interval_s:g} s + loading it "
+                     f"(storage {fmt.usd_per_m(t['usd_per_m_cached_storage'])}, load "
+                     f"{fmt.usd_per_m(t['usd_per_m_cached_load'])}); recomputing costs "
+                     f"{fmt.usd_per_m(t['usd_per_m_input_tokens'])} per M")
+    c[3].metric("Waiting prefixes live in", str(t["kv_tier_medium"]),
+                help=f"{t['sessions_waiting']:,.0f} sessions wait for their next call (Little's law); their KV fills "
+                     "HBM beside the weights and the batch, then host memory, NVMe, a remote pool (data/kv_tiers.csv)")
+    st.caption(f"Task preset source: {safe_text.md(w.source)}. Prefix-cache hit rate in the sidebar: "
+               f"{sc.cache_hit_frac:.1%} (the preset sets it to its prefix-reuse share). Waiting sessions kept: "
+               f"{t['sessions_held_hbm']:,.0f} in HBM alone, {t['sessions_held_host']:,.0f} with host memory.")
+    with st.expander("KV-cache tiers of this system (data/kv_tiers.csv)"):
+        from econ.tables.kv_tiers import load_kv_tiers, system_tiers
+
+        tiers = pl.DataFrame([{k: r[k] for k in ("tier", "medium", "capacity_bytes", "read_bytes_per_s",
+                                                 "usd_per_gb_hour", "source", "as_of")}
+                              for r in system_tiers(load_kv_tiers(cat.data_dir), sc.hardware)])
+        table.show(tiers, key="ce.tiers", name=f"kv-tiers-{sc.hardware}", catalog=cat)
+
+
 def efficiency_note(row: dict, sc: Scenario, cat) -> str:
     """Which efficiencies the KPIs used (calibration profile or assumed) and the band of their cost and speed."""
     used = profiles.answer_text(cat, row.get("efficiency_profile"), sc.assumptions())
@@ -147,6 +186,7 @@ def render() -> None:
     used = decoding_note(row, sc.decoding(), cat)
     if used:  # the formats and speculative decoding priced, and where each default came from
         st.caption(safe_text.md(used[0].upper() + used[1:]))
+    task_section(row, sc, cat)
     st.markdown(efficiency_note(row, sc, cat))
     sweet = row["sweet_spot_batch"]
     c3.markdown(

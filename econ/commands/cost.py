@@ -8,11 +8,11 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
-from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options, add_scenario_option,
-                                   add_slo_options, add_slo_percentile_option, add_workload_options, catalog_from,
-                                   check_flag, check_range, decoding_from, economics_from, load_scenario,
-                                   parse_int_list, parse_mix, render, slo_from, slo_percentile_from, with_warnings,
-                                   workload_from)
+from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options, add_field_option,
+                                   add_scenario_option, add_slo_options, add_slo_percentile_option,
+                                   add_workload_options, catalog_from, check_fields, check_flag, check_range,
+                                   decoding_from, economics_from, load_scenario, parse_int_list, parse_mix, render,
+                                   slo_from, slo_percentile_from, with_warnings, workload_from)
 from econ.vocabulary import MAX_CONTEXT, bounds
 from econ.errors import EconError, InvalidInputError
 from econ.physics.precision import PRECISIONS
@@ -32,6 +32,9 @@ SUMMARY_COLUMNS = (
     "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high", "usd_per_m_blended_tokens_low",
     "usd_per_m_blended_tokens_high", "efficiency_profile", "profile_note",
     "input_output_mix", "cache_hit_frac",
+    # a task preset (issue 22): where the waiting prefixes live, the true cost of a cached token, $/call and $/task
+    "calls_per_task", "kv_tier", "usd_per_m_cached_input_tokens_true", "kv_load_s", "ttft_cache_hit_s",
+    "usd_per_call", "usd_per_task",
 )
 """The summary: the answer, its calibration band (the engine's ``*_low`` / ``*_high``: issue 18, every decision shows
 its band) and the efficiency profile it rests on (``profile_note`` marks a fallback or wide-band one,
@@ -81,6 +84,9 @@ def add_cost_arguments(p) -> None:
     p.add_argument("--context", type=int, help="context tokens per sequence: sizes the KV cache and decode attention (instead of input+output); "
                         "prompts are this long too unless --input-len is given")
     add_workload_options(p)
+    t = p.add_argument_group("task (agentic and long-context workloads; defaults: the --workload preset's)")
+    for name in TASK_FIELDS:
+        add_field_option(t, name)
     add_slo_options(p)
     add_slo_percentile_option(p)
     add_decoding_options(p)
@@ -90,6 +96,9 @@ def add_cost_arguments(p) -> None:
                    help="count the whole input-embedding table as read each step (the seeds' convention)")
     add_data_dir(p)
 
+
+TASK_FIELDS = ("calls_per_task", "prefix_reuse_frac", "reuse_interval_s")
+"""Vocabulary fields of a task (econ.presets task presets); given, or a task preset, adds $/task columns."""
 
 COST_DEFAULTS = dict(precision="bf16", batch="auto")
 """Defaults of the flags a scenario file can also set (applied when neither gives a value)."""
@@ -180,6 +189,9 @@ def compute(args):
     pct = slo_percentile_from(args, sc)
     if pct is not None:
         assumptions = replace(assumptions, latency_percentile=pct)
+    task = _task(args)
+    if task is not None and getattr(args, "cache_hit_rate", None) is None:
+        economics = replace(economics, cache_hit_frac=task["prefix_reuse_frac"])  # the cached prefix is not prefilled
     kw = dict(model=args.model, precision=args.precision, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep,
               pp=args.pp, mode=args.mode, input_len=args.input_len, output_len=args.output_len,
               context_tokens=args.context, assumptions=assumptions, economics=economics, decoding=args.decoding,
@@ -221,6 +233,10 @@ def compute(args):
 
     # the efficiency profile each row rests on (profile_note marks a fallback or wide-band one: issue 18)
     frame = with_profiles(frame, catalog)
+    if task is not None:
+        from econ.analyses.tasks import with_task_costs
+
+        frame = with_task_costs(frame, catalog, usable_hbm_frac=assumptions.usable_hbm_frac, **task)
     args.decoding_note = decoding_note(frame, args.decoding, catalog)
     return with_warnings(frame, notes), catalog, assumptions, economics
 
@@ -233,6 +249,21 @@ def _decoding_note(args) -> None:
 
         from econ.commands._common import terminal_width
         print(textwrap.fill(note, terminal_width(sys.stderr), subsequent_indent="  "), file=sys.stderr)
+
+
+def _task(args) -> dict | None:
+    """The task of the command line: the --workload preset's task fields, each replaced by its flag when given;
+    None for a single-request workload with no task flag."""
+    from econ.presets import WORKLOADS
+
+    check_fields(args, TASK_FIELDS)
+    preset = WORKLOADS.get(getattr(args, "workload", None) or "")
+    given = {k: getattr(args, k, None) for k in TASK_FIELDS}
+    if (preset is None or not preset.is_task) and all(v is None for v in given.values()):
+        return None
+    base = {k: (getattr(preset, k) if preset is not None else 0.0) for k in TASK_FIELDS}
+    base["calls_per_task"] = base["calls_per_task"] or 1.0
+    return {k: float(given[k]) if given[k] is not None else float(base[k]) for k in TASK_FIELDS}
 
 
 def _meets(row: dict, floor: float, max_ttft: float) -> bool:

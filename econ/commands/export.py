@@ -44,7 +44,7 @@ def _export_cost(args) -> str:
     if args.summary:
         keep = cost_cmd.SUMMARY_COLUMNS + ("billed_input_tokens_per_s_per_gpu", "billed_output_tokens_per_s_per_gpu",
                                            "warnings")  # the rates the workbook's $/M formulas divide by
-        frame = frame.select([c for c in keep if c in frame.columns])
+        frame = frame.select([c for c in keep if c in frame.columns])  # task columns only with a task
     scenario = [
         {"group": "scenario", "name": k, "value": v, "unit": unit, "source": "command line"}
         for k, v, unit in (("model", args.model, ""), ("hardware", args.hardware, ""),

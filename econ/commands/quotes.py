@@ -54,6 +54,7 @@ def register(sub) -> None:
     _register_check(qsub)
     _register_pnl(qsub)
     _register_import(qsub)
+    _register_cached(qsub)
 
 
 def _add_output(c, formats=("table", "csv", "json", "xlsx")) -> None:
@@ -506,4 +507,47 @@ def run_import(args) -> int:
         shown = ", ".join(result.unmapped[:n])
         more = f" (+{len(result.unmapped) - n:,} more; --show-unmapped N lists more)" if len(result.unmapped) > n else ""
         err.write(f"  not mapped (add them to data/model_aliases.csv if they are catalog models): {shown}{more}\n")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------- cached (issue 22)
+
+def _register_cached(qsub) -> None:
+    from econ.presets import TASK_WORKLOADS
+    from econ.physics.precision import PRECISIONS
+
+    c = qsub.add_parser(
+        "cached", help="cached-input prices against the true cost of a cached token (KV storage + load)",
+        description="Each quote's cached-input price against what a cached token truly costs on --hardware: its KV "
+                    "stored for the task preset's time between calls in the tier it lands in (HBM, host memory, "
+                    "NVMe, a remote pool: data/kv_tiers.csv) plus loading it (econ.analyses.tasks). A price above "
+                    "that cost is sustainable from storage and load alone; the recompute cost is shown beside it.")
+    c.add_argument("--hardware", default="h200-sxm", help="accelerator the cost is modeled on [h200-sxm]")
+    c.add_argument("--workload", choices=TASK_WORKLOADS, default="agentic-coding",
+                   help="task preset: lengths, prefix reuse, time between calls [agentic-coding]")
+    c.add_argument("--precision", choices=PRECISIONS, default="fp8", help="[fp8]")
+    c.add_argument("--quotes", metavar="FILE", help="quotes CSV [data/quotes.csv]")
+    c.add_argument("--format", default="table", choices=("table", "csv", "json"))
+    add_economics_options(c, mix=False)
+    add_data_dir(c)
+    c.set_defaults(func=run_cached)
+
+
+def run_cached(args) -> int:
+    from econ.analyses.tasks import check_cached_prices
+    from econ.tables.quote_files import load_quotes
+
+    catalog = catalog_from(args)
+    economics = economics_from(args, catalog)
+    from econ.commands._common import progress
+
+    with progress(f"Pricing cached tokens on {args.hardware}"):
+        table = check_cached_prices(catalog, load_quotes(catalog, args.quotes), hardware=args.hardware,
+                                    workload=args.workload, precision=args.precision, economics=economics)
+    if args.format != "table":
+        render(table, args.format)
+        return 0
+    sys.stdout.write(f"Cached-input prices vs the true cost of a cached token on {args.hardware} ({args.workload}: "
+                     "storage for the time between calls + load)\n")
+    render(table.drop("quote_id", "hardware"), "table", vertical_if_single=False)
     return 0

@@ -41,3 +41,34 @@ def usd_per_m_blended_tokens(usd_per_m_input, usd_per_m_output, input_output_mix
     """
     effective_input = usd_per_m_input * (1.0 - cache_hit_frac + cache_hit_frac * cached_input_cost_frac)
     return (input_output_mix * effective_input + usd_per_m_output) / (input_output_mix + 1.0)
+
+
+def usd_per_task(usd_per_m_output_tokens_all_in, output_len, calls_per_task, cached_tokens_per_call=0.0,
+                 usd_per_m_cached_tokens=0.0):
+    """What one task (several LLM calls) costs to serve: compute per call plus keeping and loading its cached prefix.
+
+    Parameters
+    ----------
+    usd_per_m_output_tokens_all_in : scalar or array
+        All-in cost per M output tokens of the deployment at the call's shape (every accelerator a request uses,
+        prefill of the uncached prompt included). [USD/M tokens]
+    output_len : scalar or array [tokens per call]
+    calls_per_task : scalar or array, >= 1 [calls]
+    cached_tokens_per_call : scalar or array [tokens]
+        Prompt tokens of a call served from a prefix cache (``prefix_reuse_frac * input_len``).
+    usd_per_m_cached_tokens : scalar or array
+        True cost of a cached token: storage for the reuse interval plus loading it
+        (:func:`econ.physics.kv_tiers.cached_token_cost_usd` x 1e6). [USD/M tokens]
+
+    Returns
+    -------
+    scalar or array [USD per task] =
+    calls * (c_all_in * output_len + c_cached * cached_tokens) / 1e6.
+
+    Notes
+    -----
+    All-in $/M output tokens times the output tokens of a call is the cost of the whole call (the all-in rate spreads
+    every accelerator-second of the unit, prefill included, over its output tokens; ``econ.engine.core.run_costs``).
+    """
+    per_call = (usd_per_m_output_tokens_all_in * output_len + usd_per_m_cached_tokens * cached_tokens_per_call)
+    return calls_per_task * per_call / units.TOKENS_PER_M

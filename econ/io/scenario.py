@@ -298,10 +298,12 @@ class Scenario:
         return with_custom_accelerator(catalog, spec)
 
     def with_workload(self, name: str) -> "Scenario":
-        """The scenario with a workload preset's lengths ("custom" keeps the lengths)."""
+        """The scenario with a workload preset's lengths ("custom" keeps the lengths); a task preset (issue 22) also
+        sets the prefix-cache hit rate to its prefix-reuse share (its cached prefix is not prefilled again)."""
         if name in WORKLOADS:
             w = WORKLOADS[name]
-            return replace(self, workload=name, input_len=w.input_len, output_len=w.output_len)
+            hit = {"cache_hit_frac": w.prefix_reuse_frac} if w.is_task else {}
+            return replace(self, workload=name, input_len=w.input_len, output_len=w.output_len, **hit)
         return replace(self, workload="custom")
 
     def cost_kwargs(self) -> dict:

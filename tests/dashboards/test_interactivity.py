@@ -282,8 +282,11 @@ def test_optimize_without_an_slo_applies_the_one_floor(catalog):
 # ---------------------------------------------------------------------------------------------
 
 def test_workload_presets_are_the_inferencex_shapes():
+    """The three InferenceX request shapes, then the task presets of issue 22 (per-call shapes of their traces)."""
     assert {k: (w.input_len, w.output_len) for k, w in presets.WORKLOADS.items()} == {
-        "chat": (1024, 1024), "reasoning": (1024, 8192), "summarization": (8192, 1024)}
+        "chat": (1024, 1024), "reasoning": (1024, 8192), "summarization": (8192, 1024),
+        "agentic-coding": (67892, 528), "rag-long-document": (15325, 149), "deep-research": (100000, 1024)}
+    assert presets.TASK_WORKLOADS == ("agentic-coding", "rag-long-document", "deep-research")
     assert presets.workload_of(8192, 1024) == "summarization" and presets.workload_of(1000, 1000) == "custom"
     assert presets.lengths("reasoning") == (1024, 8192) and presets.lengths("reasoning", 2048) == (2048, 8192)
     assert presets.lengths(None) == (1024, 1024) and presets.lengths("custom", None, 7) == (1024, 7)
