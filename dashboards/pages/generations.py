@@ -19,7 +19,7 @@ import polars as pl  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
-from dashboards.components import chart, fmt, safe_text, scenario_sidebar, state, table  # noqa: E402
+from dashboards.components import chart, fmt, memory, safe_text, scenario_sidebar, state, table  # noqa: E402
 from econ.analyses.trend import DEFAULT_VENDOR, LINEUPS, Trend, trend  # noqa: E402
 from econ.errors import EconError  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
@@ -33,7 +33,7 @@ SHOWN = ["hardware", "year", "availability", "basis", "usd_per_m_output_tokens_a
          "efficiency", "cost_from", "remark", "as_of", "source"]
 
 
-@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+@memory.cached(max_entries=16, ttl=3600)
 def compute(token: str, sc: Scenario, vendor: str, speed: float, _catalog=None) -> Trend:
     """:func:`econ.analyses.trend.trend` for the scenario, cached per catalog + scenario + vendor + speed."""
     cat = _catalog if _catalog is not None else state.catalog()

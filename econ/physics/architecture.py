@@ -144,8 +144,7 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     forward_kernels = L * k_attn + moe_layers * k_moe + dense_layers * k_dense + k["per_pass"]
     mtp_kernels = k_attn + pl.when(is_moe).then(k_moe).otherwise(k["dense_ffn"]) + k["mtp_projection"]
     head_kernels = k_attn + k["dense_ffn"] + k["eagle_fusion"]
-    return models.with_columns(
-        _c("index_topk").alias("index_topk"),
+    return models.with_columns(  # index_topk stays as the CSV has it (empty = dense; the engine reads empty as 0)
         pl.when(dsa).then(2.0 * idx_heads * idx_dim).otherwise(0.0).alias("indexer_flop_per_context_token"),
         pl.when(dsa).then(idx_dim * INDEXER_BYTES_PER_ELEMENT).otherwise(0.0).alias("indexer_bytes_per_token_per_layer"),
         forward_kernels.alias("forward_kernels"),

@@ -337,7 +337,8 @@ def test_custom_accelerator_is_a_catalog_row(catalog):
 
 def test_custom_accelerator_is_validated_like_a_row(catalog):
     from econ.tables.custom import CustomAccelerator, with_custom_accelerator
-    with pytest.raises(DataError, match="hbm_bandwidth_tb_per_s: 500 is outside the plausible range"):
+    # refused by the field's one range, which is the plausible range of the column it becomes (issue 21.1)
+    with pytest.raises(InvalidInputError, match=r"hbm_tb_per_s=500 is outside \[0.01, 100\]"):
         with_custom_accelerator(catalog, CustomAccelerator(hbm_tb_per_s=500))
     with pytest.raises(InvalidInputError, match="give capex_usd"):
         with_custom_accelerator(catalog, CustomAccelerator(capex_usd=None, usd_per_gpu_hour=None))
