@@ -51,8 +51,10 @@ COMPONENT_TITLES: dict[str, str] = {
 DEPLOYMENT_KEYS: tuple[str, ...] = (
     "model", "hardware", "precision", "num_gpus", "tp", "dp", "ep", "pp", "batch_size", "disaggregated",
     "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances",
-    "scale_up_domain_size", "input_len", "output_len", "kv_precision", "basis")
-"""Columns of ``rows`` passed on to the engine when present (the rest of each row is carried, not used)."""
+    "scale_up_domain_size", "input_len", "output_len", "kv_precision", "weight_format", "expert_weight_format",
+    "spec_method", "spec_draft_tokens", "spec_acceptance", "spec_draft_model", "basis")
+"""Columns of ``rows`` passed on to the engine when present (the rest of each row is carried, not used): the
+deployment, its formats and its speculative decoding (a row found with int4 weights is broken down with them)."""
 
 BREAKDOWN_COLUMNS: tuple[str, ...] = ("row", "component", "title", "time_s", "share_frac")
 """Long-format columns of :func:`step_breakdown` (plus the ``keep`` columns of the rows)."""

@@ -694,7 +694,10 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
                      slo=SLO(max_ttft_s=max_ttft_s, percentile=slo_percentile),
                      space=replace(space, precisions=(s.precision,)),
                      assumptions=assumptions, economics=e, deployment=deployment)
-        pts = res.points.filter(pl.col("ttft_s") <= max_ttft_s)
+        if slo_percentile is None:
+            pts = res.points.filter(pl.col("ttft_s") <= max_ttft_s)
+        else:  # the TTFT limit judged at the percentile (the search's slo_miss), not at the mean
+            pts = res.points.filter(~pl.col("slo_miss").fill_null("").str.contains("TTFT"))
         if pts.height == 0:
             summary = rejected_summary(res.rejected)
             why = "; ".join(f"{r['reason']}" + (f" ({r['detail']})" if r["detail"] else "")
@@ -720,6 +723,8 @@ def head_to_head(catalog: Catalog, a: Setup, b: Setup, *, levels=INTERACTIVITY_L
     parts, wides = [], []
     for n in SETUP_NAMES:  # two engine calls per side (the points, and at a one-token context)
         rows = reached.filter(pl.col("setup") == n)
+        rows = rows.with_columns(**{k: pl.lit(v) for k, v in space.decoding.columns().items()
+                                    if k not in rows.columns})  # the formats / speculation the search ran
         if rows.height:
             parts.append(step_breakdown(rows, catalog, assumptions, econ_by[n], deployment,
                                         keep=("setup", LEVEL_COLUMN)))

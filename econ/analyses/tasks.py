@@ -114,7 +114,9 @@ def with_task_costs(frame: pl.DataFrame, catalog: Catalog, *, calls_per_task: fl
     load_s = (share[:, 1:] * transfer_time_s(cached[:, None] * kv_safe[:, None] / gpus[:, None],
                                              np.nan_to_num(bw[:, 1:], nan=1.0))).sum(axis=-1)
     # waiting sessions the tiers can keep: HBM alone (the HBM-only maximum) and with host memory (the spill)
-    held = sequences_held(np.nan_to_num(cap, nan=0.0), np.where(ok, cached * kv_safe / gpus, 1.0))
+    # (no cached prefix, prefix_reuse_frac 0: a waiting session holds no KV, so no count bounds them: null)
+    holds = ok & (cached > 0)
+    held = sequences_held(np.nan_to_num(cap, nan=0.0), np.where(holds, cached * kv_safe / gpus, 1.0))
     far = np.where(share > 1e-12, np.arange(len(TIERS)), 0).max(axis=-1)
     medium = [("HBM" if f == 0 else s[f - 1]["medium"]) for f, s in zip(far, systems)]
     all_in = _col(frame, "usd_per_m_output_tokens_all_in")
@@ -133,7 +135,8 @@ def with_task_costs(frame: pl.DataFrame, catalog: Catalog, *, calls_per_task: fl
         kv_waiting_bytes_per_gpu=nul(waiting_bytes), hbm_free_bytes_per_gpu=nul(hbm_free),
         usd_per_m_cached_input_tokens_true=nul(per_m_cached), usd_per_m_cached_storage=nul(per_storage * 1e6),
         usd_per_m_cached_load=nul(per_load * 1e6), kv_load_s=nul(load_s), ttft_cache_hit_s=nul(ttft + load_s),
-        sessions_held_hbm=nul(held[:, 0]), sessions_held_host=nul(held[:, 1]),
+        sessions_held_hbm=nul(np.where(holds, held[:, 0], np.nan)),
+        sessions_held_host=nul(np.where(holds, held[:, 1], np.nan)),
         usd_per_call=nul(per_call), usd_per_task=nul(per_task),
     )
 

@@ -97,7 +97,7 @@ def trend(catalog: Catalog, *, model: str, vendor: str | None = None, hardware=N
           min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
           input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, precisions=None,
           assumptions=DEFAULT, economics: Economics = Economics(), roadmap: pl.DataFrame | None = None,
-          space=None) -> Trend:
+          space=None, max_ttft_s: float = math.inf) -> Trend:
     """All-in $/M output tokens of ``model`` at a speed floor on each generation of a lineup.
 
     Parameters
@@ -116,6 +116,8 @@ def trend(catalog: Catalog, *, model: str, vendor: str | None = None, hardware=N
     roadmap : pl.DataFrame, optional
         :func:`econ.tables.roadmap.load_roadmap` of the catalog's data folder (read when None).
     space : econ.analyses.optimize.SearchSpace, optional
+    max_ttft_s : float > 0, optional
+        The TTFT every generation's deployment must meet (default: no limit). [s]
 
     Returns
     -------
@@ -143,7 +145,7 @@ def trend(catalog: Catalog, *, model: str, vendor: str | None = None, hardware=N
     runnable = [i for i in ids if i in set(projected.accelerators["id"].to_list())]
     proxies = {r["id"]: r["cost_proxy_id"] for r in roadmap.iter_rows(named=True) if r["id"] in runnable}
     kw = dict(model=model, precisions=precisions, min_tokens_per_s_per_user=min_tokens_per_s_per_user,
-              input_len=input_len, output_len=output_len, economics=economics, space=space)
+              input_len=input_len, output_len=output_len, economics=economics, space=space, max_ttft_s=max_ttft_s)
     wanted = list(dict.fromkeys([*runnable, *(p for p in proxies.values() if p)]))
     found = _winners(projected, wanted, assumptions=assumptions, **kw)
     plain = _winners(projected, wanted, assumptions=replace(assumptions, calibrated=frozenset()), **kw)

@@ -642,7 +642,33 @@ def decoding_from(args, scenario=None):
         elif v is not None:
             f.check(v, shown_as=f.flag_name)
         values[name] = v if v is not None else (getattr(scenario, name, None) if scenario is not None else None)
+    _refuse_unused_decoding(values)
     return Decoding(**values)
+
+
+def _refuse_unused_decoding(values: dict) -> None:
+    """Refuse a speculative-decoding value the engine would not use (issue 21.1, no silent substitution): a draft
+    model without ``--speculation draft`` (only that method reads it), and draft tokens or an acceptance with
+    ``--speculation none``.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the flag, its value and the ``--speculation`` it needs.
+    """
+    method = values.get("spec_method")
+    flag = {n: FIELDS[n].flag_name for n in ("spec_draft_model", "spec_method", "spec_draft_tokens",
+                                             "spec_acceptance")}
+    if values.get("spec_draft_model") is not None and method != "draft":
+        raise InvalidInputError(f"{flag['spec_draft_model']}={values['spec_draft_model']} needs "
+                                f"{flag['spec_method']} draft (it is the draft method's model; "
+                                f"{flag['spec_method']} is {method or 'auto'})")
+    if method == "none":
+        for name in ("spec_draft_tokens", "spec_acceptance"):
+            v = values.get(name)
+            if v is not None and not (name == "spec_draft_tokens" and float(v) == 0):
+                raise InvalidInputError(f"{flag[name]}={v} needs {flag['spec_method']} mtp|eagle|draft "
+                                        f"({flag['spec_method']} none decodes without drafting)")
 
 
 def _percentile(text: str) -> float:

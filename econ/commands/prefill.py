@@ -7,7 +7,11 @@ import sys
 
 from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, catalog_from,
                                    check_range, economics_from, load_scenario, parse_int_list, progress, render)
+from econ.errors import InvalidInputError
 from econ.physics.precision import PRECISIONS
+
+DEFAULT_DECODE_BATCH = 64
+"""Decode batch chunked prefill rides with when --chunk is given without --decode-batch. [sequences]"""
 
 PLAN_COLUMNS = ("strategy", "hardware", "tp", "cp", "gpus", "ttft_s", "kv_transfer_s", "exposed_comm_s", "kv_fits",
                 "usd_per_gpu_hour", "usd_per_prompt")
@@ -30,7 +34,7 @@ def register(sub) -> None:
     p.add_argument("--cp", help="context-parallel sizes, comma list [1,2,4,8,16]")
     p.add_argument("--prefill-hardware", help="a prefill part (e.g. a GDDR accelerator) beside the decode accelerators")
     p.add_argument("--chunk", help="chunk sizes for chunked prefill beside a decode batch, comma list (tokens)")
-    p.add_argument("--decode-batch", type=int, default=64, help="decode batch the chunks ride with [64]")
+    p.add_argument("--decode-batch", type=int, help="decode batch the chunks ride with (needs --chunk) [64]")
     add_economics_options(p, mix=False)
     p.add_argument("--format", default="table", choices=("table", "csv", "json"))
     add_data_dir(p)
@@ -45,6 +49,10 @@ def run(args) -> int:
     sc, catalog = load_scenario(args, catalog)
     check_range("--input-len", args.input_len, 1, 1 << 24, "tokens")
     check_range("--tp", args.tp, 1, 4096, "accelerators")
+    if args.decode_batch is not None and not args.chunk:  # no silent no-op (issue 21.1)
+        raise InvalidInputError(f"--decode-batch={args.decode_batch} needs --chunk (the decode batch is the one "
+                                "chunked prefill rides with)")
+    args.decode_batch = DEFAULT_DECODE_BATCH if args.decode_batch is None else args.decode_batch
     check_range("--decode-batch", args.decode_batch, 1, 1 << 20, "sequences")
     cps = parse_int_list("--cp", args.cp, 1, 1024, "ranks") if args.cp else list(DEFAULT_CP_SIZES)
     chunks = parse_int_list("--chunk", args.chunk, 1, 1 << 24, "tokens") if args.chunk else None

@@ -38,7 +38,11 @@ def register(sub) -> None:
     add_scenario_option(p)
     add_workload_options(p)
     add_slo_options(p)
-    add_economics_options(p)
+    add_economics_options(p, mix=False)  # its answer is $/M output tokens: no input:output blend, but a cache hit
+    from econ.commands._common import add_field_option  # makes the prefill in that cost cheaper
+
+    add_field_option(next(g for g in p._action_groups if g.title == "economics"), "cache_hit_frac",
+                     dest="cache_hit_rate")
     p.add_argument("--format", default="table", choices=("table", "csv", "json"))
     add_data_dir(p)
     p.set_defaults(func=run)
@@ -56,7 +60,7 @@ def run(args) -> int:
     hardware = [h.strip() for h in args.hardware.split(",") if h.strip()] if args.hardware else None
     with progress(f"Searching {args.model} on each generation"):
         t = trend(catalog, model=args.model, vendor=args.vendor, hardware=hardware,
-                  min_tokens_per_s_per_user=speed, input_len=input_len, output_len=output_len,
+                  min_tokens_per_s_per_user=speed, max_ttft_s=ttft, input_len=input_len, output_len=output_len,
                   assumptions=sc.assumptions() if sc is not None else DEFAULT, economics=economics)
     table = t.table
     out = sys.stdout

@@ -55,14 +55,21 @@ VALUES: dict[str, list[str]] = {
     "--checkpoint-gb-per-s": ["10"], "--max-gpus": ["1"], "--max-prefill-gpus": ["1"], "--scale-up-domain": ["4"],
     "--arrival-rate": ["10"], "--top": ["1"], "--at": ["30"], "--a": ["llama-3.1-8b:h200-sxm:fp8"],
     "--b": ["llama-3.1-8b:b300:fp8"], "--file": ["{quotes_file}"], "--input-price": ["0.05"], "--output-price": ["0.1"],
-    "--cached-input-price": ["0.01"], "--speed": ["80"], "--weight-format": ["bf16"], "--generation": ["blackwell"],
+    "--cached-input-price": ["0.01"], "--speed": ["80"], "--weight-format": ["int4"], "--generation": ["blackwell"],
     "--provider": ["someone"], "--gpu-hours-per-day": ["1000"], "--input-tokens-per-day": ["1e12"],
     "--cached-input-tokens-per-day": ["1e8"], "--output-tokens-per-day": ["1e9"], "--disclosure": ["{disclosure}"],
     "--litellm": ["{litellm2}"], "--as-of": ["2025-01-02"], "--show-unmapped": ["0"], "--measurements":
         ["{tiny_measurements2}"], "--quote": ["{quote_id2}"], "--samples": ["0"], "--seed": ["7"],
     "--range": ["pue=1.1:2.5"], "--price": ["2"], "--demand-share": ["0.5"], "--usd-per-gpu-hour": ["3"],
     "--utilization": ["0.4"], "--expert-imbalance": ["2"],
+    # issue 19 decoding knobs (the base's model, llama-3.1-8b, decodes plainly with the precision's own formats):
+    # int4 = W4A16 is narrower than every matmul precision; fp8 KV differs from bf16 matmuls' default, bf16 from fp8's
+    "--expert-format": ["int4"], "--kv-format": ["fp8", "bf16"], "--speculation": ["eagle"],
+    "--draft-tokens": ["2"],  # 0 (off) is llama's default; 2 drafted tokens turn its published EAGLE head on
+    "--acceptance": ["0.5"], "--draft-model": ["llama-2-7b"], "--slo-percentile": ["99"],
     "setups": ["llama-3.1-8b:h100-sxm:fp8 llama-3.1-8b:b300:fp8"],  # a positional of two words: one trial
+    "--cp": ["2"], "--prefill-hardware": ["b200"], "--chunk": ["2048"], "--decode-batch": ["32"],
+    "--quotes": ["{cached_quotes}"],
 }
 
 VALUES_CMD: dict[tuple[str, str], list[str]] = {
@@ -73,6 +80,8 @@ VALUES_CMD: dict[tuple[str, str], list[str]] = {
     ("cost", "--tp"): ["1"], ("export cost", "--tp"): ["1"],  # with --gpus 2: TP1 PP2, not the auto TP2
     ("optimize", "--max-prefill-gpus"): ["1"], ("frontier", "--max-prefill-gpus"): ["1"],
     ("list", "what"): ["models"],
+    ("prefill", "--input-len"): ["32768"], ("trend", "model"): ["llama-3.3-70b"],
+    ("trend", "--ttft-ms"): ["10"], ("trend", "--max-ttft-s"): ["0.01"],  # llama-3.1-8b's TTFT: ~17 ms
 }
 
 FIELD_OF: dict[tuple[str, str], str | None] = {
@@ -94,8 +103,12 @@ OUTSIDE: dict[str, list[str]] = {
     "--show-unmapped": ["-1"], "--as-of": ["0000-01-01", "2024-13-01"], "--max-gpus": ["0"],
     "--max-prefill-gpus": ["0"], "--top": ["0"], "--arrival-rate": ["0"], "--at": ["-1"], "--context": ["0"],
     "--max-ttft-s": ["0"], "--overheads": ["0.6,0,0,0", "0.1,0.1"], "--expert-imbalance": ["0.5"],
+    "--cp": ["0"], "--chunk": ["0"], "--decode-batch": ["0"],
 }
 OUTSIDE_CMD: dict[tuple[str, str], list[str]] = {("quotes pnl", "--gpus"): ["-1", "0"]}
+
+DECODING_CMDS = ("cost", "export cost", "optimize", "frontier", "compare", "cluster", "fleet size")
+"""Subcommands with the decoding flags (econ.commands._common.add_decoding_options)."""
 
 EFFECT: dict[tuple[str, str], list[str]] = {
     # words a flag needs beside it to show its effect, in the reference run and the trial alike
@@ -126,6 +139,15 @@ EFFECT: dict[tuple[str, str], list[str]] = {
     ("sensitivity cost", "--input-output-mix"): ["--metric", "blended"],
     ("sensitivity cost", "--cache-hit-rate"): ["--metric", "blended"],
     ("fleet calc", "--data-dir"): ["--hardware", "h100-sxm"],
+    # an acceptance is the chance a drafted token is kept: it shows with a method that drafts (llama-3.1-8b decodes
+    # plainly by default); a draft model is the method draft's
+    **{(c, "--acceptance"): ["--speculation", "eagle"] for c in DECODING_CMDS},
+    **{(c, "--draft-model"): ["--speculation", "draft", "--acceptance", "0.6"] for c in DECODING_CMDS},
+    ("compare", "--slo-percentile"): ["--ttft-ms", "20"],
+    ("prefill", "--decode-batch"): ["--chunk", "2048"],  # the batch chunked prefill rides with (refused alone)  # compare's one latency SLO is its TTFT limit
+    # routed experts are an MoE model's (llama-3.1-8b is dense)
+    **{(c, "--expert-format"): ["--model", "mixtral-8x7b"] for c in DECODING_CMDS if c != "compare"},
+    ("compare", "--expert-format"): ["mixtral-8x7b:h100-sxm:fp8", "mixtral-8x7b:b200:fp8"],
 }
 
 REF_ONLY: dict[tuple[str, str], list[str]] = {
@@ -151,6 +173,9 @@ DROP: dict[tuple[str, str], tuple[str, ...]] = {
     ("list", "what"): ("hardware",), ("cost", "--ep"): ("--model",), ("export cost", "--ep"): ("--model",),
     **{(c, f): ("--model", "--precision") for c in ("optimize", "frontier") for f in ("--ep", "--expert-imbalance")},
     **{(c, "--max-prefill-gpus"): ("--model", "--precision", "--max-gpus") for c in ("optimize", "frontier")},
+    **{(c, "--expert-format"): ("--model",) for c in DECODING_CMDS if c != "compare"},
+    ("trend", "model"): ("llama-3.1-8b",), ("trend", "--vendor"): ("--hardware",),
+    ("compare", "--expert-format"): ("setups",),
 }
 
 ALIASES: dict[str, list[str]] = {"--owned": ["--tco", "hyperscaler"], "--rental": ["--tco", "hyperscaler"]}
@@ -276,6 +301,10 @@ def work(tmp_path_factory, fits, catalogs):
     gpu.head(2).with_columns((pl.col("usd_per_m_output_tokens").cast(pl.Float64) * 3).cast(pl.String)).write_csv(
         d / "quotes.csv")  # the same quotes at other prices than the shipped ones
     files["quotes_file"] = str(d / "quotes.csv")
+    cached = quotes.filter(pl.col("model") == "gpt-oss-20b", pl.col("usd_per_m_cached_input_tokens").is_not_null())
+    cached.with_columns((pl.col("usd_per_m_cached_input_tokens").cast(pl.Float64) * 2).cast(pl.String)).write_csv(
+        d / "cached_quotes.csv")  # a cached-input quote at another price (econ quotes cached --quotes)
+    files["cached_quotes"] = str(d / "cached_quotes.csv")
     disc = pl.read_csv(DEFAULT_DATA_DIR / "provider_disclosures.csv", infer_schema=False)
     other = disc.filter(pl.col("disclosure") == "deepseek-v3r1-day6").with_columns(
         pl.lit("other-day").alias("disclosure"), ("other-" + pl.col("id")).alias("id"),
