@@ -269,9 +269,15 @@ def test_link_reproduces_the_scenario(server, browser):
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "does not seem to exist" not in page.content()
     text = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Llama 3.1 8B" in text or "llama-3.1-8b" in text.lower()
-    assert "unknown hardware id 'not-a-gpu'" in text
+    # issue 21.1: an accelerator that cannot be used stops the view (no silent substitution) and says why
+    assert "This view is not computed" in text and "unknown hardware id 'not-a-gpu'" in text
     assert "pue=1.2" in page.url
+    page.get_by_role("button", name="Continue with the values shown in the sidebar").click()
+    page.locator('[data-testid="stMain"]', has_text="Llama").first.wait_for(timeout=60_000)
+    wait_for_app(page)
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    assert "Llama 3.1 8B" in text or "llama-3.1-8b" in text.lower()
+    assert page.locator('[data-testid="stException"]').count() == 0
     page.close()
 
 
