@@ -722,17 +722,24 @@ def trend_chart(table: pl.DataFrame, *, width: int = 640) -> alt.LayerChart:
     bridge = shipped.tail(1).with_columns(segment=pl.lit("Projection (announced specs)"), bridge=pl.lit(True)) \
         if proj.height else shipped.head(0)
     frame = pl.concat([shipped, bridge, proj], how="vertical_relaxed")
+    from econ.formatting import short_accelerator_name
+
+    names = dict(zip(table["hardware"].to_list(), (table["display_name"].to_list() if "display_name" in table.columns
+                                                   else table["hardware"].to_list())))
+    label = {h: short_accelerator_name(str(names.get(h) or h)) for h in order}  # a reader's name on the axis
+    frame = frame.with_columns(accelerator=pl.col("hardware").replace_strict(label, default=pl.col("hardware")))
     domain = ["Priced catalog part", "Projection (announced specs)"]
+    lo, hi = (float(drawn[cost].min()), float(drawn[cost].max())) if drawn.height else (0.01, 1.0)
     base = alt.Chart(frame).encode(
-        x=alt.X("hardware:N", sort=order, title=column_title("hardware"), axis=alt.Axis(labelAngle=-30, labelLimit=0)),
-        y=alt.Y(f"{cost}:Q", scale=alt.Scale(type="log"), title=column_title(cost),
-                axis=alt.Axis(format="$,.3~f", titleLimit=0)),
+        x=alt.X("accelerator:N", sort=[label[h] for h in order], title="Accelerator",
+                axis=alt.Axis(labelAngle=0, labelLimit=0)),
+        y=alt.Y(f"{cost}:Q", scale=alt.Scale(type="log", domain=[lo / 1.5, hi * 1.5], nice=False),
+                title=column_title(cost), axis=alt.Axis(format="$,.3~f", titleLimit=0)),
         color=alt.Color("segment:N", title="Basis", scale=alt.Scale(domain=domain, range=[OKABE_ITO[0], OKABE_ITO[5]]),
-                        legend=alt.Legend(orient="bottom", labelLimit=0)),
+                        legend=alt.Legend(orient="top", labelLimit=0)),
         strokeDash=alt.StrokeDash("segment:N", scale=alt.Scale(domain=domain, range=[[1, 0], [6, 4]]), legend=None),
-        tooltip=tooltip(["hardware", "year", "availability", "basis", cost, "output_tokens_per_s_per_gpu",
+        tooltip=tooltip(["accelerator", "year", "availability", "basis", cost, "output_tokens_per_s_per_gpu",
                          "tokens_per_s_per_user", "precision", "layout", "cost_from", "remark"]))
-    points = base.mark_point(filled=True, size=60).transform_filter("!datum.bridge")
-    return (base.mark_line() + points).properties(
-        width=width, height=320, title=chart_title("$ per M output tokens by accelerator generation",
-                                                   "Dashed: announced parts, projected from vendor datasheets"))
+    # one view (a line with its points), not a layer: Streamlit sized the layered version to a zero-height plot
+    return base.mark_line(point=alt.OverlayMarkDef(filled=True, size=60)).properties(
+        width=width, height=460, title=chart_title("Cost per M output tokens by generation (dashed: projected)"))

@@ -27,7 +27,7 @@ from econ.io.scenario import Scenario  # noqa: E402
 TITLE = "Generations"
 ICON = ":material/timeline:"
 ORDER = 25
-SHOWN = ["hardware", "year", "availability", "basis", "usd_per_m_output_tokens_all_in",
+SHOWN = ["display_name", "year", "availability", "basis", "usd_per_m_output_tokens_all_in",
          "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high", "cost_vs_first",
          "usd_per_m_uncalibrated", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "precision", "layout",
          "efficiency", "cost_from", "remark", "as_of", "source"]
@@ -68,11 +68,12 @@ def render() -> None:
     priced = shipped.filter(pl.col("usd_per_m_output_tokens_all_in").is_not_null())
     if priced.height:
         last = priced.row(-1, named=True)
-        c[0].metric(f"Newest priced part: {last['hardware']}", fmt.usd_per_m(last["usd_per_m_output_tokens_all_in"]))
+        c[0].metric(f"Newest priced part: {safe_text.md(fmt.short_accelerator_name(last['display_name']))}", fmt.usd_per_m(last["usd_per_m_output_tokens_all_in"]))
     proj = projected.filter(pl.col("usd_per_m_output_tokens_all_in").is_not_null())
     if proj.height:
         top = proj.row(-1, named=True)
-        c[1].metric(f"Projection: {top['hardware']} ({top['availability']})",
+        c[1].metric(f"Projection: {safe_text.md(fmt.short_accelerator_name(top['display_name']))} "
+                    f"({top['availability']})",
                     fmt.usd_per_m(top["usd_per_m_output_tokens_all_in"]),
                     help=f"cost from {top['cost_from']}; {top['efficiency']}. {top['remark']}")
     c[2].metric("Generations with an answer", f"{tab['usd_per_m_output_tokens_all_in'].is_not_null().sum()} of "
