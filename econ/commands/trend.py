@@ -13,7 +13,8 @@ import sys
 
 import polars as pl
 
-from econ.commands._common import (add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (add_data_dir, add_economics_options, add_field_option, add_scenario_option,
+                                   add_slo_options,
                                    add_workload_options, catalog_from, economics_from, load_scenario, progress,
                                    render, slo_from, workload_from)
 
@@ -39,10 +40,8 @@ def register(sub) -> None:
     add_workload_options(p)
     add_slo_options(p)
     add_economics_options(p, mix=False)  # its answer is $/M output tokens: no input:output blend, but a cache hit
-    from econ.commands._common import add_field_option  # makes the prefill in that cost cheaper
-
     add_field_option(next(g for g in p._action_groups if g.title == "economics"), "cache_hit_frac",
-                     dest="cache_hit_rate")
+                     dest="cache_hit_rate")  # makes the prefill in that cost cheaper
     p.add_argument("--format", default="table", choices=("table", "csv", "json"))
     add_data_dir(p)
     p.set_defaults(func=run)
