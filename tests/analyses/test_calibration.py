@@ -21,7 +21,7 @@ from econ.tables.catalog import load_catalog
 from econ.vocabulary import GENERATIONS
 from econ.cli import main
 from econ.engine import evaluate
-from econ.errors import DataError, InvalidInputError, UnknownIdError
+from econ.errors import DataError, InvalidInputError
 from econ.physics.performance import (grouped_gemm_half_saturation_tokens, grouped_gemm_time_s,
                               grouped_gemm_width_efficiency)
 
@@ -314,7 +314,7 @@ def test_moe_prefill_runs_near_dense_efficiency_and_small_decode_near_bytes(ship
 def test_bad_input_errors_name_the_field():
     with pytest.raises(InvalidInputError, match="no rows"):
         cal.cases_to_points(MEASUREMENTS.head(0), CATALOG)
-    with pytest.raises(UnknownIdError):
+    with pytest.raises(DataError, match=r"case \S+, column model: unknown model id 'llama-9-9000b'"):  # names the case
         cal.cases_to_points(MEASUREMENTS.head(1).with_columns(model=pl.lit("llama-9-9000b")), CATALOG)
     with pytest.raises(InvalidInputError, match="metric='watts'"):
         cal.cases_to_points(MEASUREMENTS.head(1).with_columns(metric=pl.lit("watts")), CATALOG)
