@@ -136,6 +136,37 @@ def xlsx_bytes(frame: pl.DataFrame, assumptions=None, metadata=None, catalog=Non
     return buf.getvalue()
 
 
+def cost_workbook(frame: pl.DataFrame, sc, cat, sources_frame: pl.DataFrame | None = None) -> bytes:
+    """A cost table as an XLSX whose $/GPU-hour and $/M tokens are live formulas of its Assumptions sheet
+    (:func:`econ.io.export.cost_workbook_bytes`, the one formula writer), for any page's table that holds a cost chain.
+
+    Parameters
+    ----------
+    frame : pl.DataFrame
+        Rows priced with ``sc.economics(cat)`` (:func:`econ.engine.evaluate` columns: ``hardware``, ``basis``, the
+        billed token rates and the cost columns).
+    sc : econ.io.scenario.Scenario
+        The scenario in force (its economics become the named cells; its link goes into the Metadata sheet).
+    cat : Catalog
+    sources_frame : pl.DataFrame, optional
+        :func:`dashboards.components.sources.show`'s rows; the catalog rows (group ``catalog*``) are added to the
+        Assumptions sheet.
+
+    Raises
+    ------
+    InvalidInputError
+        If the frame's costs do not follow from the scenario's economics (see ``cost_workbook_bytes``).
+    """
+    from dashboards.components import state
+    ex = _export()
+    extra = None if sources_frame is None else sources_frame.filter(pl.col("group").str.starts_with("catalog"))
+    metadata = {"scenario": "&".join(f"{k}={v}" for k, v in sc.to_query_params().items())}
+    if state.warnings():  # a stale link's fallbacks in force: said in the workbook too
+        metadata["warnings"] = "; ".join(state.warnings())
+    return ex.cost_workbook_bytes(frame, cat, sc.economics(cat), sc.assumptions(), metadata=metadata,
+                                  extra_assumptions=extra)
+
+
 def downloads(frame: pl.DataFrame, *, key: str, name: str, assumptions=None, metadata=None, catalog=None,
               xlsx=None) -> None:
     """CSV and XLSX buttons; the bytes are made only when clicked (deferred callables).

@@ -213,15 +213,8 @@ def render() -> None:
 
 
 def workbook(curve: pl.DataFrame, sc: Scenario, cat, sources_frame: pl.DataFrame) -> bytes:
-    """The cost table as an XLSX with a live cost chain (:func:`econ.io.export.cost_workbook_bytes`)."""
-    from econ.io import export
-
-    extra = sources_frame.filter(pl.col("group").str.starts_with("catalog"))
-    metadata = {"scenario": "&".join(f"{k}={v}" for k, v in sc.to_query_params().items())}
-    if state.warnings():  # a stale link's fallbacks in force: said in the workbook too
-        metadata["warnings"] = "; ".join(state.warnings())
-    return export.cost_workbook_bytes(curve, cat, sc.economics(cat), sc.assumptions(), metadata=metadata,
-                                      extra_assumptions=extra)
+    """The cost table as an XLSX with a live cost chain (:func:`dashboards.components.table.cost_workbook`)."""
+    return table.cost_workbook(curve, sc, cat, sources_frame)
 
 
 if __name__ == "__main__":

@@ -132,7 +132,8 @@ def render() -> None:
                    "pays for (owned: capex annuity, facility annuity, opex, power; rented: the market rate).")
     st.subheader("Best deployment per accelerator")
     table.show(best, key="hc.best", name=f"hardware-comparison-{sc.model}", columns=BEST_SHOWN,
-               assumptions=assumptions, metadata=meta, catalog=cat, download_frame=best)
+               assumptions=assumptions, metadata=meta, catalog=cat, download_frame=best,
+               xlsx=lambda: table.cost_workbook(best, sc, cat, assumptions))  # live $/GPU-hour and $/M formulas
     st.subheader("Throughput versus interactivity")
     frontier = result.frontier
     default = ranked["hardware"].to_list()[:charts.MAX_SERIES]

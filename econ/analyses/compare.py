@@ -56,7 +56,8 @@ BEST_COLUMNS: tuple[str, ...] = (
     "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances",
     "decode_instances", "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high",
     "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "profile", "calibrated", "profile_note",
-    "distinguishable", "rank_note",
+    "distinguishable", "rank_note", "billed_input_tokens_per_s_per_gpu", "billed_output_tokens_per_s_per_gpu",
+    "served_output_tokens_per_s_per_gpu",
 )
 """Columns of :attr:`Comparison.best`: the winner per accelerator, its cost chain and split, every key of its
 deployment (so it can be evaluated again on its own), the calibration band of its cost, the efficiency profile it
@@ -207,7 +208,11 @@ def level_winners(table: pl.DataFrame, catalog: Catalog, *, cost: str = "usd_per
 
 
 _CHAIN_COLUMNS = ("usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility", "usd_per_gpu_hour_opex",
-                  "usd_per_gpu_hour_power", "basis")
+                  "usd_per_gpu_hour_power", "billed_input_tokens_per_s_per_gpu", "billed_output_tokens_per_s_per_gpu",
+                  "served_output_tokens_per_s_per_gpu", "basis")
+"""What :func:`_cost_chain` takes from :func:`econ.engine.evaluate`: the $/GPU-hour split, the token rates the $/M
+divide by (billed input / output, served output for the all-in figure: the workbook's live formulas use them) and
+the tier."""
 _DEPLOYMENT_KEYS = ("model", "hardware", "precision", "batch_size", "num_gpus", "tp", "dp", "ep", "pp",
                     "disaggregated", "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp",
                     "prefill_instances", "decode_instances")

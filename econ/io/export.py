@@ -78,9 +78,25 @@ HARDWARE_INPUTS = ("all_in_capex_usd", "all_in_power_w", "rental_usd_per_hour")
 """Per-row hardware inputs of the cost chain, joined from the catalog's accelerators table by ``hardware``."""
 
 CHAIN_COLUMNS = ("usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility", "usd_per_gpu_hour_opex",
-                 "usd_per_gpu_hour_power", "usd_per_gpu_hour", "usd_per_m_input_tokens",
-                 "usd_per_m_output_tokens", "usd_per_m_blended_tokens")
-"""Result columns that ``cost_chain=True`` writes as live formulas (in dependency order)."""
+                 "usd_per_gpu_hour_power", "usd_per_gpu_hour", "usd_per_gpu_hour_rental", "usd_per_m_input_tokens",
+                 "usd_per_m_output_tokens", "usd_per_m_blended_tokens", "usd_per_m_output_tokens_all_in",
+                 "usd_per_m_tokens_capex", "usd_per_m_tokens_facility", "usd_per_m_tokens_opex",
+                 "usd_per_m_tokens_power", "usd_per_m_tokens_rental")
+"""Result columns that ``cost_chain=True`` writes as live formulas (in dependency order). The all-in $/M output
+divides by ``served_output_tokens_per_s_per_gpu`` (written as a formula only when the frame has that rate); the
+``usd_per_m_tokens_<part>`` split (econ.analyses.compare.hardware_comparison) is the ranked cost (the frame's
+``objective``: output = all-in $/M output, blended = $/M blended) times the part's share of $/GPU-hour."""
+
+TIER_RATE_COLUMN = "tier_usd_per_hour"
+"""Per-row input of the cost chain for a tier other than owned and the catalog rental rate (hyperscaler / neocloud
+TCO, 3-year and on-demand rental, custom): the tier's $/GPU-hour per hour of existence
+(econ.vocabulary.TIER_SPECS; custom: the Assumptions cell usd_per_gpu_hour)."""
+
+SPLIT_OBJECTIVES = {"output": "usd_per_m_output_tokens_all_in", "blended": "usd_per_m_blended_tokens"}
+"""The ``objective`` column's values -> the cost column a ``usd_per_m_tokens_<part>`` split divides
+(econ.analyses.compare.OBJECTIVES; tests/io/test_export.py checks they agree)."""
+
+_PARTS = ("capex", "facility", "opex", "power", "rental")
 
 CHAIN_RTOL = 1e-9
 """Relative tolerance within which a frame's cost columns must follow from its inputs before they are
@@ -647,7 +663,13 @@ class _CostChain:
         if not present:
             raise InvalidInputError(
                 f"cost_chain=True but the frame has none of the cost columns {list(CHAIN_COLUMNS)}")
+        if "served_output_tokens_per_s_per_gpu" not in frame.columns:  # no rate: the all-in figure stays a value
+            present = [c for c in present if c != "usd_per_m_output_tokens_all_in"]
+        self.split_of = self._split_of(frame)
+        if self.split_of is None:
+            present = [c for c in present if not c.startswith("usd_per_m_tokens_")]
         frame = self._with_hardware(frame, catalog)
+        frame = self._with_tier_rate(frame, table, catalog)
         self.chain = present
         self.table = table
         self.height = frame.height
@@ -666,12 +688,14 @@ class _CostChain:
                 self.scalar[name] = (i, v)
         self.row_col: set[str] = set()
         self.echo: set[str] = set()
+        costed = frame.select(pl.any_horizontal(pl.col(present).is_not_null())).to_series()  # rows with a cost
         for name in ECONOMIC_NAMES:
             if name in frame.columns:
                 s = frame[name]
-                if s.null_count():
+                if (s.is_null() & costed).any():  # a row without costs (no deployment) needs no inputs
                     raise InvalidInputError(f"column {name} has empty cells (first row "
-                                            f"{int(s.is_null().arg_true()[0])}); the cost formulas need a value")
+                                            f"{int((s.is_null() & costed).arg_true()[0])}); the cost formulas need "
+                                            f"a value")
                 if name in self.scalar and (s == self.scalar[name][1]).all():
                     self.echo.add(name)  # constant = the assumption: written as =name, so it follows the cell
                 else:
@@ -682,6 +706,8 @@ class _CostChain:
         # use, a disaggregated unit's pools) where the frame has them, else the phase rates
         self.rate = {side: (f"billed_{side}_tokens_per_s_per_gpu" if f"billed_{side}_tokens_per_s_per_gpu"
                             in frame.columns else f"{side}_tokens_per_s_per_gpu") for side in ("input", "output")}
+        self.rate["all_in"] = "served_output_tokens_per_s_per_gpu"
+        self.rented = TIER_RATE_COLUMN if TIER_RATE_COLUMN in frame.columns else "rental_usd_per_hour"
         needed = ["basis", self.rate["output"], self.rate["input"], *HARDWARE_INPUTS]
         missing = [c for c in needed if c not in frame.columns and c not in self.scalar]
         if missing:
@@ -690,6 +716,51 @@ class _CostChain:
         self._check_values()
         self.rows, self.assumption_formulas = self._assumption_rows()
         self.hardware_links = self._hardware_links()
+
+    @staticmethod
+    def _split_of(frame: pl.DataFrame) -> str | None:
+        """The cost column the ``usd_per_m_tokens_<part>`` split divides (from the one ``objective`` of the frame),
+        or None when the frame has no split or no single objective."""
+        if not any(f"usd_per_m_tokens_{p}" in frame.columns for p in _PARTS) or "objective" not in frame.columns:
+            return None
+        objectives = frame["objective"].drop_nulls().unique().to_list()
+        if len(objectives) != 1 or SPLIT_OBJECTIVES.get(objectives[0]) not in frame.columns:
+            return None
+        return SPLIT_OBJECTIVES[objectives[0]]
+
+    @staticmethod
+    def _with_tier_rate(frame: pl.DataFrame, table: pl.DataFrame, catalog) -> pl.DataFrame:
+        """The frame plus :data:`TIER_RATE_COLUMN` when a row's tier is neither owned nor the catalog rental rate:
+        the tier's first non-missing rate column of the accelerator (econ.vocabulary.TIER_SPECS, the engine's
+        econ.engine.core.tier_rate), the custom rate of the assumptions, the catalog rental rate for tier rental."""
+        from econ.vocabulary import TIER_SPECS, Tier
+        if "basis" in frame.columns:
+            tiers = set(frame["basis"].drop_nulls().unique().to_list())
+        else:
+            hit = table.filter(pl.col("name") == "basis")["value"].to_list()
+            tiers = set(hit[:1])
+        if tiers <= {Tier.OWNED.value, Tier.RENTAL.value} or TIER_RATE_COLUMN in frame.columns:
+            return frame
+        basis = frame["basis"] if "basis" in frame.columns else pl.Series([next(iter(tiers))] * frame.height)
+        custom = table.filter(pl.col("name") == "usd_per_gpu_hour")["value"].to_list()
+        custom_rate = _typed(custom[0]) if custom else None
+        acc = ({r["id"]: r for r in catalog.accelerators.iter_rows(named=True)} if catalog is not None else {})
+        hw = frame["hardware"].to_list() if "hardware" in frame.columns else [None] * frame.height
+        rates = []
+        for b, h, rental in zip(basis.to_list(), hw, frame["rental_usd_per_hour"].to_list()):
+            rate = None
+            if b == Tier.RENTAL.value:
+                rate = rental
+            elif b == Tier.CUSTOM.value:
+                rate = custom_rate if isinstance(custom_rate, float) else None
+            elif b is not None and b != Tier.OWNED.value:
+                for col in TIER_SPECS[Tier(b)].rate_columns:
+                    v = acc.get(h, {}).get(col)
+                    if v is not None and v == v:
+                        rate = float(v)
+                        break
+            rates.append(rate)
+        return frame.with_columns(pl.Series(TIER_RATE_COLUMN, rates, dtype=pl.Float64))
 
     @staticmethod
     def _with_hardware(frame: pl.DataFrame, catalog) -> pl.DataFrame:
@@ -714,8 +785,9 @@ class _CostChain:
             else:
                 v = self.scalar[name][1]
                 x[name] = np.full(n, v, dtype=object if name == "basis" else float)
-        for c in (*HARDWARE_INPUTS, self.rate["output"], self.rate["input"]):
-            x[c] = f[c].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        for c in (*HARDWARE_INPUTS, self.rented, *self.rate.values()):
+            x[c] = (f[c].cast(pl.Float64).fill_null(np.nan).to_numpy() if c in f.columns
+                    else np.full(self.height, np.nan))
         return x
 
     def _check_values(self) -> None:
@@ -729,14 +801,19 @@ class _CostChain:
                 x["cost_of_capital_frac"], x["accelerator_life_years"], x["facility_life_years"],
                 x["opex_frac_of_capex_per_year"], x["utilization_frac"])
             gpu_hour = np.where(owned, parts["capex"] + parts["facility"] + parts["opex"] + parts["power"],
-                                usd_per_gpu_hour_rented(x["rental_usd_per_hour"], x["utilization_frac"]))
+                                usd_per_gpu_hour_rented(x[self.rented], x["utilization_frac"]))
             usd_in = usd_per_m_tokens(gpu_hour, x[self.rate["input"]])
             usd_out = usd_per_m_tokens(gpu_hour, x[self.rate["output"]])
             expect = {f"usd_per_gpu_hour_{k}": np.where(owned, v, 0.0) for k, v in parts.items()}
             blended = usd_per_m_blended_tokens(usd_in, usd_out, x["input_output_mix"], x["cache_hit_frac"],
                                                x["cached_input_cost_frac"])
             expect.update(usd_per_gpu_hour=gpu_hour, usd_per_m_input_tokens=usd_in, usd_per_m_output_tokens=usd_out,
-                          usd_per_m_blended_tokens=blended)
+                          usd_per_m_blended_tokens=blended, usd_per_gpu_hour_rental=np.where(owned, 0.0, gpu_hour),
+                          usd_per_m_output_tokens_all_in=usd_per_m_tokens(gpu_hour, x[self.rate["all_in"]]))
+            if self.split_of is not None:  # the ranked cost times each part's share of $/GPU-hour
+                ranked = expect[self.split_of]
+                for p in _PARTS:
+                    expect[f"usd_per_m_tokens_{p}"] = ranked * expect[f"usd_per_gpu_hour_{p}"] / gpu_hour
         for c in self.chain:
             got = self.frame[c].cast(pl.Float64).to_numpy()
             has = ~np.isnan(got)
@@ -760,13 +837,20 @@ class _CostChain:
                                      "(8760 * utilization_frac); rented: 0",
             "usd_per_gpu_hour_power": "owned: all_in_power_w / 1000 * pue * usd_per_kwh; rented: 0",
             "usd_per_gpu_hour": "owned: capex + facility + opex + power; "
-                                "rented: rental_usd_per_hour / utilization_frac",
+                                f"rented: {self.rented} / utilization_frac",
+            "usd_per_gpu_hour_rental": "owned: 0; rented: usd_per_gpu_hour",
+            "usd_per_m_output_tokens_all_in": f"usd_per_gpu_hour / (3600 * {self.rate['all_in']}) * 1e6",
             "usd_per_m_input_tokens": f"usd_per_gpu_hour / (3600 * {self.rate['input']}) * 1e6",
             "usd_per_m_output_tokens": f"usd_per_gpu_hour / (3600 * {self.rate['output']}) * 1e6",
             "usd_per_m_blended_tokens": "(input_output_mix * in * (1 - cache_hit_frac + cache_hit_frac * "
                                         "cached_input_cost_frac) + out) / (input_output_mix + 1)",
         }
+        for p in _PARTS:
+            d[f"usd_per_m_tokens_{p}"] = f"{self.split_of} * usd_per_gpu_hour_{p} / usd_per_gpu_hour"
         out = {c: d[c] for c in self.chain}
+        if self.rented == TIER_RATE_COLUMN:
+            out[TIER_RATE_COLUMN] = ("the tier's $/GPU-hour per hour of existence (rental rows: =rental_usd_per_hour; "
+                                     "custom rows: =the Assumptions cell usd_per_gpu_hour; else the catalog's rate)")
         out.update({c: f"={c} (the Assumptions cell)" for c in self.echo})
         out.update({c: "=the Assumptions row <hardware>." + c for c in HARDWARE_INPUTS if self.hardware_links})
         return out
@@ -823,7 +907,21 @@ class _CostChain:
         for name in sorted(self.echo):
             f = book.fmt(formats.get(name))
             for i, v in enumerate(values[name]):
-                ws.write_formula(i + 1, cols[name], f"={name}", f, v)
+                if v is not None:
+                    ws.write_formula(i + 1, cols[name], f"={name}", f, v)
+        if self.rented == TIER_RATE_COLUMN:  # the tier rate follows its input cell where it has one
+            f = book.fmt(formats.get(TIER_RATE_COLUMN))
+            names = self.rows["name"].to_list()
+            custom = names.index("usd_per_gpu_hour") if "usd_per_gpu_hour" in names else None
+            basis = (self.frame["basis"].to_list() if "basis" in self.frame.columns
+                     else [self.scalar["basis"][1]] * self.height)
+            for i, (b, v) in enumerate(zip(basis, self.frame[TIER_RATE_COLUMN].to_list())):
+                if v is None:
+                    continue
+                if b == "rental":
+                    ws.write_formula(i + 1, cols[TIER_RATE_COLUMN], f"={cell('rental_usd_per_hour', i + 1)}", f, v)
+                elif b == "custom" and custom is not None:
+                    ws.write_formula(i + 1, cols[TIER_RATE_COLUMN], f"='{ASSUMPTIONS_SHEET}'!$C${custom + 2}", f, v)
         if self.hardware_links:
             hw = self.frame["hardware"].to_list()
             for c in HARDWARE_INPUTS:
@@ -839,7 +937,7 @@ class _CostChain:
             def ref(name):
                 return cell(name, row) if name in cols and (name in self.row_col or name in self.echo
                                                             or name not in ECONOMIC_NAMES) else name
-            R = {n: ref(n) for n in (*ECONOMIC_NAMES, *HARDWARE_INPUTS, self.rate["output"], self.rate["input"])}
+            R = {n: ref(n) for n in (*ECONOMIC_NAMES, *HARDWARE_INPUTS, self.rented, *self.rate.values())}
             for crf, life in (("crf_accelerator", "accelerator_life_years"), ("crf_facility", "facility_life_years")):
                 inline = f"({crf_formula(R['cost_of_capital_frac'], R[life])})"
                 R[crf] = crf if crf in self.assumption_formulas else inline
@@ -858,7 +956,7 @@ class _CostChain:
                 R[k] = cell(k, row) if k in cols else f"({expr[k]})"
             expr["usd_per_gpu_hour"] = (f'IF({owned},{R["usd_per_gpu_hour_capex"]}+{R["usd_per_gpu_hour_facility"]}+'
                                         f'{R["usd_per_gpu_hour_opex"]}+{R["usd_per_gpu_hour_power"]},'
-                                        f'{R["rental_usd_per_hour"]}/{R["utilization_frac"]})')
+                                        f'{R[self.rented]}/{R["utilization_frac"]})')
             R["usd_per_gpu_hour"] = (cell("usd_per_gpu_hour", row) if "usd_per_gpu_hour" in cols
                                      else f'({expr["usd_per_gpu_hour"]})')
             for side in ("input", "output"):
@@ -869,6 +967,22 @@ class _CostChain:
             m, h, fc = R["input_output_mix"], R["cache_hit_frac"], R["cached_input_cost_frac"]
             expr["usd_per_m_blended_tokens"] = (f'({m}*({R["usd_per_m_input_tokens"]}*(1-{h}+{h}*{fc}))+'
                                                 f'{R["usd_per_m_output_tokens"]})/({m}+1)')
+            R["usd_per_m_blended_tokens"] = (cell("usd_per_m_blended_tokens", row) if "usd_per_m_blended_tokens" in cols
+                                             else f'({expr["usd_per_m_blended_tokens"]})')
+            expr["usd_per_gpu_hour_rental"] = f'IF({owned},0,{R["usd_per_gpu_hour"]})'
+            R["usd_per_gpu_hour_rental"] = (cell("usd_per_gpu_hour_rental", row) if "usd_per_gpu_hour_rental" in cols
+                                            else f'({expr["usd_per_gpu_hour_rental"]})')
+            if "served_output_tokens_per_s_per_gpu" in cols:
+                expr["usd_per_m_output_tokens_all_in"] = (
+                    f'{R["usd_per_gpu_hour"]}/({_num(units.SECONDS_PER_HOUR)}*'
+                    f'{R["served_output_tokens_per_s_per_gpu"]})*{_num(units.TOKENS_PER_M)}')
+                R["usd_per_m_output_tokens_all_in"] = (
+                    cell("usd_per_m_output_tokens_all_in", row) if "usd_per_m_output_tokens_all_in" in cols
+                    else f'({expr["usd_per_m_output_tokens_all_in"]})')
+            if self.split_of is not None:
+                for p in _PARTS:
+                    expr[f"usd_per_m_tokens_{p}"] = (f'{R[self.split_of]}*{R[f"usd_per_gpu_hour_{p}"]}/'
+                                                      f'{R["usd_per_gpu_hour"]}')
             for c in self.chain:
                 v = values[c][i]
                 if v is not None:  # infeasible rows stay empty: no #DIV/0! from a null throughput
