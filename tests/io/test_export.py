@@ -595,3 +595,110 @@ def test_no_cell_says_none_or_nan(catalog):
     texts = _cell_texts(data)
     assert "usd_per_gpu_hour" in texts  # the row is there ...
     assert not [t for t in texts if t.strip() in ("None", "nan", "NaN", "null")]  # ... its value is not "None"
+
+
+# ---------------------------------------------------------------------------------------------------
+# issue 19.4: the Hardware comparison workbook (dashboards/pages/hardware_comparison.py) has the live cost chain too
+
+HC_HARDWARE = ["h100-sxm", "b200", "mi300x", "l40s", "a100-80gb-sxm"]
+HC_FLOOR = 60.0
+HC_CHECKED = ("usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility", "usd_per_gpu_hour_opex", "usd_per_gpu_hour_power",
+              "usd_per_gpu_hour", "usd_per_gpu_hour_rental", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
+              "usd_per_m_blended_tokens", "usd_per_m_output_tokens_all_in", "usd_per_m_tokens_capex",
+              "usd_per_m_tokens_facility", "usd_per_m_tokens_opex", "usd_per_m_tokens_power", "usd_per_m_tokens_rental")
+
+
+def hc_best(catalog, economics, objective="output") -> pl.DataFrame:
+    from econ.analyses.compare import hardware_comparison
+    return hardware_comparison(catalog, model="llama-3.1-70b", hardware=HC_HARDWARE, min_tokens_per_s_per_user=HC_FLOOR,
+                               economics=economics, objective=objective).best
+
+
+def hc_engine(best: pl.DataFrame, catalog, economics, objective="output") -> pl.DataFrame:
+    """The engine's cost chain of the comparison's winners (same deployments) at other economics / catalog: one
+    econ.engine.evaluate of their deployment keys; the split as compare computes it (cost x part / $/GPU-hour)."""
+    from econ.analyses.compare import _DEPLOYMENT_KEYS, OBJECTIVES
+    pooled = ("prefill_tp", "prefill_dp", "prefill_ep", "prefill_pp", "prefill_instances", "decode_instances")
+    ranked = best.filter(pl.col("rank").is_not_null())
+    rows = ranked.select(_DEPLOYMENT_KEYS).with_columns(
+        *(pl.when(pl.col("disaggregated")).then(pl.col(c)).otherwise(None).alias(c) for c in pooled),
+        input_len=pl.lit(econ.presets.DEFAULT_INPUT_LEN), output_len=pl.lit(econ.presets.DEFAULT_OUTPUT_LEN))
+    f = evaluate(rows, catalog, DEFAULT, economics, strict=False)
+    f = f.with_columns(usd_per_gpu_hour_rental=pl.when(pl.col("basis") == "owned").then(0.0)
+                       .otherwise(pl.col("usd_per_gpu_hour")))
+    cost = OBJECTIVES[objective]
+    return f.with_columns([(pl.col(cost) * pl.col(f"usd_per_gpu_hour_{p}") / pl.col("usd_per_gpu_hour"))
+                           .alias(f"usd_per_m_tokens_{p}") for p in ("capex", "facility", "opex", "power", "rental")])
+
+
+def test_the_split_objectives_are_compares():
+    from econ.analyses.compare import COST_PARTS, OBJECTIVES
+    assert ex.SPLIT_OBJECTIVES == OBJECTIVES and ex._PARTS == COST_PARTS
+
+
+def test_hardware_comparison_workbook_has_live_formulas_and_no_none_text(catalog):
+    best = hc_best(catalog, ECON)
+    assert best["rank"].null_count() >= 1 and best["rank"].is_not_null().sum() >= 2  # winners and a miss
+    data = ex.cost_workbook_bytes(best, catalog, ECON)
+    back = read_xlsx(data, schema=best.schema)
+    assert back.select(best.columns).equals(best)  # cached values are the comparison's, exactly
+    col = {c: i for i, c in enumerate(back.columns)}
+    letter = __import__("xlsxwriter").utility.xl_col_to_name
+    for c in HC_CHECKED + ("usd_per_gpu_hour",):
+        assert "<f>" in cell_xml(data, 1, f"{letter(col[c])}2"), c  # the first (ranked) row: a formula
+    miss = best["rank"].is_null().arg_true()[0] + 2
+    assert cell_xml(data, 1, f"{letter(col['usd_per_m_output_tokens_all_in'])}{miss}") == ""  # no deployment: empty
+    all_in = re.search(r"<f>(.*?)</f>", cell_xml(data, 1, f"{letter(col['usd_per_m_output_tokens_all_in'])}2")).group(1)
+    assert f"{letter(col['served_output_tokens_per_s_per_gpu'])}2" in all_in
+    out = re.search(r"<f>(.*?)</f>", cell_xml(data, 1, f"{letter(col['usd_per_m_output_tokens'])}2")).group(1)
+    assert f"{letter(col['billed_output_tokens_per_s_per_gpu'])}2" in out  # the engine's billed rate
+    assert not [t for t in _cell_texts(data) if t.strip() in ("None", "nan", "NaN", "null")]
+
+
+HC_CHANGED = dict(usd_per_kwh=0.25, pue=1.25, cost_of_capital_frac=0.09, utilization_frac=0.8, input_output_mix=2.0)
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("variant", ["owned-changed", "owned-zeroed-cache", "hyperscaler-changed", "custom-changed",
+                                     "blended-changed"])
+def test_libreoffice_recalculates_the_hardware_comparison_like_the_engine(variant, soffice, tmp_path, catalog):
+    """Issue 19.4: the Hardware comparison workbook recalculated by LibreOffice after an analyst's edit equals
+    econ.engine.evaluate of the same deployments at the edited inputs (1e-9 relative), and the edit moved it."""
+    economics, objective = ECON, "output"
+    if variant.startswith("hyperscaler"):
+        economics = replace(ECON, basis="hyperscaler")
+    elif variant.startswith("custom"):
+        economics = replace(ECON, basis="custom", usd_per_gpu_hour=2.5)
+    elif variant.startswith("blended"):
+        objective = "blended"
+    best = hc_best(catalog, economics, objective)
+    data = ex.cost_workbook_bytes(best, catalog, economics)
+    after_econ, after_cat = economics, catalog
+    if variant == "owned-zeroed-cache":
+        data = zero_cache(data, 15 * 3)
+    elif variant.startswith("custom"):
+        data = set_assumptions(data, {"usd_per_gpu_hour": 3.75, "utilization_frac": 0.8})
+        after_econ = replace(economics, usd_per_gpu_hour=3.75, utilization_frac=0.8)
+    else:
+        edits = dict(HC_CHANGED)
+        if variant.startswith("owned"):
+            edits["b200.all_in_capex_usd"] = 52000.0
+            acc = catalog.accelerators.with_columns(pl.when(pl.col("id") == "b200").then(52000.0)
+                                                    .otherwise("all_in_capex_usd").alias("all_in_capex_usd"))
+            after_cat = replace(catalog, accelerators=acc)
+        data = set_assumptions(data, edits)
+        after_econ = replace(economics, **HC_CHANGED)
+    src = tmp_path / "hardware-comparison.xlsx"
+    src.write_bytes(data)
+    got = read_xlsx(recalc_with_libreoffice(soffice, src, tmp_path)).filter(pl.col("rank").is_not_null())
+    want = hc_engine(best, after_cat, after_econ, objective)
+    assert got.height == want.height >= 2
+    for c in HC_CHECKED:
+        g, w = got[c].cast(pl.Float64).to_numpy(), want[c].to_numpy()
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-15, err_msg=c)
+    before = best.filter(pl.col("rank").is_not_null())
+    moved = np.abs(got["usd_per_m_output_tokens_all_in"].to_numpy() / before["usd_per_m_output_tokens_all_in"].to_numpy() - 1)
+    if variant.endswith("zeroed-cache"):
+        assert moved.max() < 1e-9
+    else:  # editing an assumption cell changed the result
+        assert moved.min() > 0.01
