@@ -14,7 +14,7 @@ import polars as pl
 import streamlit as st
 
 from dashboards import charts
-from dashboards.components import chart, safe_text, state, table
+from dashboards.components import chart, memory, safe_text, state, table
 from econ.analyses.compare import LEVEL_COLUMN, interactivity_table, level_winners
 from econ.tables.measured import measured_points, with_cost
 from econ.io.scenario import SPECS, from_mapping
@@ -70,6 +70,14 @@ def measured_for(model: str, hardware, sc, frontier: pl.DataFrame, *, near: bool
     return with_cost(pts, frontier.select("hardware", "usd_per_gpu_hour"), cost=cost)
 
 
+def _measurement_files() -> tuple:
+    """The measurement tables :func:`measured_for` reads (their stamps key its cache: an edited file is read again)."""
+    from pathlib import Path
+
+    from econ.tables.catalog import DEFAULT_DATA_DIR
+    return tuple(Path(d) / "measurements.csv" for d in (state.data_dir(), DEFAULT_DATA_DIR) if d)
+
+
 def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, series: str, key: str,
             name: str, by=("hardware",), min_speed: float | None = None, order=None, assumptions=None,
             metadata=None) -> pl.DataFrame:
@@ -87,7 +95,9 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
     c1, c2 = st.columns([2, 3])
     levels = levels_input(c1)
     show_measured, near = measured_controls(key, c2)
-    picks = interactivity_table(frontier, cat_in_use.catalog, economics, levels, by=tuple(by), cost=cost)
+    frontier_key = memory.digest(frontier)  # the reading below depends on the frontier's content, not only on sc
+    picks = memory.memo(interactivity_table, frontier, cat_in_use.catalog, economics, levels, by=tuple(by), cost=cost,
+                        key=(cat_in_use.token, frontier_key, economics, tuple(levels), tuple(by), cost))
     if series not in picks.columns:
         labels = frontier.select(*by, series).unique(subset=list(by), keep="first")
         picks = picks.join(labels, on=list(by), how="left")
@@ -95,8 +105,10 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
     names = order or charts.top_series(frontier, series, min_tokens_per_s_per_user=min_speed or 0.0, cost=cost)
     if show_measured and frontier.height:
         drawn = frontier.filter(pl.col(series).is_in(names))["hardware"].unique().to_list()
-        measured = measured_for(sc.model, drawn, sc, frontier, near=near, cost=cost,
-                                data_dir=state.data_dir())
+        measured = memory.memo(measured_for, sc.model, drawn, sc, frontier, near=near, cost=cost,
+                               data_dir=state.data_dir(), files=_measurement_files(),
+                               key=(sc.model, tuple(drawn), sc.input_len, sc.output_len, frontier_key, near, cost,
+                                    state.data_dir()))
         if series != "hardware" and series not in measured.columns:
             lab = frontier.select("hardware", series).unique(subset="hardware", keep="first")
             measured = measured.join(lab, on="hardware", how="left")
@@ -116,7 +128,8 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
                                           and c not in other_cost]]))
     view = picks.sort(LEVEL_COLUMN, pl.col(cost), nulls_last=True)
     if series == "hardware" and "precision" in view.columns and view.height:  # the frontier's winners, with the bands
-        ranked = level_winners(view, cat_in_use.catalog, cost=cost)
+        ranked = memory.memo(level_winners, view, cat_in_use.catalog, cost=cost,
+                             key=(cat_in_use.token, memory.digest(view), cost))
         view = view.join(ranked.select(LEVEL_COLUMN, "hardware", "rank_note", "profile_note"),
                          on=[LEVEL_COLUMN, "hardware"], how="left")
         shown = [shown[0], "rank_note", "profile_note", *shown[1:]]

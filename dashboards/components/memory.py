@@ -94,37 +94,86 @@ def cached(*, max_entries: int, ttl: float, show_spinner: bool | str = False, ma
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             key = _key(fn, sig, args, kwargs)
-            now = time.monotonic()
-            with _lock:
-                hit = _entries.get(key)
-                if hit is not None and hit[0] > now:
-                    _entries.move_to_end(key)
-                    data = hit[1]
-                else:
-                    data = None
-                    if hit is not None:
-                        _drop(key)
-            if data is not None:
-                return pickle.loads(data)  # a copy, as st.cache_data returns
-            value = _compute(fn, args, kwargs, show_spinner)
-            try:
-                data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception:  # noqa: BLE001 - an unpicklable result is returned, not kept
-                return value
-            if len(data) > min(limit, MAX_ENTRY_BYTES):
-                return value
-            with _lock:
-                if key in _entries:
-                    _drop(key)
-                _entries[key] = (now + ttl, data)
-                _total[0] += len(data)
-                _per_function[name] = _per_function.get(name, 0) + 1
-                _evict(name, max_entries, limit, now)
-            return value
+            return _through(key, name, lambda: _compute(fn, args, kwargs, show_spinner), max_entries, ttl, limit)
 
         wrapper.clear = lambda: [_drop(k) for k in [k for k in list(_entries) if k[0] == name]]  # type: ignore[attr-defined]
         return wrapper
     return decorate
+
+
+def _through(key: tuple, name: str, compute, max_entries: int, ttl: float, limit: int):
+    """The value kept under ``key`` (a copy), else ``compute()`` kept under it (bounded as :func:`cached` says)."""
+    now = time.monotonic()
+    with _lock:
+        hit = _entries.get(key)
+        if hit is not None and hit[0] > now:
+            _entries.move_to_end(key)
+            data = hit[1]
+        else:
+            data = None
+            if hit is not None:
+                _drop(key)
+    if data is not None:
+        return pickle.loads(data)  # a copy, as st.cache_data returns
+    value = compute()
+    try:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - an unpicklable result is returned, not kept
+        return value
+    if len(data) > min(limit, MAX_ENTRY_BYTES):
+        return value
+    with _lock:
+        if key in _entries:
+            _drop(key)
+        _entries[key] = (now + ttl, data)
+        _total[0] += len(data)
+        _per_function[name] = _per_function.get(name, 0) + 1
+        _evict(name, max_entries, limit, now)
+    return value
+
+
+def file_stamp(path) -> tuple:
+    """(path, modification time [ns], size [B]) of a file, or (path, None, None) if absent: in a cache key, a file
+    that changes on disk is a new key."""
+    import os
+    try:
+        st_ = os.stat(path)
+    except OSError:
+        return (str(path), None, None)
+    return (str(path), st_.st_mtime_ns, st_.st_size)
+
+
+def digest(*parts) -> str:
+    """A short content hash of picklable values (frames included), for a :func:`memo` key."""
+    return hashlib.blake2b(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).hexdigest()
+
+
+def memo(fn, *args, key, files=(), max_entries: int = 64, ttl: float = 3600.0, **kwargs):
+    """``fn(*args, **kwargs)`` kept in the same bounded store as :func:`cached`, under ``key``: the one way a page or
+    component caches a call it does not own (a table reader, a formatter, an analysis reading a frame).
+
+    Parameters
+    ----------
+    fn : callable
+        Pure: its result depends on ``key`` (and the ``files``) only.
+    key : picklable, or None
+        Everything the result depends on (e.g. the catalog token and the scenario, or :func:`digest` of a frame).
+        The arguments themselves are not hashed (a catalog is large). None: call ``fn`` uncached.
+    files : iterable of paths
+        Files the result is read from: their :func:`file_stamp` joins the key, so an edited file is read again.
+    max_entries, ttl
+        As in :func:`cached` (per ``fn``).
+
+    Returns
+    -------
+    The result, a copy on a hit (as ``st.cache_data`` returns).
+    """
+    if key is None:  # nothing identifies the inputs (e.g. a catalog that is not the session's): not cached
+        return fn(*args, **kwargs)
+    name = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
+    full = (key, tuple(file_stamp(f) for f in files))
+    k = (name, hashlib.blake2b(pickle.dumps(full, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).hexdigest())
+    return _through(k, name, lambda: fn(*args, **kwargs), max_entries, ttl, MAX_CACHE_BYTES)
 
 
 def _function_bytes(name: str) -> int:
@@ -151,4 +200,5 @@ def _compute(fn, args, kwargs, show_spinner):
         return fn(*args, **kwargs)
 
 
-__all__ = ["cached", "cache_bytes", "cache_entries", "clear", "MAX_CACHE_BYTES", "MAX_ENTRY_BYTES"]
+__all__ = ["cached", "memo", "digest", "file_stamp", "cache_bytes", "cache_entries", "clear", "MAX_CACHE_BYTES",
+           "MAX_ENTRY_BYTES"]

@@ -51,9 +51,11 @@ def catalog_rows(catalog, *, model: str | None = None, hardware=None, region: st
     if model:
         frames.append(catalog.models.filter(pl.col("id") == model).select(
             pl.lit("models").alias("table"), "id", "source", "as_of"))
-    for h in ([hardware] if isinstance(hardware, str) else list(hardware or [])):
-        frames.append(catalog.accelerators.filter(pl.col("id") == h).select(
-            pl.lit("accelerators").alias("table"), "id", "source", "as_of"))
+    hw = [hardware] if isinstance(hardware, str) else list(hardware or [])
+    if hw:  # one join in the order asked (a filter per id cost ~5 ms each: 0.1 s a rerun with every accelerator)
+        frames.append(pl.DataFrame({"id": hw}, schema={"id": pl.String}).join(
+            catalog.accelerators.select("id", "source", "as_of"), on="id", how="inner", maintain_order="left")
+            .select(pl.lit("accelerators").alias("table"), "id", "source", "as_of"))
     if region:
         frames.append(catalog.power_prices.filter(pl.col("region_id") == region).select(
             pl.lit("power_prices").alias("table"), pl.col("region_id").alias("id"), "source", "as_of"))

@@ -311,6 +311,12 @@ def seed(field: str, value) -> str:
     return key
 
 
+def token_of(catalog: Catalog) -> str | None:
+    """The cache token of ``catalog`` if it is the session's catalog in force, else None (no safe cache key)."""
+    cur = catalog_in_use()
+    return cur.token if cur.catalog is catalog else None
+
+
 def cache_token(cat_in_use: CatalogInUse | None = None) -> str:
     """Cache key of the catalog in force (pages pass it to ``st.cache_data`` functions)."""
     return (cat_in_use or catalog_in_use()).token
@@ -318,5 +324,5 @@ def cache_token(cat_in_use: CatalogInUse | None = None) -> str:
 
 __all__ = ["CatalogInUse", "catalog", "catalog_in_use", "base_catalog_in_use", "custom_error", "build_catalog", "apply_catalog", "raw_table", "scenario",
            "base_scenario", "page_overrides", "set_page", "page_id", "is_shared", "set_scenario", "update",
-           "warnings", "stopped", "release", "sync_url", "widget_key", "seed", "cache_token", "data_dir", "SCENARIO_FIELDS",
+           "warnings", "stopped", "release", "sync_url", "widget_key", "seed", "cache_token", "token_of", "data_dir", "SCENARIO_FIELDS",
            "SHARED_FIELDS", "SIDEBAR_FIELDS", "APP_FLAG"]

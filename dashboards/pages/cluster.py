@@ -11,7 +11,6 @@ The page gathers inputs and shows results; every number is formatted by ``econ.f
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 from pathlib import Path
 
@@ -127,10 +126,11 @@ def text_table(frame: pl.DataFrame, *, key: str, name: str, columns=None, height
         table.downloads(view, key=key, name=name)
 
 
-@functools.lru_cache(maxsize=64)
+@memory.cached(max_entries=64, ttl=3600)
 def _text_cells(columns: tuple, rows: tuple) -> pl.DataFrame:
     """Each cell formatted by its column's unit (``econ.formatting.cell``), memoized per content (a rerun that
-    does not change the numbers does not format them again)."""
+    does not change the numbers does not format them again; keyed on the pickled content, so a NaN cell, which is
+    not equal to itself, still hits)."""
     labels = {"num_gpus": "Cluster GPUs", "per_gpu_power_w": "Power per GPU", "power_basis": "Power basis"}
     return pl.DataFrame({labels.get(c, column_title(c)): [fmt.cell(c, r[i]) for r in rows]
                          for i, c in enumerate(columns)})

@@ -35,6 +35,7 @@ from econ.analyses.quotes import QuoteCheck, check_quotes, cost_basis_label, gen
 from econ.economics.margins import (NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, UNDETERMINED,  # noqa: E402
                                     VERDICTS)
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
+from econ.tables.catalog import DEFAULT_DATA_DIR  # noqa: E402
 from econ.tables.quote_files import (  # noqa: E402
     MAX_QUOTE_ROWS, QUOTE_SCHEMA, REQUIRED_QUOTE_COLUMNS, WEIGHT_FORMATS, load_provider_systems, load_quotes,
     read_quotes,
@@ -214,7 +215,9 @@ def quotes_to_check(catalog, *, include_catalog: bool, upload: bytes | None,
     """
     frames, error = [], None
     if include_catalog:
-        frames.append(load_quotes(catalog).with_columns(pl.lit("catalog").alias("quote_set")))
+        quotes = memory.memo(load_quotes, catalog, key=state.token_of(catalog),  # read + validated once per file
+                             files=[Path(catalog.data_dir) / "quotes.csv", DEFAULT_DATA_DIR / "quotes.csv"])
+        frames.append(quotes.with_columns(pl.lit("catalog").alias("quote_set")))
     if upload is not None:
         try:
             mine = read_quotes(upload, catalog, name=upload_name or "uploaded file")
@@ -537,7 +540,8 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
 
 def _pnl_defaults(cat) -> dict:
     from econ.analyses.provider_economics import load_disclosure
-    d = load_disclosure(data_dir=cat.data_dir)
+    d = memory.memo(load_disclosure, data_dir=cat.data_dir, key=str(cat.data_dir),  # a file read once per change
+                    files=[Path(cat.data_dir) / "provider_disclosures.csv", DEFAULT_DATA_DIR / "provider_disclosures.csv"])
     return {"gpus": d.inputs["gpu_hours_per_day"] / 24.0, **d.inputs, "model": d.model, "hardware": d.hardware,
             "speed": d.output_tokens_per_s_per_user, "weight_format": d.weight_format, "source": d.source,
             "as_of": d.as_of, "reported": d.reported}

@@ -98,3 +98,43 @@ def test_every_page_cache_goes_through_the_byte_bound():
                 pytest.fail(f"{path.name}:{node.lineno} st.cache_data is bounded in entries only: use memory.cached")
     from dashboards.components import chart
     assert chart.MAX_SPEC_BYTES <= 64 * 2**20 and chart.MAX_SPECS <= 256
+
+
+def test_memo_keys_on_the_given_key_and_the_files_it_reads(small, tmp_path):
+    """Issue 19.5: ``memory.memo`` caches a call a page does not own (a table reader) in the same bounded store, keyed
+    on what the caller says the result depends on plus the stamps of the files it reads."""
+    calls = []
+    f = tmp_path / "quotes.csv"
+    f.write_text("a\n1\n")
+
+    def read(path):
+        calls.append(path)
+        return path.read_text()
+    assert memory.memo(read, f, key="k", files=[f]) == "a\n1\n"
+    assert memory.memo(read, f, key="k", files=[f]) == "a\n1\n"
+    assert len(calls) == 1  # a rerun reads nothing
+    f.write_text("a\n1\n2\n")  # an edited file (new size) is read again
+    assert memory.memo(read, f, key="k", files=[f]) == "a\n1\n2\n" and len(calls) == 2
+    memory.memo(read, f, key="other", files=[f])
+    assert len(calls) == 3  # another key, another entry
+    memory.memo(read, f, key=None)
+    memory.memo(read, f, key=None)
+    assert len(calls) == 5  # no key: never cached
+    assert memory.cache_entries() == 3  # the old file's entry ages out (LRU, ttl)
+
+
+def test_digest_and_nan_cells_key_by_content(small):
+    """A NaN is not equal to itself: ``functools.lru_cache`` on rows holding one never hit (the Cluster page's text
+    tables were formatted again on every rerun); pickled keys do."""
+    import polars as pl
+    calls = []
+
+    @memory.cached(max_entries=4, ttl=60)
+    def cells(rows):
+        calls.append(rows)
+        return len(rows)
+    cells(((1.0, float("nan")),))
+    cells(((1.0, float("nan")),))
+    assert len(calls) == 1
+    a = pl.DataFrame({"x": [1.0, None, float("nan")]})
+    assert memory.digest(a) == memory.digest(a.clone()) != memory.digest(a.with_columns(pl.col("x") * 2))
