@@ -5,9 +5,12 @@ Measured, never asserted (timed tests are flaky on a shared machine). Two measur
 1. Server side, with Streamlit's AppTest, one fresh Python process per page (``--one PAGE``) so that nothing is
    imported or cached before the page runs:
 
-   - ``first``: the first run of the page in the process (imports of the page's modules, the catalog load, every
-     computation with empty caches): what the first visitor of a freshly started server waits for, plus the
-     import of Streamlit itself (reported apart as ``import_s``).
+   - ``cold``: the first run of the page in a fresh process (the imports of Streamlit's script dependencies,
+     polars, pandas, Altair and econ, the catalog load, every computation with empty caches): what the very first
+     visitor of a freshly started server waits for when that visit is a deep link to this page.
+   - ``first``: the page's first run in a process that has already served the landing page (Cost explorer) to
+     another session: the first visit of the page on a running server (shared imports and catalog loaded, this
+     page's computations not cached yet). For Cost explorer itself it is its second session's first run.
    - ``cached``: reruns after flipping PUE back to a value seen before (every econ call hits its cache): what a
      rerun costs when nothing the page computes has changed (a widget that only redraws, a tab, a download).
    - ``uncached``: reruns after changing PUE to a value never seen before, so every econ call misses its cache
@@ -25,7 +28,8 @@ Usage::
 
     .venv/bin/python benchmarks/bench_dashboard.py [--repeat 15] [--pages cost_explorer ...] [--browser]
 
-Prints one line per page and kind: p50 and p90 wall-clock and CPU milliseconds, and the load average.
+Prints one line per page and kind: p50 and p90 wall-clock and CPU milliseconds, and the 1-minute load average (the
+larger of the page's two processes).
 """
 
 from __future__ import annotations
@@ -61,16 +65,27 @@ class _Clock:
         self.wall, self.cpu = time.perf_counter() - self.w0, time.process_time() - self.c0
 
 
-def measure_page(stem: str, repeat: int) -> dict:
-    """In this (fresh) process: the first run of page ``stem`` and ``repeat`` cached and uncached reruns."""
+LANDING = "cost_explorer"
+"""The page a server shows first (lowest ``ORDER``, dashboards/app.py)."""
+
+
+def measure_page(stem: str, repeat: int, cold: bool = False) -> dict:
+    """In this (fresh) process: the first run of page ``stem`` (``cold``: nothing run before; else after the landing
+    page's run in another session) and ``repeat`` cached and uncached reruns (not with ``cold``)."""
     load = os.getloadavg()[0]
     with _Clock() as imp:
         from streamlit.testing.v1 import AppTest
+    if not cold:
+        landing = AppTest.from_file(str(PAGES_DIR / f"{LANDING}.py"), default_timeout=120)
+        landing.run()
     at = AppTest.from_file(str(PAGES_DIR / f"{stem}.py"), default_timeout=120)
     with _Clock() as first:
         at.run()
     if at.exception:  # a page broken by work in progress: say so, measure the others
         return {"page": stem, "error": at.exception[0].message.splitlines()[0][:160]}
+    if cold:
+        return {"page": stem, "load_1min": load, "import_s": imp.wall, "cold": {"wall": [first.wall],
+                                                                                "cpu": [first.cpu]}}
     runs = {"uncached": [], "cached": []}
     pue = at.number_input(key="sc.pue")
     for i in range(repeat):
@@ -94,17 +109,21 @@ def bench_apptest(repeat: int, only=()) -> list[dict]:
     for path in sorted(PAGES_DIR.glob("*.py")):
         if path.name.startswith("_") or only and path.stem not in only:
             continue
-        run = subprocess.run([sys.executable, __file__, "--one", path.stem, "--repeat", str(repeat)],
-                             capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        line = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
-        if run.returncode or not line.startswith("{"):
-            print(f"{path.stem}: not measured: {run.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
-            continue
-        r = json.loads(line)
-        if "error" in r:
-            print(f"{path.stem}: not measured, the page raised: {r['error']}", file=sys.stderr)
-            continue
-        results.append(r)
+        parts = []
+        for extra in (["--cold"], []):
+            run = subprocess.run([sys.executable, __file__, "--one", path.stem, "--repeat", str(repeat), *extra],
+                                 capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+            line = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
+            if run.returncode or not line.startswith("{"):
+                print(f"{path.stem}: not measured: {run.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+                break
+            r = json.loads(line)
+            if "error" in r:
+                print(f"{path.stem}: not measured, the page raised: {r['error']}", file=sys.stderr)
+                break
+            parts.append(r)
+        else:
+            results.append({**parts[1], "cold": parts[0]["cold"], "load_1min": max(p["load_1min"] for p in parts)})
     return results
 
 
@@ -112,7 +131,7 @@ def rows_of(results: list[dict]) -> list[tuple]:
     """(page, kind, p50 wall ms, p90 wall ms, p50 CPU ms, p90 CPU ms, load average) per page and kind."""
     rows = []
     for r in results:
-        for kind in ("first", "cached", "uncached"):
+        for kind in ("cold", "first", "cached", "uncached"):
             w, c = r[kind]["wall"], r[kind]["cpu"]
             rows.append((r["page"], kind, 1e3 * statistics.median(w), 1e3 * _pct(w, 0.9), 1e3 * statistics.median(c),
                          1e3 * _pct(c, 0.9), r["load_1min"]))
@@ -185,9 +204,10 @@ def main() -> None:
     ap.add_argument("--browser", action="store_true", help="also time the round trip in headless Chromium")
     ap.add_argument("--pages", nargs="*", default=(), help="page file stems to measure (default: all)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one page in this process, print JSON
+    ap.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)  # internal, with --one
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure_page(args.one, args.repeat)))
+        print(json.dumps(measure_page(args.one, args.repeat, cold=args.cold)))
         return
     rows = rows_of(bench_apptest(args.repeat, args.pages))
     print(f"{'page':<22} {'run':<9} {'p50 ms':>8} {'p90 ms':>8} {'p50 CPU':>8} {'p90 CPU':>8} {'load':>5}")
