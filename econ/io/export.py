@@ -606,7 +606,9 @@ def to_xlsx_bytes(frame: pl.DataFrame, *, sheet_name: str = RESULTS_SHEET,
     if chain:
         meta_rows["cost_chain"] = ("usd_per_gpu_hour* and usd_per_m_* on the results sheet are live formulas "
                                    "of the named cells on the Assumptions sheet and the per-row hardware "
-                                   "inputs (econ.economics.tco, econ.economics.pricing); cached values match econ's")
+                                   "inputs (econ.economics.tco, econ.economics.pricing); cached values match econ's. "
+                                   "Each row is a fixed deployment: an edit reprices it, it does not search again "
+                                   "(other inputs may make another deployment the cheapest: rerun econ for that)")
     wm = book.sheet(METADATA_SHEET)
     wm.write_string(0, 0, "key", book.header)
     wm.write_string(0, 1, "value", book.header)

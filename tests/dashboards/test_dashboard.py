@@ -730,3 +730,25 @@ def test_frontier_charts_shade_a_band_only_when_the_frame_has_one():
     assert spec["datasets"]["band"].height == 6
     tput = charts.frontier_chart(f.with_columns(display_name=pl.col("hardware")))
     assert not [layer for layer in tput["layer"] if layer["mark"]["type"] == "area"]
+
+
+def test_hardware_comparison_workbook_is_the_live_cost_chain(catalog):
+    """Issue 19.4: the page's XLSX (``table.cost_workbook``, the Cost explorer's writer) holds formulas, not values."""
+    import io
+    import zipfile
+
+    from dashboards.components import sources, table
+    sc = Scenario()
+    best = hardware_comparison(catalog, model=sc.model, hardware=["h100-sxm", "b200"], input_len=sc.input_len,
+                               output_len=sc.output_len, assumptions=sc.assumptions(),
+                               economics=sc.economics(catalog)).best
+    frame = sources.export_frame(catalog, sc.assumptions(), sc.economics(catalog), model=sc.model,
+                                 hardware=best["hardware"].to_list())
+    data = table.cost_workbook(best, sc, catalog, frame)
+    results = pl.read_excel(data, sheet_name="Results")
+    assert results["usd_per_m_output_tokens_all_in"].to_list() == pytest.approx(
+        best["usd_per_m_output_tokens_all_in"].to_list(), rel=1e-12)
+    sheet = zipfile.ZipFile(io.BytesIO(data)).read("xl/worksheets/sheet1.xml").decode()
+    assert sheet.count("<f>") >= 2 * 15  # every cost column of both rows is a formula
+    assumptions = pl.read_excel(data, sheet_name="Assumptions")
+    assert {"usd_per_kwh", "b200.all_in_capex_usd", "h100-sxm"} <= set(assumptions["name"].to_list())
