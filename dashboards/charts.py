@@ -464,7 +464,8 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
         ``{y}_low`` / ``{y}_high`` (the engine's uncertainty band) a shaded band is drawn under each line;
         without them, none.
     series : str
-        The column naming a line (``hardware``, ``series``, ``setup_label``).
+        The column naming a line (``hardware``, ``series``, ``setup_label``). With ``hardware`` and a
+        ``display_name`` column, the legend shows the names (the ids stay in the data).
     order : list, optional
         Series to draw, best first (default :func:`top_series` by cost at the floor; at most
         :data:`MAX_SERIES`).
@@ -485,10 +486,15 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
     present = set(frontier[series].to_list()) if series in frontier.columns else set()
     names = [n for n in names if n in present][:MAX_SERIES]
     data = frontier.filter(pl.col(series).is_in(names))
+    labels = (dict(data.select(series, "display_name").unique(subset=series).iter_rows())
+              if "display_name" in data.columns and series == "hardware" else {})  # ids in the data, names drawn
     colour = {"field": series, "type": "nominal", "title": column_title(series), "sort": names,
               "scale": {"domain": names, "range": list(OKABE_ITO[:len(names)])},
-              "legend": {"orient": "bottom", "columns": 1 if max((len(str(n)) for n in names), default=0) > 20 else 2,
+              "legend": {"orient": "bottom", "columns": 1 if max((len(str(labels.get(n) or n)) for n in names),
+                                                                 default=0) > 20 else 2,
                          "labelLimit": 0, "symbolType": "stroke", "symbolStrokeWidth": 3, "symbolOpacity": 1}}
+    if labels:
+        colour["legend"]["labelExpr"] = names_expr(labels)
     domain = cost_axis_domain(data, y, picks) if log_y and y.startswith("usd_per_m") else None
     yscale = {"type": "log", **({"domain": domain} if domain else {})} if log_y else {}
     yfmt = _fmt(y).replace(".3f", ".3~f").replace(".2f", ".2~f").replace(",.0f", ",~r")

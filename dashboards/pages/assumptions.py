@@ -255,6 +255,7 @@ def owning_cost_section(catalog, economics, hardware: str) -> None:
     hw = hardware if catalog.accelerator(hardware)["all_in_capex_usd"] is not None else "h100-sxm"
     steps = owned_vs_semianalysis(catalog, economics, hw)
     st.markdown(safe_text.md(explanation(steps)))
+    steps = steps.rename({"usd_per_gpu_hour": "usd_per_gpu_hour_of_existence"})  # not per utilized hour (19.3)
     table.show(steps, key="as.owning", name=f"owned-vs-semianalysis-{hw}", catalog=catalog)
     with st.expander("Market rental rates behind the on-demand tiers (data/rental_rates.csv)"):
         st.caption("Per accelerator, provider kind and commitment: the cheapest, median and dearest provider's latest "

@@ -75,7 +75,8 @@ def render() -> None:
         c[1].metric(f"Projection: {safe_text.md(fmt.short_accelerator_name(top['display_name']))} "
                     f"({top['availability']})",
                     fmt.usd_per_m(top["usd_per_m_output_tokens_all_in"]),
-                    help=f"cost from {top['cost_from']}; {top['efficiency']}. {top['remark']}")
+                    help=table.names_in_text(f"cost from {top['cost_from']}; {top['efficiency']}. {top['remark']}",
+                                             cat))
     c[2].metric("Generations with an answer", f"{tab['usd_per_m_output_tokens_all_in'].is_not_null().sum()} of "
                 f"{tab.height}")
     if tab["usd_per_m_output_tokens_all_in"].is_not_null().any():

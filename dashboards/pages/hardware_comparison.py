@@ -102,7 +102,8 @@ def render() -> None:
         top = ranked.row(0, named=True)
         full = names.get(top["hardware"], top["hardware"])
         c[0].metric("Cheapest accelerator", safe_text.md(fmt.short_accelerator_name(full)),
-                    help=safe_text.md(full) + f": {top['rank_note']}" + (f"; {top['profile_note']}" if top["profile_note"] else "")
+                    help=safe_text.md(full) + table.names_in_text(f": {top['rank_note']}" + (
+                        f"; {top['profile_note']}" if top["profile_note"] else ""), cat)
                     + " (two set-ups whose calibration bands overlap are not distinguishable)")
         c[1].metric("Its $ per M " + ("output tokens, all-in" if sc.compare_objective == "output" else "blended tokens"),
                     fmt.usd_per_m(top[objective]),

@@ -54,3 +54,96 @@ def test_charts_show_accelerator_names_not_ids():
     exprs = [e for e in exprs if e]
     assert any('"gb200-nvl72" ? "' in e for e in exprs), exprs[:2]
     assert any("NVIDIA" in e for e in exprs)
+
+
+# ---- issue 19.3: display names wherever a person reads; ids only in downloads and links ----------------------------
+
+OWN_PAGES = ["assumptions", "calibration", "cluster", "cost_explorer", "deployment_optimizer", "generations",
+             "hardware_comparison", "head_to_head"]
+"""Every page but the Quote checker (its own issue part)."""
+
+CSV_EDITORS = "-as.ed."
+"""Widget ids of the Assumptions page's catalog editors: they edit data/*.csv as written, ids included (the id is
+the row's key a person types), like a download."""
+
+
+def _raw_ids() -> "re.Pattern":
+    """Catalog ids a reader must not see: every accelerator id and every model id that differs from its name
+    (``gpt-oss-120b`` is both), as whole words (``b200`` inside ``gb200-nvl72`` or a file name does not count)."""
+    import re
+
+    from econ.tables.catalog import load_catalog
+
+    cat = load_catalog()
+    ids = {i for i, _ in cat.accelerators.select("id", "display_name").iter_rows()}
+    ids |= {i for i, n in cat.models.select("id", "display_name").iter_rows() if n != i}
+    return re.compile(r"(?<![\w./-])(" + "|".join(sorted(map(re.escape, ids), key=len, reverse=True))
+                      + r")(?![\w-]|\.\w)")
+
+
+@pytest.mark.parametrize("name", OWN_PAGES)
+def test_no_table_cell_or_kpi_shows_a_raw_catalog_id(name):
+    """Tables and KPIs showed gb200-nvl72, h100-sxm, "not distinguishable from mi355x, b300" (issue 19.3)."""
+    import polars as pl
+
+    ids = _raw_ids()
+    at = run(page(name))
+    seen = []
+    for df in at.dataframe:
+        if CSV_EDITORS in (df.proto.id or ""):
+            continue
+        frame = pl.from_pandas(df.value)
+        for c in frame.columns:
+            if frame.schema[c] == pl.String:
+                seen += [(c, v) for v in frame[c].drop_nulls().unique().to_list() if ids.search(v)]
+    seen += [("metric", f"{m.label}: {m.value}") for m in at.metric if ids.search(f"{m.label} {m.value}")]
+    assert at.dataframe or at.metric  # the page drew something to read
+    assert not seen, seen[:5]
+
+
+def test_every_dollar_per_gpu_hour_names_utilized_or_existence():
+    """A $/GPU-hour is either per utilized GPU-hour (the engine's: fixed costs over the serving hours) or per
+    GPU-hour of existence (a rental rate, a training run's hour); every title and KPI says which."""
+    from econ.vocabulary import COLUMNS, column_title
+
+    shown = [column_title(c) for c in COLUMNS if c.startswith("usd_per_gpu_hour") or c.endswith("_usd_per_gpu_hour")
+             and not c.startswith(("floor_", "breakeven_"))]  # the Quote checker's columns: its own issue part
+    assert len(shown) >= 9
+    labels = []
+    for name in ("cost_explorer", "cluster", "assumptions", "hardware_comparison", "head_to_head"):
+        at = run(page(name))
+        labels += [m.label for m in at.metric] + [w.label for w in at.number_input]
+    shown += [t for t in labels if "GPU-hour" in t and "$" in t]
+    vague = [t for t in shown if "utilized GPU-hour" not in t and "GPU-hour of existence" not in t]
+    assert not vague, vague
+
+
+@pytest.mark.parametrize("name", ["hardware_comparison", "deployment_optimizer", "generations", "head_to_head"])
+def test_chart_legends_and_axes_draw_names_for_ids(name):
+    """The cost-versus-interactivity legend drew b200, gaudi3 (issue 19.3): a legend or axis over a field that
+    holds ids maps them to names (a labelExpr), or the field holds names."""
+    import polars as pl
+
+    from tests.dashboards.test_dashboard import _walk, datasets, specs
+
+    ids = _raw_ids()
+    at = run(page(name))
+    bare = []
+    for k, spec in enumerate(specs(at)):
+        values: dict[str, set] = {}
+        for d in datasets(at, k).values():
+            for c in d.columns:
+                if d.schema[c] == pl.String:
+                    values.setdefault(c, set()).update(d[c].drop_nulls().to_list())
+        for path, enc in _walk(spec):
+            if not (path and path[-1] == "encoding" and isinstance(enc, dict)):
+                continue
+            for channel, e in enc.items():
+                if channel in ("tooltip", "detail", "order") or not isinstance(e, dict) or "field" not in e:
+                    continue
+                guide = e.get("axis") or e.get("legend") or {}
+                shown_ids = {v for v in values.get(e["field"], ()) if ids.fullmatch(v)}
+                if shown_ids and not (isinstance(guide, dict) and guide.get("labelExpr")):
+                    bare.append((k, channel, e["field"], sorted(shown_ids)[:3]))
+    assert specs(at)
+    assert not bare, bare
