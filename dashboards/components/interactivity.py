@@ -119,7 +119,8 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
         ranked = level_winners(view, cat_in_use.catalog, cost=cost)
         view = view.join(ranked.select(LEVEL_COLUMN, "hardware", "rank_note", "profile_note"),
                          on=[LEVEL_COLUMN, "hardware"], how="left")
-        shown = [shown[0], "rank_note", "profile_note", *shown[1:]]
+        after = shown.index(f"{cost}_high") + 1 if f"{cost}_high" in shown else len(shown)  # the band in view first
+        shown = [*shown[:after], "rank_note", "profile_note", *shown[after:]]
     table.show(view, key=f"{key}.table", name=name, columns=shown, assumptions=assumptions, metadata=metadata,
                catalog=cat_in_use.catalog, height=min(420, 38 + 35 * view.height), widths={series: "medium"},
                caption="Per accelerator and level, the cheapest deployment at least that fast per user; tokens per "

@@ -108,6 +108,34 @@ def with_names(frame: pl.DataFrame, catalog=None) -> pl.DataFrame:
     return frame.with_columns(exprs) if exprs else frame
 
 
+_BAND = re.compile(r"(.+)_(low|high)(_[ab])?")
+"""A band column: ``<value>_low`` / ``<value>_high`` (head to head: ``<value>_low_a``)."""
+
+
+def band_order(columns) -> list[str]:
+    """``columns`` with each band column (:data:`_BAND`) moved right after its value, low then high (issue 19.1:
+    the band sat off-screen at 1440 px); a band whose value is not shown stays where it was.
+
+    >>> band_order(["a", "cost", "b", "cost_low", "cost_high"])
+    ['a', 'cost', 'cost_low', 'cost_high', 'b']
+    """
+    columns = list(columns)
+    present = set(columns)
+    bands: dict[str, list[str]] = {}
+    for c in columns:
+        m = _BAND.fullmatch(c)
+        if m and m.group(1) + (m.group(3) or "") in present:
+            bands.setdefault(m.group(1) + (m.group(3) or ""), []).append(c)
+    moved = {c for cs in bands.values() for c in cs}
+    out = []
+    for c in columns:
+        if c in moved:
+            continue
+        out.append(c)
+        out += sorted(bands.get(c, []), key=lambda b: _BAND.fullmatch(b).group(2) == "high")
+    return out
+
+
 def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions: pl.DataFrame | None = None,
          metadata: dict | None = None, catalog=None, xlsx=None, download_frame: pl.DataFrame | None = None,
          height: int | str = "auto", caption: str | None = None, widths: dict | None = None) -> None:
@@ -134,7 +162,7 @@ def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions:
 
     The table shows names where ``frame`` holds catalog ids (:func:`with_names`); the downloads keep the ids.
     """
-    view = frame.select(columns) if columns else frame
+    view = frame.select(band_order(columns or frame.columns))
     st.dataframe(display_frame(with_names(view, catalog)), column_config=column_config(view, widths), hide_index=True, height=height,
                  key=f"{key}.table", placeholder=PLACEHOLDER)
     if caption:

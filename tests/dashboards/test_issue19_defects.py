@@ -147,3 +147,29 @@ def test_chart_legends_and_axes_draw_names_for_ids(name):
                     bare.append((k, channel, e["field"], sorted(shown_ids)[:3]))
     assert specs(at)
     assert not bare, bare
+
+
+# ---- issue 19.1: a value's calibrated band sits next to it --------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["hardware_comparison", "generations", "head_to_head", "deployment_optimizer"])
+def test_band_columns_sit_next_to_their_value_in_view(name):
+    """The all-in cost's low / high sat at columns 13-14 of Best deployment per accelerator (after the notes), the
+    frontier table's at 13-14, head to head's after the ratio: off-screen at 1440 px. Now each table shows value,
+    low, high side by side, and the first banded value within the first seven columns (visible at 1440 px)."""
+    import re
+
+    band = re.compile(r"(.+)_(low|high)(_[ab])?")
+    at = run(page(name))
+    checked = 0
+    for df in at.dataframe:
+        cols = list(df.value.columns)
+        values = [c for c in cols if any((m := band.fullmatch(b)) and m.group(1) + (m.group(3) or "") == c
+                                         for b in cols)]
+        for v in values:
+            i = cols.index(v)
+            stem, side = (v[:-2], v[-2:]) if re.search(r"_[ab]$", v) and f"{v[:-2]}_low{v[-2:]}" in cols else (v, "")
+            assert cols[i + 1:i + 3] == [f"{stem}_low{side}", f"{stem}_high{side}"], (v, cols)
+            checked += 1
+        if values:
+            assert cols.index(values[0]) + 2 < 7, cols[:8]
+    assert checked
