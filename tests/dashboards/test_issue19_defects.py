@@ -173,3 +173,27 @@ def test_band_columns_sit_next_to_their_value_in_view(name):
         if values:
             assert cols.index(values[0]) + 2 < 7, cols[:8]
     assert checked
+
+
+# ---- issue 19.2: the Assumptions page says why a factor shows two values --------------------------------------------
+
+def test_assumptions_page_says_why_the_default_and_the_value_in_use_differ():
+    """"HBM bandwidth efficiency 60%" stood beside "in use 75.4%" with no reason given. The page now names both: the
+    scalar is the v1 global fit (its source), the value in use the sidebar accelerator's calibration profile."""
+    from econ.tables.catalog import load_catalog
+
+    from dashboards.components import profiles, sources
+
+    at = run(page("assumptions"))
+    sc = scenario(at)
+    cat = load_catalog()
+    prof = profiles.profile_of(cat, sc.hardware, sc.precision)
+    row = next(r for r in cat.calibration.iter_rows(named=True) if r["profile"] == prof)
+    in_use = sources.display_value("eta_bw", row["eta_bw"])
+    assert in_use != "60%"  # the defect's premise: the profile's value differs from the scalar
+    text = next(unescape(c.value) for c in at.caption if "Why two numbers" in c.value)
+    assert "HBM bandwidth efficiency 60% is the v1 global value" in text and "43 in-fit cases" in text
+    assert f"{profiles.profile_title(prof)} calibration profile of data/calibration.csv" in text
+    assert f"HBM bandwidth efficiency is {in_use}" in text
+    assert f"fitted on {row['n_cases']} cases" in text
+    assert "NVIDIA H100 SXM5 80GB at FP8" in text  # the sidebar's accelerator and precision, by name
