@@ -366,14 +366,14 @@ def mfu_scale_chart(scale: pl.DataFrame, *, num_gpus: int, width: int = 330, hei
     long = (scale.select("num_gpus", "mfu_frac", "realized_frac_of_peak")
             .unpivot(index="num_gpus", variable_name="series", value_name="fraction")
             .with_columns(pl.col("series").replace({"mfu_frac": "MFU", "realized_frac_of_peak":
-                                                    "Realized share of peak (MFU x goodput)"})))
+                                                    "Realized (MFU x goodput)"})))
     chosen = data.filter(pl.col("num_gpus") == num_gpus)
     x = alt.X("num_gpus:Q", title="Cluster size (GPUs)", scale=alt.Scale(type="log"), axis=alt.Axis(format=",~s"))
     left = alt.layer(
         alt.Chart(long).mark_line(point=True).encode(
             x=x, y=alt.Y("fraction:Q", title="Share of peak (%)", axis=alt.Axis(format=".0%")),
             color=alt.Color("series:N", title="Series", scale=alt.Scale(range=[OKABE_ITO[0], OKABE_ITO[1]]),
-                            legend=alt.Legend(orient="bottom", labelLimit=260)),
+                            legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
             tooltip=[alt.Tooltip("num_gpus:Q", title="Cluster size (GPUs)", format=","),
                      alt.Tooltip("series:N", title="Series"), alt.Tooltip("fraction:Q", title="Share", format=".1%")]),
         alt.Chart(chosen).mark_point(size=150, filled=True, shape="diamond", color="#000000").encode(
@@ -389,26 +389,29 @@ def mfu_scale_chart(scale: pl.DataFrame, *, num_gpus: int, width: int = 330, hei
 
 
 def capex_power_chart(row: dict, *, width: int = 330, height: int = 140) -> alt.HConcatChart:
-    """Capex split ($M) and power (MW) of one cluster as two horizontal bars."""
+    """Capex split ($M) and power (MW) of one cluster as two horizontal bars.
+
+    Drawn with :func:`dashboards.components.chart.show_panels` (each bar fills its column; on a 390 px phone the
+    two stack), legends below, one entry a line."""
     capex = pl.DataFrame({"part": ["Accelerators, servers, network", "Facility"], "order": [0, 1],
                           "usd_m": [row["capex_accelerators_usd"] / 1e6, row["capex_facility_usd"] / 1e6]})
-    power = pl.DataFrame({"part": ["IT load", "Cooling and losses (PUE)"], "order": [0, 1],
+    power = pl.DataFrame({"part": ["IT load", "Cooling, losses (PUE)"], "order": [0, 1],
                           "mw": [row["it_power_mw"], row["facility_power_mw"] - row["it_power_mw"]]})
     left = alt.Chart(capex).mark_bar().encode(
         x=alt.X("sum(usd_m):Q", title="Capex ($M)", axis=alt.Axis(format="$,.0f")),
         color=alt.Color("part:N", title="Capex part", sort=["Accelerators, servers, network", "Facility"],
                         scale=alt.Scale(domain=["Accelerators, servers, network", "Facility"],
                                         range=[OKABE_ITO[0], OKABE_ITO[1]]),
-                        legend=alt.Legend(orient="bottom", labelLimit=240)),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N", title="Part"), alt.Tooltip("usd_m:Q", title="Capex ($M)", format="$,.1f")],
     ).properties(width=width, height=height // 2, title=chart_title("Capex split"))
-    power_parts = ["IT load", "Cooling and losses (PUE)"]
+    power_parts = ["IT load", "Cooling, losses (PUE)"]
     right = alt.Chart(power).mark_bar().encode(
         x=alt.X("sum(mw):Q", title="Power (MW)", axis=alt.Axis(format=",.1f")),
         color=alt.Color("part:N", title="Power part", sort=power_parts,
                         scale=alt.Scale(domain=power_parts, range=[OKABE_ITO[2], OKABE_ITO[5]]),
-                        legend=alt.Legend(orient="bottom", labelLimit=240)),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N", title="Part"), alt.Tooltip("mw:Q", title="Power (MW)", format=",.2f")],
     ).properties(width=width, height=height // 2, title=chart_title("Facility power"))
@@ -746,6 +749,9 @@ def trend_chart(table: pl.DataFrame, *, width: int = 640) -> alt.LayerChart:
         strokeDash=alt.StrokeDash("segment:N", scale=alt.Scale(domain=domain, range=[[1, 0], [6, 4]]), legend=None),
         tooltip=tooltip(["accelerator", "year", "availability", "basis", cost, "output_tokens_per_s_per_gpu",
                          "tokens_per_s_per_user", "precision", "layout", "cost_from", "remark"]))
-    # one view (a line with its points), not a layer: Streamlit sized the layered version to a zero-height plot
-    return base.mark_line(point=alt.OverlayMarkDef(filled=True, size=60)).properties(
+    # the line through every row (the bridge joins the solid line to the dashed one); points only on real rows: the
+    # bridge repeats the last priced part under the projection colour and drew an orange point on it (issue 19.6)
+    line = base.mark_line()
+    points = base.mark_point(filled=True, size=60, opacity=1).transform_filter(alt.datum.bridge == False)  # noqa: E712
+    return alt.layer(line, points).properties(
         width=width, height=460, title=chart_title("Cost per M output tokens by generation (dashed: projected)"))

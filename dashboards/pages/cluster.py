@@ -314,7 +314,7 @@ def efficiency_panel(frame: pl.DataFrame, row: dict) -> None:
     scale = frame.sort("num_gpus").unique("num_gpus", maintain_order=True)
     cols = ["num_gpus", "mfu_frac", "realized_frac_of_peak", "realized_flop_per_s", "peak_flop_per_s",
             "cluster_mtbf_h", "prob_failure_in_window_frac"]
-    chart.show(charts.mfu_scale_chart, scale, num_gpus=int(row["num_gpus"]), key="cl.scale",
+    chart.show_panels(charts.mfu_scale_chart, scale, num_gpus=int(row["num_gpus"]), key="cl.scale",
                cache_key=(tuple(scale.select(cols).rows()), int(row["num_gpus"])))  # built once per content
     st.caption("Seed 000: MFU falls 2 points per doubling from 62% at one GPU (illustrative). Seed 001: MFU x scaling "
                "efficiency (held at 35% beyond 8,192 GPUs, where Table 5 ends) x goodput.")
@@ -559,7 +559,9 @@ def render() -> None:
     if note:
         st.info(note[:1].upper() + note[1:] + ".", icon=":material/info:")
     kpis(row, sc)
-    chart.show(charts.capex_power_chart, row, key="cl.capex", cache_key=tuple(
+    # two panels in st.columns: side by side at 1440 px, one under the other at 390 px (issue 19: the fixed-width
+    # pair ran the facility-power bar off a phone's screen)
+    chart.show_panels(charts.capex_power_chart, row, key="cl.capex", cache_key=tuple(
         row[c] for c in ("capex_accelerators_usd", "capex_facility_usd", "it_power_mw", "facility_power_mw")))
     tabs = st.tabs(["Efficiency at scale", "Power basis", "Fleet calculators", "Build-out capex",
                     "What a budget buys", "Training run", "Tables"])

@@ -197,3 +197,39 @@ def test_assumptions_page_says_why_the_default_and_the_value_in_use_differ():
     assert f"HBM bandwidth efficiency is {in_use}" in text
     assert f"fitted on {row['n_cases']} cases" in text
     assert "NVIDIA H100 SXM5 80GB at FP8" in text  # the sidebar's accelerator and precision, by name
+
+
+# ---- issue 19: the Cluster page fits a phone; the Generations chart marks only real rows ----------------------------
+
+def test_cluster_charts_are_panels_that_fill_their_column():
+    """At 390 px the facility-power bar sat right of the screen: capex and power were one fixed-width hconcat
+    (2 x 330 px). Each is now its own chart that fills its column (stacked on a phone); legends below."""
+    from tests.dashboards.test_dashboard import specs
+
+    at = run(page("cluster"))
+    drawn = specs(at)
+    assert not [s for s in drawn if "hconcat" in s]
+    titles = {}
+    for s in drawn:
+        t = s.get("title")
+        titles[t.get("text") if isinstance(t, dict) else t] = s
+    for name in ("Capex split", "Facility power"):
+        s = titles[name]
+        assert s["width"] == "container" and s["autosize"]["type"] == "fit-x"
+        assert s["encoding"]["color"]["legend"]["orient"] == "bottom"
+
+
+def test_the_trend_chart_draws_no_point_on_the_bridge_row():
+    """The dashed projection starts at the last priced part through a bridge row (a copy of that row in the
+    projection colour); its point drew an orange dot on GB300. Points are a layer filtered to the real rows."""
+    from tests.dashboards.test_dashboard import datasets, specs
+
+    at = run(page("generations"))
+    spec = specs(at)[0]
+    marks = {(layer["mark"] if isinstance(layer["mark"], str) else layer["mark"]["type"]): layer
+             for layer in spec["layer"]}
+    assert set(marks) == {"line", "point"}
+    assert "point" not in (marks["line"]["mark"] if isinstance(marks["line"]["mark"], dict) else {})
+    assert marks["point"]["transform"] == [{"filter": "(datum.bridge === false)"}]
+    data = next(iter(datasets(at).values()))
+    assert data["bridge"].sum() == 1  # the one bridge row is there, for the line only
