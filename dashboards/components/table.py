@@ -34,7 +34,9 @@ def column_config(frame: pl.DataFrame, widths: dict | None = None) -> dict:
             out[c] = st.column_config.CheckboxColumn(title(c), help=help_)
         elif dt.is_numeric():
             fmt = spec.table if spec and spec.table else "localized"
-            out[c] = st.column_config.NumberColumn(title(c), format=fmt, help=help_)
+            short = band_title(c, frame.columns)
+            out[c] = st.column_config.NumberColumn(short or title(c), format=fmt,
+                                                   help=f"{title(c)}; {help_}" if short else help_)
         else:
             out[c] = st.column_config.TextColumn(title(c), help=help_, width=widths.get(c))
     return out
@@ -110,6 +112,16 @@ def with_names(frame: pl.DataFrame, catalog=None) -> pl.DataFrame:
 
 _BAND = re.compile(r"(.+)_(low|high)(_[ab])?")
 """A band column: ``<value>_low`` / ``<value>_high`` (head to head: ``<value>_low_a``)."""
+
+
+def band_title(column: str, columns) -> str | None:
+    """The short title of a band column shown beside its value ("Band low", "A: band high"), so value and band fit a
+    1440 px screen; None for any other column (its full title is the header's help)."""
+    m = _BAND.fullmatch(column)
+    if not m or m.group(1) + (m.group(3) or "") not in columns:
+        return None
+    side = (m.group(3) or "").lstrip("_").upper()
+    return f"{side}: band {m.group(2)}" if side else f"Band {m.group(2)}"
 
 
 def band_order(columns) -> list[str]:

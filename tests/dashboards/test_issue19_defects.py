@@ -68,15 +68,18 @@ the row's key a person types), like a download."""
 
 
 def _raw_ids() -> "re.Pattern":
-    """Catalog ids a reader must not see: every accelerator id and every model id that differs from its name
+    """Catalog ids a reader must not see: every accelerator id (catalog and roadmap) and every model id that differs
+    from its name
     (``gpt-oss-120b`` is both), as whole words (``b200`` inside ``gb200-nvl72`` or a file name does not count)."""
     import re
 
     from econ.tables.catalog import load_catalog
+    from econ.tables.roadmap import load_roadmap
 
     cat = load_catalog()
     ids = {i for i, _ in cat.accelerators.select("id", "display_name").iter_rows()}
     ids |= {i for i, n in cat.models.select("id", "display_name").iter_rows() if n != i}
+    ids |= set(load_roadmap()["id"].to_list())  # announced parts (the Generations page's projections)
     return re.compile(r"(?<![\w./-])(" + "|".join(sorted(map(re.escape, ids), key=len, reverse=True))
                       + r")(?![\w-]|\.\w)")
 
