@@ -304,8 +304,10 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
     colour = {"field": "hardware", "type": "nominal", "title": column_title("hardware"), "sort": hw,
               "scale": {"domain": hw, "range": list(OKABE_ITO[:len(hw)])},
               "legend": {"orient": "right", "labelLimit": 200}}
-    if "display_name" in sel.columns:  # ids in the data, names on the legend
-        colour["legend"]["labelExpr"] = names_expr(dict(sel.select("hardware", "display_name").unique().iter_rows()))
+    if "display_name" in sel.columns:  # ids in the data, short names on the legend (a long one was cut at 200 px)
+        from econ.formatting import short_accelerator_name
+        colour["legend"]["labelExpr"] = names_expr({h: short_accelerator_name(n, max_chars=24) if n else h for h, n in
+                                                    sel.select("hardware", "display_name").unique().iter_rows()})
     x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": column_title("tokens_per_s_per_user"),
          "scale": {"type": "log"}, "axis": {"format": ",~r", "labelOverlap": True}}
     yname = "output_tokens_per_s_per_gpu"

@@ -106,7 +106,7 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
     n_meas = 0 if measured is None else measured.filter(pl.col(series).is_in(names)).height
     st.caption("Lines: each accelerator's cheapest deployments from slow to fast per user (Pareto frontier). Rings: "
                "the deployment read at each level. "
-               + (f"Triangles: {n_meas} public measurement(s), priced at the same $ per GPU-hour (hover for the "
+               + (f"Triangles: {n_meas} public measurement(s), priced at the same $ per utilized GPU-hour (hover for the "
                   "source)." if n_meas else "No public measurement of this model on these accelerators "
                                             + ("near this workload." if near else "reports speed and throughput."))
                + " Shaded bands show the model's uncertainty when the engine reports one.")

@@ -107,7 +107,7 @@ def why_two_values(cat, sc: Scenario, field: str = "eta_bw") -> str:
     prof = profiles.profile_of(cat, sc.hardware, sc.precision)
     row = next((r for r in cat.calibration.iter_rows(named=True) if r["profile"] == prof), None) \
         if prof and getattr(cat, "calibration", None) is not None else None
-    why = (f"**Why two numbers.** *Value* is the scalar default{f' ({default})' if scalar == default else ''}: "
+    why = (f"**Why two numbers.** 'Value' is the scalar default{f' ({default})' if scalar == default else ''}: "
            f"{label} {scalar} is {'the ' + origin if origin else 'an assumed value'}. An answer takes it only where no calibration "
            "profile applies or when you edit it. ")
     if row is None or row.get(field) is None:
@@ -115,7 +115,7 @@ def why_two_values(cat, sc: Scenario, field: str = "eta_bw") -> str:
                       "Value column.")
     fit = next((p.strip() for p in str(row.get("notes") or "").split(";") if p.strip().startswith("fitted on")), "")
     basis = fit if fit and not row.get("fallback_from") else profiles.fallback_text(row).lower()
-    return why + (f"*In use* is what answers on {hw} at {sc.precision.upper()} take: the "
+    return why + (f"'In use' is what answers on {hw} at {sc.precision.upper()} take: the "
                   f"{profiles.profile_title(prof)} calibration profile of data/calibration.csv (econ calibrate: "
                   f"{safe_text.md(basis)}), where {label} is "
                   f"{sources.display_value(field, row[field])}. Calibration fits each generation and precision to "
