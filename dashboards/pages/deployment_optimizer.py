@@ -229,7 +229,7 @@ def render() -> None:
         st.error(safe_text.error(exc), icon=":material/error:")
         return
     best = res.best
-    c = st.columns(5)
+    c = st.columns([3, 2, 2, 2, 2])  # the name's tile the widest: a KPI value is never cut off (1440 and 390 px)
     if best is None:
         st.warning(f"No deployment meets the SLOs. {res.reason}", icon=":material/warning:")
     else:
