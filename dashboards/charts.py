@@ -304,8 +304,10 @@ def frontier_chart(frontier: pl.DataFrame, *, min_tokens_per_s_per_user: float |
     colour = {"field": "hardware", "type": "nominal", "title": column_title("hardware"), "sort": hw,
               "scale": {"domain": hw, "range": list(OKABE_ITO[:len(hw)])},
               "legend": {"orient": "right", "labelLimit": 200}}
-    if "display_name" in sel.columns:  # ids in the data, names on the legend
-        colour["legend"]["labelExpr"] = names_expr(dict(sel.select("hardware", "display_name").unique().iter_rows()))
+    if "display_name" in sel.columns:  # ids in the data, short names on the legend (a long one was cut at 200 px)
+        from econ.formatting import short_accelerator_name
+        colour["legend"]["labelExpr"] = names_expr({h: short_accelerator_name(n, max_chars=24) if n else h for h, n in
+                                                    sel.select("hardware", "display_name").unique().iter_rows()})
     x = {"field": "tokens_per_s_per_user", "type": "quantitative", "title": column_title("tokens_per_s_per_user"),
          "scale": {"type": "log"}, "axis": {"format": ",~r", "labelOverlap": True}}
     yname = "output_tokens_per_s_per_gpu"
@@ -366,14 +368,14 @@ def mfu_scale_chart(scale: pl.DataFrame, *, num_gpus: int, width: int = 330, hei
     long = (scale.select("num_gpus", "mfu_frac", "realized_frac_of_peak")
             .unpivot(index="num_gpus", variable_name="series", value_name="fraction")
             .with_columns(pl.col("series").replace({"mfu_frac": "MFU", "realized_frac_of_peak":
-                                                    "Realized share of peak (MFU x goodput)"})))
+                                                    "Realized (MFU x goodput)"})))
     chosen = data.filter(pl.col("num_gpus") == num_gpus)
     x = alt.X("num_gpus:Q", title="Cluster size (GPUs)", scale=alt.Scale(type="log"), axis=alt.Axis(format=",~s"))
     left = alt.layer(
         alt.Chart(long).mark_line(point=True).encode(
             x=x, y=alt.Y("fraction:Q", title="Share of peak (%)", axis=alt.Axis(format=".0%")),
             color=alt.Color("series:N", title="Series", scale=alt.Scale(range=[OKABE_ITO[0], OKABE_ITO[1]]),
-                            legend=alt.Legend(orient="bottom", labelLimit=260)),
+                            legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
             tooltip=[alt.Tooltip("num_gpus:Q", title="Cluster size (GPUs)", format=","),
                      alt.Tooltip("series:N", title="Series"), alt.Tooltip("fraction:Q", title="Share", format=".1%")]),
         alt.Chart(chosen).mark_point(size=150, filled=True, shape="diamond", color="#000000").encode(
@@ -389,26 +391,29 @@ def mfu_scale_chart(scale: pl.DataFrame, *, num_gpus: int, width: int = 330, hei
 
 
 def capex_power_chart(row: dict, *, width: int = 330, height: int = 140) -> alt.HConcatChart:
-    """Capex split ($M) and power (MW) of one cluster as two horizontal bars."""
+    """Capex split ($M) and power (MW) of one cluster as two horizontal bars.
+
+    Drawn with :func:`dashboards.components.chart.show_panels` (each bar fills its column; on a 390 px phone the
+    two stack), legends below, one entry a line."""
     capex = pl.DataFrame({"part": ["Accelerators, servers, network", "Facility"], "order": [0, 1],
                           "usd_m": [row["capex_accelerators_usd"] / 1e6, row["capex_facility_usd"] / 1e6]})
-    power = pl.DataFrame({"part": ["IT load", "Cooling and losses (PUE)"], "order": [0, 1],
+    power = pl.DataFrame({"part": ["IT load", "Cooling, losses (PUE)"], "order": [0, 1],
                           "mw": [row["it_power_mw"], row["facility_power_mw"] - row["it_power_mw"]]})
     left = alt.Chart(capex).mark_bar().encode(
         x=alt.X("sum(usd_m):Q", title="Capex ($M)", axis=alt.Axis(format="$,.0f")),
         color=alt.Color("part:N", title="Capex part", sort=["Accelerators, servers, network", "Facility"],
                         scale=alt.Scale(domain=["Accelerators, servers, network", "Facility"],
                                         range=[OKABE_ITO[0], OKABE_ITO[1]]),
-                        legend=alt.Legend(orient="bottom", labelLimit=240)),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N", title="Part"), alt.Tooltip("usd_m:Q", title="Capex ($M)", format="$,.1f")],
     ).properties(width=width, height=height // 2, title=chart_title("Capex split"))
-    power_parts = ["IT load", "Cooling and losses (PUE)"]
+    power_parts = ["IT load", "Cooling, losses (PUE)"]
     right = alt.Chart(power).mark_bar().encode(
         x=alt.X("sum(mw):Q", title="Power (MW)", axis=alt.Axis(format=",.1f")),
         color=alt.Color("part:N", title="Power part", sort=power_parts,
                         scale=alt.Scale(domain=power_parts, range=[OKABE_ITO[2], OKABE_ITO[5]]),
-                        legend=alt.Legend(orient="bottom", labelLimit=240)),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("part:N", title="Part"), alt.Tooltip("mw:Q", title="Power (MW)", format=",.2f")],
     ).properties(width=width, height=height // 2, title=chart_title("Facility power"))
@@ -464,7 +469,8 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
         ``{y}_low`` / ``{y}_high`` (the engine's uncertainty band) a shaded band is drawn under each line;
         without them, none.
     series : str
-        The column naming a line (``hardware``, ``series``, ``setup_label``).
+        The column naming a line (``hardware``, ``series``, ``setup_label``). With ``hardware`` and a
+        ``display_name`` column, the legend shows the names (the ids stay in the data).
     order : list, optional
         Series to draw, best first (default :func:`top_series` by cost at the floor; at most
         :data:`MAX_SERIES`).
@@ -485,10 +491,15 @@ def cost_frontier_chart(frontier: pl.DataFrame, *, y: str = "usd_per_m_output_to
     present = set(frontier[series].to_list()) if series in frontier.columns else set()
     names = [n for n in names if n in present][:MAX_SERIES]
     data = frontier.filter(pl.col(series).is_in(names))
+    labels = (dict(data.select(series, "display_name").unique(subset=series).iter_rows())
+              if "display_name" in data.columns and series == "hardware" else {})  # ids in the data, names drawn
     colour = {"field": series, "type": "nominal", "title": column_title(series), "sort": names,
               "scale": {"domain": names, "range": list(OKABE_ITO[:len(names)])},
-              "legend": {"orient": "bottom", "columns": 1 if max((len(str(n)) for n in names), default=0) > 20 else 2,
+              "legend": {"orient": "bottom", "columns": 1 if max((len(str(labels.get(n) or n)) for n in names),
+                                                                 default=0) > 20 else 2,
                          "labelLimit": 0, "symbolType": "stroke", "symbolStrokeWidth": 3, "symbolOpacity": 1}}
+    if labels:
+        colour["legend"]["labelExpr"] = names_expr(labels)
     domain = cost_axis_domain(data, y, picks) if log_y and y.startswith("usd_per_m") else None
     yscale = {"type": "log", **({"domain": domain} if domain else {})} if log_y else {}
     yfmt = _fmt(y).replace(".3f", ".3~f").replace(".2f", ".2~f").replace(",.0f", ",~r")
@@ -740,6 +751,9 @@ def trend_chart(table: pl.DataFrame, *, width: int = 640) -> alt.LayerChart:
         strokeDash=alt.StrokeDash("segment:N", scale=alt.Scale(domain=domain, range=[[1, 0], [6, 4]]), legend=None),
         tooltip=tooltip(["accelerator", "year", "availability", "basis", cost, "output_tokens_per_s_per_gpu",
                          "tokens_per_s_per_user", "precision", "layout", "cost_from", "remark"]))
-    # one view (a line with its points), not a layer: Streamlit sized the layered version to a zero-height plot
-    return base.mark_line(point=alt.OverlayMarkDef(filled=True, size=60)).properties(
+    # the line through every row (the bridge joins the solid line to the dashed one); points only on real rows: the
+    # bridge repeats the last priced part under the projection colour and drew an orange point on it (issue 19.6)
+    line = base.mark_line()
+    points = base.mark_point(filled=True, size=60, opacity=1).transform_filter(alt.datum.bridge == False)  # noqa: E712
+    return alt.layer(line, points).properties(
         width=width, height=460, title=chart_title("Cost per M output tokens by generation (dashed: projected)"))

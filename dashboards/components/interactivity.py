@@ -118,7 +118,7 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
     n_meas = 0 if measured is None else measured.filter(pl.col(series).is_in(names)).height
     st.caption("Lines: each accelerator's cheapest deployments from slow to fast per user (Pareto frontier). Rings: "
                "the deployment read at each level. "
-               + (f"Triangles: {n_meas} public measurement(s), priced at the same $ per GPU-hour (hover for the "
+               + (f"Triangles: {n_meas} public measurement(s), priced at the same $ per utilized GPU-hour (hover for the "
                   "source)." if n_meas else "No public measurement of this model on these accelerators "
                                             + ("near this workload." if near else "reports speed and throughput."))
                + " Shaded bands show the model's uncertainty when the engine reports one.")
@@ -132,7 +132,8 @@ def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, ser
                              key=(cat_in_use.token, memory.digest(view), cost))
         view = view.join(ranked.select(LEVEL_COLUMN, "hardware", "rank_note", "profile_note"),
                          on=[LEVEL_COLUMN, "hardware"], how="left")
-        shown = [shown[0], "rank_note", "profile_note", *shown[1:]]
+        after = shown.index(f"{cost}_high") + 1 if f"{cost}_high" in shown else len(shown)  # the band in view first
+        shown = [*shown[:after], "rank_note", "profile_note", *shown[after:]]
     table.show(view, key=f"{key}.table", name=name, columns=shown, assumptions=assumptions, metadata=metadata,
                catalog=cat_in_use.catalog, height=min(420, 38 + 35 * view.height), widths={series: "medium"},
                caption="Per accelerator and level, the cheapest deployment at least that fast per user; tokens per "

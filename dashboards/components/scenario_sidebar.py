@@ -97,7 +97,7 @@ def custom_accelerator_form(container) -> None:
         fields.optional_number("custom_capex_usd", auto_label="No capex (rented only)", container=c1,
                                label="All-in capex ($ per GPU)", fmt="%.0f", default_value=50_000.0)
         fields.optional_number("custom_usd_per_gpu_hour", auto_label="No rental rate", container=c2,
-                               label="Rental ($ per GPU-hour)", fmt="%.2f", default_value=2.5)
+                               label="Rental ($ per GPU-hour of existence)", fmt="%.2f", default_value=2.5)
         fields.number("custom_power_w", container=c1, label="All-in power (W per GPU)", fmt="%.0f", step=50.0)
         fields.select("custom_generation", ["none", *GENERATIONS], container=c2, label="Calibrated like",
                       format_func=lambda g: "No profile (scalar defaults)" if g == "none" else g.capitalize(),

@@ -191,6 +191,9 @@ def show(catalog, assumptions, economics, *, key: str, model=None, hardware=None
         rows = catalog_rows(catalog, model=model, hardware=hardware, region=region)
         if rows.height:
             st.markdown("**Catalog rows used**")
-            st.markdown("\n".join(f"- {t} `{i}` (as of {a}): {links(s)}" for t, i, s, a in
-                                  rows.select("table", "id", "source", "as_of").rows()))
+            shown = {**dict(catalog.models.select("id", "display_name").iter_rows()),
+                     **dict(catalog.accelerators.select("id", "display_name").iter_rows())}  # names, not ids (19.3)
+            st.markdown("\n".join(
+                f"- {t} {safe_text.md(shown[i]) if shown.get(i) else f'`{i}`'} (as of {a}): {links(s)}"
+                for t, i, s, a in rows.select("table", "id", "source", "as_of").rows()))
     return export_frame(catalog, assumptions, economics, model=model, hardware=hardware, region=region)

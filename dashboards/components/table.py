@@ -8,6 +8,7 @@ assumptions and sources (``econ.io.export``, imported lazily).
 from __future__ import annotations
 
 import inspect
+import re
 
 import polars as pl
 import streamlit as st
@@ -33,7 +34,9 @@ def column_config(frame: pl.DataFrame, widths: dict | None = None) -> dict:
             out[c] = st.column_config.CheckboxColumn(title(c), help=help_)
         elif dt.is_numeric():
             fmt = spec.table if spec and spec.table else "localized"
-            out[c] = st.column_config.NumberColumn(title(c), format=fmt, help=help_)
+            short = band_title(c, frame.columns)
+            out[c] = st.column_config.NumberColumn(short or title(c), format=fmt,
+                                                   help=f"{title(c)}; {help_}" if short else help_)
         else:
             out[c] = st.column_config.TextColumn(title(c), help=help_, width=widths.get(c))
     return out
@@ -44,6 +47,105 @@ def display_frame(frame: pl.DataFrame) -> pl.DataFrame:
     exprs = [(pl.col(c) * COLUMNS[c].scale).alias(c) for c in frame.columns
              if c in COLUMNS and COLUMNS[c].scale != 1.0 and frame.schema[c].is_numeric()]
     return frame.with_columns(exprs) if exprs else frame
+
+
+NAME_COLUMNS = ("hardware", "accelerator", "prefill_hardware", "decode_hardware", "series", "model", "model_id")
+"""Text columns that hold catalog ids: a table shows the accelerator's or model's name there, the downloads the id
+(issue 19.3: ids only in exports and URLs)."""
+
+
+def catalog_names(catalog=None) -> dict[str, str]:
+    """Catalog id -> the name a reader sees in a table: an accelerator's display name without the vendor and the
+    parenthesized detail (:func:`econ.formatting.short_accelerator_name`, at most 24 characters), a model's display
+    name. ``catalog``: the one in force (default: the session's, :func:`dashboards.components.state.catalog`)."""
+    from econ.formatting import short_accelerator_name
+
+    if catalog is None:
+        from dashboards.components import state
+        catalog = state.catalog()
+    names = {i: short_accelerator_name(n, max_chars=24) for i, n in catalog.accelerators.select("id", "display_name")
+             .iter_rows() if n}
+    names.update((i, n) for i, n in catalog.models.select("id", "display_name").iter_rows() if n)
+    return names
+
+
+KEEP_TEXT = ("source", "link", "url")
+"""Text columns shown as written (citations and addresses may spell an id as part of a file name or path)."""
+
+
+def id_pattern(names: dict[str, str]) -> re.Pattern:
+    """A regex matching any id of ``names`` as a whole word inside a text ("not distinguishable from b200, ..."):
+    not as part of a longer id, a path or a file name (``b200`` in ``gb200-nvl72`` or ``b200.csv`` does not match)."""
+    alternatives = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+    return re.compile(rf"(?<![\w./-])({alternatives})(?![\w-]|\.\w)")
+
+
+def names_in_text(text: str, catalog=None) -> str:
+    """``text`` with every catalog id in it replaced by the name a reader sees (a KPI's help, a caption)."""
+    names = catalog_names(catalog)
+    return id_pattern(names).sub(lambda m: names[m.group(1)], text) if names and text else text
+
+
+def with_names(frame: pl.DataFrame, catalog=None) -> pl.DataFrame:
+    """``frame`` as a reader sees it: the catalog ids of its :data:`NAME_COLUMNS` replaced by names (an unknown
+    value stays), and an id inside another text cell ("cost from gb300-nvl72") by its name, except in
+    :data:`KEEP_TEXT` columns."""
+    text = [c for c in frame.columns if frame.schema[c] == pl.Utf8 and c not in KEEP_TEXT]
+    if not text or frame.height == 0:
+        return frame
+    names = catalog_names(catalog)
+    if not names:
+        return frame
+    pattern = id_pattern(names)
+
+    def rename(value: str | None) -> str | None:
+        return pattern.sub(lambda m: names[m.group(1)], value) if value else value
+
+    exprs = []
+    for c in text:
+        if c in NAME_COLUMNS:
+            exprs.append(pl.col(c).replace(names))
+        elif any(v and pattern.search(v) for v in frame[c].unique().to_list()):
+            exprs.append(pl.col(c).map_elements(rename, return_dtype=pl.String, skip_nulls=True))
+    return frame.with_columns(exprs) if exprs else frame
+
+
+_BAND = re.compile(r"(.+)_(low|high)(_[ab])?")
+"""A band column: ``<value>_low`` / ``<value>_high`` (head to head: ``<value>_low_a``)."""
+
+
+def band_title(column: str, columns) -> str | None:
+    """The short title of a band column shown beside its value ("Band low", "A: band high"), so value and band fit a
+    1440 px screen; None for any other column (its full title is the header's help)."""
+    m = _BAND.fullmatch(column)
+    if not m or m.group(1) + (m.group(3) or "") not in columns:
+        return None
+    side = (m.group(3) or "").lstrip("_").upper()
+    return f"{side}: band {m.group(2)}" if side else f"Band {m.group(2)}"
+
+
+def band_order(columns) -> list[str]:
+    """``columns`` with each band column (:data:`_BAND`) moved right after its value, low then high (issue 19.1:
+    the band sat off-screen at 1440 px); a band whose value is not shown stays where it was.
+
+    >>> band_order(["a", "cost", "b", "cost_low", "cost_high"])
+    ['a', 'cost', 'cost_low', 'cost_high', 'b']
+    """
+    columns = list(columns)
+    present = set(columns)
+    bands: dict[str, list[str]] = {}
+    for c in columns:
+        m = _BAND.fullmatch(c)
+        if m and m.group(1) + (m.group(3) or "") in present:
+            bands.setdefault(m.group(1) + (m.group(3) or ""), []).append(c)
+    moved = {c for cs in bands.values() for c in cs}
+    out = []
+    for c in columns:
+        if c in moved:
+            continue
+        out.append(c)
+        out += sorted(bands.get(c, []), key=lambda b: _BAND.fullmatch(b).group(2) == "high")
+    return out
 
 
 def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions: pl.DataFrame | None = None,
@@ -69,9 +171,11 @@ def show(frame: pl.DataFrame, *, key: str, name: str, columns=None, assumptions:
         Makes the XLSX bytes instead (e.g. :func:`econ.io.export.cost_workbook_bytes` with live formulas).
     download_frame : pl.DataFrame, optional
         What the downloads hold when it is more than the columns shown (e.g. every result column).
+
+    The table shows names where ``frame`` holds catalog ids (:func:`with_names`); the downloads keep the ids.
     """
-    view = frame.select(columns) if columns else frame
-    st.dataframe(display_frame(view), column_config=column_config(view, widths), hide_index=True, height=height,
+    view = frame.select(band_order(columns or frame.columns))
+    st.dataframe(display_frame(with_names(view, catalog)), column_config=column_config(view, widths), hide_index=True, height=height,
                  key=f"{key}.table", placeholder=PLACEHOLDER)
     if caption:
         st.caption(caption)

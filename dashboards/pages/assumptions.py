@@ -92,6 +92,36 @@ def check_efficiency(edited: pl.DataFrame) -> tuple[dict, list[str]]:
     return changes, errors
 
 
+def why_two_values(cat, sc: Scenario, field: str = "eta_bw") -> str:
+    """Why the efficiency table shows two numbers for one factor ("HBM bandwidth efficiency 60%" beside "in use
+    80.6%"), in words with the real reason: the Value column is the scalar default (its source: the v1 global fit,
+    :data:`econ.assumptions.ASSUMPTION_SOURCES`), which an answer takes only without a calibration profile or
+    when you edit it; "In use" is the sidebar accelerator's profile value from data/calibration.csv (econ calibrate)
+    with its case count, or the scalar when no profile applies (issue 19.2)."""
+    label = sources.label(field)
+    scalar = sources.display_value(field, getattr(sc, field))
+    default = sources.display_value(field, getattr(_DEFAULT_SCENARIO, field))
+    origin = safe_text.md(ASSUMPTION_SOURCES.get(field, "").split(". ")[0].split(": ")[0].rstrip("."))
+    hw = safe_text.md(cat.accelerator(sc.hardware)["display_name"]) if sc.hardware in \
+        cat.accelerators["id"].to_list() else "the accelerator"
+    prof = profiles.profile_of(cat, sc.hardware, sc.precision)
+    row = next((r for r in cat.calibration.iter_rows(named=True) if r["profile"] == prof), None) \
+        if prof and getattr(cat, "calibration", None) is not None else None
+    why = (f"**Why two numbers.** 'Value' is the scalar default{f' ({default})' if scalar == default else ''}: "
+           f"{label} {scalar} is {'the ' + origin if origin else 'an assumed value'}. An answer takes it only where no calibration "
+           "profile applies or when you edit it. ")
+    if row is None or row.get(field) is None:
+        return why + (f"No calibration profile covers {hw} at {sc.precision.upper()}, so answers there use the "
+                      "Value column.")
+    fit = next((p.strip() for p in str(row.get("notes") or "").split(";") if p.strip().startswith("fitted on")), "")
+    basis = fit if fit and not row.get("fallback_from") else profiles.fallback_text(row).lower()
+    return why + (f"'In use' is what answers on {hw} at {sc.precision.upper()} take: the "
+                  f"{profiles.profile_title(prof)} calibration profile of data/calibration.csv (econ calibrate: "
+                  f"{safe_text.md(basis)}), where {label} is "
+                  f"{sources.display_value(field, row[field])}. Calibration fits each generation and precision to "
+                  "its measured runs, so it replaces the one global value.")
+
+
 def efficiency_section(sc: Scenario) -> None:
     """Editable efficiency factors (they are part of the scenario, so they travel in the link)."""
     st.subheader("Efficiency factors")
@@ -103,6 +133,7 @@ def efficiency_section(sc: Scenario) -> None:
                "replaced, row by row, by the calibration profile of the accelerator's generation and precision "
                f"(Calibration page); 'In use' says what answers on {hw} at {sc.precision.upper()} take. "
                "Changing a calibrated value pins it for every accelerator; Reset restores the profiles.")
+    st.caption(why_two_values(cat, sc))
     frame = efficiency_frame(sc, cat)
     key = state.widget_key(f"efficiency.{_version('eff')}")  # cleared with the scenario widgets on a load
     edited = st.data_editor(frame, key=key, hide_index=True,
@@ -255,6 +286,7 @@ def owning_cost_section(catalog, economics, hardware: str) -> None:
     hw = hardware if catalog.accelerator(hardware)["all_in_capex_usd"] is not None else "h100-sxm"
     steps = owned_vs_semianalysis(catalog, economics, hw)
     st.markdown(safe_text.md(explanation(steps)))
+    steps = steps.rename({"usd_per_gpu_hour": "usd_per_gpu_hour_of_existence"})  # not per utilized hour (19.3)
     table.show(steps, key="as.owning", name=f"owned-vs-semianalysis-{hw}", catalog=catalog)
     with st.expander("Market rental rates behind the on-demand tiers (data/rental_rates.csv)"):
         st.caption("Per accelerator, provider kind and commitment: the cheapest, median and dearest provider's latest "

@@ -249,7 +249,8 @@ def kpis(row: dict, sc: Scenario) -> None:
     c[2].metric("Training time", fmt.days(row["training_days"]),
                 help=f"6 x active params x {sc.training_tokens / 1e12:g}T tokens / realized FLOP/s")
     c[3].metric("Training cost", fmt.usd_millions(row["training_cost_usd"]),
-                help=f"G x wall-clock hours x {fmt.usd(row['usd_per_gpu_hour_training'])}/GPU-hour")
+                help=f"G x wall-clock hours x {fmt.usd(row['usd_per_gpu_hour_training'])} per GPU-hour of existence "
+                     "(a training run uses every hour, so this is also per utilized GPU-hour)")
     c[4].metric("Goodput", fmt.pct(row["goodput_frac"]), help="1 - (bubbles + checkpointing + recovery + maintenance)")
     st.markdown(f"**Serving at >= {sc.min_tokens_per_s_per_user:g} output tokens/s per user** (the one default "
                 "speed floor of every page and command, MLPerf v5.0 interactive; a link's min_tokens_per_s_per_user "
@@ -313,7 +314,7 @@ def efficiency_panel(frame: pl.DataFrame, row: dict) -> None:
     scale = frame.sort("num_gpus").unique("num_gpus", maintain_order=True)
     cols = ["num_gpus", "mfu_frac", "realized_frac_of_peak", "realized_flop_per_s", "peak_flop_per_s",
             "cluster_mtbf_h", "prob_failure_in_window_frac"]
-    chart.show(charts.mfu_scale_chart, scale, num_gpus=int(row["num_gpus"]), key="cl.scale",
+    chart.show_panels(charts.mfu_scale_chart, scale, num_gpus=int(row["num_gpus"]), key="cl.scale",
                cache_key=(tuple(scale.select(cols).rows()), int(row["num_gpus"])))  # built once per content
     st.caption("Seed 000: MFU falls 2 points per doubling from 62% at one GPU (illustrative). Seed 001: MFU x scaling "
                "efficiency (held at 35% beyond 8,192 GPUs, where Table 5 ends) x goodput.")
@@ -503,8 +504,10 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
                           format_func={"budget": "Model budget", "derived": "Derived (Young)", "none": "None"}.get,
                           help="Derived: 1 - bubbles 5% - maintenance 5% - (checkpoint write / interval + "
                                "(interval / 2 + restart) / MTBF) at Young's interval sqrt(2 x write x MTBF)")
-    price = c[1].number_input("$ per GPU-hour", 0.0, 1e4, float(round(row["usd_per_gpu_hour_training"], 2)), 0.25,
-                              key="fl.train.price", help="Default: this cluster's owned cost per GPU-hour")
+    price = c[1].number_input("$ per GPU-hour of existence", 0.0, 1e4, float(round(row["usd_per_gpu_hour_training"], 2)), 0.25,
+                              key="fl.train.price",
+                              help="Default: this cluster's owned cost per GPU-hour of existence (every hour of the "
+                                   "run is used: utilization 100%)")
     peak = hw[PEAK_COLUMN[sc.training_precision]]
     try:
         run = cl.training_run(
@@ -530,8 +533,8 @@ def training_panel(cat, sc: Scenario, row: dict, efficiency_model: str, scaling)
     c = st.columns(4)
     hours = c[0].number_input("GPU-hours (millions)", 0.000001, 1e6, 2.788, 0.1, key="fl.pub.hours", format="%.3f",
                               help="DeepSeek-V3: 2.788M H800 GPU-hours (technical report, Table 1)") * 1e6
-    pub_price = c[1].number_input("$ per GPU-hour", 0.0, 1e4, 2.0, 0.25, key="fl.pub.price",
-                                  help="DeepSeek-V3 report's rental assumption: $2")
+    pub_price = c[1].number_input("$ per GPU-hour of existence", 0.0, 1e4, 2.0, 0.25, key="fl.pub.price",
+                                  help="DeepSeek-V3 report's rental assumption: $2 per rented GPU-hour")
     c[2].metric("Published run cost", fmt.usd(buildout.gpu_hours_cost_usd(hours, pub_price)),
                 help="DeepSeek-V3: 2.788M x $2 = $5.576M")
 
@@ -556,7 +559,9 @@ def render() -> None:
     if note:
         st.info(note[:1].upper() + note[1:] + ".", icon=":material/info:")
     kpis(row, sc)
-    chart.show(charts.capex_power_chart, row, key="cl.capex", cache_key=tuple(
+    # two panels in st.columns: side by side at 1440 px, one under the other at 390 px (issue 19: the fixed-width
+    # pair ran the facility-power bar off a phone's screen)
+    chart.show_panels(charts.capex_power_chart, row, key="cl.capex", cache_key=tuple(
         row[c] for c in ("capex_accelerators_usd", "capex_facility_usd", "it_power_mw", "facility_power_mw")))
     tabs = st.tabs(["Efficiency at scale", "Power basis", "Fleet calculators", "Build-out capex",
                     "What a budget buys", "Training run", "Tables"])

@@ -59,18 +59,23 @@ def run(token: str, model: str, hardware: tuple, input_len: int, output_len: int
                     top=25)
 
 
-def series_label(frame: pl.DataFrame) -> pl.DataFrame:
-    """Add ``series`` = 'accelerator' or 'accelerator, N-GPU domain' (when several domain sizes are drawn)."""
+def series_label(frame: pl.DataFrame, names: dict | None = None) -> pl.DataFrame:
+    """Add ``series`` = 'accelerator' or 'accelerator, N-GPU domain' (when several domain sizes are drawn).
+
+    ``names``: accelerator id -> the name a reader sees (legends, tables; issue 19.3); an id without one stays."""
     several = frame.select(pl.struct("hardware", "scale_up_domain_size").n_unique()).item() > frame["hardware"].n_unique()
-    lab = (pl.col("hardware") + pl.lit(", ") + pl.col("scale_up_domain_size").cast(pl.String) + pl.lit("-GPU domain")
-           if several else pl.col("hardware"))
+    hw = pl.col("hardware").replace(names) if names else pl.col("hardware")
+    lab = (hw + pl.lit(", ") + pl.col("scale_up_domain_size").cast(pl.String) + pl.lit("-GPU domain")
+           if several else hw)
     return frame.with_columns(lab.alias("series"))
 
 
 def frontier_chart(front: pl.DataFrame, best: dict | None, *, y: str, min_speed: float, log_y: bool,
-                   width: int = 760, height: int = 340) -> alt.LayerChart:
-    """One frontier line per accelerator (and domain size); the chosen deployment starred; the SLO floor."""
-    data = series_label(front)
+                   width: int = 760, height: int = 340, names: dict | None = None) -> alt.LayerChart:
+    """One frontier line per accelerator (and domain size); the chosen deployment starred; the SLO floor.
+
+    ``names``: accelerator id -> legend name (:func:`series_label`)."""
+    data = series_label(front, names)
     names = charts.top_series(data, "series", min_tokens_per_s_per_user=min_speed)  # cheapest at the SLO first
     data = data.filter(pl.col("series").is_in(names))
     cols = ["series", "layout", "precision", "batch_size", "total_gpus", "tokens_per_s_per_user",
@@ -176,6 +181,7 @@ def render() -> None:
     cat = cat_in_use.catalog
     model = cat.model(sc.model)
     names = dict(cat.accelerators.select("id", "display_name").rows())
+    short = {i: fmt.short_accelerator_name(n, max_chars=24) for i, n in names.items()}  # legends, KPI, tables
     st.title("Deployment optimizer")
     st.caption(f"{safe_text.md(model['display_name'])}, {sc.input_len:,} input / {sc.output_len:,} output tokens: "
                "every tensor / attention-data / expert / pipeline-parallel layout, precision, batch size, aggregated or "
@@ -223,11 +229,12 @@ def render() -> None:
         st.error(safe_text.error(exc), icon=":material/error:")
         return
     best = res.best
-    c = st.columns(5)
+    c = st.columns([3, 2, 2, 2, 2])  # the name's tile the widest: a KPI value is never cut off (1440 and 390 px)
     if best is None:
         st.warning(f"No deployment meets the SLOs. {res.reason}", icon=":material/warning:")
     else:
-        c[0].metric("Cheapest deployment", best["hardware"], help=f"{best['layout']}, {best['precision'].upper()}, "
+        c[0].metric("Cheapest deployment", safe_text.md(short.get(best["hardware"], best["hardware"])),
+                    help=safe_text.md(names.get(best["hardware"], best["hardware"])) + f": {best['layout']}, {best['precision'].upper()}, "
                     f"batch {best['batch_size']:,} per instance, scale-up domain {best['scale_up_domain_size']}")
         c[1].metric("$ per M output tokens, all-in", fmt.usd_per_m(best["usd_per_m_output_tokens_all_in"]),
                     help="Every GPU the request used (prefill included) per output token; input "
@@ -246,7 +253,7 @@ def render() -> None:
     meta = {"scenario": sc.to_query_params(), **cat.as_of_dates()}
     ckey = (cat_in_use.token, sc, tuple(hardware), slo, space, deployment)
     if front.height:
-        labelled = series_label(front)
+        labelled = series_label(front, short)
         st.subheader("Cost versus interactivity")
         st.caption(f"Cost tier: {safe_text.md(TIER_TITLES.get(sc.basis, sc.basis))} (sidebar); costs all-in: every "
                    "GPU a request uses (prefill pool included) per output token.")
@@ -260,14 +267,14 @@ def render() -> None:
             st.caption(f"{len(shown)} series; the {charts.MAX_SERIES} cheapest at the SLO are drawn (pick accelerators "
                        "above).")
         chart.show(frontier_chart, front, best, y="output_tokens_per_s_per_gpu", log_y=True,
-                   min_speed=slo.min_tokens_per_s_per_user, key="do.front.tput", cache_key=ckey)
+                   min_speed=slo.min_tokens_per_s_per_user, key="do.front.tput", cache_key=ckey, names=short)
         st.caption("Each point is a deployment no other beats on both tokens/s per user and cost; moving right buys "
                    "speed per user with GPU throughput. The diamond is the chosen deployment; the dashed line the SLO.")
     if res.top.height:
         st.subheader("Layout of a deployment")
         options = list(range(res.top.height))
         pick = st.selectbox("Deployment drawn", options, key="do.pick", format_func=lambda i: (
-            f"#{i + 1}: {res.top['hardware'][i]} ({res.top['scale_up_domain_size'][i]}-GPU domain), "
+            f"#{i + 1}: {short.get(res.top['hardware'][i], res.top['hardware'][i])} ({res.top['scale_up_domain_size'][i]}-GPU domain), "
             f"{res.top['layout'][i]}, {res.top['precision'][i].upper()}, "
             f"{fmt.usd_per_m(res.top['usd_per_m_output_tokens_all_in'][i])}/M"))
         row = res.top.row(int(pick), named=True)

@@ -27,10 +27,18 @@ from econ.io.scenario import Scenario  # noqa: E402
 TITLE = "Generations"
 ICON = ":material/timeline:"
 ORDER = 25
-SHOWN = ["display_name", "year", "availability", "basis", "usd_per_m_output_tokens_all_in",
+SHOWN = ["hardware", "year", "availability", "basis", "usd_per_m_output_tokens_all_in",
          "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high", "cost_vs_first",
          "usd_per_m_uncalibrated", "output_tokens_per_s_per_gpu", "tokens_per_s_per_user", "precision", "layout",
          "efficiency", "cost_from", "remark", "as_of", "source"]
+
+
+def named(rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with ``hardware`` holding the accelerator's short name (catalog and roadmap parts alike, from each
+    row's ``display_name``: :func:`econ.formatting.short_accelerator_name`); the downloads keep the ids."""
+    return rows.with_columns(hardware=pl.col("display_name").map_elements(
+        lambda n: fmt.short_accelerator_name(n, max_chars=24), return_dtype=pl.String, skip_nulls=True)
+        .fill_null(pl.col("hardware")))
 
 
 @memory.cached(max_entries=16, ttl=3600)
@@ -75,18 +83,21 @@ def render() -> None:
         c[1].metric(f"Projection: {safe_text.md(fmt.short_accelerator_name(top['display_name']))} "
                     f"({top['availability']})",
                     fmt.usd_per_m(top["usd_per_m_output_tokens_all_in"]),
-                    help=f"cost from {top['cost_from']}; {top['efficiency']}. {top['remark']}")
+                    help=table.names_in_text(f"cost from {top['cost_from']}; {top['efficiency']}. {top['remark']}",
+                                             cat))
     c[2].metric("Generations with an answer", f"{tab['usd_per_m_output_tokens_all_in'].is_not_null().sum()} of "
                 f"{tab.height}")
     if tab["usd_per_m_output_tokens_all_in"].is_not_null().any():
         chart.show(charts.trend_chart, tab, key="gen.chart", cache_key=(cat_in_use.token, sc, vendor, speed))
     st.subheader("Priced catalog parts")
-    table.show(shipped, key="gen.shipped", name=f"generations-{sc.model}", columns=SHOWN, catalog=cat)
+    table.show(named(shipped), key="gen.shipped", name=f"generations-{sc.model}", columns=SHOWN, catalog=cat,
+               download_frame=shipped.select("hardware", "display_name", *SHOWN[1:]))
     st.subheader("Projections: announced or not yet priced parts (not measurements)")
     st.caption("Physics from the vendor's published datasheet (data/roadmap_accelerators.csv, with status, as-of "
                "date and source); cost columns copied from the priced predecessor in 'Cost taken from' (no vendor "
                "has published a price); efficiencies uncalibrated, scaled by the predecessor's realized share.")
-    table.show(projected, key="gen.projected", name=f"generations-projected-{sc.model}", columns=SHOWN, catalog=cat)
+    table.show(named(projected), key="gen.projected", name=f"generations-projected-{sc.model}", columns=SHOWN,
+               catalog=cat, download_frame=projected.select("hardware", "display_name", *SHOWN[1:]))
 
 
 if __name__ == "__main__":

@@ -39,9 +39,9 @@ ORDER = 20
 ALL_IN = OBJECTIVES["output"]
 """The cost the page ranks and draws: all-in $/M output tokens (the figure head to head and econ compare quote)."""
 
-BEST_SHOWN = ["rank", "hardware", "rank_note", "profile_note", "precision", "layout", "total_gpus", "batch_size",
-              "binding_wall", "tokens_per_s_per_user", "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens_all_in",
-              "usd_per_m_output_tokens_all_in_low", "usd_per_m_output_tokens_all_in_high",
+BEST_SHOWN = ["rank", "hardware", "usd_per_m_output_tokens_all_in", "usd_per_m_output_tokens_all_in_low",
+              "usd_per_m_output_tokens_all_in_high", "tokens_per_s_per_user", "rank_note", "profile_note", "precision",
+              "layout", "total_gpus", "batch_size", "binding_wall", "output_tokens_per_s_per_gpu",
               "usd_per_m_output_tokens", "usd_per_m_input_tokens",
               "usd_per_m_blended_tokens", "usd_per_gpu_hour", "usd_per_gpu_hour_capex", "usd_per_gpu_hour_facility",
               "usd_per_gpu_hour_power", "usd_per_gpu_hour_opex", "usd_per_gpu_hour_rental", "ttft_s", "status"]
@@ -102,7 +102,8 @@ def render() -> None:
         top = ranked.row(0, named=True)
         full = names.get(top["hardware"], top["hardware"])
         c[0].metric("Cheapest accelerator", safe_text.md(fmt.short_accelerator_name(full)),
-                    help=safe_text.md(full) + f": {top['rank_note']}" + (f"; {top['profile_note']}" if top["profile_note"] else "")
+                    help=safe_text.md(full) + table.names_in_text(f": {top['rank_note']}" + (
+                        f"; {top['profile_note']}" if top["profile_note"] else ""), cat)
                     + " (two set-ups whose calibration bands overlap are not distinguishable)")
         c[1].metric("Its $ per M " + ("output tokens, all-in" if sc.compare_objective == "output" else "blended tokens"),
                     fmt.usd_per_m(top[objective]),
@@ -158,8 +159,12 @@ def render() -> None:
                               st.session_state.get("hc.ix.near", True)))
         st.caption("Each point is a Pareto-optimal deployment (precision, GPUs, batch): moving right buys speed per "
                    "user with throughput per GPU. Points right of the dashed floor qualify.")
+    lead = ["hardware", "precision", "num_gpus", "batch_size", "usd_per_m_output_tokens", "tokens_per_s_per_user",
+            "output_tokens_per_s_per_gpu"]  # the cost and its band in view at 1440 px (issue 19.1); names, not ids
     table.show(frontier, key="hc.frontier_table", name=f"frontier-{sc.model}", assumptions=assumptions, metadata=meta,
-               catalog=cat, height=300)
+               catalog=cat, height=300, download_frame=frontier,
+               columns=[c for c in lead if c in frontier.columns]
+               + [c for c in frontier.columns if c not in lead and c != "display_name"])
 
 
 if __name__ == "__main__":

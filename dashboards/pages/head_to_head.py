@@ -198,7 +198,7 @@ def render() -> None:
     n_meas = 0 if measured is None else measured.height
     st.caption("Rings: the point read at each level. " + (f"Triangles: {n_meas} public measurement(s) of these "
                                                           "models on these accelerators, priced at each set-up's "
-                                                          "$ per GPU-hour." if n_meas else
+                                                          "$ per utilized GPU-hour." if n_meas else
                                                           "No public measurement of these set-ups."))
     meta = {"scenario": sc.to_query_params()}
     assumptions_frame = sources.show(cat, assumptions, economics, key="h2h.sources", model=a.model,

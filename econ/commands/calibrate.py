@@ -192,7 +192,7 @@ def run(args) -> int:
     shown = errors.select("by", "family", "n_cases", "n_groups", "cv_median_abs_error_frac",
                           "cv_p90_abs_error_frac", *prev, "roofline_median_abs_error_frac", "v1_median_abs_error_frac")
     print(f"held-out error |predicted / measured - 1| (leave one of {cv.folds} model x hardware groups out), "
-          f"roofline (--ideal) and v1 global efficiencies on the same cases"
+          f"roofline (econ cost --ideal) and v1 global efficiencies on the same cases"
           + ("; previous = the held-out errors shipped before this fit, on the cases it had" if prev else ""))
     render(shown, "table", vertical_if_single=False)
     print()

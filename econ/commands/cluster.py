@@ -135,6 +135,7 @@ def add_plan_options(p, *, budget_required: bool) -> None:
     p.add_argument("--training-tokens", type=float, help="tokens of the training run [15e12]")
     p.add_argument("--price", type=float, help="selling price, USD per M output tokens [0.90]")
     add_field_option(p, "price_usd_per_m_input_tokens")
+    add_field_option(p, "cache_hit_frac", dest="cache_hit_rate")
     add_field_option(p, "cached_price_frac", note=" (the share of input tokens that hit is --cache-hit-rate)")
     add_field_option(p, "demand_share_frac", note="; the capacity-sold case is shown beside it")
     add_workload_options(p)

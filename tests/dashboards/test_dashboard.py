@@ -388,7 +388,8 @@ def test_cluster_metrics_follow_econ(catalog):
                 getattr(scenario(at), field) == expected
         want = expected_cluster(scenario(at), catalog)
         assert {k: metrics(at)[k] for k in want} == want, step
-    scale = specs(at)[1]["hconcat"][0]["layer"][0]["encoding"]
+    mfu = next(s for s in specs(at) if "MFU versus scale" in json.dumps(s.get("title")))  # a panel (issue 19, 390 px)
+    scale = mfu["layer"][0]["encoding"]
     assert scale["x"]["scale"]["type"] == "log" and scale["x"]["title"] == "Cluster size (GPUs)"
 
 
