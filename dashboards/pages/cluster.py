@@ -253,8 +253,8 @@ def kpis(row: dict, sc: Scenario) -> None:
                      "(a training run uses every hour, so this is also per utilized GPU-hour)")
     c[4].metric("Goodput", fmt.pct(row["goodput_frac"]), help="1 - (bubbles + checkpointing + recovery + maintenance)")
     st.markdown(f"**Serving at >= {sc.min_tokens_per_s_per_user:g} output tokens/s per user** (the one default "
-                "speed floor of every page and command, MLPerf v5.0 interactive; a link's min_tokens_per_s_per_user "
-                "sets it)")
+                "speed floor of every page and command, MLPerf v5.0 interactive; the sidebar's Minimum tokens/s "
+                "per user sets it)")
     c = _grid(5)
     c[0].metric("Output tokens per day", fmt.compact(row["serving_tokens_per_day"]),
                 help=f"Whole replicas x output tokens/s per GPU x utilization {sc.utilization_frac:.0%} x 86,400 s")
