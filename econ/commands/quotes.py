@@ -164,6 +164,9 @@ def compute(args):
     scenario, catalog = load_scenario(args, catalog)
     economics = economics_from(args, catalog, scenario)
     decoding = args.decoding = decoding_from(args, scenario)
+    if scenario is not None and getattr(scenario, "slo_percentile", None) is not None:
+        print(f"econ quotes check: note: the scenario's slo_percentile {scenario.slo_percentile:g} is not applied: "
+              "each quote is judged at its own published speed (a typical, median speed)", file=sys.stderr)
     generation = _split(args.generation)
     default_speed = speed if speed is not None else DEFAULT_MIN_TOKENS_PER_S_PER_USER
     kw = dict(economics=economics, output_len=args.output_len, min_tokens_per_s_per_user=default_speed,
