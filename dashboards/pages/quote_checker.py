@@ -554,7 +554,7 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
                     metadata=meta)
     quotes, _ = quotes_to_check(cat, include_catalog=inputs["include"], upload=inputs["data"], upload_name=None)
     sensitivity.quote_panel(cat, cat_in_use.token, quotes, pick, sc.assumptions(), econ_, inputs["speed"],
-                            sc.output_len, key="qc.sens")
+                            sc.output_len, key="qc.sens", decoding=sc.decoding())
 
 
 def _hardware_options(cat) -> dict[str, str]:
