@@ -195,7 +195,15 @@ class QuoteCheck:
 
     def settings_rows(self) -> list[dict]:
         """The settings as (group, name, value, source) rows, for an export's Assumptions sheet."""
-        return [{"group": "quote check", "name": k, "value": str(v), "source": SETTING_SOURCES.get(k, "")}
+        from econ.vocabulary import FIELDS
+
+        def source(k: str) -> str:
+            if k.startswith("decoding_") and k[len("decoding_"):] in FIELDS:  # a format / speculation set (Decoding)
+                f = FIELDS[k[len("decoding_"):]]
+                return f"set for the check ({f.flag_name}); automatic would be: {f.source}"
+            return SETTING_SOURCES.get(k, "")
+
+        return [{"group": "quote check", "name": k, "value": str(v), "source": source(k)}
                 for k, v in self.settings.items()]
 
 

@@ -111,3 +111,5 @@ def test_decoding_notes_name_each_setting(catalog):
     notes = decoding_notes(r.summary, d, catalog)
     assert len(notes) == 1 and notes[0].startswith("decoding: weights ") and "KV cache int4 (set)" in notes[0]
     assert r.settings["decoding_kv_precision"] == "int4"
+    row = next(x for x in r.settings_rows() if x["name"] == "decoding_kv_precision")
+    assert row["value"] == "int4" and row["source"].startswith("set for the check (--kv-format)")
