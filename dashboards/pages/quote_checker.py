@@ -1,6 +1,7 @@
 """Quote checker: provider list prices against the modeled cost floor at each quote's own service level.
 
-Inputs: the shared sidebar (power, finance, utilization, token mix, output length), the page's cost tier
+Inputs: the shared sidebar (power, finance, utilization, token mix, output length, and the formats and speculative
+decoding of its expander, which every floor uses and the page names), the page's cost tier
 (hyperscaler / neocloud / owned-custom / rental-3yr / on-demand TCO tiers or a typed $/GPU-hour; default: the
 sidebar's), the accelerator generations floors of quotes without their own hardware come from, the speed floor for
 quotes that publish none, and an optional upload of the analyst's own quotes (CSV or XLSX, the columns of
