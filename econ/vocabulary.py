@@ -34,8 +34,10 @@ from econ.presets import (CALLS_PER_TASK_RANGE, DEFAULT_INPUT_LEN, DEFAULT_MIN_T
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 """Matmul precisions (tensor-core operand formats); index = precision code."""
 
-KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp8")
-"""KV-cache element formats; index = KV precision code."""
+KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
+"""KV-cache element formats; index = KV precision code. The names of
+:data:`econ.physics.precision.KV_BYTES_PER_ELEMENT` (bytes with block scales, sources), in its order (checked there
+at import: one list)."""
 
 WEIGHT_FORMATS: tuple[str, ...] = ("bf16", "fp8", "int8", "int4", "mxfp4", "nvfp4")
 """Weight storage formats (bytes per weight in :data:`econ.physics.precision.WEIGHT_FORMATS`); index = format code."""
@@ -749,8 +751,10 @@ _add("expert_weight_format", "str", None, label="Expert weight format",
      source="auto: the format the released checkpoint pins (gpt-oss: MXFP4 experts, OpenAI gpt-oss model card "
             "'MXFP4 quantization of the MoE weights'), else the weight format", flag="--expert-format", **_G)
 _add("kv_precision", "str", None, label="KV-cache format",
-     help="element format of the KV cache, set apart from the weights (auto: fp8 with fp8/fp4 matmuls, bf16 with "
-          "bf16)", choices=KV_PRECISIONS,
+     help="element format of the KV cache, set apart from the weights: bf16, fp8, int8, int4, mxfp4 or nvfp4 "
+          "(bytes with block scales: econ.physics.precision.KV_BYTES_PER_ELEMENT; narrow formats are dequantized "
+          "in attention, so they change the bytes, not the matmul precision) (auto: fp8 with fp8/fp4 matmuls, bf16 "
+          "with bf16)", choices=KV_PRECISIONS,
      source="auto: fp8 KV cache with fp8 or fp4 weights, bf16 with bf16 (vLLM --kv-cache-dtype fp8 and "
             "TensorRT-LLM's FP8 KV cache; econ.physics.precision.DEFAULT_KV_PRECISION)", flag="--kv-format", **_G)
 

@@ -22,7 +22,9 @@ LOADED_KEY = "_econ_loaded_file"
 
 FORMAT_TITLES = {"bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4": "INT4 (W4A16)", "mxfp4": "MXFP4",
                  "nvfp4": "NVFP4"}
-"""Human names of the weight and KV-cache formats (econ.vocabulary.WEIGHT_FORMATS, KV_PRECISIONS)."""
+"""Human names of the weight formats (econ.vocabulary.WEIGHT_FORMATS)."""
+KV_TITLES = {**FORMAT_TITLES, "int4": "INT4"}
+"""Human names of the KV-cache formats (econ.vocabulary.KV_PRECISIONS; an INT4 cache is not W4A16)."""
 SPEC_TITLES = {"none": "Off", "mtp": "MTP (the model's own module)", "eagle": "EAGLE-style draft head",
                "draft": "Draft model"}
 """Human names of the speculative-decoding methods (econ.vocabulary.SPEC_METHODS)."""
@@ -189,7 +191,7 @@ def decoding_form(container, model_name: dict) -> None:
                      st)
         _auto_select("expert_weight_format", list(WEIGHT_FORMATS), FORMAT_TITLES, "Auto (the release's / weights')",
                      st)
-        _auto_select("kv_precision", list(KV_PRECISIONS), FORMAT_TITLES, "Auto (FP8 with FP8/FP4, else BF16)", st)
+        _auto_select("kv_precision", list(KV_PRECISIONS), KV_TITLES, "Auto (FP8 with FP8/FP4, else BF16)", st)
         method = _auto_select("spec_method", list(SPEC_METHODS), SPEC_TITLES, "Auto (the vendor's default)", st)
         if method not in (None, "none"):
             fields.optional_number("spec_draft_tokens", auto_label="Draft tokens: automatic", default_value=1)

@@ -35,9 +35,10 @@ def _cost(token: str, model: str, hardware: str, precision: str, input_len: int,
 
 @memory.cached(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
 def _quote(token: str, quotes_key: tuple, quote_id: str, assumptions: Assumptions, economics: Economics,
-           floor: float, output_len: int, _quotes=None, _catalog=None):
+           floor: float, output_len: int, decoding=None, _quotes=None, _catalog=None):
     return S.quote_sensitivity(_catalog, _quotes, quote_id, assumptions=assumptions, economics=economics,
-                               min_tokens_per_s_per_user=floor, output_len=output_len, samples=SAMPLES)
+                               min_tokens_per_s_per_user=floor, output_len=output_len, samples=SAMPLES,
+                               decoding=decoding)
 
 
 @memory.cached(show_spinner="Moving each assumption across its range ...", max_entries=32, ttl=3600)
@@ -100,13 +101,14 @@ def cost_panel(cat, token: str, sc, *, key: str) -> None:
 
 
 def quote_panel(cat, token: str, quotes: pl.DataFrame | None, quote_id: str, assumptions: Assumptions,
-                economics: Economics, floor: float, output_len: int, *, key: str) -> None:
-    """The Quote checker's panel: the picked quote's blended margin on its floor deployment."""
+                economics: Economics, floor: float, output_len: int, *, key: str, decoding=None) -> None:
+    """The Quote checker's panel: the picked quote's blended margin on its floor deployment (``decoding``: the
+    check's formats and speculative decoding, :class:`econ.assumptions.Decoding`)."""
     if quotes is None or not _toggle(f"{key}.on"):
         return
     try:
         result = _quote(token, (quotes.height, tuple(quotes["quote_id"].to_list())), quote_id, assumptions,
-                        economics, float(floor), int(output_len), _quotes=quotes.select(
+                        economics, float(floor), int(output_len), decoding, _quotes=quotes.select(
                             [c for c in quotes.columns if c != "quote_set"]), _catalog=cat)
     except Exception as exc:  # noqa: BLE001 - a quote without a GPU floor says so
         st.info(safe_text.error(exc), icon=":material/info:")

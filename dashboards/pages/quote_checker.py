@@ -1,6 +1,7 @@
 """Quote checker: provider list prices against the modeled cost floor at each quote's own service level.
 
-Inputs: the shared sidebar (power, finance, utilization, token mix, output length), the page's cost tier
+Inputs: the shared sidebar (power, finance, utilization, token mix, output length, and the formats and speculative
+decoding of its expander, which every floor uses and the page names), the page's cost tier
 (hyperscaler / neocloud / owned-custom / rental-3yr / on-demand TCO tiers or a typed $/GPU-hour; default: the
 sidebar's), the accelerator generations floors of quotes without their own hardware come from, the speed floor for
 quotes that publish none, and an optional upload of the analyst's own quotes (CSV or XLSX, the columns of
@@ -31,7 +32,10 @@ from econ.vocabulary import (COLUMNS, TIER_SPECS, Column, Tier, column_title, pc
 from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
 from econ.errors import EconError  # noqa: E402
-from econ.analyses.quotes import QuoteCheck, check_quotes, cost_basis_label, generations, single_quote  # noqa: E402
+from econ.analyses.quotes import (QuoteCheck, check_quotes, cost_basis_label, decoding_notes, generations,  # noqa: E402
+                                  single_quote)
+from econ.assumptions import Decoding  # noqa: E402
+from econ.formatting import short_accelerator_name  # noqa: E402
 from econ.economics.margins import (NOT_COMPARABLE, RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, UNDETERMINED,  # noqa: E402
                                     VERDICTS)
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER  # noqa: E402
@@ -53,6 +57,10 @@ UPLOAD_PREFIX = "upload-"
 VERDICT_COLOURS = {"below-floor": charts.OKABE_ITO[5], UNDETERMINED: charts.OKABE_ITO[3], "thin": charts.OKABE_ITO[1],
                    "plausible": charts.OKABE_ITO[0], "rich": charts.OKABE_ITO[2], NOT_COMPARABLE: "#999999"}
 # Okabe-Ito colours per verdict (vermillion, purple, orange, blue, green) and grey for quotes without a GPU floor.
+
+VERDICT_COLOUR_NAMES = {"below-floor": "vermillion", UNDETERMINED: "purple", "thin": "orange", "plausible": "blue",
+                        "rich": "green", NOT_COMPARABLE: "grey"}
+# The colour of each verdict in words (VERDICT_COLOURS; Okabe-Ito names), for the caption that names every marker.
 
 VERDICT_LABELS = {"below-floor": "Below floor", UNDETERMINED: "Undetermined", "thin": "Thin", "plausible": "Plausible",
                   "rich": "Rich", NOT_COMPARABLE: "Not GPU-comparable"}
@@ -185,7 +193,7 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
         x=x, y=y,
         color=alt.Color("verdict:N", title=_title("verdict"),
                         scale=alt.Scale(domain=shown, range=[VERDICT_COLOURS[v] for v in shown]),
-                        legend=alt.Legend(orient="top", columns=2, labelLimit=160)),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=260, symbolLimit=0)),
         tooltip=_tooltip(price_cols))
     return alt.layer(band, ticks, price).properties(
         width=width, height=max(160, 20 * len(order)),
@@ -239,7 +247,8 @@ def run_check(token: str, sc: Scenario, include_catalog: bool, upload: bytes | N
     if quotes is None:
         return None, None, error
     result = check_quotes(quotes.drop("quote_set"), cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
-                          min_tokens_per_s_per_user=speed, output_len=sc.output_len, generation=list(gens) or None)
+                          min_tokens_per_s_per_user=speed, output_len=sc.output_len, generation=list(gens) or None,
+                          decoding=sc.decoding())
     return result, quotes.select("quote_id", "quote_set"), error
 
 
@@ -249,13 +258,22 @@ def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tup
     """:func:`econ.analyses.quotes.check_quotes` of one typed quote (``quote``: model, provider, input, cached, output
     price, speed, hardware, weight format)."""
     cat = _catalog if _catalog is not None else state.catalog()
-    model, provider, p_in, p_c, p_out, speed, hw, wf = quote
-    q = single_quote(cat, model=model, usd_per_m_input_tokens=p_in, usd_per_m_output_tokens=p_out,
-                     usd_per_m_cached_input_tokens=p_c, output_tokens_per_s_per_user=speed, hardware=hw,
-                     weight_format=wf, provider=provider or "quote", quote_id=f"{provider or 'quote'}-{model}")
+    q, decoding = _typed_quote(cat, sc, quote)
     return check_quotes(q, cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
                         min_tokens_per_s_per_user=speed_default, output_len=sc.output_len,
-                        generation=list(gens) or None)
+                        generation=list(gens) or None, decoding=decoding)
+
+
+def _typed_quote(cat, sc: Scenario, quote: tuple) -> tuple[pl.DataFrame, Decoding]:
+    """The typed quote (:func:`econ.analyses.quotes.single_quote`) and the decoding its floor uses: the sidebar's
+    formats and speculative decoding, the weight format being the form's when it names one, else the sidebar's."""
+    model, provider, p_in, p_c, p_out, speed, hw, wf = quote
+    d = sc.decoding()
+    q = single_quote(cat, model=model, usd_per_m_input_tokens=p_in, usd_per_m_output_tokens=p_out,
+                     usd_per_m_cached_input_tokens=p_c, output_tokens_per_s_per_user=speed, hardware=hw,
+                     weight_format=wf or d.weight_format, provider=provider or "quote",
+                     quote_id=f"{provider or 'quote'}-{model}")
+    return q, replace(d, weight_format=None)
 
 
 @memory.cached(show_spinner="Checking the verdict under the alternatives ...", max_entries=32, ttl=3600)
@@ -266,12 +284,10 @@ def alternatives_one(token: str, sc: Scenario, tier: str, rate: float | None, sp
     from econ.analyses.quotes import alternatives_table, verdict_alternatives
 
     cat = _catalog if _catalog is not None else state.catalog()
-    model, provider, p_in, p_c, p_out, speed, hw, wf = quote
-    q = single_quote(cat, model=model, usd_per_m_input_tokens=p_in, usd_per_m_output_tokens=p_out,
-                     usd_per_m_cached_input_tokens=p_c, output_tokens_per_s_per_user=speed, hardware=hw,
-                     weight_format=wf, provider=provider or "quote", quote_id=f"{provider or 'quote'}-{model}")
+    q, decoding = _typed_quote(cat, sc, quote)
     return alternatives_table(verdict_alternatives(q, cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
-                                                   min_tokens_per_s_per_user=speed_default, output_len=sc.output_len))
+                                                   min_tokens_per_s_per_user=speed_default, output_len=sc.output_len,
+                                                   decoding=decoding))
 
 
 @memory.cached(show_spinner="Pricing the traffic with econ's floor ...", max_entries=16, ttl=3600)
@@ -284,9 +300,11 @@ def provider_pnl_page(token: str, sc: Scenario, inputs: tuple, model: str, hardw
     kw = dict(inputs)
     reported = {k: float(v) for k, v in provider_pnl(**kw).items()}
     traffic = {k: v for k, v in kw.items() if k != "gpu_hours_per_day"}
+    d = sc.decoding()
     modeled = modeled_floor_pnl(cat, model=model, hardware=hardware, min_tokens_per_s_per_user=speed,
-                                weight_format=weight_format, assumptions=sc.assumptions(), economics=sc.economics(cat),
-                                output_len=sc.output_len, **traffic)
+                                weight_format=d.weight_format or weight_format, assumptions=sc.assumptions(),
+                                economics=sc.economics(cat), output_len=sc.output_len,
+                                decoding=replace(d, weight_format=None), **traffic)
     modeled.pop("check", None)
     return reported, modeled
 
@@ -306,10 +324,56 @@ def _column_config(frame: pl.DataFrame) -> dict:
     return out
 
 
-def _display(frame: pl.DataFrame) -> pl.DataFrame:
+def _display(frame: pl.DataFrame, cat) -> pl.DataFrame:
+    """``frame`` as the page shows it: scaled columns (% as 0-100) and display names for ids (:func:`with_names`)."""
     exprs = [(pl.col(c) * _COLS[c].scale).alias(c) for c in frame.columns
              if c in _COLS and _COLS[c].scale != 1.0]
-    return frame.with_columns(exprs) if exprs else frame
+    return with_names(frame.with_columns(exprs) if exprs else frame, cat)
+
+
+HARDWARE_COLUMNS = ("hardware", "floor_hardware", "band_max_hardware", "ceiling_hardware",
+                    "cheapest_clearing_hardware")
+"""Columns of the check holding an accelerator (or provider system) id, shown as its display name."""
+TEXT_COLUMNS = ("reason", "floor_assumes")
+"""Columns of the check whose text names accelerators by id, shown with their short names."""
+
+
+def _names(cat) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """(accelerator and provider-system id -> display name, the same -> short name for running text,
+    model id -> display name) of ``cat``."""
+    hw = dict(cat.accelerators.select("id", "display_name").rows())
+    hw.update(dict(load_provider_systems(cat).select("id", "display_name").rows()))
+    hw = {k: str(v or k) for k, v in hw.items()}
+    short = {k: short_accelerator_name(v, max_chars=24) for k, v in hw.items()}
+    return hw, short, {k: str(v or k) for k, v in cat.models.select("id", "display_name").rows()}
+
+
+def name_ids(text, short: dict[str, str]):
+    """``text`` with every accelerator id written as a whole token (``gb200-nvl72``, not the ``b200`` inside it)
+    replaced by its short name (``GB200 NVL72``); None stays None."""
+    import re
+
+    if text is None or not short:
+        return text
+    pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(k) for k in sorted(short, key=len, reverse=True))
+                         + r")(?![\w-])")
+    return pattern.sub(lambda m: short[m.group(1)], str(text))
+
+
+def with_names(frame: pl.DataFrame, cat) -> pl.DataFrame:
+    """``frame`` with display names for its ids: accelerators (:data:`HARDWARE_COLUMNS`) and models by their
+    catalog ``display_name``, accelerator ids inside text (:data:`TEXT_COLUMNS`) by their short names
+    (:func:`econ.formatting.short_accelerator_name`). Quote ids and downloads keep the ids."""
+    hw, short, models = _names(cat)
+    out = []
+    for c in frame.columns:
+        if c == "model" and frame.schema[c] == pl.String:
+            out.append(pl.col(c).replace(models))
+        elif c in HARDWARE_COLUMNS and frame.schema[c] == pl.String:
+            out.append(pl.col(c).replace(hw))
+        elif c in TEXT_COLUMNS and frame.schema[c] == pl.String:
+            out.append(pl.Series(c, [name_ids(t, short) for t in frame[c].to_list()], dtype=pl.String))
+    return frame.with_columns(out) if out else frame
 
 
 def _assumption_rows(cat, sc: Scenario, result: QuoteCheck, economics) -> pl.DataFrame:
@@ -318,6 +382,26 @@ def _assumption_rows(cat, sc: Scenario, result: QuoteCheck, economics) -> pl.Dat
     hw = result.summary["floor_hardware"].drop_nulls().unique().sort().to_list()
     return export.cost_assumptions_frame(cat, sc.assumptions(), economics, hardware=hw,
                                          extra=result.settings_rows())
+
+
+def verdict_key(counts: dict[str, int]) -> str:
+    """Every verdict of the chart in words, with its diamond colour and count: the key that stays readable on a
+    phone, where the chart's legend can be cut (issue 19: at 390 px it lost 'rich' and 'thin')."""
+    shown = [v for v in VERDICTS if counts.get(v)]
+    return "Diamond colours: " + "; ".join(f"{VERDICT_COLOUR_NAMES[v]} = {VERDICT_LABELS[v]} ({counts[v]:,})"
+                                           for v in shown) + "."
+
+
+def decoding_captions(result: QuoteCheck, sc: Scenario, cat) -> list[str]:
+    """What the floors used: the formats and speculative decoding of the sidebar's expander, set or automatic with
+    its source (:func:`econ.analyses.quotes.decoding_notes`, the "decoding:" lines of ``econ quotes check``), and
+    a note when the sidebar's SLO percentile does not apply (a quote's speed is its published mean speed)."""
+    out = [n[0].upper() + n[1:] for n in decoding_notes(result.summary, sc.decoding(), cat)]
+    if sc.slo_percentile is not None:
+        out.append(f"SLOs judged at p{sc.slo_percentile:g} (sidebar) do not apply here: each quote is judged at its "
+                   "own published output speed, a typical (median) speed, against the floor's modeled decode speed; "
+                   "the Cost explorer and Deployment optimizer judge a percentile SLO.")
+    return out
 
 
 def _rate_text(result: QuoteCheck) -> str:
@@ -394,6 +478,14 @@ def render() -> None:
     if result is None:
         st.info("No quotes to check: include the catalog's quotes or upload your own.", icon=":material/info:")
     else:
+        notes = decoding_captions(result, sc, cat)
+        if sc.slo_percentile is not None:
+            st.caption(safe_text.md(notes.pop()))
+        given = sc.decoding().columns()
+        head = ("set in the sidebar: " + ", ".join(f"{k} {v}" for k, v in given.items())) if given else "automatic"
+        with st.expander(f"Formats and speculative decoding of the floors ({safe_text.md(head)})", expanded=False):
+            for note in notes:  # the formats and speculative decoding each floor used, and where each came from
+                st.caption(safe_text.md(note))
         _results(cat, cat_in_use, sc, result, sets, econ_, dict(include=include, data=data, speed=speed, tier=tier,
                                                                rate=rate, gens=tuple(gens)))
     st.divider()
@@ -410,7 +502,9 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
     per_hw = result.per_hardware
 
     f1, f2, f3 = st.columns(3)
-    models = f1.multiselect("Models", sorted(summary["model"].unique()), key="qc.models", placeholder="All models")
+    model_names = _names(cat)[2]
+    models = f1.multiselect("Models", sorted(summary["model"].unique()), key="qc.models", placeholder="All models",
+                            format_func=lambda m: model_names.get(m, m))
     providers = f2.multiselect("Providers", sorted(summary["provider"].unique()), key="qc.providers",
                                placeholder="All providers")
     verdicts = f3.multiselect("Verdicts", list(VERDICTS), key="qc.verdicts", placeholder="All verdicts",
@@ -430,18 +524,19 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
     for col, v in zip(m, VERDICTS):
         col.metric(VERDICT_LABELS[v], f"{counts.get(v, 0):,}", help=VERDICT_HELP[v])
     view_hw = per_hw.filter(pl.col("quote_id").is_in(view["quote_id"].implode()))
-    chart.show(quote_band_chart, view, view_hw, key="qc.chart",  # built once per check and filter
+    chart.show(quote_band_chart, with_names(view, cat), with_names(view_hw, cat), key="qc.chart",  # built once
                cache_key=(cat_in_use.token, sc, *inputs.values(), tuple(models), tuple(providers), tuple(verdicts)))
     st.caption("Grey bar: modeled floor from the cheapest to the dearest accelerator in the quote's scope that meets "
                "its speed; grey ticks: each such accelerator; diamond: the quoted blended price. A diamond without a "
                "bar: no accelerator in scope reaches the quote's speed, or the quote runs on non-GPU hardware.")
+    st.caption(verdict_key(counts))
 
     st.subheader("Verdicts and reasons")
     band = ("the engine's calibration band (10th to 90th percentile of its held-out errors)"
             if not str(result.settings["calibration_band"]).startswith("none") else "empty: the engine reports no band")
     st.caption(f"Every floor at {_rate_text(result)}; $/GPU-hour per utilized GPU-hour. Floor band columns: {band}.")
     shown = view.select(TABLE_COLUMNS)
-    st.dataframe(_display(shown), column_config=_column_config(shown), hide_index=True, key="qc.table",
+    st.dataframe(_display(shown, cat), column_config=_column_config(shown), hide_index=True, key="qc.table",
                  placeholder=table.PLACEHOLDER)
     meta = {"scenario": sc.to_query_params(), "speed_floor_default": inputs["speed"], "cost_tier": inputs["tier"],
             **cat.as_of_dates()}
@@ -455,15 +550,15 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
     pick = st.selectbox("Quote", view["quote_id"].to_list(), key="qc.pick")
     row = view.filter(pl.col("quote_id") == pick).row(0, named=True)
     st.markdown(f"**{VERDICT_LABELS[row['verdict']]}** — "
-                f"{safe_text.md(row['reason'].split(': ', 1)[1])}")  # $ is not LaTeX
+                f"{safe_text.md(name_ids(row['reason'], _names(cat)[1]).split(': ', 1)[1])}")  # $ is not LaTeX
     detail = per_hw.filter(pl.col("quote_id") == pick).select(DETAIL_COLUMNS)
-    st.dataframe(_display(detail), column_config=_column_config(detail), hide_index=True, key="qc.detail",
+    st.dataframe(_display(detail, cat), column_config=_column_config(detail), hide_index=True, key="qc.detail",
                  placeholder=table.PLACEHOLDER)
     table.downloads(view_hw, key="qc.dl_hw", name="quote-floors-by-accelerator", assumptions=assumptions,
                     metadata=meta)
     quotes, _ = quotes_to_check(cat, include_catalog=inputs["include"], upload=inputs["data"], upload_name=None)
     sensitivity.quote_panel(cat, cat_in_use.token, quotes, pick, sc.assumptions(), econ_, inputs["speed"],
-                            sc.output_len, key="qc.sens")
+                            sc.output_len, key="qc.sens", decoding=sc.decoding())
 
 
 def _hardware_options(cat) -> dict[str, str]:
@@ -525,7 +620,9 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
                 if r["floor_usd_per_m_blended_tokens"] is not None else "none in scope")
     k[3].metric("Gross margin", r["margin_text"] or "–", help="bounded and in words: a price far below its floor "
                 "reads as the ratio, one below the power cost alone says so")
-    st.markdown(safe_text.md(r["reason"].split(": ", 1)[1]))
+    st.markdown(safe_text.md(name_ids(r["reason"], _names(cat)[1]).split(": ", 1)[1]))
+    for note in decoding_notes(res.summary, sc.decoding(), cat):  # what this floor used
+        st.caption(safe_text.md(note[0].upper() + note[1:]))
     try:
         alt = alternatives_one(cat_in_use.token, sc, tier, rate, speed_default, quote, _catalog=cat)
         st.markdown("**How robust the verdict is**: the floor taken on each generation (rows) at each speed "
@@ -534,7 +631,7 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
     except EconError as exc:
         st.caption(safe_text.md(f"No alternatives: {exc}"))
     shown = res.summary.select(SINGLE_COLUMNS)
-    st.dataframe(_display(shown), column_config=_column_config(shown), hide_index=True, key="qc.s.table",
+    st.dataframe(_display(shown, cat), column_config=_column_config(shown), hide_index=True, key="qc.s.table",
                  placeholder=table.PLACEHOLDER)
 
 
@@ -637,7 +734,7 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
             f"{modeled['floor_tokens_per_s_per_user']:.1f} tokens/s per user), {modeled['gpus']:,.0f} GPUs busy "
             f"on average; verdict on the blended price: {VERDICT_LABELS[modeled['verdict']].lower()}.{band}"))
     with st.expander("Why (the floor's reason)"):
-        st.markdown(safe_text.md(modeled["reason"]))
+        st.markdown(safe_text.md(name_ids(modeled["reason"], _names(cat)[1])))
 
 
 if __name__ == "__main__":

@@ -279,7 +279,7 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
                       cached_input_tokens_per_day: float = 0.0, usd_per_m_cached_input_tokens: float | None = None,
                       min_tokens_per_s_per_user: float = 25.0, weight_format: str | None = None,
                       utilization_frac: float = 1.0, output_len: int = DEFAULT_OUTPUT_LEN, assumptions=None,
-                      economics=None) -> dict:
+                      economics=None, decoding=None) -> dict:
     """econ's modeled floor for a provider's traffic: the cheapest deployment, its daily cost and the margins.
 
     Parameters
@@ -295,6 +295,8 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
         load, as DeepSeek's occupancy-based cost is)
     output_len : int [tokens], generated tokens per request (the prompt is input/output x that)
     assumptions : Assumptions, optional; economics : Economics, optional, other economic settings
+    decoding : econ.assumptions.Decoding, optional, the floor's expert / KV-cache formats and speculative decoding
+        (:func:`econ.analyses.quotes.check_quotes`; default automatic; the weight format is ``weight_format``)
 
     Returns
     -------
@@ -335,7 +337,8 @@ def modeled_floor_pnl(catalog, *, model: str, hardware: str, usd_per_gpu_hour: f
                          usd_per_m_cached_input_tokens=usd_per_m_cached_input_tokens,
                          output_tokens_per_s_per_user=min_tokens_per_s_per_user, hardware=hardware,
                          weight_format=weight_format, provider="provider", quote_id="traffic")
-    check = check_quotes(quote, catalog, assumptions or DEFAULT, econ_, output_len=output_len)
+    kw = {} if decoding is None else {"decoding": decoding}
+    check = check_quotes(quote, catalog, assumptions or DEFAULT, econ_, output_len=output_len, **kw)
     r = check.summary.row(0, named=True)
     revenue = float(pnl["revenue_usd_per_day"])
     c_in, c_out = r["floor_usd_per_m_input_tokens"], r["floor_usd_per_m_output_tokens"]

@@ -56,7 +56,7 @@ import numpy as np
 import polars as pl
 
 from econ.physics import precision as prec
-from econ.assumptions import DEFAULT, Assumptions, Economics
+from econ.assumptions import AUTO_DECODING, DEFAULT, Assumptions, Decoding, Economics
 from econ.presets import DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN
 from econ.tables.catalog import COMMON_CAPEX_BASES, Catalog
 from econ.tables.quote_files import (QUOTE_SCHEMA, WEIGHT_FORMATS, load_provider_systems, native_weight_format,
@@ -94,6 +94,7 @@ WEIGHT_FORMAT_BASES: dict[str, str] = {
     "fp8-release": "the FP8 checkpoint published with the model (econ.tables.quote_files.FP8_RELEASES); the provider states none",
     "native": "the released checkpoint's; the provider states none",
     "given": "as the quotes file states",
+    "set": "as set for this check (--weight-format), over the quote's own",
 }
 """``weight_format_basis`` (and the 'stated' quantization) -> the words of a reason."""
 
@@ -194,7 +195,15 @@ class QuoteCheck:
 
     def settings_rows(self) -> list[dict]:
         """The settings as (group, name, value, source) rows, for an export's Assumptions sheet."""
-        return [{"group": "quote check", "name": k, "value": str(v), "source": SETTING_SOURCES.get(k, "")}
+        from econ.vocabulary import FIELDS
+
+        def source(k: str) -> str:
+            if k.startswith("decoding_") and k[len("decoding_"):] in FIELDS:  # a format / speculation set (Decoding)
+                f = FIELDS[k[len("decoding_"):]]
+                return f"set for the check ({f.flag_name}); automatic would be: {f.source}"
+            return SETTING_SOURCES.get(k, "")
+
+        return [{"group": "quote check", "name": k, "value": str(v), "source": source(k)}
                 for k, v in self.settings.items()]
 
 
@@ -402,10 +411,12 @@ def floor_points(models, catalog: Catalog, assumptions: Assumptions = DEFAULT, e
 
 
 def _floor_configs(models, catalog: Catalog, assumptions: Assumptions, economics: Economics, *, input_len: int,
-                   output_len: int, hardware=None, formats=None) -> pl.DataFrame:
+                   output_len: int, hardware=None, formats=None, decoding: Decoding = AUTO_DECODING) -> pl.DataFrame:
     """The configurations of :func:`floor_points` (one row per model x accelerator x precision x weight format x
-    layout), numbered (``_cfg``), with their probed ``max_batch_size`` (empty, without it, when no accelerator
-    holds the weights on <= MAX_GPUS)."""
+    layout x speculation variant), numbered (``_cfg``), with their probed ``max_batch_size`` (empty, without it,
+    when no accelerator holds the weights on <= MAX_GPUS). ``decoding``: the expert and KV-cache formats set
+    become point columns of every configuration, and a speculative-decoding setting replaces the search's variants
+    (:func:`_speculation_variants`)."""
     acc = catalog.accelerators
     if hardware is not None:
         from econ.tables.catalog import check_ids
@@ -443,7 +454,10 @@ def _floor_configs(models, catalog: Catalog, assumptions: Assumptions, economics
     configs = (configs.filter(pl.col("num_gpus") <= MAX_GPUS)
                .join(fkeys, on=["model", "hardware", "precision"], how="inner")
                .with_columns(pl.lit(input_len).alias("input_len"), pl.lit(output_len).alias("output_len")))
-    configs = configs.join(_speculation_variants(catalog, models), on="model", how="inner")
+    configs = configs.join(_speculation_variants(catalog, models, decoding), on="model", how="inner")
+    fixed = {k: v for k, v in decoding.columns().items() if k in ("expert_weight_format", "kv_precision")}
+    if fixed:  # the formats set for the check: point columns of every configuration (evaluate reads them)
+        configs = configs.with_columns(pl.lit(v, pl.String).alias(k) for k, v in fixed.items())
     if configs.height == 0:  # no accelerator holds the weights on <= MAX_GPUS: nothing to search
         return configs.with_row_index("_cfg")
     probe = evaluate(configs.with_columns(pl.col("dp").alias("batch_size")), catalog, assumptions, economics,
@@ -489,23 +503,37 @@ SPECULATION_BASIS = (
 """How the floor search speculates (the settings sheet and the README)."""
 
 
-def _speculation_variants(catalog: Catalog, models) -> pl.DataFrame:
+def _speculation_variants(catalog: Catalog, models, decoding: Decoding = AUTO_DECODING) -> pl.DataFrame:
     """The decoding variants the floor search evaluates per model: the engine's default (null: plain, or the model's
     MTP module) and, for a model without MTP, an EAGLE-3 head (:data:`EAGLE_DRAFT_TOKENS`, :data:`EAGLE_ACCEPTANCE`).
+    A method set in ``decoding`` (``--speculation``) is the only variant (its fields left automatic stay null: the
+    engine's default, as ``econ cost`` prices them); draft tokens or an acceptance set without a method apply to
+    the variants searched (the model's MTP, the EAGLE-3 head).
 
     Returns
     -------
-    pl.DataFrame: ``model``, ``spec_method`` (null or "eagle"), ``spec_draft_tokens``, ``spec_acceptance``.
+    pl.DataFrame: ``model``, ``spec_method`` (null or a method), ``spec_draft_tokens``, ``spec_acceptance`` (and
+    ``spec_draft_model`` when one is set).
     """
     from econ.engine import default_speculation
 
+    schema = {"model": pl.String, "spec_method": pl.String, "spec_draft_tokens": pl.Int64,
+              "spec_acceptance": pl.Float64}
+    d = decoding
     rows = []
     for m in dict.fromkeys(models):
-        rows.append((m, None, None, None))
+        if d.spec_method is not None:  # a method set: the only variant
+            rows.append((m, d.spec_method, d.spec_draft_tokens, d.spec_acceptance))
+            continue
+        rows.append((m, None, d.spec_draft_tokens, d.spec_acceptance))  # the model's default (its MTP) as set
         if default_speculation(catalog, m) is None:
-            rows.append((m, "eagle", EAGLE_DRAFT_TOKENS, EAGLE_ACCEPTANCE))
-    return pl.DataFrame(rows, schema={"model": pl.String, "spec_method": pl.String, "spec_draft_tokens": pl.Int64,
-                                      "spec_acceptance": pl.Float64}, orient="row")
+            rows.append((m, "eagle", EAGLE_DRAFT_TOKENS if d.spec_draft_tokens is None else d.spec_draft_tokens,
+                         EAGLE_ACCEPTANCE if d.spec_acceptance is None else d.spec_acceptance))
+    out = pl.DataFrame(rows, schema=schema, orient="row")
+    if decoding.spec_draft_model is not None:
+        out = out.with_columns(pl.lit(decoding.spec_draft_model, pl.String).alias("spec_draft_model"))
+    return out
+
 
 
 def _grid_index(configs: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -739,7 +767,7 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                  economics: Economics = Economics(), *,
                  min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
                  output_len: int = DEFAULT_OUTPUT_LEN, input_len: int | None = None, hardware=None,
-                 generation=None) -> QuoteCheck:
+                 generation=None, decoding: Decoding = AUTO_DECODING) -> QuoteCheck:
     """Compare every quote with its modeled cost floor at its own speed, precision and hardware.
 
     Parameters
@@ -768,6 +796,12 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     generation : iterable of str, optional
         Generations (:data:`GENERATION_RULES`) the floor of a quote without its own hardware is taken from
         (default: every accelerator searched).
+    decoding : Decoding
+        Formats and speculative decoding of the floor (:class:`econ.assumptions.Decoding`, the same fields as
+        ``econ cost``; default automatic). ``weight_format`` set replaces every quote's own (basis ``set``, the
+        reference precision its width's); ``expert_weight_format`` and ``kv_precision`` set are used by every
+        deployment searched; a speculative-decoding field set replaces the search's variants (plain or the
+        model's MTP, and an EAGLE-3 head: :data:`SPECULATION_BASIS`) with that one setting.
 
     Returns
     -------
@@ -809,6 +843,14 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                                 f"or validate_quotes() first")
     if quotes.height == 0:
         raise InvalidInputError("quotes has no rows")
+    if not isinstance(decoding, Decoding):
+        raise InvalidInputError(f"decoding={decoding!r} is not an econ.assumptions.Decoding")
+    if decoding.weight_format is not None:  # the format set for the check replaces each quote's own
+        wf = decoding.weight_format
+        quotes = quotes.with_columns(pl.lit(wf, pl.String).alias("weight_format"),
+                                     pl.lit("set", pl.String).alias("weight_format_basis"),
+                                     pl.lit(prec.FORMAT_PRECISION[wf], pl.String).alias("reference_precision"),
+                                     pl.lit("set", pl.String).alias("reference_precision_source"))
     dup = quotes.filter(pl.col("quote_id").is_duplicated())["quote_id"].unique(maintain_order=True).to_list()
     if dup:
         raise InvalidInputError(f"quote_id must be unique; duplicated: {dup[:8]} (rename them, e.g. prefix an "
@@ -845,11 +887,11 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     formats = {m: list(dict.fromkeys([*specs, "bf16", None]))
                for m, specs in keys.group_by("model", maintain_order=True).agg(pl.col("_spec")).iter_rows()}
     search_key = ("search", assumptions, tuple((m, tuple(f)) for m, f in formats.items()),
-                  None if hardware is None else tuple(hardware), input_len, output_len)
+                  None if hardware is None else tuple(hardware), input_len, output_len, decoding)
 
     def search():
         c = _floor_configs(list(formats), catalog, assumptions, economics, input_len=input_len,
-                           output_len=output_len, hardware=hardware, formats=formats)
+                           output_len=output_len, hardware=hardware, formats=formats, decoding=decoding)
         return c, (_grid_index(c) if c.height else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
 
     configs, grid = _memo(catalog, search_key, search)
@@ -890,7 +932,8 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                                   catalog, band) if rows.size else res.clear()
 
         frames["curves"] = curves
-    summary = _summary(q, scope, searched, frames, economics, band, profiles)
+    eagle_tokens = EAGLE_DRAFT_TOKENS if decoding.spec_draft_tokens is None else decoding.spec_draft_tokens
+    summary = _summary(q, scope, searched, frames, economics, band, profiles, eagle_draft_tokens=eagle_tokens)
     per_hw = _per_hardware(q, scope, searched, frames, economics, profiles)
     _require_finite(summary, "quote check")
     _speed_within_physics(summary)
@@ -904,9 +947,72 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         "thin_margin_below_frac": THIN_MARGIN_FRAC, "rich_margin_above_frac": RICH_MARGIN_FRAC,
         "calibration_band": "engine usd_per_m_blended_tokens_low/high" if band else "none (the engine returns no band)",
         "deployments_evaluated": num_points,
+        **{f"decoding_{k}": v for k, v in decoding.columns().items()},
     }
     return QuoteCheck(summary=summary.select(SUMMARY_COLUMNS), per_hardware=per_hw.select(PER_HARDWARE_COLUMNS),
                       settings=settings)
+
+
+MAX_DECODING_NOTES = 6
+"""Distinct "decoding:" lines :func:`decoding_notes` lists (a file's quotes share a few; the floor_* columns hold
+every quote's)."""
+
+
+def decoding_notes(summary: pl.DataFrame, decoding: Decoding, catalog: Catalog) -> list[str]:
+    """The "decoding:" lines of a check (:func:`econ.analyses.sweep.decoding_note`, the line of ``econ cost``): the
+    weight, expert and KV-cache formats and the speculative decoding each quote's floor used, and where each came
+    from (set for the check, or automatic and why), one line per distinct setting with the quotes it covers.
+
+    Parameters
+    ----------
+    summary : pl.DataFrame, :attr:`QuoteCheck.summary`
+    decoding : Decoding, what the check was given
+    catalog : Catalog
+
+    Returns
+    -------
+    list of str, at most :data:`MAX_DECODING_NOTES` (+ one saying how many more); empty when no quote has a floor.
+    """
+    from econ.analyses.sweep import decoding_note
+
+    by_note: dict[str, list[str]] = {}
+    for r in summary.filter(pl.col("floor_precision").is_not_null()).iter_rows(named=True):
+        p = r["floor_precision"]
+        w = r["floor_weight_format"] or prec.DEFAULT_WEIGHT_FORMAT[p]
+        method = r["floor_spec_method"] or "none"
+        tokens, acc = decoding.spec_draft_tokens, decoding.spec_acceptance
+        if method == "eagle" and decoding.spec_method is None:
+            tokens = EAGLE_DRAFT_TOKENS if tokens is None else tokens
+            acc = EAGLE_ACCEPTANCE if acc is None else acc
+        elif method == "mtp":
+            tokens = 1 if tokens is None else tokens
+            acc = catalog.model(r["model"]).get("mtp_acceptance") if acc is None else acc
+        row = {"model": r["model"], "precision": p, "weight_format": w,
+               "expert_weight_format": r["floor_expert_weight_format"] or w,
+               "kv_precision": decoding.kv_precision or prec.DEFAULT_KV_PRECISION[p], "spec_method": method,
+               "spec_draft_tokens": tokens, "spec_acceptance": acc}
+        note = decoding_note(row, decoding, catalog)
+        if decoding.weight_format is None:  # a quote's floor runs the quote's own weight format
+            note = note.replace("(the precision's own format)", "(the quote's: as stated, else the weight-format "
+                                "rule)", 1)
+        if decoding.spec_method is None:  # automatic: the floor search's cheaper variant
+            note = (note.replace("(the model's published head)", "(the floor search's EAGLE-3 head, cheaper than "
+                                 "plain decoding at the quote's speed: SPECULATION_BASIS)")
+                    .replace("(the vendor runs none by default)", "(the floor search: cheaper than an EAGLE-3 head "
+                             "at the quote's speed)" if method == "none" and
+                             catalog.model(r["model"]).get("mtp_acceptance") is None else
+                             "(the vendor runs none by default)"))
+        if note:
+            by_note.setdefault(note, []).append(r["quote_id"])
+    lines = []
+    for note, ids in list(by_note.items())[:MAX_DECODING_NOTES]:
+        lines.append(note if len(by_note) == 1 and len(ids) == summary.height else
+                     f"{note} [{len(ids)} quote{'s' if len(ids) > 1 else ''}: {', '.join(ids[:4])}"
+                     f"{', ...' if len(ids) > 4 else ''}]")
+    if len(by_note) > MAX_DECODING_NOTES:
+        lines.append(f"decoding: {len(by_note) - MAX_DECODING_NOTES} more settings (the floor_weight_format, "
+                     "floor_expert_weight_format and floor_spec_method columns of --format csv/json)")
+    return lines
 
 
 ALTERNATIVE_COLUMNS: tuple[str, ...] = (
@@ -919,7 +1025,8 @@ ALTERNATIVE_COLUMNS: tuple[str, ...] = (
 def verdict_alternatives(quote: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
                          economics: Economics = Economics(), *, speeds=None,
                          min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
-                         output_len: int = DEFAULT_OUTPUT_LEN, generations=None) -> pl.DataFrame:
+                         output_len: int = DEFAULT_OUTPUT_LEN, generations=None,
+                         decoding: Decoding = AUTO_DECODING) -> pl.DataFrame:
     """How robust a quote's verdict is: its verdict with the floor taken on each generation, at several speeds.
 
     Parameters
@@ -959,7 +1066,7 @@ def verdict_alternatives(quote: pl.DataFrame, catalog: Catalog, assumptions: Ass
                                              pl.lit(v).alias("output_tokens_per_s_per_user"),
                                              pl.lit("alternative").alias("speed_source")) for v in levels])
     check = check_quotes(variants, catalog, assumptions, economics, min_tokens_per_s_per_user=min_tokens_per_s_per_user,
-                         output_len=output_len)
+                         output_len=output_len, decoding=decoding)
     if generations is None:
         rent = rentable_at_scale(catalog, quote.select("quote_id", "as_of"))
         gens = accelerator_generations(catalog)
@@ -1207,7 +1314,9 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
 
 
 def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, economics: Economics,
-             band: bool, profiles: pl.DataFrame) -> pl.DataFrame:
+             band: bool, profiles: pl.DataFrame, *, eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.DataFrame:
+    """One row per quote (:data:`SUMMARY_COLUMNS`) with its reason (``eagle_draft_tokens``: what an EAGLE floor
+    drafts per step, for the reason's words)."""
     cost = "usd_per_m_blended_tokens"
     rows = scope["rows"]
     per_hw = f["per_hw"].join(profiles.select("hardware", "precision", "calibrated", "profile_note"),
@@ -1356,7 +1465,7 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
     s = s.join(curve, on="quote_id", how="left").with_columns(
         pl.col("_be_batch_size").alias("breakeven_batch_size"),
         pl.col("_be_tokens_per_s_per_user").alias("breakeven_tokens_per_s_per_user"))
-    return s.with_columns(_reason().alias("reason"))
+    return s.with_columns(_reason(eagle_draft_tokens).alias("reason"))
 
 
 def _clearing(qk: pl.DataFrame, per_hw: pl.DataFrame, searched: pl.DataFrame) -> pl.DataFrame:
@@ -1457,7 +1566,7 @@ def _assumes() -> pl.Expr:
         src, c("cost_basis")))
 
 
-def _reason() -> pl.Expr:
+def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
     """The analyst's sentences for each quote, built from the summary columns (no Python row loop).
 
     Order: verdict and margins (or why there is no GPU floor to compare with); the floor deployment, its
@@ -1539,7 +1648,7 @@ def _reason() -> pl.Expr:
     spec = (pl.when(c("floor_spec_method") == "mtp").then(pl.format(
         ", MTP speculative decoding (the model's own module, {} tokens per step)", _t(c("floor_accepted_tokens_per_step"))))
         .when(c("floor_spec_method") == "eagle").then(pl.format(
-            ", EAGLE-3 speculative decoding ({} drafted, {} accepted per step)", pl.lit(EAGLE_DRAFT_TOKENS),
+            ", EAGLE-3 speculative decoding ({} drafted, {} accepted per step)", pl.lit(eagle_draft_tokens),
             _t(c("floor_accepted_tokens_per_step"))))
         .when(c("floor_spec_method").is_not_null() & (c("floor_spec_method") != "none")).then(pl.format(
             ", {} speculative decoding ({} tokens per step)", c("floor_spec_method").str.to_uppercase(),

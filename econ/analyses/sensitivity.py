@@ -609,7 +609,7 @@ def cost_sensitivity(catalog: Catalog, *, model: str, hardware: str, precision: 
 def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, assumptions: Assumptions = DEFAULT,
                       economics: Economics = Economics(), min_tokens_per_s_per_user: float | None = None,
                       output_len: int = 1024, ranges: dict | None = None, samples: int = DEFAULT_SAMPLES,
-                      seed: int = DEFAULT_SEED) -> Sensitivity:
+                      seed: int = DEFAULT_SEED, decoding=None) -> Sensitivity:
     """How a quote's blended gross margin against its floor moves with the assumptions.
 
     Parameters
@@ -621,6 +621,9 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
     min_tokens_per_s_per_user : float, optional
         Speed floor of a quote that publishes none (the check's default otherwise). [tokens/s]
     output_len : int [tokens], as :func:`econ.analyses.quotes.check_quotes`
+    decoding : econ.assumptions.Decoding, optional
+        The check's formats and speculative decoding (:func:`econ.analyses.quotes.check_quotes`; default automatic):
+        the floor deployment keeps its KV-cache format and speculation in every scenario.
     other parameters : as :func:`cost_sensitivity`
 
     Returns
@@ -653,6 +656,8 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
         raise InvalidInputError(f"quote_id={quote_id!r} is not in the quotes" +
                                 (f" (closest: {', '.join(close)})" if close else ""))
     kw = {} if min_tokens_per_s_per_user is None else {"min_tokens_per_s_per_user": float(min_tokens_per_s_per_user)}
+    if decoding is not None:
+        kw["decoding"] = decoding
     check = check_quotes(q, catalog, assumptions, economics, output_len=output_len, **kw)
     s = check.summary.row(0, named=True)
     if s["floor_hardware"] is None or s["floor_usd_per_m_blended_tokens"] is None:
@@ -668,10 +673,23 @@ def quote_sensitivity(catalog: Catalog, quotes: pl.DataFrame, quote_id: str, *, 
     for k in ("weight_format", "expert_weight_format"):
         if s.get(f"floor_{k}") is not None:
             cols[k] = s[f"floor_{k}"]
+    if decoding is not None and decoding.kv_precision is not None:  # the check's KV-cache format
+        cols["kv_precision"] = decoding.kv_precision
     batch = int(s["floor_batch_size"])
     floor_row = {"precision": s["floor_precision"], **{k: s[f"floor_{k}"] for k in _LAYOUT}, "batch_size": batch,
                  "disaggregated": False}  # the floor search serves aggregated
-    if s["floor_spec_method"] == "eagle":  # the floor's EAGLE-3 head (econ.analyses.quotes), kept by its scenarios
+    d = decoding
+    if d is not None and any(getattr(d, k) is not None for k in ("spec_method", "spec_draft_tokens",
+                                                                  "spec_acceptance")):
+        from econ.analyses.quotes import EAGLE_ACCEPTANCE, EAGLE_DRAFT_TOKENS
+        eagle = s["floor_spec_method"] == "eagle" and d.spec_method is None  # the search's head, as the check set it
+        spec = dict(spec_method=s["floor_spec_method"] or "none",
+                    spec_draft_tokens=EAGLE_DRAFT_TOKENS if eagle and d.spec_draft_tokens is None else d.spec_draft_tokens,
+                    spec_acceptance=EAGLE_ACCEPTANCE if eagle and d.spec_acceptance is None else d.spec_acceptance)
+        floor_row.update({k: v for k, v in spec.items() if v is not None})
+        if d.spec_draft_model is not None:
+            cols["spec_draft_model"] = d.spec_draft_model
+    elif s["floor_spec_method"] == "eagle":  # the floor's EAGLE-3 head (econ.analyses.quotes), kept by its scenarios
         from econ.analyses.quotes import EAGLE_ACCEPTANCE, EAGLE_DRAFT_TOKENS
         floor_row.update(spec_method="eagle", spec_draft_tokens=EAGLE_DRAFT_TOKENS, spec_acceptance=EAGLE_ACCEPTANCE)
     names, notes = _assumption_names(COST_ASSUMPTIONS, economics)

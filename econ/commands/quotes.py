@@ -15,11 +15,13 @@ from __future__ import annotations
 import io
 import sys
 import textwrap
+from dataclasses import replace
 
 import polars as pl
 
-from econ.commands._common import (check_flag, add_data_dir, add_economics_options, add_scenario_option, catalog_from,
-                                   check_range, economics_from, load_scenario, render, show_value, terminal_width)
+from econ.commands._common import (check_flag, add_data_dir, add_decoding_options, add_economics_options,
+                                   add_scenario_option, catalog_from, check_range, decoding_from, economics_from,
+                                   load_scenario, render, show_value, terminal_width)
 from econ.errors import InvalidInputError
 from econ.safe_write import check_target, write_bytes
 from econ.vocabulary import MAX_CONTEXT
@@ -41,8 +43,9 @@ SINGLE_COLUMNS = (
 )
 """Fields printed for one typed quote (``name  value`` lines), before its reason."""
 
-SINGLE_FLAGS = ("input_price", "output_price", "cached_input_price", "speed", "weight_format")
-"""Flags that make ``econ quotes check`` check one typed quote instead of a file."""
+SINGLE_FLAGS = ("input_price", "output_price", "cached_input_price", "speed")
+"""Flags that make ``econ quotes check`` check one typed quote instead of a file (``--weight-format``, a decoding
+flag, is the typed quote's format, or replaces every quote's format of a file)."""
 
 
 def register(sub) -> None:
@@ -68,7 +71,6 @@ def _add_output(c, formats=("table", "csv", "json", "xlsx")) -> None:
 
 def _register_check(qsub) -> None:
     from econ.vocabulary import TCO_CHOICES
-    from econ.tables.quote_files import WEIGHT_FORMATS
 
     c = qsub.add_parser(
         "check", help="verdict (below-floor, undetermined, thin, plausible, rich, not-gpu-comparable), margins, "
@@ -92,8 +94,6 @@ def _register_check(qsub) -> None:
                      help="USD per million cache-hit input tokens [the input price]")
     one.add_argument("--speed", type=float, metavar="X",
                      help="the quote's output speed, tokens/s per user [--min-tokens-per-s-per-user]")
-    one.add_argument("--weight-format", choices=WEIGHT_FORMATS,
-                     help="weight format the provider serves [the weight-format rule: the checkpoint's]")
     c.add_argument("--min-tokens-per-s-per-user", type=float, default=None, metavar="X",
                    help="speed floor for quotes that publish no speed, tokens/s per user [25: MLPerf v5.0 interactive]")
     c.add_argument("--output-len", type=int, default=1024, help="generated tokens per request [1024]; the prompt is "
@@ -109,6 +109,7 @@ def _register_check(qsub) -> None:
                                    "typed quote: its model id")
     c.add_argument("--provider", help="with a file: check only quotes of these providers (comma-separated); with one "
                                       "typed quote: its provider's name [quote]")
+    add_decoding_options(c)  # --weight-format: the typed quote's format, or every quote's of a file
     add_economics_options(c)
     add_scenario_option(c)
     _add_output(c)
@@ -162,6 +163,10 @@ def compute(args):
     catalog = catalog_from(args)
     scenario, catalog = load_scenario(args, catalog)
     economics = economics_from(args, catalog, scenario)
+    decoding = args.decoding = decoding_from(args, scenario)
+    if scenario is not None and getattr(scenario, "slo_percentile", None) is not None:
+        print(f"econ quotes check: note: the scenario's slo_percentile {scenario.slo_percentile:g} is not applied: "
+              "each quote is judged at its own published speed (a typical, median speed)", file=sys.stderr)
     generation = _split(args.generation)
     default_speed = speed if speed is not None else DEFAULT_MIN_TOKENS_PER_S_PER_USER
     kw = dict(economics=economics, output_len=args.output_len, min_tokens_per_s_per_user=default_speed,
@@ -173,13 +178,15 @@ def compute(args):
                              usd_per_m_output_tokens=args.output_price,
                              usd_per_m_cached_input_tokens=args.cached_input_price,
                              output_tokens_per_s_per_user=args.speed, hardware=args.hardware,
-                             weight_format=args.weight_format, provider=args.provider or "quote",
+                             weight_format=decoding.weight_format, provider=args.provider or "quote",
                              quote_id=f"{args.provider or 'quote'}-{args.model}")
+        kw["decoding"] = replace(decoding, weight_format=None)  # the typed quote's own format (provider-stated)
         result = check_quotes(quote, catalog, **kw)
         if args.format == "table":  # how robust the verdict is: the floor on each generation, at several speeds
             from econ.analyses.quotes import alternatives_table, verdict_alternatives
             alt = verdict_alternatives(quote, catalog, kw.get("assumptions", DEFAULT), economics,
-                                       min_tokens_per_s_per_user=default_speed, output_len=args.output_len)
+                                       min_tokens_per_s_per_user=default_speed, output_len=args.output_len,
+                                       decoding=kw["decoding"])
             args.alternatives = alternatives_table(alt)
         return result, catalog, economics
     quotes = load_quotes(catalog, args.file)
@@ -192,12 +199,15 @@ def compute(args):
         quotes = quotes.filter(pl.col("provider").is_in(providers))
     if quotes.height == 0:
         raise InvalidInputError(f"no quote matches --model={args.model} --provider={args.provider}")
-    return check_quotes(quotes, catalog, hardware=_split(args.hardware), **kw), catalog, economics
+    return check_quotes(quotes, catalog, hardware=_split(args.hardware), decoding=decoding, **kw), catalog, economics
 
 
 def run_check(args) -> int:
+    from econ.analyses.quotes import decoding_notes
+
     result, catalog, economics = compute(args)
     fmt = args.format
+    notes = decoding_notes(result.summary, args.decoding, catalog) if fmt == "table" else ()
     if fmt in ("csv", "xlsx"):
         from econ.io import export
 
@@ -209,10 +219,12 @@ def run_check(args) -> int:
         return 0
     if args.output:
         buf = io.StringIO()
-        _print(result, fmt, buf, single=_single(args), alternatives=getattr(args, "alternatives", None))
+        _print(result, fmt, buf, single=_single(args), alternatives=getattr(args, "alternatives", None),
+               notes=notes)
         _write(buf.getvalue().encode("utf-8"), args.output, args.force)
         return 0
-    _print(result, fmt, sys.stdout, single=_single(args), alternatives=getattr(args, "alternatives", None))
+    _print(result, fmt, sys.stdout, single=_single(args), alternatives=getattr(args, "alternatives", None),
+           notes=notes)
     return 0
 
 
@@ -238,7 +250,7 @@ def settings_line(s: dict) -> str:
             f"{s['generations']}; {s['deployments_evaluated']:,} deployments evaluated")
 
 
-def _print(result, fmt: str, out, single: bool = False, alternatives=None) -> None:
+def _print(result, fmt: str, out, single: bool = False, alternatives=None, notes=()) -> None:
     if fmt == "json":
         render(result.summary, "json", vertical_if_single=False, out=out)
         return
@@ -253,7 +265,10 @@ def _print(result, fmt: str, out, single: bool = False, alternatives=None) -> No
         counts = result.summary["verdict"].value_counts(sort=True)
         out.write("\nverdicts: " + ", ".join(f"{v} {n}" for v, n in counts.iter_rows()) + "\n")
     width = min(120, terminal_width(out))
-    out.write("\n" + textwrap.fill(settings_line(result.settings), width=width) + "\n\nreasons:\n")
+    out.write("\n" + textwrap.fill(settings_line(result.settings), width=width) + "\n")
+    for note in notes:  # the formats and speculative decoding of the floors (econ cost's "decoding:" line)
+        out.write(textwrap.fill(note, width=width, subsequent_indent="  ", break_on_hyphens=False) + "\n")
+    out.write("\nreasons:\n")
     for quote_id, reason in result.summary.select("quote_id", "reason").iter_rows():
         out.write(textwrap.fill(f"{quote_id}: {reason}", width=width, subsequent_indent="    ",
                                 break_on_hyphens=False) + "\n")
@@ -282,8 +297,6 @@ PNL_FLAGS = {
 
 
 def _register_pnl(qsub) -> None:
-    from econ.tables.quote_files import WEIGHT_FORMATS
-
     c = qsub.add_parser(
         "pnl", help="a provider's daily P&L (fleet, traffic, prices) beside econ's modeled floor for that traffic",
         description="Cost per day (GPU-hours x $/GPU-hour), cost per million tokens, revenue, gross margin and "
@@ -311,9 +324,9 @@ def _register_pnl(qsub) -> None:
     m.add_argument("--model", help="catalog model id served")
     m.add_argument("--hardware", help="catalog accelerator id it runs on")
     m.add_argument("--speed", type=float, metavar="X", help="output tokens/s per user the floor must deliver [25]")
-    m.add_argument("--weight-format", choices=WEIGHT_FORMATS, help="served weight format [the checkpoint's]")
     m.add_argument("--utilization", type=float, help="share of the paid GPU-hours serving, (0, 1] [1: the fleet is "
                                                      "sized to its load]")
+    add_decoding_options(c)  # --weight-format: the served weight format [the disclosure's, else the checkpoint's]
     _add_output(c, formats=("table", "csv", "json"))
     add_data_dir(c)
     c.set_defaults(func=run_pnl)
@@ -356,10 +369,12 @@ def pnl_compute(args) -> tuple[dict, dict, dict]:
         raise InvalidInputError(f"missing {', '.join(need)} (or --disclosure deepseek-v3r1-day6 for DeepSeek's figures)")
     reported = {k: float(np.asarray(v)) for k, v in provider_pnl(**inputs).items()}
     speed = args.speed if args.speed is not None else (d.output_tokens_per_s_per_user if d else 25.0)
-    wf = args.weight_format or (d.weight_format if d else None)
+    decoding = args.decoding = decoding_from(args)
+    wf = decoding.weight_format or (d.weight_format if d else None)
     traffic = {k: v for k, v in inputs.items() if k != "gpu_hours_per_day"}
     modeled = modeled_floor_pnl(catalog, model=model, hardware=hardware, min_tokens_per_s_per_user=speed,
-                                weight_format=wf, utilization_frac=args.utilization or 1.0, **traffic)
+                                weight_format=wf, utilization_frac=args.utilization or 1.0,
+                                decoding=replace(decoding, weight_format=None), **traffic)
     context = {"disclosure": d, "model": model, "hardware": hardware, "speed": speed, "weight_format": wf,
                "utilization": args.utilization or 1.0}
     return reported, modeled, context

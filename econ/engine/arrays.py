@@ -95,6 +95,11 @@ _FORMAT_BYTES = np.array([prec.WEIGHT_FORMATS[f] for f in FORMATS])
 _FORMAT_BITS = np.array([prec.FORMAT_BITS[f] for f in FORMATS])
 _FORMAT_PREC = np.array([prec.PRECISIONS.index(prec.FORMAT_PRECISION[f]) for f in FORMATS])
 _PREC_BITS = np.array([prec.PRECISION_BITS[p] for p in prec.PRECISIONS])
+_KV_BYTES = np.array([prec.KV_BYTES_PER_ELEMENT[k] for k in prec.KV_BYTES_PER_ELEMENT])
+"""Stored bytes per KV element of each KV code (block scales included). [B]"""
+_KV_ATTENTION_BYTES = np.array([prec.WEIGHT_BYTES_PER_PARAM[prec.KV_ATTENTION_PRECISION[k]]
+                                for k in prec.KV_BYTES_PER_ELEMENT])
+"""Operand width the attention matmuls run at for each KV code (the format dequantized: KV_ATTENTION_PRECISION). [B]"""
 _DEFAULT_FORMAT = np.array([FORMATS.index(prec.DEFAULT_WEIGHT_FORMAT[p]) for p in prec.PRECISIONS])
 
 
@@ -143,10 +148,11 @@ def resolve_formats(hardware: HardwareFacts, precision_code, kv_code, pinned_wei
     peak_e = np.choose(matmul(e), peaks)
     unsupported = np.isnan(peak_w) | np.isnan(peak_e)
     peak_w, peak_e = np.where(np.isnan(peak_w), 1.0, peak_w), np.where(np.isnan(peak_e), 1.0, peak_e)
-    kv_b = np.array([prec.KV_BYTES_PER_ELEMENT[k] for k in prec.KV_BYTES_PER_ELEMENT])[kv_code]
+    kv_b = _KV_BYTES[kv_code]
     formats = Formats(weight_bytes_per_param=_FORMAT_BYTES[w], kv_bytes_per_element=kv_b,
                       embedding_bytes_per_param=embedding_bytes_per_param, peak_flop_per_s=peak_w,
-                      attention_peak_flop_per_s=attention_peak_flop_per_s(peak_w, kv_b, hardware.bf16_peak_flop_per_s,
+                      attention_peak_flop_per_s=attention_peak_flop_per_s(peak_w, _KV_ATTENTION_BYTES[kv_code],
+                                                                          hardware.bf16_peak_flop_per_s,
                                                                           hardware.fp8_peak_flop_per_s),
                       expert_weight_bytes_per_param=_FORMAT_BYTES[e], expert_peak_flop_per_s=peak_e)
     return formats, unsupported, too_wide, w, e

@@ -95,14 +95,16 @@ def non_routed_bytes_read(batch_per_microbatch, dense_params_read, embedding_par
     return dense + untied * batch_per_microbatch * hidden_size * embedding_bytes_per_param
 
 
-def attention_peak_flop_per_s(weight_peak_flop_per_s, kv_bytes_per_element, bf16_peak_flop_per_s,
+def attention_peak_flop_per_s(weight_peak_flop_per_s, attention_operand_bytes, bf16_peak_flop_per_s,
                               fp8_peak_flop_per_s):
     """Peak the attention-score matmuls (QK^T, PV) run at: the KV-cache precision's, at most the weights'.
 
     Parameters
     ----------
     weight_peak_flop_per_s : array, dense peak at the weight precision [FLOP/s]
-    kv_bytes_per_element : array, 1 (fp8 KV) or 2 (bf16 KV) [B]
+    attention_operand_bytes : array, width of the K and V operands the score matmuls multiply: 1 (fp8) or 2 (bf16)
+        [B]; the KV-cache format's :data:`econ.physics.precision.KV_ATTENTION_PRECISION` (an int8 / int4 / mxfp4
+        cache is dequantized to bf16, an nvfp4 cache to fp8), not its stored bytes
     bf16_peak_flop_per_s, fp8_peak_flop_per_s : array, accelerator peaks (fp8 NaN = no fp8 units) [FLOP/s]
 
     Returns
@@ -118,7 +120,7 @@ def attention_peak_flop_per_s(weight_peak_flop_per_s, kv_bytes_per_element, bf16
     Orchestration helper (uses np.where), not a pl.Expr kernel.
     """
     fp8 = np.where(np.isnan(fp8_peak_flop_per_s), bf16_peak_flop_per_s, fp8_peak_flop_per_s)
-    kv_peak = np.where(kv_bytes_per_element <= 1.0, fp8, bf16_peak_flop_per_s)
+    kv_peak = np.where(attention_operand_bytes <= 1.0, fp8, bf16_peak_flop_per_s)
     out = np.minimum(kv_peak, weight_peak_flop_per_s)
     return np.where(np.isnan(out), weight_peak_flop_per_s, out)  # no bf16 figure: attention at the weights' peak
 

@@ -16,13 +16,59 @@ from __future__ import annotations
 import numpy as np
 
 from econ.errors import InvalidInputError
+from econ.vocabulary import KV_PRECISIONS
 
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 WEIGHT_BYTES_PER_PARAM: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5625}
 DEFAULT_KV_PRECISION: dict[str, str] = {"bf16": "bf16", "fp8": "fp8", "fp4": "fp8"}
 """KV-cache precision that goes with a weight precision by default: fp8 KV with fp8/fp4 weights
-(vLLM/TensorRT-LLM fp8 KV cache); an fp4 KV cache is not a mainstream serving option."""
-KV_BYTES_PER_ELEMENT: dict[str, float] = {"bf16": 2.0, "fp8": 1.0}
+(vLLM/TensorRT-LLM fp8 KV cache); an fp4 KV cache is an option to set (:data:`KV_BYTES_PER_ELEMENT`), not the
+mainstream default."""
+KV_BYTES_PER_ELEMENT: dict[str, float] = {
+    "bf16": 2.0, "fp8": 1.0, "int8": 1.03125, "int4": 0.53125, "mxfp4": 0.53125, "nvfp4": 0.5625,
+}
+"""Bytes per stored KV-cache element, block scales included; the one table of KV-cache formats (its keys, in this
+order, are :data:`econ.vocabulary.KV_PRECISIONS` and the engine's KV codes). [B]
+
+- bf16 2. fp8 (E4M3) 1: one per-tensor (or per-head) fp32 scale per layer, negligible (vLLM ``--kv-cache-dtype fp8``,
+  TensorRT-LLM FP8 KV cache).
+- int8 1.03125: 8-bit integers, per-head per-token asymmetric, one fp16 scale and one fp16 zero point per
+  head vector of 128 elements: 8 + 32/128 = 8.25 bits (LMDeploy KV int8 quantization, "per-head per-token
+  asymmetric"; head_dim 128, as Llama-3 and Qwen).
+- int4 0.53125: 4-bit integers in the same per-head per-token asymmetric scheme (one group = one head vector of
+  128, fp16 scale and zero): 4 + 32/128 = 4.25 bits (LMDeploy KV int4). KIVI (arXiv:2402.02750) quantizes in groups of 32 (keys per channel, values per token) with
+  fp16 scale and zero: 4 + 32/32 = 5 bits = 0.625 B; the coarser LMDeploy group is the one deployed in a server.
+- mxfp4 0.53125: 4-bit E2M1 + one 8-bit E8M0 scale per 32-element block = 4.25 bits (OCP Microscaling Formats
+  (MX) Specification v1.0, 2023).
+- nvfp4 0.5625: 4-bit E2M1 + one FP8 E4M3 scale per 16-element block = 4.5 bits (NVIDIA, "Introducing NVFP4", 2025-06;
+  TensorRT-LLM "NVFP4 KV Cache"); the per-tensor fp32 scale is negligible.
+"""
+KV_ATTENTION_PRECISION: dict[str, str] = {
+    "bf16": "bf16", "fp8": "fp8", "int8": "bf16", "int4": "bf16", "mxfp4": "bf16", "nvfp4": "fp8",
+}
+"""Matmul precision the attention-score matmuls (QK^T, PV) run at for each KV-cache format, before the cap at the
+weights' precision (:func:`econ.physics.performance.attention_peak_flop_per_s`).
+
+Every narrow KV format is *dequantized* inside the attention kernel: the cache costs its bytes (capacity and HBM
+reads) and the matmuls run at this precision. fp8: FP8 attention (vLLM FlashAttention-3 and TensorRT-LLM run QK^T
+and PV in fp8 with an fp8 cache). int8 / int4 (LMDeploy, KIVI) and mxfp4 are dequantized to fp16/bf16. nvfp4:
+TensorRT-LLM dequantizes the NVFP4 cache to FP8 and runs FP8 attention (TensorRT-LLM "NVFP4 KV Cache", Blackwell).
+An accelerator without fp8 units attends at bf16 (the existing fallback), so no (accelerator, KV format) pair is
+refused: a chip without native support dequantizes in software and only the bytes change."""
+KV_NATIVE_GENERATIONS: dict[str, tuple[str, ...]] = {
+    "bf16": ("ampere", "hopper", "blackwell", "ada", "cdna3", "cdna4", "tpu", "gaudi", "trainium"),
+    "fp8": ("hopper", "blackwell", "ada", "cdna3", "cdna4", "gaudi", "trainium"),
+    "int8": (), "int4": (), "mxfp4": (),
+    "nvfp4": ("blackwell",),
+}
+"""Accelerator generations whose serving engines ship attention kernels that read each KV format natively, for the
+help text and the report; the engine does not refuse the other pairs (see :data:`KV_ATTENTION_PRECISION`: it prices
+them dequantized). fp8 KV: Hopper, Ada, Blackwell (FP8 tensor cores; vLLM / TensorRT-LLM FP8 KV cache), AMD CDNA3+
+(MI300 FP8; vLLM ROCm fp8 KV), Gaudi 2/3 and Trainium2 (FP8 units). NVFP4 KV: Blackwell only (TensorRT-LLM's NVFP4
+KV cache needs FP4 tensor cores). int8 / int4 / mxfp4 KV: software (de)quantization on any GPU (LMDeploy, KIVI), no
+native attention kernel: empty."""
+if tuple(KV_BYTES_PER_ELEMENT) != KV_PRECISIONS or tuple(KV_ATTENTION_PRECISION) != KV_PRECISIONS:
+    raise ImportError("econ.physics.precision KV tables and econ.vocabulary.KV_PRECISIONS disagree")  # one list
 PEAK_COLUMN: dict[str, str] = {p: f"{p}_peak_flop_per_s" for p in PRECISIONS}
 """Accelerator column holding the dense matmul peak used at each precision (weights and
 activations in that format: fp8 x fp8, fp4 x fp4)."""

@@ -1,0 +1,95 @@
+"""Issue 19 part 2 on the Quote checker page: the sidebar's formats / speculative decoding reach its floors (checked
+against econ called directly) and the page says what was used; every verdict of the chart is named in words (the
+legend lost 'rich' and 'thin' at 390 px); tables, KPIs and text show display names, not raw ids."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+from tests.dashboards.test_dashboard import page, run, scenario  # noqa: E402
+from dashboards.components.safe_text import unescape  # noqa: E402
+from econ.tables.catalog import load_catalog  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    return run(page("quote_checker"))
+
+
+def _frame(at, first_column: str):
+    """The page's dataframe whose first column is ``first_column`` (pandas)."""
+    for df in at.dataframe:
+        if list(df.value.columns)[:1] == [first_column]:
+            return df.value
+    raise AssertionError(f"no table starting with {first_column}")
+
+
+def _captions(at) -> str:
+    return " ".join(unescape(c.value) for c in at.caption)
+
+
+def test_every_verdict_of_the_chart_is_named_with_its_colour(default_page):
+    from dashboards.pages.quote_checker import VERDICT_COLOUR_NAMES, VERDICT_LABELS
+
+    verdicts = _frame(default_page, "quote_id")["verdict"].value_counts().to_dict()
+    text = _captions(default_page)
+    assert "Diamond colours:" in text
+    for v, n in verdicts.items():  # rich and thin included: each marker explained at any width
+        assert f"{VERDICT_COLOUR_NAMES[v]} = {VERDICT_LABELS[v]} ({n:,})" in text, v
+
+
+def test_tables_and_text_show_display_names_not_ids(default_page, catalog):
+    ids = {i for i, n in catalog.accelerators.select("id", "display_name").rows() if n != i}
+    models = {i for i, n in catalog.models.select("id", "display_name").rows() if n != i}  # gpt-oss: name = id
+    table = _frame(default_page, "quote_id")
+    floor_hw = {h for h in table["floor_hardware"].dropna()}
+    assert floor_hw and not floor_hw & ids, sorted(floor_hw & ids)
+    assert not set(table["model"]) & models
+    token = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
+                       + r")(?![\w-])")
+    for text in table["reason"].dropna():
+        assert not token.search(text), token.search(text).group(0)
+    detail = _frame(default_page, "hardware")
+    assert not set(detail["hardware"]) & ids
+    # the page's own text (the verdict line of the quote picked, the P&L's reason); the shared sources list is not
+    reasons = [unescape(m.value) for m in default_page.markdown if "floor" in unescape(m.value)
+               and not unescape(m.value).lstrip().startswith("- ")]
+    assert reasons
+    for text in reasons:
+        assert not token.search(text), token.search(text).group(0)
+
+
+def test_sidebar_kv_format_reaches_the_floors_and_is_said(catalog):
+    from econ.analyses.quotes import check_quotes
+    from econ.tables.quote_files import load_quotes
+
+    at = run(page("quote_checker"))
+    at.selectbox(key="sc.kv_precision").set_value("nvfp4")
+    run(at)
+    sc = scenario(at)
+    assert sc.kv_precision == "nvfp4" and at.query_params["kv_precision"] == "nvfp4"
+    table = _frame(at, "quote_id")
+    direct = check_quotes(load_quotes(catalog), catalog, sc.assumptions(), sc.economics(catalog),
+                          min_tokens_per_s_per_user=25.0, output_len=sc.output_len, decoding=sc.decoding()).summary
+    want = dict(direct.select("quote_id", "floor_usd_per_m_blended_tokens").iter_rows())
+    got = dict(zip(table["quote_id"], table["floor_usd_per_m_blended_tokens"]))
+    assert got.keys() == want.keys()
+    for q, v in want.items():
+        assert (v is None and got[q] != got[q]) or got[q] == pytest.approx(v, rel=1e-9), q
+    text = _captions(at)
+    assert "KV cache nvfp4 (set)" in text
+    assert any("kv_precision nvfp4" in unescape(e.label) for e in at.expander)
+
+
+def test_a_percentile_slo_is_said_not_to_apply():
+    at = run(page("quote_checker", slo_percentile="99"))
+    assert "SLOs judged at p99 (sidebar) do not apply here" in _captions(at)
