@@ -762,6 +762,11 @@ _add("prefix_cache_tier", "str", None, label="Prefix-cache tier",
      source="off: the engine's rule before issue 22 (kept so that every earlier result is unchanged); hbm is what "
             "vLLM / SGLang automatic prefix caching do (RadixAttention, Zheng et al. 2024); host/nvme/remote: "
             "LMCache, NVIDIA Dynamo KVBM G2-G4, Mooncake Store", flag="--prefix-tier", scenario=False, **_G)
+_add("context_limit_tokens", "int", None, 2, MAX_CONTEXT, "tokens", "Context window",
+     "serve a longer context than the model's release (a RoPE-extended variant); auto: the model's maximum",
+     "auto: models.csv max_context_tokens; Yang et al. (arXiv:2411.01783) run Llama3 405B at 1M tokens, beyond its "
+     "128K release, to measure context-parallel prefill", none_token="auto", flag="--context-window", scenario=False,
+     **_G)
 _add("cp", "int", 1, 1, MAX_CP, "ranks", "Context parallelism",
      "context-parallel degree of a prompt's prefill: cp copies of the prefill instance split the prompt and pass KV "
      "blocks in a ring over scale-out (ring attention); the optimizer searches it for prompts of "

@@ -403,7 +403,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm)
     max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
     max_b_hbm, off = max_b, None
-    if inp.tiers is not None and np.any(tiers.offload_code > 0):  # KV beyond HBM (issue 22.2); off by default
+    if inp.tiers is not None and np.any(inp.tiers.offload_code > 0):  # KV beyond HBM (issue 22.2); off by default
         max_b, off_frac, off_s, off_usd = _kv_offload(inp.tiers, n, n * hw.hbm_capacity_bytes * a.usable_hbm_frac
                                                       - replica_w, kv_cap, kv_dec, repl, batch)
         d = _slowed(d, off_s)

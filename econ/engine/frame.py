@@ -226,7 +226,9 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         ``prefix_cache_tier`` (hbm|host|nvme|remote: where the ``cache_hit_frac`` share of each prompt is cached;
         a hit prefills only the new tokens, attending to the prefix; null = the prompt prefilled whole, the hit's
         share not charged), ``cp`` (context-parallel degree of the
-        prefill, 1); defaults change nothing. See :data:`TIER_COLUMNS`.
+        prefill, 1), ``context_limit_tokens`` (a served context window beyond the model's, e.g. a RoPE-extended
+        1M-token Llama-3.1-405B as in Yang et al. arXiv:2411.01783; null = the model's); defaults change nothing.
+        See :data:`TIER_COLUMNS`.
     catalog : Catalog
     assumptions : Assumptions (``assumptions.IDEAL`` for the pure roofline)
     economics : Economics, scalar defaults of every economic column not in ``points``
@@ -366,6 +368,7 @@ _INPUT_DEFAULTS = {
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
     "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0, "two_batch_overlap": np.nan,
     "output_len_cv": 0.0, "input_len_cv": 0.0, "all_in_capex_usd": np.nan, "cp": 1.0,
+    "context_limit_tokens": np.nan,
 }
 
 
@@ -403,6 +406,9 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
         require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
     if "cp" in present:
         require_integer("cp", raw["cp"], 1, MAX_CP, "ranks")
+    lim = raw["context_limit_tokens"]
+    if "context_limit_tokens" in present and (~np.isnan(lim)).any():
+        require_integer("context_limit_tokens", np.where(np.isnan(lim), 2.0, lim), 2, MAX_CONTEXT, "tokens")
     if "redundant_experts" in present:
         require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
     for name in ("output_len_cv", "input_len_cv"):  # the one range of each field (econ.vocabulary)
@@ -629,7 +635,10 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         has_ctx = ~np.isnan(ctx_in)
         decode_ctx = np.where(has_ctx, ctx_in, life)
         capacity_ctx = np.where(has_ctx, ctx_in, input_len + output_len)
-    context_over = capacity_ctx > model.max_context_tokens
+    limit = raw["context_limit_tokens"]  # a served context window beyond the release's (RoPE-extended), NaN = none
+    max_ctx = model.max_context_tokens if np.isnan(limit).all() else np.where(np.isnan(limit),
+                                                                               model.max_context_tokens, limit)
+    context_over = capacity_ctx > max_ctx
     # layout: resolve what is not given (from the static table when nothing is)
     dis = raw["disaggregated"]
     any_dis = bool(dis.any())
@@ -676,7 +685,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                                    owned=owned, basis_code=bc, problem=problem, p_problem=p_problem,
                                    capacity_ctx=capacity_ctx, tp=tp, dp=dp, ep=ep, pp=pp, ptp=ptp, pdp=pdp, pep=pep,
                                    ppp=ppp, ngpu=ngpu, domain=domain, batch=batch, too_wide=too_wide,
-                                   wcode=wcode, ecode=ecode, red=red, spec_problem=spec_problem), model)
+                                   wcode=wcode, ecode=ecode, red=red, spec_problem=spec_problem,
+                                   max_ctx=max_ctx), model)
     layout_bad = (problem >= 0) | (p_problem >= 0)
     tbo_in = raw["two_batch_overlap"]  # NaN: the engine class's default (two_batch_overlap_on)
     if layout_bad.any():  # non-strict: rows with no valid layout come back infeasible; compute on a stand-in
@@ -960,7 +970,7 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
     i = first(f["context_over"])
     if i is not None:
         r = off + i
-        mx = model.max_context_tokens[i]
+        mx = at(f["max_ctx"], i)
         raise InvalidInputError(
             f"input_len + output_len = {at(f['capacity_ctx'], i):,.0f} tokens exceeds the maximum context of "
             f"{pts['model'][r]} ({mx:,.0f} tokens; valid: 2-{mx:,.0f}){_row_note(r, n)}")
