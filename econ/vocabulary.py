@@ -1419,6 +1419,17 @@ COLUMNS: dict[str, Column] = {
     "chunk_tokens": Column("Chunk (tokens)", ",d", "%d"), "iteration_s": Column("Iteration (s)", ",.3f", "%.3f"),
     "tpot_inflation": Column("Decode slowdown while chunking (x)", ",.2f", "%.2f"),
     "decode_batch": Column("Decode batch", ",d", "%d"),
+    # KV tiers, prefix caching and context parallelism in the engine (econ.engine.TIER_COLUMNS, issue 22)
+    "max_batch_size_hbm": Column("Max batch, KV in HBM only (sequences)", ",d", "%d"),
+    "kv_offload_frac": Column("KV share beyond HBM", ".1%", "%.3f"),
+    "kv_offload_s": Column("Offloaded KV read per decode step (s)", ",.3f", "%.4f"),
+    "kv_tier_usd_per_gpu_hour": Column("Offloaded KV storage ($ per GPU-hour)", "$,.4f", "$%.4f"),
+    "prefix_load_s": Column("Cached prefix load (s)", ",.3f", "%.3f"),
+    "prefill_gpu_s": Column("Prefill GPU-seconds per prompt", ",.2f", "%.2f"),
+    "kv": Column("KV cache"), "kv_offload": Column("KV offload tier"), "tier": Column("Tier"),
+    "medium": Column("Medium"), "capacity_gb_per_accelerator": Column("Capacity per GPU (GB)", ",.0f", "%.0f"),
+    "read_gb_per_s_per_accelerator": Column("Read bandwidth per GPU (GB/s)", ",.1f", "%.1f"),
+    "usd_per_gb_hour": Column("Storage ($ per GB-hour)", "$,.6f", "$%.6f"),
 }
 
 
