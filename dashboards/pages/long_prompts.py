@@ -67,11 +67,12 @@ def compute(token: str, sc: Scenario, prompt_tokens: int, hit: float, prefix_tie
 def ttft_chart(by_cp: pl.DataFrame, *, width: int = 640) -> alt.Chart:
     """Time to first token by context-parallel degree (log axis), the accelerators used in the tooltip."""
     frame = by_cp.filter(pl.col("ttft_s").is_not_null()).with_columns(pl.col("cp").cast(pl.String).alias("ranks"))
-    return alt.Chart(frame).mark_bar().encode(
+    lo, hi = float(frame["ttft_s"].min()), float(frame["ttft_s"].max())
+    return alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=70)).encode(
         x=alt.X("ranks:N", sort=[str(c) for c in frame["cp"].to_list()], title="Context-parallel ranks",
                 axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("ttft_s:Q", scale=alt.Scale(type="log"), title="Time to first token (s)",
-                axis=alt.Axis(format=",.3~f", titleLimit=0)),
+        y=alt.Y("ttft_s:Q", scale=alt.Scale(type="log", nice=False, domain=[lo / 1.5, hi * 1.5]),
+                title="Time to first token (s)", axis=alt.Axis(format=",.3~r", tickCount=4, titleLimit=0)),
         tooltip=charts.tooltip(["cp", "gpus", "ttft_s", "prefill_gpu_s", "usd_per_m_input_tokens",
                                 "parallel_efficiency_frac"]),
     ).properties(width="container", height=260,
