@@ -62,11 +62,11 @@ MAX_CP = 1024
 """Largest context-parallel degree [ranks]."""
 CP_SEARCH_MIN_TOKENS = 100_000
 """Prompt length from which the optimizer searches context parallelism [tokens]. Below it a prompt prefills in a
-few seconds on one instance (Llama-3.3-70B, 32K tokens: ~6 PFLOP, 1-2 s on 8 H100 at 40% of the FP8 or BF16 peak), which a TTFT
-target rarely refuses, while every cp size multiplies the search's rows; from 100K tokens attention is about half of
-the prefill FLOPs (Llama-3.3-70B: 4 h d_h L S/2 = 131 GFLOP against 2 P = 141 GFLOP per token) and grows with S, so
-TTFT runs to tens of seconds and more. Yang et al. (arXiv:2411.01783) evaluate CP from 128K to 1M tokens; issue 22
-names 100K+ prompts."""
+few seconds on one instance (Llama-3.3-70B, 32K tokens: ~6 PFLOP, 1-2 s on 8 H100 at 40% of the FP8 or BF16
+peak), which a TTFT target rarely refuses, while every cp size multiplies the search's rows; from 100K tokens
+attention is about half of the prefill FLOPs (Llama-3.3-70B: 4 h d_h L S/2 = 131 GFLOP against 2 P = 141 GFLOP per
+token) and grows with S, so TTFT runs to tens of seconds and more. Yang et al. (arXiv:2411.01783) evaluate CP from
+128K to 1M tokens; issue 22 names 100K+ prompts."""
 """Longest prompt, answer or context accepted anywhere (validation range; a model's own maximum is
 ``models.csv max_context_tokens``). [tokens]"""
 MAX_PARALLEL = 1 << 16

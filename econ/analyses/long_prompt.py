@@ -260,7 +260,8 @@ def long_prompt_engine(catalog: Catalog, *, model: str, hardware: str, prompt_to
     n = int(row["num_gpus"])
     by_cp = pl.DataFrame({"cp": cps, "gpus": [n * c for c in cps]}).with_columns(r).with_columns(
         prefill_gpu_s=new_tokens / pl.col("input_tokens_per_s_per_gpu"))
-    by_cp = by_cp.with_columns(usd_per_prompt=pl.col("prefill_gpu_s") * pl.col("usd_per_gpu_hour") / units.SECONDS_PER_HOUR,
+    usd_per_gpu_s = pl.col("usd_per_gpu_hour") / units.SECONDS_PER_HOUR
+    by_cp = by_cp.with_columns(usd_per_prompt=pl.col("prefill_gpu_s") * usd_per_gpu_s,
                                parallel_efficiency_frac=pl.col("ttft_s").first() / (pl.col("cp") * pl.col("ttft_s"))
                                if cps[0] == 1 else pl.lit(None, dtype=pl.Float64))
     cap_cols = ["max_batch_size", "max_batch_size_hbm", "tpot_s", "tokens_per_s_per_user", "kv_offload_frac",

@@ -18,7 +18,8 @@ from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTR
 from econ.commands._common import (check_flag, add_data_dir, add_decoding_options, add_economics_options,
                                    add_scenario_option, add_slo_options, add_slo_percentile_option,
                                    add_long_context_options, add_workload_options, catalog_from, check_range,
-                                   decoding_from, long_context_from, economics_from, load_scenario, parse_int_list, progress, render, slo_from,
+                                   decoding_from, long_context_from, economics_from, load_scenario, parse_int_list,
+                                   progress, render, slo_from,
                                    slo_percentile_from, terminal_width, workload_from)
 from econ.errors import InvalidInputError
 from econ.analyses.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary
