@@ -185,7 +185,15 @@ def _header(kwargs) -> dict:
                     "max_ttft_s": None if math.isinf(slo.max_ttft_s) else slo.max_ttft_s,
                     **({} if slo.percentile is None else {"percentile": slo.percentile})},
             "decoding": kwargs["space"].decoding.columns(),
+            **({"long_context": lc} if (lc := _long_context(kwargs["space"])) else {}),
             "conventions": CONVENTIONS}
+
+
+def _long_context(space: SearchSpace) -> dict:
+    """The long-context settings a search ran with (issue 22), only those other than the default."""
+    out = {k: getattr(space, k) for k in ("cp", "prefix_cache_tier", "context_limit_tokens")
+           if getattr(space, k) is not None}
+    return out | ({"kv_offload": space.kv_offload} if space.kv_offload != "none" else {})
 
 
 def _slo_text(slo: SLO) -> str:

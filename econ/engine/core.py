@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from econ import units
 from econ.physics.architecture import kv_bytes_per_sequence, kv_bytes_read_per_query
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions,
                               Economics)
@@ -24,7 +25,6 @@ from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
-from econ import units
 from econ.physics.performance import (Collectives, DecodeStep, PrefillStep, collectives,
                               crossover_batch, decode_step, prefill_step)
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
@@ -313,7 +313,8 @@ def _kv_offload(tiers: KvTiers, n, free_hbm_bytes, kv_cap, kv_dec, repl, batch):
 
     Returns
     -------
-    (max_batch [sequences], offload_frac [-], offload_s [s per step], usd_per_gpu_hour [USD/h])
+    (max_batch [sequences], offload_frac [-], offload_s [s per step], usd_per_gpu_hour [USD/h], kv_hbm_bytes [B]: the
+    batch's KV left in HBM, whole instance)
 
     Notes
     -----
@@ -341,7 +342,7 @@ def _kv_offload(tiers: KvTiers, n, free_hbm_bytes, kv_cap, kv_dec, repl, batch):
     read = batch * kv_dec * repl / n  # KV bytes one step reads per accelerator
     off_s = transfer_time_s(frac * read[..., None], tiers.read_bytes_per_s[..., :2]).sum(axis=-1)
     usd_h = (placed[..., 1:] / n[..., None] / units.BYTES_PER_GB * tiers.usd_per_gb_hour[..., :2]).sum(axis=-1)
-    return max_b, frac.sum(axis=-1), off_s, usd_h
+    return max_b, frac.sum(axis=-1), off_s, usd_h, placed[..., 0]
 
 
 def _slowed(d: DecodeStep, extra_s) -> DecodeStep:
@@ -383,6 +384,13 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     of the B / output_len requests that finish per step; disaggregated serving moves each prompt's KV
     cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else scale-out)
     and sizes x prefill and y decode instances (:func:`econ.physics.deployment.size_pools`).
+
+    Issue 22, each off by default: with ``inp.tiers`` offloading, the decode KV fills HBM then host memory then NVMe
+    and every step reads the offloaded share (:func:`_kv_offload`); with a prefix-cache tier, the prompt's new
+    tokens are prefilled attending to the cached prefix (:func:`econ.physics.performance.prefill_step`'s
+    ``prefix_tokens``) after loading it from its tier (:func:`_prefix_load_s`); with ``serving.cp`` > 1 the lone
+    prompt's TTFT is split over cp ranks by ring attention (:func:`_context_parallel_s`) and the prefill throughput
+    per accelerator scales by the parallel efficiency.
     """
     a, da = assumptions, deployment
     m, hw, lay, fm, wl, sv = inp.model, inp.hardware, inp.layout, inp.formats, inp.workload, inp.serving
@@ -404,10 +412,12 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
     max_b_hbm, off = max_b, None
     if inp.tiers is not None and np.any(inp.tiers.offload_code > 0):  # KV beyond HBM (issue 22.2); off by default
-        max_b, off_frac, off_s, off_usd = _kv_offload(inp.tiers, n, n * hw.hbm_capacity_bytes * a.usable_hbm_frac
-                                                      - replica_w, kv_cap, kv_dec, repl, batch)
+        max_b, off_frac, off_s, off_usd, kv_hbm = _kv_offload(inp.tiers, n, n * hw.hbm_capacity_bytes
+                                                              * a.usable_hbm_frac - replica_w, kv_cap, kv_dec, repl,
+                                                              batch)
         d = _slowed(d, off_s)
-        off = dict(kv_offload_frac=off_frac, kv_offload_s=off_s, kv_tier_usd_per_gpu_hour=off_usd)
+        off = dict(kv_offload_frac=off_frac, kv_offload_s=off_s, kv_tier_usd_per_gpu_hour=off_usd,
+                   kv_bytes_per_gpu=kv_hbm / n, hbm_used_frac=(replica_w + kv_hbm) / (n * hw.hbm_capacity_bytes))
 
     if decode_only:
         phys = _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch)
@@ -518,7 +528,8 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
 
 
 def _with_offload(phys: Physics, max_b_hbm, off: dict | None) -> Physics:
-    """``phys`` with the HBM-only capacity wall and the offload figures (zero without offload)."""
+    """``phys`` with the HBM-only capacity wall and the offload figures (zero without offload); with offload the HBM
+    columns (``kv_bytes_per_gpu``, ``hbm_used_frac``) count the KV left in HBM only."""
     phys.max_batch_size_hbm = max_b_hbm + 0.0 * phys.max_batch_size
     if off is None:
         zero = np.zeros(np.shape(phys.max_batch_size))

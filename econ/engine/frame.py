@@ -86,14 +86,15 @@ row has no calibrated profile."""
 TIER_COLUMNS: tuple[str, ...] = ("cp", "max_batch_size_hbm", "kv_offload_frac", "kv_offload_s",
                                  "kv_tier_usd_per_gpu_hour", "prefix_load_s")
 """Issue-22 columns (KV tiers, prefix caching, context parallelism): returned when asked for in ``columns`` or when the
-points have a ``kv_offload``, ``prefix_cache_tier`` or ``cp`` column (the default frame keeps :data:`RESULT_COLUMNS`).
+points have a ``kv_offload``, ``prefix_cache_tier``, ``cp`` or ``context_limit_tokens`` column (the default frame keeps
+:data:`RESULT_COLUMNS`).
 ``cp`` is the prompt's context-parallel degree; ``max_batch_size_hbm`` the capacity wall with the KV in HBM only
 (``max_batch_size`` includes the tiers ``kv_offload`` allows); ``kv_offload_frac`` the decode batch's KV share beyond
 HBM, ``kv_offload_s`` the time each decode step spends reading it, ``kv_tier_usd_per_gpu_hour`` its storage [USD per
 decode accelerator-hour] (inside the output and all-in $/M); ``prefix_load_s`` the cached prefix's load from
 ``prefix_cache_tier`` (inside ``ttft_s``)."""
 
-_TIER_INPUTS = ("kv_offload", "prefix_cache_tier", "cp")
+_TIER_INPUTS = ("kv_offload", "prefix_cache_tier", "cp", "context_limit_tokens")
 
 _BAND_COLUMNS = frozenset(f"{c}_{e}" for c in BAND_OF_RATE + BAND_OF_COST for e in ("low", "high"))
 
