@@ -56,6 +56,19 @@ GENERATIONS: tuple[str, ...] = ("ampere", "hopper", "blackwell", "ada", "cdna3",
 MAX_BATCH = 1 << 20
 """Largest batch accepted anywhere (validation range, not a physical claim). [sequences]"""
 MAX_CONTEXT = 1 << 24
+KV_OFFLOAD_CHOICES: tuple[str, ...] = ("none", "host", "nvme")
+"""How far the decode batch's KV may spill beyond HBM (index = the engine's offload code; issue 22.2)."""
+KV_TIER_CHOICES: tuple[str, ...] = ("hbm", "host", "nvme", "remote")
+"""KV-cache tiers, nearest first (= econ.physics.kv_tiers.TIERS; index = the engine's tier code)."""
+MAX_CP = 1024
+"""Largest context-parallel degree [ranks]."""
+CP_SEARCH_MIN_TOKENS = 100_000
+"""Prompt length from which the optimizer searches context parallelism [tokens]. Below it a prompt prefills in a
+few seconds on one instance (Llama-3.3-70B, 32K tokens: ~6 PFLOP, 1-2 s on 8 H100 at 40% of the FP8 or BF16
+peak), which a TTFT target rarely refuses, while every cp size multiplies the search's rows; from 100K tokens
+attention is about half of the prefill FLOPs (Llama-3.3-70B: 4 h d_h L S/2 = 131 GFLOP against 2 P = 141 GFLOP per
+token) and grows with S, so TTFT runs to tens of seconds and more. Yang et al. (arXiv:2411.01783) evaluate CP from
+128K to 1M tokens; issue 22 names 100K+ prompts."""
 """Longest prompt, answer or context accepted anywhere (validation range; a model's own maximum is
 ``models.csv max_context_tokens``). [tokens]"""
 MAX_PARALLEL = 1 << 16
@@ -734,6 +747,33 @@ for _k, _label in (("tp", "Tensor parallel"), ("dp", "Attention data parallel"),
          none_token="auto", scenario=False, **_G)
 _add("mode", "str", "aggregated", label="Serving mode", help="prefill and decode together, or disaggregated (xPyD)",
      choices=MODES, source="aggregated: the common single-pool deployment", scenario=False, **_G)
+# KV-cache tiers and context parallelism in the engine (issue 22.2-22.3); every default leaves a result unchanged
+_add("kv_offload", "str", "none", label="KV offload tier",
+     help="let the decode batch's KV cache spill beyond HBM: none (HBM only), host (host memory: Grace LPDDR5X over "
+          "NVLink-C2C on GB200/GB300, DDR5 over PCIe on HGX), nvme (host memory, then local NVMe); the max batch rises "
+          "by the tiers' capacity and each decode step reads the spilled KV at the tier's bandwidth",
+     choices=KV_OFFLOAD_CHOICES,
+     source="none: vLLM, SGLang and TensorRT-LLM keep the KV in HBM unless an offload connector (LMCache, NVIDIA "
+            "Dynamo KVBM) is configured; tiers and their figures: data/kv_tiers.csv", flag="--kv-offload",
+     scenario=False, **_G)
+_add("prefix_cache_tier", "str", None, label="Prefix-cache tier",
+     help="where the cache-hit share of each prompt is kept between calls: hbm (no transfer), host, nvme or remote "
+          "(loaded at the tier's bandwidth, or recomputed when that is faster); the new tokens are prefilled attending "
+          "to the cached prefix (off: the prompt's prefill time is the whole prompt's and the hit share is simply not "
+          "charged)", choices=KV_TIER_CHOICES, none_token="off",
+     source="off: the engine's rule before issue 22 (kept so that every earlier result is unchanged); hbm is what "
+            "vLLM / SGLang automatic prefix caching do (RadixAttention, Zheng et al. 2024); host/nvme/remote: "
+            "LMCache, NVIDIA Dynamo KVBM G2-G4, Mooncake Store", flag="--prefix-tier", scenario=False, **_G)
+_add("context_limit_tokens", "int", None, 2, MAX_CONTEXT, "tokens", "Context window",
+     "serve a longer context than the model's release (a RoPE-extended variant); auto: the model's maximum",
+     "auto: models.csv max_context_tokens; Yang et al. (arXiv:2411.01783) run Llama3 405B at 1M tokens, beyond its "
+     "128K release, to measure context-parallel prefill", none_token="auto", flag="--context-window", scenario=False,
+     **_G)
+_add("cp", "int", 1, 1, MAX_CP, "ranks", "Context parallelism",
+     "context-parallel degree of a prompt's prefill: cp copies of the prefill instance split the prompt and pass KV "
+     "blocks in a ring over scale-out (ring attention); the optimizer searches it for prompts of "
+     f"{CP_SEARCH_MIN_TOKENS:,}+ tokens", "1: no context parallelism (Yang et al., arXiv:2411.01783, use CP16 x TP8 "
+     "for a 1M-token Llama-3.1-405B prefill on 128 H100)", flag="--cp", scenario=False, **_G)
 
 # -- weight, expert and KV-cache formats (what the deployment stores; econ.assumptions.Decoding) --------------------
 _G = dict(group="formats", none_token="auto")
@@ -1384,6 +1424,17 @@ COLUMNS: dict[str, Column] = {
     "chunk_tokens": Column("Chunk (tokens)", ",d", "%d"), "iteration_s": Column("Iteration (s)", ",.3f", "%.3f"),
     "tpot_inflation": Column("Decode slowdown while chunking (x)", ",.2f", "%.2f"),
     "decode_batch": Column("Decode batch", ",d", "%d"),
+    # KV tiers, prefix caching and context parallelism in the engine (econ.engine.TIER_COLUMNS, issue 22)
+    "max_batch_size_hbm": Column("Max batch, KV in HBM only (sequences)", ",d", "%d"),
+    "kv_offload_frac": Column("KV share beyond HBM", ".1%", "%.3f"),
+    "kv_offload_s": Column("Offloaded KV read per decode step (s)", ",.3f", "%.4f"),
+    "kv_tier_usd_per_gpu_hour": Column("Offloaded KV storage ($ per GPU-hour)", "$,.4f", "$%.4f"),
+    "prefix_load_s": Column("Cached prefix load (s)", ",.3f", "%.3f"),
+    "prefill_gpu_s": Column("Prefill GPU-seconds per prompt", ",.2f", "%.2f"),
+    "kv": Column("KV cache"), "kv_offload": Column("KV offload tier"), "tier": Column("Tier"),
+    "medium": Column("Medium"), "capacity_gb_per_accelerator": Column("Capacity per GPU (GB)", ",.0f", "%.0f"),
+    "read_gb_per_s_per_accelerator": Column("Read bandwidth per GPU (GB/s)", ",.1f", "%.1f"),
+    "usd_per_gb_hour": Column("Storage ($ per GB-hour)", "$,.6f", "$%.6f"),
 }
 
 

@@ -555,7 +555,10 @@ def _pinned(cost_kwargs: dict, row: dict) -> dict:
 
     d = deployment_of(row)
     pools = {k: d.pop(k) for k in POOL_KEYS if k in d}
-    return {**cost_kwargs, **d, "pools": pools or None}
+    out = {**cost_kwargs, **d, "pools": pools or None}
+    if (row.get("cp") or 1) > 1:  # a searched context-parallel prefill (issue 22.3) stays pinned too
+        out["long_context"] = {**(cost_kwargs.get("long_context") or {}), "cp": int(row["cp"])}
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

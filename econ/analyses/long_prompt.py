@@ -14,14 +14,19 @@ chunks beside a decode batch on one replica (its TTFT and how much it slows the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
 
 from econ import units
 from econ.assumptions import DEFAULT, Assumptions, Economics
-from econ.errors import InvalidInputError
+from econ.analyses.optimize import SearchSpace, search
+from econ.analyses.search import cheapest
+from econ.engine import evaluate
+from econ.errors import DoesNotFitError, InvalidInputError
+from econ.tables.kv_tiers import load_kv_tiers, system_tiers
+from econ.vocabulary import FIELDS
 from econ.physics.kv_tiers import prefill_flop
 from econ.physics.long_context import chunked_prefill, disaggregated_prefill_ttft_s, ring_attention_prefill_s
 from econ.physics.precision import KV_BYTES_PER_ELEMENT, DEFAULT_KV_PRECISION, PRECISIONS, WEIGHT_BYTES_PER_PARAM
@@ -158,4 +163,122 @@ def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: i
     return LongPrompt(plans=pl.DataFrame(rows), chunked=chunked)
 
 
-__all__ = ["DEFAULT_CP_SIZES", "LongPrompt", "long_prompt"]
+@dataclass(frozen=True)
+class LongPromptEngine:
+    """The answer of :func:`long_prompt_engine`: one long prompt through the engine (the Long prompts page).
+
+    Attributes
+    ----------
+    by_cp : pl.DataFrame, one row per context-parallel degree: cp, gpus, ttft_s, prefix_load_s,
+        prefill_gpu_s (accelerator-seconds of the prompt's prefill), usd_per_m_input_tokens (per uncached input
+        token), usd_per_prompt, input_tokens_per_s_per_gpu, parallel_efficiency_frac
+    capacity : pl.DataFrame, two rows ("HBM only", "with offload"): kv_offload, max_batch_size, tpot_s,
+        tokens_per_s_per_user, kv_offload_frac, kv_offload_s, kv_tier_usd_per_gpu_hour, usd_per_m_output_tokens (each
+        at that row's capacity wall)
+    layout : str, the engine's layout of one rank (the cheapest all-in deployment holding one sequence of the prompt
+        in HBM: :func:`econ.analyses.optimize.search` at batch 1 per attention group, cp 1)
+    num_gpus : int, accelerators of one rank
+    context_note : str, "" or why the prompt runs beyond the model's released context
+    tiers : pl.DataFrame, the accelerator's host, NVMe and remote tiers (data/kv_tiers.csv: medium, capacity,
+        bandwidth, $/GB-hour, source)
+    """
+
+    by_cp: pl.DataFrame
+    capacity: pl.DataFrame
+    layout: str
+    num_gpus: int
+    context_note: str
+    tiers: pl.DataFrame
+
+
+def long_prompt_engine(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: int, output_len: int = 1024,
+                       precision: str = "fp8", cache_hit_frac: float = 0.0, prefix_cache_tier: str = "hbm",
+                       kv_offload: str = "host", cp_sizes=DEFAULT_CP_SIZES, assumptions: Assumptions = DEFAULT,
+                       economics: Economics = Economics()) -> LongPromptEngine:
+    """One long prompt through the one engine: TTFT and prefill cost by context-parallel degree, and the decode
+    capacity with and without KV offload (issue 22 parts 2-3; the Long prompts page's one call).
+
+    Parameters
+    ----------
+    catalog : Catalog; model, hardware : catalog ids
+    prompt_tokens : int in [1, 16,777,216] [tokens]; output_len : [tokens]
+    precision : bf16|fp8|fp4
+    cache_hit_frac : float in [0, 1], share of the prompt served from a prefix cache held in ``prefix_cache_tier``
+    prefix_cache_tier : hbm|host|nvme|remote
+    kv_offload : none|host|nvme, how far the decode KV may spill (the "with offload" capacity row)
+    cp_sizes : context-parallel degrees (each a rank = the layout's instance; ring over scale-out)
+    assumptions, economics : the engine's
+
+    Returns
+    -------
+    LongPromptEngine
+
+    Raises
+    ------
+    UnknownIdError, InvalidInputError, DoesNotFitError
+        Unknown ids, values outside their fields' ranges (naming field, value and range), weights that fit nowhere.
+
+    Notes
+    -----
+    A prompt longer than the model's released context is run as a RoPE-extended variant (``context_limit_tokens``),
+    as Yang et al. (arXiv:2411.01783) ran Llama3 405B at 1M tokens; ``context_note`` says so. The layout is the
+    optimizer's cheapest that holds one sequence's KV beside the weights in HBM (up to 256 accelerators).
+    """
+    check_ids("model", [model], catalog.models["id"].to_list())
+    check_ids("hardware", [hardware], catalog.accelerators["id"].to_list())
+    require_in_range("prompt_tokens", prompt_tokens, MIN_PROMPT_TOKENS, 1 << 24, "tokens")
+    FIELDS["cache_hit_frac"].check(cache_hit_frac)
+    FIELDS["prefix_cache_tier"].check(prefix_cache_tier)
+    FIELDS["kv_offload"].check(kv_offload)
+    cps = [int(FIELDS["cp"].check(int(c))) for c in cp_sizes]
+    m = catalog.model(model)
+    ctx = int(prompt_tokens) + int(output_len)
+    note = ""
+    lc = {"prefix_cache_tier": prefix_cache_tier}
+    if ctx > m["max_context_tokens"]:
+        lc["context_limit_tokens"] = ctx
+        note = (f"{ctx:,} tokens is beyond {m['display_name']}'s released context of {m['max_context_tokens']:,}: run "
+                "as a RoPE-extended variant, as Yang et al. (arXiv:2411.01783) ran Llama3 405B at 1M tokens")
+    econ_hit = replace(economics, cache_hit_frac=float(cache_hit_frac))
+    space = SearchSpace(precisions=(precision,), modes=("aggregated",), cp=1, max_batch_per_group=1,
+                        context_limit_tokens=lc.get("context_limit_tokens"), prefix_cache_tier=prefix_cache_tier)
+    res = search(catalog, model=model, hardware=[hardware], input_len=int(prompt_tokens), output_len=int(output_len),
+                 space=space, assumptions=assumptions, economics=econ_hit)
+    if res.points.height == 0:
+        why = res.rejected["reason"].mode().to_list()[:1] if res.rejected.height else ["no valid layout"]
+        raise DoesNotFitError(f"no layout of up to {space.max_gpus} x {hardware} holds {model} {precision} with one "
+                              f"{ctx:,}-token sequence in HBM ({why[0]})")
+    row = cheapest(res.points, by=()).row(0, named=True)
+    lay = {k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}
+    base = {"model": model, "hardware": hardware, "precision": precision, "input_len": int(prompt_tokens),
+            "output_len": int(output_len), **lay, **lc}
+    pts = pl.DataFrame([{**base, "batch_size": 1, "cp": c} for c in cps])
+    cols = ["ttft_s", "prefix_load_s", "input_tokens_per_s_per_gpu", "usd_per_m_input_tokens", "usd_per_gpu_hour",
+            "feasible", "infeasible_reason"]
+    r = evaluate(pts, catalog, assumptions, econ_hit, strict=False, columns=cols)
+    new_tokens = max(prompt_tokens * (1.0 - cache_hit_frac), 1.0)
+    n = int(row["num_gpus"])
+    by_cp = pl.DataFrame({"cp": cps, "gpus": [n * c for c in cps]}).with_columns(r).with_columns(
+        prefill_gpu_s=new_tokens / pl.col("input_tokens_per_s_per_gpu"))
+    usd_per_gpu_s = pl.col("usd_per_gpu_hour") / units.SECONDS_PER_HOUR
+    by_cp = by_cp.with_columns(usd_per_prompt=pl.col("prefill_gpu_s") * usd_per_gpu_s,
+                               parallel_efficiency_frac=pl.col("ttft_s").first() / (pl.col("cp") * pl.col("ttft_s"))
+                               if cps[0] == 1 else pl.lit(None, dtype=pl.Float64))
+    cap_cols = ["max_batch_size", "max_batch_size_hbm", "tpot_s", "tokens_per_s_per_user", "kv_offload_frac",
+                "kv_offload_s", "kv_tier_usd_per_gpu_hour", "usd_per_m_output_tokens", "feasible"]
+    probe = evaluate(pl.DataFrame([{**base, "batch_size": 1, "kv_offload": kv_offload}]), catalog, assumptions,
+                     econ_hit, strict=False, columns=cap_cols).row(0, named=True)
+    walls = [("HBM only", "none", int(probe["max_batch_size_hbm"] or 0)),
+             ("with offload", kv_offload, int(probe["max_batch_size"] or 0))]
+    cap = evaluate(pl.DataFrame([{**base, "batch_size": max(b, 1), "kv_offload": o} for _, o, b in walls]), catalog,
+                   assumptions, econ_hit, strict=False, columns=cap_cols)
+    capacity = pl.DataFrame({"kv": [w[0] for w in walls], "kv_offload": [w[1] for w in walls]}).with_columns(cap)
+    tiers = pl.DataFrame(system_tiers(load_kv_tiers(catalog.data_dir), hardware)).select(
+        "tier", "medium", (pl.col("capacity_bytes") / units.BYTES_PER_GB).alias("capacity_gb_per_accelerator"),
+        (pl.col("read_bytes_per_s") / units.BYTES_PER_GB).alias("read_gb_per_s_per_accelerator"), "usd_per_gb_hour",
+        "source", "as_of")
+    return LongPromptEngine(by_cp=by_cp, capacity=capacity, layout=str(row["layout"]), num_gpus=n, context_note=note,
+                            tiers=tiers)
+
+
+__all__ = ["DEFAULT_CP_SIZES", "LongPrompt", "long_prompt", "LongPromptEngine", "long_prompt_engine"]

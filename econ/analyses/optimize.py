@@ -40,15 +40,16 @@ from econ.assumptions import (AUTO_DECODING, DEFAULT, DEFAULT_DEPLOYMENT, Assump
                               DeploymentAssumptions, Economics)
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels
-from econ.engine import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CostInputs, EngineInputs, Serving, Workload, band,
-                         catalog_arrays, efficiency, profile_band, resolve_formats, resolve_speculation, run,
-                         run_status, tier_rate)
+from econ.engine import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CostInputs, EngineInputs, KvTiers, Serving, Workload,
+                         band, catalog_arrays, efficiency, kv_tier_arrays, profile_band, resolve_formats,
+                         resolve_speculation, run, run_status, tier_rate)
 from econ.errors import InvalidInputError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
-from econ.vocabulary import MAX_CONTEXT, MODES, REASONS, Reason, tier_code
+from econ.vocabulary import (CP_SEARCH_MIN_TOKENS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_CONTEXT, MAX_CP, MODES,
+                             REASONS, Reason, tier_code)
 from econ.vocabulary import check as check_field
 from econ.analyses.search import batch_grid, cheapest, pareto_frontier
 
@@ -59,7 +60,7 @@ POINT_COLUMNS: tuple[str, ...] = (
     "ttft_s", "tpot_s", "decode_tokens_per_s_per_user", "total_gpus", "prefill_tp", "prefill_ep", "prefill_pp",
     "prefill_dp", "prefill_num_gpus", "prefill_instances", "decode_instances", "max_batch_size", "hbm_used_frac",
     "weight_bytes_per_gpu", "kv_bytes_per_gpu", "t_mem_s", "t_flop_s", "t_comm_tp_s", "t_comm_ep_s", "t_comm_pp_s",
-    "kv_transfer_s", "prefill_stall_s", "bubble_frac", "usd_per_gpu_hour", "meets_slo", "slo_miss",
+    "kv_transfer_s", "prefill_stall_s", "bubble_frac", "usd_per_gpu_hour", "meets_slo", "slo_miss", "cp",
     *(f"{c}_{end}" for c in (*BAND_OF_RATE, *BAND_OF_COST) for end in ("low", "high")),
 )
 """Columns of every point (candidates, top, frontier). The first twelve after ``layout`` are the
@@ -129,6 +130,16 @@ class SearchSpace:
         the reason.
     arrival_rate_per_s : float, optional
         Size the pools (and replicas) for this request rate instead of running at capacity. [requests/s]
+    cp : int, optional
+        Context-parallel degree of the prefill, pinned (None = searched over :data:`CP_SIZES` for prompts of
+        :data:`econ.vocabulary.CP_SEARCH_MIN_TOKENS` tokens or more, with cp x num_gpus <= ``max_gpus``; 1 below).
+    kv_offload : str
+        How far the decode KV may spill beyond HBM (:data:`econ.vocabulary.KV_OFFLOAD_CHOICES`; "none").
+    prefix_cache_tier : str, optional
+        Where the ``economics.cache_hit_frac`` share of each prompt is cached (:data:`econ.vocabulary.KV_TIER_CHOICES`;
+        None = prefix-cache physics off, the engine's default).
+    context_limit_tokens : int, optional
+        A served context window beyond the model's release (RoPE-extended; None = the model's).
     max_points : int
         Budget of deployments (rows) one search may evaluate; a larger search is refused before any
         physics runs, naming the knobs that shrink it (:func:`search_size`). The default keeps a search
@@ -153,6 +164,10 @@ class SearchSpace:
     decoding: Decoding = AUTO_DECODING
     arrival_rate_per_s: float | None = None
     max_points: int = 2_000_000
+    cp: int | None = None
+    kv_offload: str = "none"
+    prefix_cache_tier: str | None = None
+    context_limit_tokens: int | None = None
 
     def __post_init__(self):
         for name in ("precisions", "modes", "scale_up_domain_sizes"):
@@ -185,6 +200,10 @@ class SearchSpace:
         if self.arrival_rate_per_s is not None:
             require_in_range("arrival_rate_per_s", self.arrival_rate_per_s, 0.0, 1e9, "requests/s",
                              lo_inclusive=False)
+        check_field("cp", self.cp)
+        check_field("kv_offload", self.kv_offload)
+        check_field("prefix_cache_tier", self.prefix_cache_tier)
+        check_field("context_limit_tokens", self.context_limit_tokens)
 
 
 @dataclass(frozen=True)
@@ -316,7 +335,7 @@ def _facts(catalog: Catalog, model: str, hardware: str):
 
 def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_ctx, precision, kv_precision,
             layout: Layout, prefill: Layout, disaggregated: float, arrival, cache_hit_frac, a, da,
-            decoding: Decoding = AUTO_DECODING) -> EngineInputs:
+            decoding: Decoding = AUTO_DECODING, cp=1.0, tiers: KvTiers | None = None) -> EngineInputs:
     """The engine's typed inputs for ``len(batch)`` candidate rows of one model on one accelerator.
 
     ``precision`` / ``kv_precision``: int arrays of codes into precision.PRECISIONS / KV_BYTES_PER_ELEMENT;
@@ -339,21 +358,39 @@ def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_
                         prefill_tokens=full(n, max(input_len * (1.0 - cache_hit_frac), 1.0)),
                         arrival_rate_per_s=full(n, np.nan if arrival is None else float(arrival)))
     serving = Serving(disaggregated=full(n, disaggregated), prefill=prefill, prefill_instances=full(n, np.nan),
-                      decode_instances=full(n, np.nan))
+                      decode_instances=full(n, np.nan), cp=cp)
     return EngineInputs(model=model, hardware=hw, layout=layout, formats=formats,
                         eff=efficiency(arr, a, da, np.full(n, arr.hardware_ids.index(hw_id)), precision),
-                        workload=workload, serving=serving,
+                        workload=workload, serving=serving, tiers=tiers,
                         spec=resolve_speculation(catalog, model_id, formats, method=decoding.spec_method,
                                                  draft_tokens=decoding.spec_draft_tokens,
                                                  acceptance=decoding.spec_acceptance,
                                                  draft_model=decoding.spec_draft_model))
 
 
+CP_SIZES: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+"""Context-parallel degrees the search tries on long prompts (powers of two as in Yang et al. arXiv:2411.01783,
+CP1-CP16 x TP8; 32 for the largest prompts), each only while cp x num_gpus <= ``SearchSpace.max_gpus``."""
+
+
+def _tiers(catalog, hw_id: str, n: int, space: "SearchSpace") -> KvTiers | None:
+    """The KV tiers of ``n`` rows on ``hw_id`` as the search space asks (None = HBM only, no prefix physics)."""
+    if space.kv_offload == "none" and space.prefix_cache_tier is None:
+        return None
+    arr = catalog_arrays(catalog)
+    cap, bw, usd = (t[arr.hardware_ids.index(hw_id)] for t in kv_tier_arrays(catalog, arr))
+    code = -1 if space.prefix_cache_tier is None else KV_TIER_CHOICES.index(space.prefix_cache_tier)
+    return KvTiers(offload_code=np.full(n, KV_OFFLOAD_CHOICES.index(space.kv_offload)),
+                   prefix_tier_code=np.full(n, code), capacity_bytes=np.broadcast_to(cap, (n, 3)),
+                   read_bytes_per_s=np.broadcast_to(bw, (n, 3)), usd_per_gb_hour=np.broadcast_to(usd, (n, 3)))
+
+
 BLOCK_ROWS = 1 << 16
 """Deployments evaluated per engine call inside a search: memory of the physics stays flat in the search size."""
 
 
-def _prepare(catalog: Catalog, model: str, hardware, input_len: int, output_len: int):
+def _prepare(catalog: Catalog, model: str, hardware, input_len: int, output_len: int,
+             context_limit_tokens: int | None = None):
     """Validate ids and lengths; (model row, accelerator ids without repeats)."""
     check_ids("model", [model], catalog.models["id"].to_list())
     hw_ids = catalog.accelerators["id"].to_list()
@@ -365,9 +402,10 @@ def _prepare(catalog: Catalog, model: str, hardware, input_len: int, output_len:
     require_in_range("input_len", input_len, 1, MAX_CONTEXT, "tokens")
     require_in_range("output_len", output_len, 1, MAX_CONTEXT, "tokens")
     m = catalog.model(model)
-    if input_len + output_len > m["max_context_tokens"]:
+    limit = m["max_context_tokens"] if context_limit_tokens is None else context_limit_tokens
+    if input_len + output_len > limit:
         raise InvalidInputError(f"input_len + output_len = {input_len + output_len:,} is outside [2, "
-                                f"{m['max_context_tokens']:,}] (tokens; the context of {model})")
+                                f"{limit:,}] (tokens; the context of {model})")
     return m, hws
 
 
@@ -404,7 +442,7 @@ def search_size(catalog: Catalog, *, model: str, hardware: str | list[str] | Non
     ------
     UnknownIdError, InvalidInputError : as :func:`search`.
     """
-    m, hws = _prepare(catalog, model, hardware, input_len, output_len)
+    m, hws = _prepare(catalog, model, hardware, input_len, output_len, space.context_limit_tokens)
     plans, _ = _plans(catalog, m, hws, input_len, output_len, slo, space, assumptions, economics, deployment)
     return _size(plans, hws, space)
 
@@ -466,7 +504,7 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
         search larger than ``space.max_points`` deployments (the message names what to lower; nothing
         is evaluated). Two phases: the size is known exactly (:func:`search_size`) before the physics runs.
     """
-    m, hws = _prepare(catalog, model, hardware, input_len, output_len)
+    m, hws = _prepare(catalog, model, hardware, input_len, output_len, space.context_limit_tokens)
     if slo.percentile is not None:  # percentile SLOs: the engine's percentile latencies at that percentile
         assumptions = replace(assumptions, latency_percentile=slo.percentile)
     plans, rejected = _plans(catalog, m, hws, input_len, output_len, slo, space, assumptions, economics, deployment)
@@ -569,13 +607,13 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     fam_layout = Layout(tp=fam["tp"], dp=fam["dp"], ep=fam["ep"], pp=fam["pp"], scale_up_domain_size=np.full(nf, domain))
     cache_hit = float(economics.cache_hit_frac)
 
-    def inputs(rows, batch, layout, prefill, mode):
+    def inputs(rows, batch, layout, prefill, mode, cp=1.0):
         return _inputs(catalog, model, hw, batch=batch, input_len=input_len, output_len=output_len,
                        capacity_ctx=cap_ctx, precision=prec_by_code[fam_code[rows]],
                        kv_precision=kv_by_code[fam_code[rows]], layout=layout, prefill=prefill,
                        decoding=space.decoding,
                        disaggregated=1.0 if mode == "disaggregated" else 0.0, arrival=space.arrival_rate_per_s,
-                       cache_hit_frac=cache_hit, a=a, da=da)
+                       cache_hit_frac=cache_hit, a=a, da=da, cp=cp, tiers=_tiers(catalog, hw, len(rows), space))
 
     # capacity of every family from the engine (one physics pass at batch = dp)
     allf = np.arange(nf)
@@ -609,6 +647,13 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     key = fi.astype(np.int64) * (1 << 32) + per_group.astype(np.int64)
     _, first = np.unique(key, return_index=True)  # the max may equal a grid value
     fi, per_group = fi[first], per_group[first]
+    # context parallelism (issue 22.3): searched on long prompts only (econ.vocabulary.CP_SEARCH_MIN_TOKENS)
+    sizes = ((space.cp,) if space.cp is not None else CP_SIZES if input_len >= CP_SEARCH_MIN_TOKENS else (1,))
+    ngpu_f = (fam["tp"] * fam["dp"] * fam["pp"])[fi]
+    cps = np.array(sizes, dtype=float)
+    ok_cp = (cps[None, :] * ngpu_f[:, None] <= space.max_gpus) | (cps[None, :] == sizes[0])
+    ri, ci = np.nonzero(ok_cp)
+    fi, per_group, cpv = fi[ri], per_group[ri], cps[ci]
 
     p_choice = {}
     if "disaggregated" in space.modes:
@@ -622,7 +667,7 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
             for mode in space.modes}
     plan = dict(model=model, hw=hw, dom=dom, owned=owned, fam=fam, fam_prec=fam_prec, fam_code=fam_code,
                 prec_by_code=prec_by_code, arrays=catalog_arrays(catalog),
-                fam_label=fam_label, fam_layout=fam_layout, fi=fi, per_group=per_group, p_choice=p_choice,
+                fam_label=fam_label, fam_layout=fam_layout, fi=fi, per_group=per_group, cpv=cpv, p_choice=p_choice,
                 ok_prec=ok_prec, sels=sels, inputs=inputs, slo=slo, a=a, da=da, economics=economics,
                 rows=int(sum(int(v.sum()) for v in sels.values())),
                 families=int(sum(len(np.unique(fi[v])) for v in sels.values())))
@@ -637,6 +682,7 @@ def _run_plan(plan: dict, advance, frontier_only: bool = False) -> tuple[pl.Data
     model, hw, dom, owned, slo = plan["model"], plan["hw"], plan["dom"], plan["owned"], plan["slo"]
     fam, fam_prec, fam_code, fam_label = plan["fam"], plan["fam_prec"], plan["fam_code"], plan["fam_label"]
     fam_layout, fi, per_group, p_choice = plan["fam_layout"], plan["fi"], plan["per_group"], plan["p_choice"]
+    cpv = plan["cpv"]
     ok_prec, inputs, a, da, economics = plan["ok_prec"], plan["inputs"], plan["a"], plan["da"], plan["economics"]
     arr, prec_by_code = plan["arrays"], plan["prec_by_code"]
     rejected: list[pl.DataFrame] = []
@@ -657,13 +703,16 @@ def _run_plan(plan: dict, advance, frontier_only: bool = False) -> tuple[pl.Data
                                  for k in ("tp", "dp", "ep", "pp")), scale_up_domain_size=lay.scale_up_domain_size)
             else:
                 p_lay = lay
-            inp = inputs(f, per_group[r] * fam["dp"][f], lay, p_lay, mode)
+            inp = inputs(f, per_group[r] * fam["dp"][f], lay, p_lay, mode, cpv[r])
             phys, costs = run(inp, CostInputs.from_economics(economics, nrow), a, da)
             none = np.zeros(nrow, bool)
             feasible, code, wall = run_status(phys, inp, unsupported=none, price_missing=none,
                                               owned=np.full(nrow, owned))
             bands = profile_band(arr, a, np.full(nrow, arr.hardware_ids.index(hw)), prec_by_code[fam_code[f]])
             labels = fam_label[f] if mode == "aggregated" else None
+            if labels is not None and np.any(cpv[r] > 1):  # a context-parallel prefill is a family of its own
+                labels = np.array([lb if c <= 1 else f"{lb} cp{int(c)}" for lb, c in zip(labels, cpv[r])],
+                                  dtype=object)
             if frontier_only:
                 speed, ttft = phys.served_tokens_per_s_per_user, phys.served_ttft_s
                 families.append(_family_frame(mode, fam_prec[f], lay, phys.prefill_layout, labels, feasible, code,
@@ -831,6 +880,11 @@ def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, f
         labels = layout_labels(*lays, np.full(n, True), *pls, _rows_of(phys.prefill_instances, n_all, rows),
                                _rows_of(phys.decode_instances, n_all, rows)).to_list()
         family = layout_labels(*lays, np.full(n, True), *pls, None, None)
+        cp_rows = _rows_of(inp.serving.cp, n_all, rows)
+        if np.any(cp_rows > 1):  # a context-parallel prefill is a family of its own
+            def tag(v):
+                return [x if c <= 1 else f"{x} cp{int(c)}" for x, c in zip(v, cp_rows)]
+            labels, family = tag(labels), pl.Series(tag(family.to_list()), dtype=pl.String)
 
     def i64(x):
         return _rows_of(x, n_all, rows).astype(np.int64)
@@ -862,6 +916,7 @@ def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, f
         "usd_per_gpu_hour": _rows_of(costs.usd_per_gpu_hour, n_all, rows),
         "meets_slo": f64(feasible & ~slow & ~late), "slo_miss": f64(miss).tolist(),
         "feasible": f64(feasible), "infeasible_code": f64(code).astype(np.int64),
+        "cp": i64(inp.serving.cp),
     }
     if rows is not None:
         profile_bands = tuple(f64(b) if np.ndim(b) else b for b in profile_bands)
@@ -878,7 +933,7 @@ _FLOAT_COLUMNS = {c for c in POINT_COLUMNS if c not in (
     "model", "hardware", "scale_up_domain_size", "layout", "family", "num_gpus", "tp", "ep", "pp", "dp", "batch_size",
     "precision", "disaggregated", "binding_wall", "total_gpus", "prefill_tp", "prefill_ep", "prefill_pp",
     "prefill_dp", "prefill_num_gpus", "prefill_instances", "decode_instances", "max_batch_size", "meets_slo",
-    "slo_miss")}
+    "slo_miss", "cp")}
 
 
 def optimize(catalog: Catalog, *, top: int = 10, **kwargs) -> OptimizeResult:

@@ -425,7 +425,7 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
                economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
                min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,
                pools: dict | None = None, decoding: Decoding = AUTO_DECODING,
-               slo_percentile: float | None = None) -> pl.DataFrame:
+               slo_percentile: float | None = None, long_context: dict | None = None) -> pl.DataFrame:
     """Cost rows for one model on one accelerator: the ``econ cost`` and Cost-explorer entry point.
 
     Parameters
@@ -454,6 +454,10 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     slo_percentile : float, optional [%]
         Judge the SLO at this percentile of TPOT and TTFT (``assumptions.latency_percentile`` is set to it; the
         rows' ``ttft_percentile_s`` / ``tpot_percentile_s``); None = the served means.
+    long_context : dict, optional
+        Issue-22 engine inputs, any of :data:`LONG_CONTEXT_KEYS` (``kv_offload``, ``prefix_cache_tier``, ``cp``,
+        ``context_limit_tokens``; None values ignored): point columns of every evaluation (the rows then carry
+        :data:`econ.engine.TIER_COLUMNS`) and the search's :class:`econ.analyses.optimize.SearchSpace` fields.
 
     Returns
     -------
@@ -482,9 +486,10 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     at_pct = slo_percentile is not None
     if at_pct:
         assumptions = replace(assumptions, latency_percentile=float(slo_percentile))
+    extra = _long_context(long_context)
     base = dict(model=model, hardware=hardware, precision=precision, input_len=input_len, output_len=output_len,
                 context_tokens=context_tokens, disaggregated=mode == "disaggregated",
-                scale_up_domain_size=scale_up_domain_size, **decoding.columns())
+                scale_up_domain_size=scale_up_domain_size, **decoding.columns(), **extra)
     given = dict(num_gpus=num_gpus, tp=tp, dp=dp, ep=ep, pp=pp)
     if pools:
         base["disaggregated"] = bool(pools.get("disaggregated"))
@@ -499,11 +504,12 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
                           input_len=input_len, output_len=output_len, scale_up_domain_size=scale_up_domain_size,
                           assumptions=assumptions, economics=economics, deployment=deployment,
                           min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
-                          decoding=decoding, slo_percentile=slo_percentile)
+                          decoding=decoding, slo_percentile=slo_percentile, long_context=extra)
         if found is not None:
-            layout, batch = found
-            return evaluate(_points({**base, "disaggregated": layout["disaggregated"]}, layout, [batch]), catalog,
-                            assumptions, economics, deployment, sweet_spot=True)
+            layout, batch, cp = found
+            searched = {**base, "disaggregated": layout["disaggregated"]} | ({"cp": cp} if cp > 1 else {})
+            return evaluate(_points(searched, layout, [batch]), catalog, assumptions, economics, deployment,
+                            sweet_spot=True)
     if free and batch_sizes is not None:
         return _cheapest_at_each_batch(catalog, base, given, batch_sizes, assumptions, economics, deployment)
     if free:
@@ -545,7 +551,8 @@ def deployment_search(catalog: Catalog, *, model: str, hardware: str, precision:
                       scale_up_domain_size: int | None = None, assumptions: Assumptions = DEFAULT,
                       economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT,
                       min_tokens_per_s_per_user: float | None = None, max_ttft_s: float | None = None,
-                      decoding: Decoding = AUTO_DECODING, slo_percentile: float | None = None):
+                      decoding: Decoding = AUTO_DECODING, slo_percentile: float | None = None,
+                      long_context: dict | None = None):
     """The one search ``econ cost`` names its automatic deployment from: :func:`econ.analyses.optimize.search` of one
     model, accelerator and precision, with the pinned values of ``given``.
 
@@ -560,7 +567,8 @@ def deployment_search(catalog: Catalog, *, model: str, hardware: str, precision:
     modes = (mode,) if mode else (("aggregated",) if num_gpus is not None else MODES)
     space = SearchSpace(precisions=(precision,), modes=modes, max_gpus=max(SearchSpace().max_gpus, num_gpus or 1),
                         scale_up_domain_sizes=None if scale_up_domain_size is None else (scale_up_domain_size,),
-                        decoding=decoding, **{k: given.get(k) for k in ("num_gpus", "tp", "dp", "ep", "pp")})
+                        decoding=decoding, **{k: given.get(k) for k in ("num_gpus", "tp", "dp", "ep", "pp")},
+                        **_long_context(long_context))
     slo = SLO(min_tokens_per_s_per_user=0.0 if min_tokens_per_s_per_user is None else min_tokens_per_s_per_user,
               max_ttft_s=math.inf if max_ttft_s is None else max_ttft_s, percentile=slo_percentile)
     return search(catalog, model=model, hardware=[hardware], input_len=input_len, output_len=output_len, slo=slo,
@@ -570,8 +578,8 @@ def deployment_search(catalog: Catalog, *, model: str, hardware: str, precision:
 def _searched(catalog: Catalog, *, model: str, hardware: str, precision: str, given: dict, mode: str | None,
               input_len: int, output_len: int, scale_up_domain_size: int | None, assumptions, economics, deployment,
               min_tokens_per_s_per_user: float | None, max_ttft_s: float | None, decoding: Decoding = AUTO_DECODING,
-              slo_percentile: float | None = None):
-    """(deployment keys, batch) of the cheapest all-in deployment meeting the SLO in the one search
+              slo_percentile: float | None = None, long_context: dict | None = None):
+    """(deployment keys, batch, cp) of the cheapest all-in deployment meeting the SLO in the one search
     (:func:`deployment_search`), or None; named by :func:`econ.analyses.search.cheapest`, the rule of the optimizer
     and the hardware comparison."""
     from econ.analyses.search import cheapest
@@ -580,12 +588,13 @@ def _searched(catalog: Catalog, *, model: str, hardware: str, precision: str, gi
                             input_len=input_len, output_len=output_len, scale_up_domain_size=scale_up_domain_size,
                             assumptions=assumptions, economics=economics, deployment=deployment,
                             min_tokens_per_s_per_user=min_tokens_per_s_per_user, max_ttft_s=max_ttft_s,
-                            decoding=decoding, slo_percentile=slo_percentile)
+                            decoding=decoding, slo_percentile=slo_percentile, long_context=long_context)
     ok = res.points.filter(pl.col("meets_slo"))
     if ok.height == 0:
         return None
     row = cheapest(ok, by=()).row(0, named=True)
-    return deployment_of(row) | {"disaggregated": bool(row["disaggregated"])}, int(row["batch_size"])
+    return (deployment_of(row) | {"disaggregated": bool(row["disaggregated"])}, int(row["batch_size"]),
+            int(row.get("cp") or 1))
 
 
 def _cheapest_at_each_batch(catalog: Catalog, base: dict, given: dict, batch_sizes, assumptions, economics,
@@ -623,6 +632,19 @@ def deployment_of(row: dict) -> dict:
     out = {k: int(row[k]) for k in _LAYOUT_KEYS}
     if row.get("disaggregated"):
         out |= {"disaggregated": True} | {k: int(row[k]) for k in POOL_KEYS if k != "disaggregated"}
+    return out
+
+
+LONG_CONTEXT_KEYS: tuple[str, ...] = ("kv_offload", "prefix_cache_tier", "cp", "context_limit_tokens")
+"""Issue-22 engine inputs :func:`cost_table` passes on (vocabulary fields of the same names)."""
+
+
+def _long_context(long_context: dict | None) -> dict:
+    """The given (not None) issue-22 inputs; an unknown key raises naming it."""
+    out = {k: v for k, v in (long_context or {}).items() if v is not None}
+    bad = [k for k in out if k not in LONG_CONTEXT_KEYS]
+    if bad:
+        raise InvalidInputError(f"long_context key {bad[0]!r} is not one of {list(LONG_CONTEXT_KEYS)}")
     return out
 
 

@@ -623,6 +623,36 @@ def add_decoding_options(p, *, skip: tuple[str, ...] = ()) -> None:
             add_field_option(g, name)
 
 
+LONG_CONTEXT_FIELDS: tuple[str, ...] = ("kv_offload", "prefix_cache_tier", "cp", "context_limit_tokens")
+"""Issue-22 engine inputs (KV tiers, prefix-cache prefill, context parallelism) with a flag on cost and optimize."""
+
+
+def add_long_context_options(p) -> None:
+    """``--kv-offload``, ``--prefix-tier``, ``--cp``, ``--context-window`` (issue 22), each from its vocabulary field;
+    not given = the engine's default (HBM only, no prefix physics, cp 1, the model's context)."""
+    g = p.add_argument_group("long context: KV-cache tiers, prefix caching, context parallelism (not given: off)")
+    for name in LONG_CONTEXT_FIELDS:
+        add_field_option(g, name)
+
+
+def long_context_from(args) -> dict:
+    """The given long-context flags as engine inputs (``--prefix-tier off`` = None), each range-checked.
+
+    Raises
+    ------
+    InvalidInputError
+        A value outside its field's range, naming the flag, the value and the range.
+    """
+    out = {}
+    for name in LONG_CONTEXT_FIELDS:
+        v = getattr(args, name, None)
+        f = FIELDS[name]
+        if v is None or (f.none_token and v == f.none_token):
+            continue
+        out[name] = f.check(v, shown_as=f.flag_name)
+    return out
+
+
 def decoding_from(args, scenario=None):
     """:class:`econ.assumptions.Decoding` from the decoding flags, over the scenario's (flags given win).
 

@@ -9,7 +9,8 @@ import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
 from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options, add_field_option,
-                                   add_scenario_option, add_slo_options, add_slo_percentile_option,
+                                   add_long_context_options, add_scenario_option, add_slo_options,
+                                   add_slo_percentile_option, long_context_from,
                                    add_workload_options, catalog_from, check_fields, check_flag, check_range,
                                    decoding_from, economics_from, load_scenario, parse_int_list, parse_mix, render,
                                    slo_from, slo_percentile_from, with_warnings, workload_from)
@@ -46,7 +47,10 @@ MAX_HARDWARE = 32
 DECODING_SUMMARY = ("weight_format", "expert_weight_format", "kv_precision", "spec_method", "spec_draft_tokens",
                     "spec_acceptance")
 """Summary columns after the answer's: the formats and speculative decoding it used (issue 19)."""
-SUMMARY_COLUMNS = SUMMARY_COLUMNS + DECODING_SUMMARY
+LONG_CONTEXT_SUMMARY = ("cp", "max_batch_size_hbm", "kv_offload_frac", "kv_offload_s", "kv_tier_usd_per_gpu_hour",
+                        "prefix_load_s")
+"""Summary columns of the long-context flags (issue 22; present only when one is given)."""
+SUMMARY_COLUMNS = SUMMARY_COLUMNS + DECODING_SUMMARY + LONG_CONTEXT_SUMMARY
 
 
 def register(sub) -> None:
@@ -90,6 +94,7 @@ def add_cost_arguments(p) -> None:
     add_slo_options(p)
     add_slo_percentile_option(p)
     add_decoding_options(p)
+    add_long_context_options(p)
     add_economics_options(p)
     p.add_argument("--ideal", action="store_true", help="pure roofline: every efficiency 1, no overheads")
     p.add_argument("--stream-embeddings", action="store_true",
@@ -195,7 +200,7 @@ def compute(args):
     kw = dict(model=args.model, precision=args.precision, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep,
               pp=args.pp, mode=args.mode, input_len=args.input_len, output_len=args.output_len,
               context_tokens=args.context, assumptions=assumptions, economics=economics, decoding=args.decoding,
-              slo_percentile=pct)
+              slo_percentile=pct, long_context=long_context_from(args) or None)
     frames, first_error, notes = [], None, []
     for hw in hardware:  # a handful of accelerators: one cost table each
         try:

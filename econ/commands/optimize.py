@@ -17,8 +17,9 @@ import polars as pl
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTRAL_DEPLOYMENT
 from econ.commands._common import (check_flag, add_data_dir, add_decoding_options, add_economics_options,
                                    add_scenario_option, add_slo_options, add_slo_percentile_option,
-                                   add_workload_options, catalog_from, check_range, decoding_from,
-                                   economics_from, load_scenario, parse_int_list, progress, render, slo_from,
+                                   add_long_context_options, add_workload_options, catalog_from, check_range,
+                                   decoding_from, long_context_from, economics_from, load_scenario, parse_int_list,
+                                   progress, render, slo_from,
                                    slo_percentile_from, terminal_width, workload_from)
 from econ.errors import InvalidInputError
 from econ.analyses.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary
@@ -52,6 +53,7 @@ def _add_common(p, *, hardware_default) -> None:
     add_slo_options(p)
     add_slo_percentile_option(p)
     add_decoding_options(p)
+    add_long_context_options(p)
     p.add_argument("--precision", help=f"comma list of weight precisions to try, of {list(PRECISIONS)} "
                                        "(default: all the hardware supports)")
     p.add_argument("--mode", default="both", choices=("both", "aggregated", "disaggregated"),
@@ -128,7 +130,7 @@ def _inputs(args):
     space = SearchSpace(max_gpus=args.max_gpus, max_prefill_gpus=args.max_prefill_gpus, precisions=precisions,
                         modes=modes, num_gpus=args.gpus, tp=args.tp, dp=args.dp, ep=args.ep, pp=args.pp,
                         scale_up_domain_sizes=domains, arrival_rate_per_s=args.arrival_rate,
-                        decoding=decoding_from(args, sc))
+                        decoding=decoding_from(args, sc), **long_context_from(args))
     slo = SLO(min_tokens_per_s_per_user=floor, max_ttft_s=max_ttft, percentile=slo_percentile_from(args, sc))
     kwargs = dict(model=args.model, hardware=hardware, input_len=input_len, output_len=output_len,
                   slo=slo, space=space, assumptions=assumptions, economics=economics, deployment=deployment)
@@ -183,7 +185,15 @@ def _header(kwargs) -> dict:
                     "max_ttft_s": None if math.isinf(slo.max_ttft_s) else slo.max_ttft_s,
                     **({} if slo.percentile is None else {"percentile": slo.percentile})},
             "decoding": kwargs["space"].decoding.columns(),
+            **({"long_context": lc} if (lc := _long_context(kwargs["space"])) else {}),
             "conventions": CONVENTIONS}
+
+
+def _long_context(space: SearchSpace) -> dict:
+    """The long-context settings a search ran with (issue 22), only those other than the default."""
+    out = {k: getattr(space, k) for k in ("cp", "prefix_cache_tier", "context_limit_tokens")
+           if getattr(space, k) is not None}
+    return out | ({"kv_offload": space.kv_offload} if space.kv_offload != "none" else {})
 
 
 def _slo_text(slo: SLO) -> str:

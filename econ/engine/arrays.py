@@ -65,7 +65,8 @@ class CatalogArrays:
     filled_profiles: dict = field(default_factory=dict)
     """Cache of :func:`efficiency`: per calibrated assumptions, (names, [parameter, accelerator, precision])."""
     tier_rates: dict = field(default_factory=dict)
-    """Cache of :func:`econ.engine.frame._tier_rates` (key "rates": [accelerator, tier] USD/h)."""
+    """Cache of :func:`econ.engine.frame._tier_rates` (key "rates": [accelerator, tier] USD/h) and of
+    :func:`econ.engine.frame.kv_tier_arrays` (key "kv_tiers": the KV tiers beyond HBM per accelerator)."""
 
     def models(self, codes) -> ModelFacts:
         """The facts of models ``codes`` (int array: one gather of the stacked table; scalar: scalars)."""

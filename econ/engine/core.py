@@ -11,15 +11,18 @@ first (:func:`econ.engine.frame.evaluate` does it for frames).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from econ import units
 from econ.physics.architecture import kv_bytes_per_sequence, kv_bytes_read_per_query
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions,
                               Economics)
 from econ.physics.communication import indicator, kv_transfer_time_s
 from econ.physics.deployment import size_pools
+from econ.physics.kv_tiers import place_kv, transfer_time_s
+from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
 from econ.physics.performance import (Collectives, DecodeStep, PrefillStep, collectives,
@@ -75,12 +78,39 @@ class Serving:
     disaggregated : 0/1 (float) prefill on its own pool of instances (xPyD)
     prefill : Layout of one prefill instance (equal to the decode layout when aggregated)
     prefill_instances, decode_instances : [-] x and y of an xPyD unit, NaN = size them (:func:`size_pools`)
+    cp : [ranks] context-parallel degree of a prompt's prefill: ``cp`` copies of the prefill instance split the
+        prompt and pass KV blocks in a ring over scale-out (:func:`econ.physics.long_context.ring_attention_prefill_s`;
+        1 = off, the default)
     """
 
     disaggregated: np.ndarray
     prefill: Layout
     prefill_instances: np.ndarray
     decode_instances: np.ndarray
+    cp: np.ndarray | float = 1.0
+
+
+@dataclass(slots=True)
+class KvTiers:
+    """Where each row's KV cache may live beyond HBM (issue 22.2; ``data/kv_tiers.csv`` per accelerator system).
+
+    Attributes
+    ----------
+    offload_code : int array, index into :data:`econ.vocabulary.KV_OFFLOAD_CHOICES`: 0 HBM only, 1 spill to host
+        memory, 2 spill to host memory then local NVMe (the spill order of NVIDIA Dynamo KVBM, LMCache, Mooncake)
+    prefix_tier_code : int array, index into :data:`econ.physics.kv_tiers.TIERS`: where a cached prompt prefix
+        lives (0 = HBM: no transfer); -1 = no prefix-cache physics (the prompt is prefilled whole and the
+        ``cache_hit_frac`` share of it is not charged: the engine's rule before issue 22, the default)
+    capacity_bytes : array (rows, 3) [B per accelerator], host, NVMe, remote (inf = unbounded)
+    read_bytes_per_s : array (rows, 3) [B/s per accelerator], each tier's read bandwidth to the accelerator
+    usd_per_gb_hour : array (rows, 3) [USD per GB-hour], each tier's storage price
+    """
+
+    offload_code: np.ndarray
+    prefix_tier_code: np.ndarray
+    capacity_bytes: np.ndarray
+    read_bytes_per_s: np.ndarray
+    usd_per_gb_hour: np.ndarray
 
 
 @dataclass(slots=True)
@@ -98,6 +128,8 @@ class EngineInputs:
     """:func:`econ.physics.performance.collectives` of ``layout`` when already known (None: computed by run_physics)."""
     spec: Speculation | None = None
     """Speculative decoding (None = off)."""
+    tiers: KvTiers | None = None
+    """KV-cache tiers beyond HBM (None = HBM only, no prefix transfer: the default)."""
 
 
 @dataclass(slots=True)
@@ -165,6 +197,11 @@ class Physics:
         :func:`econ.physics.serving.prefill_wait_quantile_s`)
     tpot_percentile_s : [s] served TPOT x ``eff.tpot_tail_factor``
     prefill_utilization_frac : [-] busy share of the prefill servers (their queue's rho)
+    max_batch_size_hbm : [sequences] the capacity wall with the KV in HBM only (= max_batch_size without offload)
+    kv_offload_frac : [-] share of the decode batch's KV held beyond HBM (host, NVMe)
+    kv_offload_s : [s] per decode step, reading that KV from its tiers (added to the step)
+    kv_tier_usd_per_gpu_hour : [USD per accelerator-hour] storage of that KV at the tiers' $/GB-hour
+    prefix_load_s : [s] loading a cached prefix from its tier before the suffix's prefill (0 in HBM)
     """
 
     decode: DecodeStep
@@ -195,6 +232,11 @@ class Physics:
     ttft_percentile_s: np.ndarray
     tpot_percentile_s: np.ndarray
     prefill_utilization_frac: np.ndarray
+    max_batch_size_hbm: np.ndarray | float = np.nan
+    kv_offload_frac: np.ndarray | float = 0.0
+    kv_offload_s: np.ndarray | float = 0.0
+    kv_tier_usd_per_gpu_hour: np.ndarray | float = 0.0
+    prefix_load_s: np.ndarray | float = 0.0
 
 
 @dataclass(slots=True)
@@ -260,6 +302,58 @@ def _head_bytes(inp: EngineInputs):
     return nr, np.where(code == 1, routed * fm.expert_bytes, 0.0)
 
 
+def _kv_offload(tiers: KvTiers, n, free_hbm_bytes, kv_cap, kv_dec, repl, batch):
+    """Spill of the decode batch's KV beyond HBM: (max batch, offload share, step time added, tier $/GPU-hour).
+
+    Parameters
+    ----------
+    tiers : KvTiers; n : [accelerators] of the instance; free_hbm_bytes : [B] usable HBM beside the weights
+    kv_cap : [B] one sequence's KV at its capacity context; kv_dec : [B] KV one decoded token reads; repl : [-]
+    batch : [sequences]
+
+    Returns
+    -------
+    (max_batch [sequences], offload_frac [-], offload_s [s per step], usd_per_gpu_hour [USD/h], kv_hbm_bytes [B]: the
+    batch's KV left in HBM, whole instance)
+
+    Notes
+    -----
+    Placement fills HBM, then host memory, then NVMe (:func:`econ.physics.kv_tiers.place_kv`; the order of NVIDIA
+    Dynamo KVBM G1-G3, LMCache, Mooncake Store); the capacity wall rises by the allowed tiers' capacity. Every
+    sequence of a continuous batch decodes every step, so each step reads the spilled share of the batch's KV from its
+    tier: bytes per accelerator / the tier's read bandwidth (:func:`econ.physics.kv_tiers.transfer_time_s`), added to
+    the step, not overlapped with it. That is the conservative reading of layer-wise prefetch (FlexGen, Sheng et al.
+    ICML 2023, overlaps it; LMCache and Dynamo KVBM pipeline it layer by layer): at 63-225 GB/s against 3-8 TB/s of
+    HBM the transfer is most of the step either way, so overlap changes the answer by at most the HBM step. Storage is
+    charged at the tier's $/GB-hour (``data/kv_tiers.csv``) for the bytes held, per accelerator-hour.
+    """
+    code = np.asarray(tiers.offload_code)
+    n = np.asarray(n, dtype=float)
+    allowed = np.stack([code >= 1, code >= 2], axis=-1)
+    cap_off = np.where(allowed, n[..., None] * tiers.capacity_bytes[..., :2], 0.0)
+    free = np.maximum(np.asarray(free_hbm_bytes, dtype=float), 0.0)
+    cap = np.concatenate([free[..., None], cap_off], axis=-1)
+    per_seq = kv_cap * repl
+    max_b = np.floor(cap.sum(axis=-1) / per_seq)
+    held = np.minimum(batch, max_b)
+    working = held * per_seq
+    placed, _ = place_kv(working, cap)
+    frac = placed[..., 1:] / np.maximum(working, 1.0)[..., None]
+    read = batch * kv_dec * repl / n  # KV bytes one step reads per accelerator
+    off_s = transfer_time_s(frac * read[..., None], tiers.read_bytes_per_s[..., :2]).sum(axis=-1)
+    usd_h = (placed[..., 1:] / n[..., None] / units.BYTES_PER_GB * tiers.usd_per_gb_hour[..., :2]).sum(axis=-1)
+    return max_b, frac.sum(axis=-1), off_s, usd_h, placed[..., 0]
+
+
+def _slowed(d: DecodeStep, extra_s) -> DecodeStep:
+    """``d`` with ``extra_s`` of memory time added to every step (rates scaled by the step's growth)."""
+    grow = (d.step_s + extra_s) / d.step_s
+    return replace(d, t_mem_s=d.t_mem_s + extra_s, step_s=d.step_s + extra_s, tpot_s=d.tpot_s * grow,
+                   tokens_per_s_per_user=d.tokens_per_s_per_user / grow,
+                   output_tokens_per_s_per_gpu=d.output_tokens_per_s_per_gpu / grow,
+                   binding_wall_code=np.where(extra_s > 0, 1, d.binding_wall_code))
+
+
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
                 deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *, sweet_spot: bool = False,
                 decode_only: bool = False, queue: bool = True) -> Physics:
@@ -290,6 +384,13 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     of the B / output_len requests that finish per step; disaggregated serving moves each prompt's KV
     cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else scale-out)
     and sizes x prefill and y decode instances (:func:`econ.physics.deployment.size_pools`).
+
+    Issue 22, each off by default: with ``inp.tiers`` offloading, the decode KV fills HBM then host memory then NVMe
+    and every step reads the offloaded share (:func:`_kv_offload`); with a prefix-cache tier, the prompt's new
+    tokens are prefilled attending to the cached prefix (:func:`econ.physics.performance.prefill_step`'s
+    ``prefix_tokens``) after loading it from its tier (:func:`_prefix_load_s`); with ``serving.cp`` > 1 the lone
+    prompt's TTFT is split over cp ranks by ring attention (:func:`_context_parallel_s`) and the prefill throughput
+    per accelerator scales by the parallel efficiency.
     """
     a, da = assumptions, deployment
     m, hw, lay, fm, wl, sv = inp.model, inp.hardware, inp.layout, inp.formats, inp.workload, inp.serving
@@ -309,9 +410,18 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     comm = collectives(hw, lay, inp.eff) if inp.comm is None else inp.comm  # alpha-beta coefficients
     d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm)
     max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
+    max_b_hbm, off = max_b, None
+    if inp.tiers is not None and np.any(inp.tiers.offload_code > 0):  # KV beyond HBM (issue 22.2); off by default
+        max_b, off_frac, off_s, off_usd, kv_hbm = _kv_offload(inp.tiers, n, n * hw.hbm_capacity_bytes
+                                                              * a.usable_hbm_frac - replica_w, kv_cap, kv_dec, repl,
+                                                              batch)
+        d = _slowed(d, off_s)
+        off = dict(kv_offload_frac=off_frac, kv_offload_s=off_s, kv_tier_usd_per_gpu_hour=off_usd,
+                   kv_bytes_per_gpu=kv_hbm / n, hbm_used_frac=(replica_w + kv_hbm) / (n * hw.hbm_capacity_bytes))
 
     if decode_only:
-        return _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch)
+        phys = _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch)
+        return _with_offload(phys, max_b_hbm, off)
 
     # prefill: on the instance itself (aggregated) or on the prefill pool's instance (disaggregated)
     dis = sv.disaggregated
@@ -325,16 +435,35 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     pn = pl_.num_gpus
     p_max_b = max_batch_size(pn, hw.hbm_capacity_bytes, a.usable_hbm_frac, nr_res * pl_.dp + routed_res, kv_prompt,
                              p_repl)
-    req = np.maximum(a.prefill_chunk_tokens / wl.input_len, 1.0)
+    # with a prefix-cache tier, a hit prefills only the new tokens, each attending to the cached prefix (issue 22.2);
+    # without one (the default), the prompt is prefilled whole and the hit's share is simply not charged
+    tiers = inp.tiers
+    new_tok, prefix = wl.input_len, 0.0
+    if tiers is not None and np.any(tiers.prefix_tier_code >= 0):
+        new_tok = np.where(tiers.prefix_tier_code >= 0, np.minimum(wl.prefill_tokens, wl.input_len), wl.input_len)
+        prefix = wl.input_len - new_tok
+    req = np.maximum(a.prefill_chunk_tokens / new_tok, 1.0)
     req = dis * np.maximum(np.minimum(req, np.floor(p_max_b / pl_.dp)), 1.0) + (1.0 - dis) * req
 
-    def pre(requests) -> PrefillStep:
-        return prefill_step(prompt_tokens=wl.input_len, requests_per_step=requests,
+    def pre(requests, tokens=new_tok, cached=prefix) -> PrefillStep:
+        return prefill_step(prompt_tokens=tokens, requests_per_step=requests,
                             kv_bytes_per_sequence=kv_prompt * p_repl, model=m, hardware=hw, layout=pl_, formats=fm,
-                            eff=inp.eff, stream_input_embedding=a.stream_input_embedding, comm=p_comm)
+                            eff=inp.eff, stream_input_embedding=a.stream_input_embedding, comm=p_comm,
+                            prefix_tokens=cached)
 
     p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
-    ttft = pre(np.ones_like(req)).time_s  # the request's own prompt alone (queueing not modeled)
+    lone = pre(np.ones_like(req))  # the request's own prompt alone (queueing not modeled)
+    ttft = lone.time_s
+    cp = sv.cp
+    if np.any(np.asarray(cp) > 1):  # context parallelism: cp ranks split the prompt, ring attention (issue 22.3)
+        t_cp = _context_parallel_s(lone, cp, kv_prompt * p_repl / pn, hw, a)
+        p = replace(p, input_tokens_per_s_per_gpu=p.input_tokens_per_s_per_gpu * ttft / (cp * t_cp))
+        ttft = t_cp
+    load_s = 0.0
+    if tiers is not None and np.any((tiers.prefix_tier_code > 0) & (prefix > 0)):  # a prefix held beyond HBM
+        load_s = _prefix_load_s(tiers, _kv_bytes(prefix, m, fm) * p_repl / pn, prefix,
+                                lambda: pre(np.ones_like(req), wl.input_len, 0.0 * prefix).time_s - lone.time_s)
+        ttft = ttft + load_s
 
     # serving the request mix
     s_out, s_pre = wl.output_len, wl.prefill_tokens
@@ -382,7 +511,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         ttft_q, util_q = ttft + kv_t + wait, np.minimum(lam_q / (servers * rate_p), 1.0)
     else:
         ttft_q = util_q = np.full(np.shape(served), np.nan)
-    return Physics(
+    phys = Physics(
         ttft_percentile_s=ttft_q, tpot_percentile_s=served_tpot * inp.eff.tpot_tail_factor,
         prefill_utilization_frac=util_q,
         decode=d, prefill=p, ttft_s=ttft, prefill_layout=pl_, weight_bytes=w_res,
@@ -394,7 +523,52 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         served_tokens_per_s_per_user=1.0 / served_tpot, kv_transfer_bytes=dis * kv_prompt, kv_transfer_s=kv_t,
         kv_link_frac=kv_frac, prefill_instances=x_inst, decode_instances=y_inst, total_gpus=total,
         served_requests_per_s=served, pool_utilization_frac=util,
-        served_output_tokens_per_s_per_gpu=served * s_out / total)
+        served_output_tokens_per_s_per_gpu=served * s_out / total, prefix_load_s=load_s + 0.0 * ttft)
+    return _with_offload(phys, max_b_hbm, off)
+
+
+def _with_offload(phys: Physics, max_b_hbm, off: dict | None) -> Physics:
+    """``phys`` with the HBM-only capacity wall and the offload figures (zero without offload); with offload the HBM
+    columns (``kv_bytes_per_gpu``, ``hbm_used_frac``) count the KV left in HBM only."""
+    phys.max_batch_size_hbm = max_b_hbm + 0.0 * phys.max_batch_size
+    if off is None:
+        zero = np.zeros(np.shape(phys.max_batch_size))
+        phys.kv_offload_frac = phys.kv_offload_s = phys.kv_tier_usd_per_gpu_hour = zero
+    else:
+        for k, v in off.items():
+            setattr(phys, k, v + 0.0 * phys.max_batch_size)
+    return phys
+
+
+def _context_parallel_s(lone: PrefillStep, cp, kv_bytes_per_gpu, hw: HardwareFacts, a: Assumptions):
+    """TTFT of a lone prompt split over ``cp`` context-parallel copies of its prefill instance. [s]
+
+    The instance's own prefill of the prompt (``lone``) gives the rank's achieved rates: its attention kernels'
+    time ``t_attn_s`` for the attention FLOPs, the rest of the step (linear layers, collectives, overheads) for the
+    linear FLOPs; :func:`econ.physics.long_context.ring_attention_prefill_s` splits both over the ranks and hides
+    the ring's KV blocks (the prompt's KV per accelerator / cp per step, over the accelerator's scale-out link,
+    ``a.scale_out_latency_s`` per step) behind attention (pass-KV, Yang et al. arXiv:2411.01783). The fixed
+    per-layer overheads are divided with the linear part (a few ms beside a 100K+ prompt's seconds).
+    """
+    t_att = np.maximum(lone.t_attn_s, 1e-12)
+    t_lin = np.maximum(lone.time_s - lone.t_attn_s, 1e-12)
+    att = np.maximum(lone.attention_flop, 1.0)
+    lin = np.maximum(lone.prefill_flop - lone.attention_flop, 1.0)
+    t, _ = ring_attention_prefill_s(lin, att, cp, lin / t_lin, att / t_att, kv_bytes_per_gpu / cp,
+                                    hw.scale_out_bandwidth_bytes_per_s, a.scale_out_latency_s)
+    return t
+
+
+def _prefix_load_s(tiers: KvTiers, prefix_kv_bytes_per_gpu, prefix_tokens, recompute_s):
+    """Time to bring a cached prefix into HBM: loaded from its tier or recomputed, whichever is faster. [s]
+
+    ``prefix_kv_bytes_per_gpu`` [B] each accelerator of the prefill instance reads over its own link from the
+    tier ``tiers.prefix_tier_code`` (0 = HBM: nothing to load); ``recompute_s`` (a callable, evaluated only here)
+    is the whole prompt's prefill minus the suffix's (:func:`econ.physics.kv_tiers.cache_hit_ttft_s`'s rule)."""
+    code = np.asarray(tiers.prefix_tier_code)
+    bw = np.take_along_axis(tiers.read_bytes_per_s, np.maximum(code - 1, 0)[..., None], axis=-1)[..., 0]
+    load = np.where((code > 0) & (prefix_tokens > 0), transfer_time_s(prefix_kv_bytes_per_gpu, bw), 0.0)
+    return np.minimum(load, np.maximum(recompute_s(), 0.0))
 
 
 def _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch) -> Physics:
@@ -483,14 +657,17 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
     billed_out = np.where(dis > 0, served * wl.output_len / (phys.decode_instances * inp.layout.num_gpus),
                           d.output_tokens_per_s_per_gpu * phys.pool_utilization_frac)
     usd_in = usd_per_m_tokens(gh, billed_in)
-    usd_out = usd_per_m_tokens(gh, billed_out)
+    # KV held beyond HBM (issue 22.2): its tiers' storage, per decode accelerator-hour (0 without offload)
+    store = phys.kv_tier_usd_per_gpu_hour
+    usd_out = usd_per_m_tokens(gh + store, billed_out)
+    gh_all_in = gh + store * phys.decode_instances * inp.layout.num_gpus / phys.total_gpus
     blend = usd_per_m_blended_tokens(usd_in, usd_out, cost.input_output_mix, cost.cache_hit_frac,
                                      cost.cached_input_cost_frac)
     return Costs(usd_per_gpu_hour=gh, usd_per_gpu_hour_capex=split["capex"],
                  usd_per_gpu_hour_facility=split["facility"], usd_per_gpu_hour_opex=split["opex"],
                  usd_per_gpu_hour_power=split["power"], usd_per_m_input_tokens=usd_in,
                  usd_per_m_output_tokens=usd_out, usd_per_m_blended_tokens=blend,
-                 usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh, phys.served_output_tokens_per_s_per_gpu),
+                 usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh_all_in, phys.served_output_tokens_per_s_per_gpu),
                  billed_input_tokens_per_s_per_gpu=billed_in, billed_output_tokens_per_s_per_gpu=billed_out)
 
 

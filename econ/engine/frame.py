@@ -42,12 +42,13 @@ from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, Layout, ModelFacts, Speculation
 from econ.physics.performance import (WALLS, Collectives, collectives)
 from econ.validate import require_in_range, require_integer
-from econ.vocabulary import (FIELDS, MAX_BATCH, MAX_CONTEXT, MAX_PARALLEL, REASONS, TIER_ALIASES, TIERS, Tier,
-                             tier_code)
+from econ.vocabulary import (FIELDS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_BATCH, MAX_CONTEXT, MAX_CP,
+                             MAX_PARALLEL, REASONS, TIER_ALIASES, TIERS, Tier, tier_code)
 from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArrays, band, catalog_arrays, efficiency,
                                 profile_band, resolve_formats)
-from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, Serving, Workload, _kv_bytes, _resident, run_costs,
-                              run_physics, run_status, sweet_spot, tier_rate)
+from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, KvTiers, Serving, Workload, _kv_bytes,
+                              _resident, run_costs, run_physics, run_status, sweet_spot, tier_rate)
+from econ.tables.kv_tiers import load_kv_tiers, system_tiers
 
 
 RESULT_COLUMNS: tuple[str, ...] = (
@@ -82,9 +83,22 @@ scalar assumptions); the ``*_low`` / ``*_high`` columns are the row's band: the 
 90th percentile of measured / predicted on held-out cases of that profile (costs inverted), null where the
 row has no calibrated profile."""
 
+TIER_COLUMNS: tuple[str, ...] = ("cp", "max_batch_size_hbm", "kv_offload_frac", "kv_offload_s",
+                                 "kv_tier_usd_per_gpu_hour", "prefix_load_s")
+"""Issue-22 columns (KV tiers, prefix caching, context parallelism): returned when asked for in ``columns`` or when the
+points have a ``kv_offload``, ``prefix_cache_tier``, ``cp`` or ``context_limit_tokens`` column (the default frame keeps
+:data:`RESULT_COLUMNS`).
+``cp`` is the prompt's context-parallel degree; ``max_batch_size_hbm`` the capacity wall with the KV in HBM only
+(``max_batch_size`` includes the tiers ``kv_offload`` allows); ``kv_offload_frac`` the decode batch's KV share beyond
+HBM, ``kv_offload_s`` the time each decode step spends reading it, ``kv_tier_usd_per_gpu_hour`` its storage [USD per
+decode accelerator-hour] (inside the output and all-in $/M); ``prefix_load_s`` the cached prefix's load from
+``prefix_cache_tier`` (inside ``ttft_s``)."""
+
+_TIER_INPUTS = ("kv_offload", "prefix_cache_tier", "cp", "context_limit_tokens")
+
 _BAND_COLUMNS = frozenset(f"{c}_{e}" for c in BAND_OF_RATE + BAND_OF_COST for e in ("low", "high"))
 
-_INT_COLUMNS = {"spec_draft_tokens", "redundant_experts",
+_INT_COLUMNS = {"spec_draft_tokens", "redundant_experts", "cp", "max_batch_size_hbm",
                 "num_gpus", "tp", "pp", "batch_size", "context_tokens", "input_len", "output_len", "max_batch_size",
                 "ep", "dp", "expert_tp", "scale_up_domain_size", "prefill_tp", "prefill_dp", "prefill_ep",
                 "prefill_pp", "prefill_num_gpus", "prefill_instances", "decode_instances", "total_gpus"}
@@ -94,7 +108,7 @@ _TEXT_COLUMNS = {"weight_format", "expert_weight_format", "spec_method", "effici
 _UNGATED = {"spec_acceptance", "latency_percentile",
             "weight_bytes", "kv_bytes_per_sequence", "input_output_mix", "cache_hit_frac", "expert_imbalance_factor",
             "kv_transfer_bytes", "feasible", "disaggregated", "two_batch_overlap"} | _INT_COLUMNS | _TEXT_COLUMNS
-_LAYOUT_GATED = {"max_batch_size", "hbm_used_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu"}
+_LAYOUT_GATED = {"max_batch_size", "max_batch_size_hbm", "hbm_used_frac", "weight_bytes_per_gpu", "kv_bytes_per_gpu"}
 """Capacity columns that stay visible on infeasible rows, except rows whose layout is invalid."""
 
 
@@ -209,7 +223,13 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         runs at capacity); ``basis`` (a cost tier of :data:`econ.vocabulary.TIERS`), ``usd_per_gpu_hour`` (the rate of basis
         "custom") and any :class:`~econ.assumptions.Economics` field as a per-row override; ``all_in_capex_usd``
         [USD] (null = the catalog's) replaces the accelerator's capex on that row (owned tier; a sensitivity
-        analysis moves it).
+        analysis moves it). Issue 22: ``kv_offload`` (none|host|nvme: the decode KV may spill beyond HBM),
+        ``prefix_cache_tier`` (hbm|host|nvme|remote: where the ``cache_hit_frac`` share of each prompt is cached;
+        a hit prefills only the new tokens, attending to the prefix; null = the prompt prefilled whole, the hit's
+        share not charged), ``cp`` (context-parallel degree of the
+        prefill, 1), ``context_limit_tokens`` (a served context window beyond the model's, e.g. a RoPE-extended
+        1M-token Llama-3.1-405B as in Yang et al. arXiv:2411.01783; null = the model's); defaults change nothing.
+        See :data:`TIER_COLUMNS`.
     catalog : Catalog
     assumptions : Assumptions (``assumptions.IDEAL`` for the pure roofline)
     economics : Economics, scalar defaults of every economic column not in ``points``
@@ -248,8 +268,9 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     for c in ("model", "hardware", "precision", "batch_size"):
         if c not in points.columns:
             raise InvalidInputError(f"points is missing required column {c!r}")
-    want = tuple(columns) if columns is not None else RESULT_COLUMNS
-    unknown = [c for c in want if c not in RESULT_COLUMNS and c != "sweet_spot_batch"]
+    want = tuple(columns) if columns is not None else (
+        RESULT_COLUMNS + TIER_COLUMNS if any(c in points.columns for c in _TIER_INPUTS) else RESULT_COLUMNS)
+    unknown = [c for c in want if c not in RESULT_COLUMNS and c not in TIER_COLUMNS and c != "sweet_spot_batch"]
     if unknown:
         raise InvalidInputError(f"columns={unknown[0]!r} is not a result column (see econ.engine.RESULT_COLUMNS)")
     if sweet_spot and "sweet_spot_batch" not in want:
@@ -268,7 +289,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
                   if "basis" in points.columns else np.full(n, tier_code(economics.basis), dtype=np.int32))
     raw = _read_inputs(points, economics)
     raw["precision_code"], raw["kv_code"] = prec_code, kv_code
-    for col, names, kind in (("weight_format", FORMATS, None), ("expert_weight_format", FORMATS, None),
+    for col, names, kind in (("kv_offload", KV_OFFLOAD_CHOICES, None), ("prefix_cache_tier", KV_TIER_CHOICES, None),
+                             ("weight_format", FORMATS, None), ("expert_weight_format", FORMATS, None),
                              ("spec_method", SPEC_METHODS, None), ("spec_draft_model", arr.model_ids, "model")):
         raw[f"{col}_code"] = _optional_codes(points, col, names, kind)
     static = _static_table(catalog, arr, assumptions, deployment)
@@ -331,7 +353,8 @@ _PREFILL_COLUMNS = frozenset({
     "served_requests_per_s", "pool_utilization_frac", "usd_per_m_output_tokens_all_in", "ttft_percentile_s",
     "tpot_percentile_s", "prefill_utilization_frac", "usd_per_m_input_tokens_low", "usd_per_m_input_tokens_high",
     "usd_per_m_blended_tokens_low", "usd_per_m_blended_tokens_high", "usd_per_m_output_tokens_all_in_low",
-    "usd_per_m_output_tokens_all_in_high", "layout", "disaggregated", "billed_input_tokens_per_s_per_gpu"})
+    "usd_per_m_output_tokens_all_in_high", "layout", "disaggregated", "billed_input_tokens_per_s_per_gpu",
+    "prefix_load_s"})
 """Result columns that need the prefill side of the physics; a request without any of them skips it."""
 
 
@@ -345,7 +368,8 @@ _INPUT_DEFAULTS = {
     "prefill_tp": np.nan, "prefill_dp": np.nan, "prefill_ep": np.nan, "prefill_pp": np.nan,
     "prefill_instances": np.nan, "decode_instances": np.nan, "arrival_rate_per_s": np.nan,
     "spec_draft_tokens": np.nan, "spec_acceptance": np.nan, "redundant_experts": 0.0, "two_batch_overlap": np.nan,
-    "output_len_cv": 0.0, "input_len_cv": 0.0, "all_in_capex_usd": np.nan,
+    "output_len_cv": 0.0, "input_len_cv": 0.0, "all_in_capex_usd": np.nan, "cp": 1.0,
+    "context_limit_tokens": np.nan,
 }
 
 
@@ -381,6 +405,11 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     acc = raw["spec_acceptance"]
     if "spec_acceptance" in present and (~np.isnan(acc)).any():
         require_in_range("spec_acceptance", np.where(np.isnan(acc), 0.0, acc), 0.0, 1.0, hi_inclusive=False)
+    if "cp" in present:
+        require_integer("cp", raw["cp"], 1, MAX_CP, "ranks")
+    lim = raw["context_limit_tokens"]
+    if "context_limit_tokens" in present and (~np.isnan(lim)).any():
+        require_integer("context_limit_tokens", np.where(np.isnan(lim), 2.0, lim), 2, MAX_CONTEXT, "tokens")
     if "redundant_experts" in present:
         require_integer("redundant_experts", raw["redundant_experts"], 0, 1 << 16, "experts per MoE layer")
     for name in ("output_len_cv", "input_len_cv"):  # the one range of each field (econ.vocabulary)
@@ -607,7 +636,10 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         has_ctx = ~np.isnan(ctx_in)
         decode_ctx = np.where(has_ctx, ctx_in, life)
         capacity_ctx = np.where(has_ctx, ctx_in, input_len + output_len)
-    context_over = capacity_ctx > model.max_context_tokens
+    limit = raw["context_limit_tokens"]  # a served context window beyond the release's (RoPE-extended), NaN = none
+    max_ctx = model.max_context_tokens if np.isnan(limit).all() else np.where(np.isnan(limit),
+                                                                               model.max_context_tokens, limit)
+    context_over = capacity_ctx > max_ctx
     # layout: resolve what is not given (from the static table when nothing is)
     dis = raw["disaggregated"]
     any_dis = bool(dis.any())
@@ -654,7 +686,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                                    owned=owned, basis_code=bc, problem=problem, p_problem=p_problem,
                                    capacity_ctx=capacity_ctx, tp=tp, dp=dp, ep=ep, pp=pp, ptp=ptp, pdp=pdp, pep=pep,
                                    ppp=ppp, ngpu=ngpu, domain=domain, batch=batch, too_wide=too_wide,
-                                   wcode=wcode, ecode=ecode, red=red, spec_problem=spec_problem), model)
+                                   wcode=wcode, ecode=ecode, red=red, spec_problem=spec_problem,
+                                   max_ctx=max_ctx), model)
     layout_bad = (problem >= 0) | (p_problem >= 0)
     tbo_in = raw["two_batch_overlap"]  # NaN: the engine class's default (two_batch_overlap_on)
     if layout_bad.any():  # non-strict: rows with no valid layout come back infeasible; compute on a stand-in
@@ -677,10 +710,16 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                         prefill_tokens=np.maximum(input_len * (1.0 - econ_rows["cache_hit_frac"]), 1.0),
                         arrival_rate_per_s=raw["arrival_rate_per_s"], prompt_len_cv=raw["input_len_cv"])
     serving = Serving(disaggregated=dis, prefill=p_lay, prefill_instances=raw["prefill_instances"],
-                      decode_instances=raw["decode_instances"])
+                      decode_instances=raw["decode_instances"], cp=raw["cp"])
     pc = raw["precision_code"]
+    off_code, pref_code = raw["kv_offload_code"], raw["prefix_cache_tier_code"]
+    tiers = None
+    if (off_code > 0).any() or (pref_code >= 0).any():  # KV tiers (issue 22.2); None = HBM only, no prefix physics
+        cap_t, bw_t, usd_t = kv_tier_arrays(ctx.catalog, ctx.arrays)
+        tiers = KvTiers(offload_code=np.maximum(off_code, 0), prefix_tier_code=pref_code,
+                        capacity_bytes=cap_t[hc], read_bytes_per_s=bw_t[hc], usd_per_gb_hour=usd_t[hc])
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
-                       workload=workload, serving=serving, comm=comm, spec=spec)
+                       workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers)
     phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
                        and bool(np.isnan(raw["arrival_rate_per_s"]).all()),
                        queue=bool(_QUEUE_COLUMNS & out.keys()))
@@ -730,6 +769,9 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         "accepted_tokens_per_step": d.accepted_tokens_per_step, "step_s": d.step_s, "redundant_experts": red,
         "ttft_percentile_s": phys.ttft_percentile_s, "tpot_percentile_s": phys.tpot_percentile_s,
         "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
+        "cp": raw["cp"], "max_batch_size_hbm": phys.max_batch_size_hbm, "kv_offload_frac": phys.kv_offload_frac,
+        "kv_offload_s": phys.kv_offload_s, "kv_tier_usd_per_gpu_hour": phys.kv_tier_usd_per_gpu_hour,
+        "prefix_load_s": phys.prefix_load_s,
     }
     if any(c in out for c in _BAND_COLUMNS):
         values.update(band(values, *profile_band(ctx.arrays, a, hc, pc)))
@@ -742,7 +784,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     for c, target in out.items():
         t = target[sl]
         t[...] = sweet_spot(inp, a) if c == "sweet_spot_batch" else values[c]
-        if t.dtype != np.float64 or c in _INT_COLUMNS and c != "max_batch_size":
+        if t.dtype != np.float64 or c in _INT_COLUMNS and c not in ("max_batch_size", "max_batch_size_hbm"):
             continue
         if c == "sweet_spot_batch":  # inf = decode never turns compute-bound: capacity decides (null)
             np.copyto(t, np.nan, where=~np.isfinite(t))
@@ -758,6 +800,20 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                                     f"{ctx.points['hardware'][r]})")
         if c not in _UNGATED or c in _LAYOUT_GATED:
             np.copyto(t, np.nan, where=mask)
+
+
+def kv_tier_arrays(catalog: Catalog, arr: CatalogArrays):
+    """Host, NVMe and remote tiers of every accelerator's system as arrays (``data/kv_tiers.csv``, read once per
+    catalog): (capacity [B], read bandwidth [B/s], $/GB-hour), each shape (accelerators, 3) in
+    :data:`econ.vocabulary.KV_TIER_CHOICES` order after HBM (an unbounded remote pool: inf)."""
+    got = arr.tier_rates.get("kv_tiers")
+    if got is None:
+        table = load_kv_tiers(catalog.data_dir)
+        rows = [system_tiers(table, h) for h in arr.hardware_ids]
+        got = tuple(np.array([[t[k] for t in r] for r in rows], dtype=float).reshape(len(rows), 3)
+                    for k in ("capacity_bytes", "read_bytes_per_s", "usd_per_gb_hour"))
+        arr.tier_rates["kv_tiers"] = got
+    return got
 
 
 SPEC_PROBLEMS: tuple[str, ...] = (
@@ -915,7 +971,7 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
     i = first(f["context_over"])
     if i is not None:
         r = off + i
-        mx = model.max_context_tokens[i]
+        mx = at(f["max_ctx"], i)
         raise InvalidInputError(
             f"input_len + output_len = {at(f['capacity_ctx'], i):,.0f} tokens exceeds the maximum context of "
             f"{pts['model'][r]} ({mx:,.0f} tokens; valid: 2-{mx:,.0f}){_row_note(r, n)}")

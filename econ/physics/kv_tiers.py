@@ -26,6 +26,7 @@ import numpy as np
 
 from econ import units
 from econ.errors import InvalidInputError
+from econ.physics.performance import causal_attended_tokens
 from econ.validate import require_in_range
 
 TIERS: tuple[str, ...] = ("hbm", "host", "nvme", "remote")
@@ -145,7 +146,7 @@ def transfer_time_s(kv_bytes, read_bytes_per_s):
 
 
 def prefill_flop(new_tokens, prefix_tokens, active_params, attention_flop_per_context_token, num_global_layers,
-                 num_sliding_layers=0.0, sliding_window_tokens=np.inf):
+                 num_sliding_layers=0.0, sliding_window_tokens=np.inf, index_topk=0.0):
     """Prefill FLOPs of ``new_tokens`` appended to a ``prefix_tokens`` context already in the KV cache.
 
     Parameters
@@ -155,24 +156,23 @@ def prefill_flop(new_tokens, prefix_tokens, active_params, attention_flop_per_co
     attention_flop_per_context_token : scalar or array [FLOP per (query, key) pair per layer] (4 h d_h for GQA)
     num_global_layers, num_sliding_layers : scalar or array [layers]
     sliding_window_tokens : scalar or array [tokens]
+    index_topk : scalar or array [tokens], a sparse-attention indexer's top-k (0 = dense attention)
 
     Returns
     -------
-    scalar or array [FLOP] = 2 P_active S_new + a (L_global (S_new P + S_new^2 / 2)
-    + L_sliding S_new min(P + S_new, w)).
+    scalar or array [FLOP] = 2 P_active S_new + a x pairs, pairs = the new tokens' attended (query, key) pairs over
+    every layer: L_global (S_new P + S_new^2 / 2) + sliding layers' windowed count
+    (:func:`econ.physics.performance.causal_attended_tokens`, the one count the engine's prefill step uses too).
 
     Notes
     -----
     DESIGN.md "Prefill": 2 P_active S + causal attention; each new token attends to the prefix and to the new tokens
-    before it. With ``prefix_tokens = 0`` this is a whole prompt's prefill. Sliding-window layers are bounded by
-    S_new x w (an upper bound when the window is shorter than the context).
+    before it. With ``prefix_tokens = 0`` this is a whole prompt's prefill.
     """
     s = np.asarray(new_tokens, dtype=float)
     p = np.asarray(prefix_tokens, dtype=float)
-    pairs_global = s * p + s * s / 2.0
-    pairs_sliding = s * np.minimum(p + s, sliding_window_tokens)
-    return 2.0 * active_params * s + attention_flop_per_context_token * (num_global_layers * pairs_global
-                                                                         + num_sliding_layers * pairs_sliding)
+    pairs = causal_attended_tokens(s, num_global_layers, num_sliding_layers, sliding_window_tokens, index_topk, p)
+    return 2.0 * active_params * s + attention_flop_per_context_token * pairs
 
 
 def cache_hit_ttft_s(prefix_kv_bytes, read_bytes_per_s, prefix_recompute_s, suffix_prefill_s, resident=False):

@@ -164,28 +164,39 @@ def exp_rate_per_s(exp_per_s):
 
 
 def causal_attended_tokens(prompt_tokens, num_global_layers, num_sliding_layers, sliding_window_tokens,
-                           index_topk=0.0):
-    """Sum over the prompt's positions of the tokens each attends (causal), over all layers.
+                           index_topk=0.0, prefix_tokens=0.0):
+    """Sum over the new tokens' positions of the tokens each attends (causal), over all layers.
 
     Parameters
     ----------
-    prompt_tokens : scalar or array [tokens]
+    prompt_tokens : scalar or array [tokens], the tokens prefilled now (the new suffix of a cached prefix)
     num_global_layers, num_sliding_layers, sliding_window_tokens : model facts [layers], [tokens]
     index_topk : scalar or array, keys a sparse-attention indexer keeps per query (0 = dense) [tokens]
+    prefix_tokens : scalar or array, >= 0 [tokens], a cached prefix already in the KV cache, attended but not
+        prefilled (0 = a whole prompt)
 
     Returns
     -------
-    scalar or array [token-pairs x layers]: L_global * S^2/2 + L_sliding * (min(S,w)^2/2 + max(S-w,0)*w); a
-    top-k of k caps a global layer's pairs like a window: min(S,k)^2/2 + max(S-k,0)*k (DeepSeek-V3.2 DSA).
+    scalar or array [token-pairs x layers]. Whole prompt (P = 0): L_global * S^2/2 + L_sliding * (min(S,w)^2/2 +
+    max(S-w,0)*w); a top-k of k caps a global layer's pairs like a window: min(S,k)^2/2 + max(S-k,0)*k
+    (DeepSeek-V3.2 DSA). After a prefix of P tokens, the new tokens at positions P..P+S attend: global S P + S^2/2;
+    windowed (sliding layers, top-k) f(P + S) - f(P) with f the whole-prompt count above (DESIGN.md "Prefill";
+    the one count of attended pairs: :func:`econ.physics.kv_tiers.prefill_flop` uses it).
     """
     s = prompt_tokens
+    p = prefix_tokens
 
-    def windowed(w_tokens):
-        w = np.minimum(s, w_tokens)
-        return w * w / 2.0 + np.maximum(s - w_tokens, 0.0) * w_tokens
+    def windowed(n, w_tokens):
+        w = np.minimum(n, w_tokens)  # an infinite window (no sliding layers) counts nothing past the prompt
+        return w * w / 2.0 + np.where(n > w_tokens, (n - w_tokens) * w_tokens, 0.0)
 
-    glob = np.where(index_topk > 0, windowed(np.maximum(index_topk, 1.0)), s * s / 2.0)
-    return num_global_layers * glob + num_sliding_layers * windowed(sliding_window_tokens)
+    if np.ndim(p) == 0 and p == 0:  # a whole prompt (the engine's default: no arithmetic on a zero prefix)
+        glob = np.where(index_topk > 0, windowed(s, np.maximum(index_topk, 1.0)), s * s / 2.0)
+        return num_global_layers * glob + num_sliding_layers * windowed(s, sliding_window_tokens)
+    k = np.maximum(index_topk, 1.0)
+    glob = np.where(index_topk > 0, windowed(p + s, k) - windowed(p, k), s * p + s * s / 2.0)
+    return num_global_layers * glob + num_sliding_layers * (windowed(p + s, sliding_window_tokens)
+                                                            - windowed(p, sliding_window_tokens))
 
 
 def sweet_spot_batch_rule_of_thumb(peak_flop_per_s, hbm_bandwidth_bytes_per_s, total_params, active_params,
@@ -396,6 +407,9 @@ class PrefillStep:
     prefill_flop : FLOPs of the step, whole instance [FLOP]
     t_mem_s, t_flop_s, t_comm_s : [s]
     input_tokens_per_s_per_gpu : prompt tokens per second per accelerator [tokens/s]
+    t_attn_s : the attention kernels' share of ``time_s`` [s] (context parallelism splits it apart:
+        :func:`econ.physics.long_context.ring_attention_prefill_s`)
+    attention_flop : the step's attention FLOPs, whole instance (indexer included) [FLOP]
     """
 
     time_s: np.ndarray
@@ -404,6 +418,8 @@ class PrefillStep:
     t_flop_s: np.ndarray
     t_comm_s: np.ndarray
     input_tokens_per_s_per_gpu: np.ndarray
+    t_attn_s: np.ndarray | float = np.nan
+    attention_flop: np.ndarray | float = np.nan
 
 
 @dataclass(slots=True)
@@ -922,7 +938,7 @@ def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, form
 
 def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, model: ModelFacts,
                  hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
-                 stream_input_embedding=False, comm: Collectives | None = None) -> PrefillStep:
+                 stream_input_embedding=False, comm: Collectives | None = None, prefix_tokens=0.0) -> PrefillStep:
     """One prefill step: each of the dp groups prefills ``requests_per_step`` prompts through all stages.
 
     Parameters
@@ -936,6 +952,10 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
         under two-batch overlap the kernels run on the ``1 - comm_sm_frac`` of the SMs the all-to-all leaves them).
     stream_input_embedding : bool
     comm : Collectives, optional; :func:`collectives` of the layout (computed here when not given)
+    prefix_tokens : scalar or array, >= 0 [tokens]: a cached prefix each prompt's ``prompt_tokens`` new tokens
+        attend without prefilling it (prefix caching; 0 = whole prompts). Its attention pairs are
+        :func:`causal_attended_tokens` with the prefix; ``kv_bytes_per_sequence`` should then be the whole context's
+        KV (the new tokens' KV written plus the prefix's read by their attention).
 
     Returns
     -------
@@ -952,8 +972,9 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
     tokens = requests_per_step * prompt_tokens
     pairs = causal_attended_tokens(prompt_tokens, model.num_global_layers, model.num_sliding_layers,
-                                   model.sliding_window_tokens, model.index_topk)
-    dense_pairs = prompt_tokens * prompt_tokens / 2.0  # the indexer scores every causal pair of every layer
+                                   model.sliding_window_tokens, model.index_topk, prefix_tokens)
+    # the indexer scores every causal pair of every layer (the new tokens' over the prefix too)
+    dense_pairs = causal_attended_tokens(prompt_tokens, 1.0, 0.0, 0.0, 0.0, prefix_tokens)
     attn = model.attention_flop_per_context_token_prefill * pairs \
         + model.num_global_layers * dense_pairs * model.indexer_flop_per_context_token
     attn_t = model.attention_flop_per_context_token_prefill * pairs \
@@ -994,4 +1015,6 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
          + model.num_layers * eff.layer_overhead_s)
     flop = dp * (nr_flop + tokens * 2.0 * r_active)
     return PrefillStep(time_s=t, prefill_flop=flop, t_mem_s=t_mem_nr + r_mem, t_flop_s=t_flop_nr + r_flop,
-                       t_comm_s=comm_run + 0.0 * t, input_tokens_per_s_per_gpu=tokens / (t * tp))
+                       t_comm_s=comm_run + 0.0 * t, input_tokens_per_s_per_gpu=tokens / (t * tp),
+                       t_attn_s=t_attn,
+                       attention_flop=dp * requests_per_step * attn)

@@ -70,6 +70,8 @@ VALUES: dict[str, list[str]] = {
     "setups": ["llama-3.1-8b:h100-sxm:fp8 llama-3.1-8b:b300:fp8"],  # a positional of two words: one trial
     "--cp": ["2"], "--prefill-hardware": ["b200"], "--chunk": ["2048"], "--decode-batch": ["32"],
     "--quotes": ["{cached_quotes}"],
+    # issue 22 engine inputs (KV tiers, prefix caching, context parallelism) on cost and optimize
+    "--kv-offload": ["host"], "--prefix-tier": ["hbm"], "--context-window": ["262144"],
 }
 
 VALUES_CMD: dict[tuple[str, str], list[str]] = {
