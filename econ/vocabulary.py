@@ -926,7 +926,8 @@ _add("max_batch_per_group", "int", 4096, 1, MAX_BATCH, "sequences", "Engine max 
 _add("latency_percentile", "float", 99.0, 0.001, 99.999, "%", "Latency percentile",
      "percentile of TTFT / TPOT reported and checked against SLOs", **_G)
 _add("tpot_tail_factor", "float", 1.0, 1.0, 10.0, "", "TPOT tail over mean",
-     "percentile TPOT over mean TPOT under continuous batching", **_G)
+     "p99 TPOT over mean TPOT under continuous batching (other percentiles: log-normal, "
+     "econ.physics.serving.tpot_tail_at_percentile)", **_G)
 
 # -- multi-accelerator serving (econ.assumptions.DeploymentAssumptions) -----------------------------------------------
 _G = dict(group="serving", scenario=False, flag="")

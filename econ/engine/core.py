@@ -28,7 +28,7 @@ from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_res
 from econ.physics.performance import (Collectives, DecodeStep, PrefillStep, collectives,
                               crossover_batch, decode_step, prefill_step)
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
-from econ.physics.serving import prefill_wait_quantile_s
+from econ.physics.serving import prefill_wait_quantile_s, tpot_tail_at_percentile
 from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
 from econ.vocabulary import TIER_SPECS, TIERS, Reason, Tier, tier_code
 
@@ -195,7 +195,8 @@ class Physics:
     ttft_percentile_s : [s] TTFT at ``Assumptions.latency_percentile`` under Poisson arrivals at the served
         rate: the lone prompt's prefill + KV transfer + the chunked FIFO prefill queue's wait (M/G/c,
         :func:`econ.physics.serving.prefill_wait_quantile_s`)
-    tpot_percentile_s : [s] served TPOT x ``eff.tpot_tail_factor``
+    tpot_percentile_s : [s] served TPOT x ``eff.tpot_tail_factor`` scaled to ``Assumptions.latency_percentile``
+        (econ.physics.serving.tpot_tail_at_percentile)
     prefill_utilization_frac : [-] busy share of the prefill servers (their queue's rho)
     max_batch_size_hbm : [sequences] the capacity wall with the KV in HBM only (= max_batch_size without offload)
     kv_offload_frac : [-] share of the decode batch's KV held beyond HBM (host, NVMe)
@@ -512,7 +513,8 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     else:
         ttft_q = util_q = np.full(np.shape(served), np.nan)
     phys = Physics(
-        ttft_percentile_s=ttft_q, tpot_percentile_s=served_tpot * inp.eff.tpot_tail_factor,
+        ttft_percentile_s=ttft_q,
+        tpot_percentile_s=served_tpot * tpot_tail_at_percentile(inp.eff.tpot_tail_factor, a.latency_percentile),
         prefill_utilization_frac=util_q,
         decode=d, prefill=p, ttft_s=ttft, prefill_layout=pl_, weight_bytes=w_res,
         weight_bytes_per_gpu=(nr_res / tp + routed_res / lay.stage_gpus) / pp, kv_bytes_per_sequence=kv_cap,

@@ -24,6 +24,8 @@ approximation with that mean (Kingman 1962). Deterministic prompts (c_s = 0) wai
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 
 MAX_UTILIZATION_FRAC = 1.0 - 1e-6
@@ -126,6 +128,36 @@ def prefill_wait_quantile_s(arrival_rate_per_s, service_rate_per_s, servers, qua
     """
     return waiting_time_quantile_s(arrival_rate_per_s, service_rate_per_s, servers, quantile) \
         * service_variability_factor(prompt_len_cv)
+
+
+MEASURED_TAIL_PERCENTILE = 99.0
+"""The percentile at which ``tpot_tail_factor`` is measured: MLPerf Inference Server and Interactive runs report p99
+TPOT (econ.analyses.calibration: the median over a profile's runs of p99 TPOT over mean TPOT). [%]"""
+
+_Z_MEASURED = NormalDist().inv_cdf(MEASURED_TAIL_PERCENTILE / 100.0)
+
+
+def tpot_tail_at_percentile(tail_factor_p99, percentile):
+    """TPOT at ``percentile`` over the mean TPOT, from the measured p99 over mean ratio. [-]
+
+    Per-request TPOT under continuous batching is taken as log-normal about the engine's served TPOT (its median):
+    the p-quantile over the median is exp(z_p sigma), with sigma = ln(f99) / z_99 fixed by the measured p99 ratio
+    f99. So p50 gives 1, p99 gives f99 and p90 gives f99 ** (z_90 / z_99) = f99 ** 0.551; a ratio f99 = 1 (no
+    measured tail) gives 1 at every percentile. Log-normal because a latency is positive and right-skewed; the
+    assumption that the served (mean) TPOT is the median is named here. Before this, every percentile got the
+    p99 ratio.
+
+    Parameters
+    ----------
+    tail_factor_p99 : scalar or array >= 1, p99 TPOT over mean TPOT (``Assumptions.tpot_tail_factor``) [-]
+    percentile : scalar in (0, 100), the percentile reported and checked (``Assumptions.latency_percentile``) [%]
+
+    Returns
+    -------
+    scalar or array [-] > 0, broadcast of the inputs.
+    """
+    z = NormalDist().inv_cdf(float(percentile) / 100.0)
+    return np.exp(np.log(tail_factor_p99) * (z / _Z_MEASURED))
 
 
 def mean_decode_context_tokens(input_len, output_len, output_len_cv=0.0):

@@ -14,7 +14,7 @@ from econ.tables.catalog import load_catalog
 from econ.engine import evaluate
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
 from econ.physics.performance import accepted_tokens_per_step, grouped_gemm_padded_rows
-from econ.physics.serving import erlang_c, waiting_time_quantile_s
+from econ.physics.serving import erlang_c, tpot_tail_at_percentile, waiting_time_quantile_s
 
 CATALOG = load_catalog()
 
@@ -203,6 +203,22 @@ def test_percentile_ttft_grows_with_load_and_percentile():
     pinned = one(batch_size=64, input_len=2048, output_len=256,
                  assumptions=DEFAULT.with_overrides(tpot_tail_factor=1.0))
     assert pinned["tpot_percentile_s"] == pytest.approx(pinned["served_tpot_s"], rel=1e-12)  # tail factor 1
+
+
+def test_the_tpot_tail_follows_the_percentile_asked_for():
+    """Issue 19.1 (p50/p90/p99 SLOs): the measured p99 / mean ratio f99 holds at p99, p50 is the served TPOT, p90 is
+    f99 ** (z_0.90 / z_0.99) under the log-normal of econ.physics.serving.tpot_tail_at_percentile."""
+    assert tpot_tail_at_percentile(1.6, 99.0) == pytest.approx(1.6, rel=1e-12)
+    assert tpot_tail_at_percentile(1.6, 50.0) == pytest.approx(1.0, abs=1e-12)
+    assert tpot_tail_at_percentile(1.6, 90.0) == pytest.approx(1.6 ** (1.2815515655 / 2.3263478740), rel=1e-9)
+    assert tpot_tail_at_percentile(1.0, 99.9) == 1.0  # no measured tail: none at any percentile
+    a = DEFAULT.with_overrides(tpot_tail_factor=1.5)
+    rows = {p: one(batch_size=64, input_len=2048, output_len=256, assumptions=a.with_overrides(latency_percentile=p))
+            for p in (50.0, 90.0, 99.0)}
+    served = rows[99.0]["served_tpot_s"]
+    assert rows[50.0]["tpot_percentile_s"] == pytest.approx(served, rel=1e-12)
+    assert served < rows[90.0]["tpot_percentile_s"] < rows[99.0]["tpot_percentile_s"]
+    assert rows[99.0]["tpot_percentile_s"] == pytest.approx(1.5 * served, rel=1e-12)
 
 
 @pytest.mark.parametrize("p", [0.0, 100.0, -5.0, 150.0])
