@@ -48,7 +48,7 @@ from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
-from econ.vocabulary import (CP_SEARCH_MIN_TOKENS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_CONTEXT, MAX_CP, MODES,
+from econ.vocabulary import (CP_SEARCH_MIN_TOKENS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_CONTEXT, MODES,
                              REASONS, Reason, tier_code)
 from econ.vocabulary import check as check_field
 from econ.analyses.search import batch_grid, cheapest, pareto_frontier

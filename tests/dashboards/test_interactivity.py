@@ -23,7 +23,7 @@ from econ.tables.catalog import load_catalog
 from econ.analyses.compare import (LEVEL_COLUMN, Setup, add_efficiency, auto_batch_row, batch_at_floor, cost_frontier,
                           hardware_comparison, head_to_head, interactivity_table, parse_setup,
                           value_at_interactivity)
-from econ.errors import DataError, InvalidInputError
+from econ.errors import InvalidInputError
 from econ import presets
 
 
