@@ -248,7 +248,7 @@ def run_check(token: str, sc: Scenario, include_catalog: bool, upload: bytes | N
         return None, None, error
     result = check_quotes(quotes.drop("quote_set"), cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
                           min_tokens_per_s_per_user=speed, output_len=sc.output_len, generation=list(gens) or None,
-                          decoding=sc.decoding())
+                          decoding=sc.decoding(), slo_percentile=sc.slo_percentile)
     return result, quotes.select("quote_id", "quote_set"), error
 
 
@@ -261,7 +261,7 @@ def check_one(token: str, sc: Scenario, tier: str, rate: float | None, gens: tup
     q, decoding = _typed_quote(cat, sc, quote)
     return check_quotes(q, cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
                         min_tokens_per_s_per_user=speed_default, output_len=sc.output_len,
-                        generation=list(gens) or None, decoding=decoding)
+                        generation=list(gens) or None, decoding=decoding, slo_percentile=sc.slo_percentile)
 
 
 def _typed_quote(cat, sc: Scenario, quote: tuple) -> tuple[pl.DataFrame, Decoding]:
@@ -287,7 +287,7 @@ def alternatives_one(token: str, sc: Scenario, tier: str, rate: float | None, sp
     q, decoding = _typed_quote(cat, sc, quote)
     return alternatives_table(verdict_alternatives(q, cat, sc.assumptions(), page_economics(sc, cat, tier, rate),
                                                    min_tokens_per_s_per_user=speed_default, output_len=sc.output_len,
-                                                   decoding=decoding))
+                                                   decoding=decoding, slo_percentile=sc.slo_percentile))
 
 
 @memory.cached(show_spinner="Pricing the traffic with econ's floor ...", max_entries=16, ttl=3600)
@@ -395,12 +395,13 @@ def verdict_key(counts: dict[str, int]) -> str:
 def decoding_captions(result: QuoteCheck, sc: Scenario, cat) -> list[str]:
     """What the floors used: the formats and speculative decoding of the sidebar's expander, set or automatic with
     its source (:func:`econ.analyses.quotes.decoding_notes`, the "decoding:" lines of ``econ quotes check``), and
-    a note when the sidebar's SLO percentile does not apply (a quote's speed is its published mean speed)."""
+    the TPOT percentile the quotes' speeds are held at when the sidebar sets one (``econ quotes check
+    --slo-percentile``)."""
     out = [n[0].upper() + n[1:] for n in decoding_notes(result.summary, sc.decoding(), cat)]
     if sc.slo_percentile is not None:
-        out.append(f"SLOs judged at p{sc.slo_percentile:g} (sidebar) do not apply here: each quote is judged at its "
-                   "own published output speed, a typical (median) speed, against the floor's modeled decode speed; "
-                   "the Cost explorer and Deployment optimizer judge a percentile SLO.")
+        out.append(f"Speeds held at p{sc.slo_percentile:g} TPOT (sidebar): each floor gives the quote's speed to all "
+                   f"but {100 - sc.slo_percentile:g}% of its tokens (the profile's measured p99 / mean TPOT, log-normal "
+                   "in between); without a percentile a quote is held at its published speed, a median.")
     return out
 
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
@@ -70,6 +70,7 @@ from econ.analyses.search import octave_grid
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
 from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, TIER_SPECS, tier, tier_code
+from econ.vocabulary import check as check_field
 
 BATCHES_PER_OCTAVE = 4
 """Batch-size grid density: 2^(k/4), rounded, up to the KV-capacity maximum (which is always included)."""
@@ -634,12 +635,35 @@ def _memo(catalog: Catalog, key: tuple, build):
     return value
 
 
-def _evaluate_rows(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions, economics: Economics
-                   ) -> pl.DataFrame:
+PERCENTILE_COLUMNS: tuple[str, ...] = ("served_tpot_s", "tpot_percentile_s")
+"""Engine columns a percentile check reads: the served TPOT and the TPOT at ``Assumptions.latency_percentile``."""
+
+
+def _at_percentile(res: pl.DataFrame, percentile: float | None) -> pl.DataFrame:
+    """``res`` with its per-user speeds (``tokens_per_s_per_user`` and its band) taken at the TPOT percentile.
+
+    None (the default check): unchanged, the served (median) speed a provider publishes. A percentile p: each speed
+    divided by the row's TPOT at p over its served TPOT (``tpot_percentile_s / served_tpot_s``, the engine ran with
+    ``latency_percentile = p``: :func:`econ.physics.serving.tpot_tail_at_percentile`), so a floor at p delivers the
+    quote's speed to all but (100 - p)% of the tokens."""
+    if percentile is None:
+        return res
+    slow = pl.col("tpot_percentile_s") / pl.col("served_tpot_s")
+    cols = [c for c in ("tokens_per_s_per_user", "tokens_per_s_per_user_low", "tokens_per_s_per_user_high")
+            if c in res.columns]
+    return res.with_columns((pl.col(c) / slow).alias(c) for c in cols).drop(
+        [c for c in PERCENTILE_COLUMNS if c not in _RES_COLUMNS], strict=False)
+
+
+def _evaluate_rows(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions, economics: Economics,
+                   percentile: float | None = None) -> pl.DataFrame:
     """The whole engine on grid points (``_cfg`` dropped), with the requested weight format as ``_wf_in`` and the
-    requested speculation as ``_spec_in`` (null: the engine's default)."""
-    return evaluate(points.drop("_cfg", strict=False), catalog, assumptions, economics, strict=False).with_columns(
-        points["weight_format"].alias("_wf_in"), points["spec_method"].alias("_spec_in"))
+    requested speculation as ``_spec_in`` (null: the engine's default); speeds at ``percentile``
+    (:func:`_at_percentile`)."""
+    res = evaluate(points.drop("_cfg", strict=False), catalog, assumptions, economics, strict=False)
+    if percentile is not None:
+        res = _at_percentile(res, percentile)
+    return res.with_columns(points["weight_format"].alias("_wf_in"), points["spec_method"].alias("_spec_in"))
 
 
 def _feasible_rows(res: pl.DataFrame, catalog: Catalog, band: bool) -> pl.DataFrame:
@@ -687,7 +711,8 @@ def trusted_fast_end(res: pl.DataFrame, profiles: pl.DataFrame, band: bool = Tru
 
 
 def _screen(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray], floors: pl.DataFrame, rated: list,
-            catalog: Catalog, assumptions: Assumptions, economics: Economics) -> tuple[np.ndarray, pl.DataFrame]:
+            catalog: Catalog, assumptions: Assumptions, economics: Economics, percentile: float | None = None
+            ) -> tuple[np.ndarray, pl.DataFrame]:
     """The screening pass of :func:`_screened_search`: (the grid positions that can be an answer, in order; the
     screen: ``_cfg``, ``batch_size``, ``tokens_per_s_per_user`` of every feasible row of a rated accelerator)."""
     idx, batch = grid
@@ -697,7 +722,8 @@ def _screen(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray], floors: 
                        schema={"_row": pl.Int64, "_cfg": pl.UInt32, "batch_size": pl.Int64})
     if pos.size:
         phys = evaluate(_grid_points(configs, grid, pos).drop("_cfg"), catalog, assumptions, economics, strict=False,
-                        columns=SCREEN_COLUMNS)
+                        columns=SCREEN_COLUMNS + (PERCENTILE_COLUMNS if percentile is not None else ()))
+        phys = _at_percentile(phys, percentile)
         scr = scr.with_columns(phys).filter(pl.col("feasible")).drop("feasible")
     else:
         scr = scr.with_columns(pl.lit(None, pl.Float64).alias(c) for c in SCREEN_COLUMNS[1:])
@@ -715,8 +741,8 @@ def _screen(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray], floors: 
 
 
 def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray], keys: pl.DataFrame, rated: list,
-                     catalog: Catalog, assumptions: Assumptions, economics: Economics, cache_key: tuple
-                     ) -> tuple[pl.DataFrame, pl.DataFrame]:
+                     catalog: Catalog, assumptions: Assumptions, economics: Economics, cache_key: tuple,
+                     percentile: float | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The rows of the grid that can be an answer of the floor search, through the whole engine.
 
     Parameters
@@ -757,17 +783,19 @@ def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray],
     """
     floors = keys.select("model", pl.col("speed_floor_tokens_per_s_per_user").alias("_s")).unique().sort("model", "_s")
     key = ("screen", cache_key, tuple(sorted(rated)), tuple(floors.iter_rows()))
-    rows, scr = _memo(catalog, key, lambda: _screen(configs, grid, floors, rated, catalog, assumptions, economics))
+    rows, scr = _memo(catalog, key, lambda: _screen(configs, grid, floors, rated, catalog, assumptions, economics,
+                                                    percentile))
     if rows.size == 0:  # nothing feasible: one row keeps the engine's result columns (band or none)
         rows = np.zeros(1, dtype=np.int64)
-    return _evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics), scr
+    return _evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics, percentile), scr
 
 
 def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
                  economics: Economics = Economics(), *,
                  min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
                  output_len: int = DEFAULT_OUTPUT_LEN, input_len: int | None = None, hardware=None,
-                 generation=None, decoding: Decoding = AUTO_DECODING) -> QuoteCheck:
+                 generation=None, decoding: Decoding = AUTO_DECODING,
+                 slo_percentile: float | None = None) -> QuoteCheck:
     """Compare every quote with its modeled cost floor at its own speed, precision and hardware.
 
     Parameters
@@ -802,6 +830,10 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         reference precision its width's); ``expert_weight_format`` and ``kv_precision`` set are used by every
         deployment searched; a speculative-decoding field set replaces the search's variants (plain or the
         model's MTP, and an EAGLE-3 head: :data:`SPECULATION_BASIS`) with that one setting.
+    slo_percentile : float in [0.001, 99.999], optional [%]
+        Judge each quote's speed at this percentile of TPOT (vocabulary ``slo_percentile``): the floor must give
+        the quote's speed to all but (100 - p)% of its tokens (:func:`_at_percentile`). None (default): at the served
+        TPOT, the median of the log-normal tail model, which is what a published speed (a median) is.
 
     Returns
     -------
@@ -845,6 +877,9 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         raise InvalidInputError("quotes has no rows")
     if not isinstance(decoding, Decoding):
         raise InvalidInputError(f"decoding={decoding!r} is not an econ.assumptions.Decoding")
+    if slo_percentile is not None:  # the engine's percentile TPOT at p (econ.physics.serving.tpot_tail_at_percentile)
+        slo_percentile = float(check_field("slo_percentile", slo_percentile))
+        assumptions = replace(assumptions, latency_percentile=slo_percentile)
     if decoding.weight_format is not None:  # the format set for the check replaces each quote's own
         wf = decoding.weight_format
         quotes = quotes.with_columns(pl.lit(wf, pl.String).alias("weight_format"),
@@ -901,10 +936,10 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     if num_points == 0:
         res = _EMPTY_RESULT.with_columns(pl.lit(None, pl.String).alias("_wf_in"), pl.lit(None, pl.String).alias("_spec_in"))
     elif EXHAUSTIVE_SEARCH:
-        res = _evaluate_rows(_grid_points(configs, grid), catalog, assumptions, economics)
+        res = _evaluate_rows(_grid_points(configs, grid), catalog, assumptions, economics, slo_percentile)
     else:
         res, screen = _screened_search(configs, grid, keys, rates.filter("has_rate")["hardware"].to_list(), catalog,
-                                       assumptions, economics, search_key)
+                                       assumptions, economics, search_key, slo_percentile)
     band = all(c in res.columns for c in BAND_COLUMNS)
     res = _feasible_rows(res, catalog, band)
     from econ.analyses.bands import profile_table
@@ -928,12 +963,13 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
             ids = configs.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format",
                                            "spec_method"], how="semi", nulls_equal=True)["_cfg"].to_numpy()
             rows = np.flatnonzero(np.isin(grid[0], ids))
-            return _feasible_rows(_evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics),
-                                  catalog, band) if rows.size else res.clear()
+            return _feasible_rows(_evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics,
+                                                 slo_percentile), catalog, band) if rows.size else res.clear()
 
         frames["curves"] = curves
     eagle_tokens = EAGLE_DRAFT_TOKENS if decoding.spec_draft_tokens is None else decoding.spec_draft_tokens
-    summary = _summary(q, scope, searched, frames, economics, band, profiles, eagle_draft_tokens=eagle_tokens)
+    summary = _summary(q, scope, searched, frames, economics, band, profiles, eagle_draft_tokens=eagle_tokens,
+                       slo_percentile=slo_percentile)
     per_hw = _per_hardware(q, scope, searched, frames, economics, profiles)
     _require_finite(summary, "quote check")
     _speed_within_physics(summary)
@@ -947,6 +983,7 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         "thin_margin_below_frac": THIN_MARGIN_FRAC, "rich_margin_above_frac": RICH_MARGIN_FRAC,
         "calibration_band": "engine usd_per_m_blended_tokens_low/high" if band else "none (the engine returns no band)",
         "deployments_evaluated": num_points,
+        "slo_percentile": "median (the served TPOT)" if slo_percentile is None else f"p{slo_percentile:g}",
         **{f"decoding_{k}": v for k, v in decoding.columns().items()},
     }
     return QuoteCheck(summary=summary.select(SUMMARY_COLUMNS), per_hardware=per_hw.select(PER_HARDWARE_COLUMNS),
@@ -1026,7 +1063,7 @@ def verdict_alternatives(quote: pl.DataFrame, catalog: Catalog, assumptions: Ass
                          economics: Economics = Economics(), *, speeds=None,
                          min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
                          output_len: int = DEFAULT_OUTPUT_LEN, generations=None,
-                         decoding: Decoding = AUTO_DECODING) -> pl.DataFrame:
+                         decoding: Decoding = AUTO_DECODING, slo_percentile: float | None = None) -> pl.DataFrame:
     """How robust a quote's verdict is: its verdict with the floor taken on each generation, at several speeds.
 
     Parameters
@@ -1066,7 +1103,7 @@ def verdict_alternatives(quote: pl.DataFrame, catalog: Catalog, assumptions: Ass
                                              pl.lit(v).alias("output_tokens_per_s_per_user"),
                                              pl.lit("alternative").alias("speed_source")) for v in levels])
     check = check_quotes(variants, catalog, assumptions, economics, min_tokens_per_s_per_user=min_tokens_per_s_per_user,
-                         output_len=output_len, decoding=decoding)
+                         output_len=output_len, decoding=decoding, slo_percentile=slo_percentile)
     if generations is None:
         rent = rentable_at_scale(catalog, quote.select("quote_id", "as_of"))
         gens = accelerator_generations(catalog)
@@ -1314,9 +1351,10 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
 
 
 def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, economics: Economics,
-             band: bool, profiles: pl.DataFrame, *, eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.DataFrame:
+             band: bool, profiles: pl.DataFrame, *, eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS,
+             slo_percentile: float | None = None) -> pl.DataFrame:
     """One row per quote (:data:`SUMMARY_COLUMNS`) with its reason (``eagle_draft_tokens``: what an EAGLE floor
-    drafts per step, for the reason's words)."""
+    drafts per step, for the reason's words; ``slo_percentile``: the TPOT percentile the speed is held at)."""
     cost = "usd_per_m_blended_tokens"
     rows = scope["rows"]
     per_hw = f["per_hw"].join(profiles.select("hardware", "precision", "calibrated", "profile_note"),
@@ -1424,7 +1462,7 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
         band_verdict_expr(price, floor, pl.col("floor_usd_per_m_blended_tokens_low"),
                           pl.col("floor_usd_per_m_blended_tokens_high")).alias("verdict"),
         margin_words(price, floor, pl.col("floor_power_usd_per_m_blended_tokens")).alias("margin_text"),
-        _assumes().alias("floor_assumes"))
+        _assumes(slo_percentile).alias("floor_assumes"))
 
     # Break-even $/GPU-hour and utilization at the floor deployment (closed form), batch from the grid.
     ratio = price / pl.col(f"floor_{cost}")
@@ -1546,9 +1584,9 @@ def margin_words(price: pl.Expr, floor: pl.Expr, power: pl.Expr) -> pl.Expr:
             .otherwise(pl.format("margin {}", _pct(m))))
 
 
-def _assumes() -> pl.Expr:
-    """What the floor assumed, in one line: hardware (generation, profile), weight format, speed (its source) and
-    cost tier; null without a floor."""
+def _assumes(slo_percentile: float | None = None) -> pl.Expr:
+    """What the floor assumed, in one line: hardware (generation, profile), weight format, speed (its source and,
+    when set, the TPOT percentile it is held at) and cost tier; null without a floor."""
     c = pl.col
     w_fmt = pl.coalesce(c("floor_weight_format"), c("floor_precision"))
     weights = (pl.when(c("floor_expert_weight_format").is_not_null() & (c("floor_expert_weight_format") != w_fmt))
@@ -1560,6 +1598,8 @@ def _assumes() -> pl.Expr:
         pl.format(", {} speculative decoding", c("floor_spec_method").replace({"eagle": "EAGLE-3"})
                   .str.to_uppercase())).otherwise(pl.lit(""))
     src = pl.when(c("speed_floor_source") == "quote").then(pl.lit("published")).otherwise(pl.lit("assumed"))
+    if slo_percentile is not None:
+        src = pl.format("{}, held at p{} TPOT", src, pl.lit(f"{slo_percentile:g}"))
     return pl.when(c("floor_hardware").is_not_null()).then(pl.format(
         "{} ({}{}), {} matmuls, {}{}, {} tokens/s per user ({}), {} tier", c("floor_hardware"),
         c("floor_generation"), prof, c("floor_precision"), weights, spec, _t(c("speed_floor_tokens_per_s_per_user")),

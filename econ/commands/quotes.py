@@ -20,6 +20,7 @@ from dataclasses import replace
 import polars as pl
 
 from econ.commands._common import (check_flag, add_data_dir, add_decoding_options, add_economics_options,
+                                   add_slo_percentile_option, slo_percentile_from,
                                    add_scenario_option, catalog_from, check_range, decoding_from, economics_from,
                                    load_scenario, render, show_value, terminal_width)
 from econ.errors import InvalidInputError
@@ -110,6 +111,7 @@ def _register_check(qsub) -> None:
     c.add_argument("--provider", help="with a file: check only quotes of these providers (comma-separated); with one "
                                       "typed quote: its provider's name [quote]")
     add_decoding_options(c)  # --weight-format: the typed quote's format, or every quote's of a file
+    add_slo_percentile_option(c)  # the quote's speed held at this TPOT percentile [default: its median]
     add_economics_options(c)
     add_scenario_option(c)
     _add_output(c)
@@ -164,13 +166,11 @@ def compute(args):
     scenario, catalog = load_scenario(args, catalog)
     economics = economics_from(args, catalog, scenario)
     decoding = args.decoding = decoding_from(args, scenario)
-    if scenario is not None and getattr(scenario, "slo_percentile", None) is not None:
-        print(f"econ quotes check: note: the scenario's slo_percentile {scenario.slo_percentile:g} is not applied: "
-              "each quote is judged at its own published speed (a typical, median speed)", file=sys.stderr)
+    pct = slo_percentile_from(args, scenario)  # None: each quote at its published (median) speed
     generation = _split(args.generation)
     default_speed = speed if speed is not None else DEFAULT_MIN_TOKENS_PER_S_PER_USER
     kw = dict(economics=economics, output_len=args.output_len, min_tokens_per_s_per_user=default_speed,
-              generation=generation)
+              generation=generation, slo_percentile=pct)
     if scenario is not None:
         kw["assumptions"] = scenario.assumptions()
     if single:
@@ -186,7 +186,7 @@ def compute(args):
             from econ.analyses.quotes import alternatives_table, verdict_alternatives
             alt = verdict_alternatives(quote, catalog, kw.get("assumptions", DEFAULT), economics,
                                        min_tokens_per_s_per_user=default_speed, output_len=args.output_len,
-                                       decoding=kw["decoding"])
+                                       decoding=kw["decoding"], slo_percentile=pct)
             args.alternatives = alternatives_table(alt)
         return result, catalog, economics
     quotes = load_quotes(catalog, args.file)

@@ -113,3 +113,30 @@ def test_decoding_notes_name_each_setting(catalog):
     assert r.settings["decoding_kv_precision"] == "int4"
     row = next(x for x in r.settings_rows() if x["name"] == "decoding_kv_precision")
     assert row["value"] == "int4" and row["source"].startswith("set for the check (--kv-format)")
+
+
+def test_slo_percentile_holds_the_quote_speed_at_that_percentile():
+    """Issue 19.1: `econ quotes check --slo-percentile` judges the quote's speed at that TPOT percentile: p50 is the
+    published (median) speed, so the floor equals the default check's; p99 needs a slower batch, never a cheaper
+    floor on the same accelerator; the answer says the percentile; 100 is refused with the field's range."""
+    import json
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "econ.cli", "quotes", "check", "--model", "llama-3.3-70b", "--input-price", "0.6",
+            "--output-price", "0.6", "--speed", "60", "--hardware", "h100-sxm", "--format", "json"]
+
+    def floor(*extra):
+        out = subprocess.run(base + list(extra), capture_output=True, text=True, check=True).stdout
+        row = json.loads(out)
+        row = row[0] if isinstance(row, list) else row.get("summary", row)
+        row = row[0] if isinstance(row, list) else row
+        return row
+
+    mean, p50, p99 = floor(), floor("--slo-percentile", "p50"), floor("--slo-percentile", "99")
+    assert p50["floor_usd_per_m_blended_tokens"] == mean["floor_usd_per_m_blended_tokens"]
+    assert p99["floor_usd_per_m_blended_tokens"] >= mean["floor_usd_per_m_blended_tokens"]
+    assert p99["floor_batch_size"] <= mean["floor_batch_size"]
+    assert "held at p99 TPOT" in p99["floor_assumes"] and "held at" not in mean["floor_assumes"]
+    bad = subprocess.run(base + ["--slo-percentile", "100"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--slo-percentile=100 is outside [1, 99.9]" in bad.stderr

@@ -90,6 +90,20 @@ def test_sidebar_kv_format_reaches_the_floors_and_is_said(catalog):
     assert any("kv_precision nvfp4" in unescape(e.label) for e in at.expander)
 
 
-def test_a_percentile_slo_is_said_not_to_apply():
+def test_a_percentile_slo_holds_the_quotes_speed_at_that_percentile(catalog):
+    """Issue 19.1: the sidebar's SLO percentile reaches the quote check (econ quotes check --slo-percentile): the
+    page's floors are check_quotes' at that percentile, said in a caption."""
+    from econ.analyses.quotes import check_quotes
+    from econ.tables.quote_files import load_quotes
+
     at = run(page("quote_checker", slo_percentile="99"))
-    assert "SLOs judged at p99 (sidebar) do not apply here" in _captions(at)
+    assert "Speeds held at p99 TPOT (sidebar)" in _captions(at)
+    sc = scenario(at)
+    assert sc.slo_percentile == 99.0
+    direct = check_quotes(load_quotes(catalog), catalog, sc.assumptions(), sc.economics(catalog),
+                          min_tokens_per_s_per_user=25.0, output_len=sc.output_len, decoding=sc.decoding(),
+                          slo_percentile=99.0).summary
+    want = dict(direct.select("quote_id", "floor_usd_per_m_blended_tokens").iter_rows())
+    got = dict(zip(_frame(at, "quote_id")["quote_id"], _frame(at, "quote_id")["floor_usd_per_m_blended_tokens"]))
+    for q, v in want.items():
+        assert (v is None and got[q] != got[q]) or got[q] == pytest.approx(v, rel=1e-9), q
