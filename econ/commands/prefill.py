@@ -30,7 +30,7 @@ def register(sub) -> None:
     p.add_argument("--hardware", required=True, help="accelerator id: decode, and prefill unless --prefill-hardware")
     p.add_argument("--input-len", "--isl", dest="input_len", type=int, required=True, help="prompt tokens")
     p.add_argument("--precision", choices=PRECISIONS, default="fp8", help="matmul precision of the linear layers [fp8]")
-    p.add_argument("--tp", type=int, help="tensor-parallel size of one rank [min(8, scale-up domain)]")
+    p.add_argument("--tp", type=int, help="one rank = TP accelerators [the cheapest layout holding one sequence of the prompt]")
     p.add_argument("--cp", help="context-parallel sizes, comma list [1,2,4,8,16]")
     p.add_argument("--prefill-hardware", help="a prefill part (e.g. a GDDR accelerator) beside the decode accelerators")
     p.add_argument("--chunk", help="chunk sizes for chunked prefill beside a decode batch, comma list (tokens)")
