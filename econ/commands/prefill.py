@@ -24,7 +24,7 @@ def register(sub) -> None:
                     "TP accelerators (the KV blocks cross scale-out links, hidden behind attention when it is "
                     "longer), optionally on a prefill part whose KV then ships to the decode accelerators, and "
                     "chunked prefill beside a decode batch (TTFT and how much it slows decode).",
-        epilog="example: econ prefill --model llama-3.1-405b --hardware h100-sxm --input-len 1000000 --cp 1,4,16")
+        epilog="example: econ prefill --model llama-3.1-405b --hardware h100-sxm --input-len 1000000 --tp 8 --cp 1,4,16")
     add_scenario_option(p)
     p.add_argument("--model", required=True, help="model id (econ list models)")
     p.add_argument("--hardware", required=True, help="accelerator id: decode, and prefill unless --prefill-hardware")
