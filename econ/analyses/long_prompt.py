@@ -79,16 +79,16 @@ def _rank_layout(catalog, *, model, hardware, prompt_tokens, output_len, precisi
     return {k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp", "layout")}
 
 
-def _lone_prompt(catalog, *, model, hardware, prompt_tokens, output_len, precision, lay, cps, assumptions,
-                 economics) -> pl.DataFrame:
-    """The engine's lone prompt on ``lay`` for each context-parallel size (batch 1, a BF16 KV cache so attention runs
-    in BF16 as in Yang et al.'s FlashAttention-3 ring attention): ttft_s, exposed_comm_s,
+def _lone_prompt(catalog, *, model, hardware, prompt_tokens, output_len, precision, kv_precision, lay, cps,
+                 assumptions, economics) -> pl.DataFrame:
+    """The engine's lone prompt on ``lay`` for each context-parallel size (batch 1, KV and attention at
+    ``kv_precision``): ttft_s, exposed_comm_s,
     kv_bytes_per_gpu (one sequence's KV on each accelerator of a rank, split over cp), kv_bytes_per_sequence,
     weight_bytes_per_gpu, usd_per_gpu_hour (each evaluated without the HBM capacity wall). The ring's exposed time is the TTFT beyond the cp-fold split of the cp-1
     prefill (``econ.physics.long_context.ring_attention_prefill_s``: lin / cp + max(att / cp, comm))."""
     m = catalog.model(model)
     lc, _ = _context(m, prompt_tokens, output_len)
-    base = {"model": model, "hardware": hardware, "precision": precision, "kv_precision": "bf16",
+    base = {"model": model, "hardware": hardware, "precision": precision, "kv_precision": kv_precision,
             "input_len": int(prompt_tokens), "output_len": int(output_len), "batch_size": 1, **{k: lay[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")},
             **lc}
     allc = [1] + [c for c in cps if c != 1]
@@ -109,7 +109,7 @@ def _lone_prompt(catalog, *, model, hardware, prompt_tokens, output_len, precisi
 
 def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: int, precision: str = "fp8",
                 tp: int | None = None, cp_sizes=DEFAULT_CP_SIZES, prefill_hardware: str | None = None,
-                chunk_tokens=None, decode_batch: int = 64, output_len: int = 1024,
+                chunk_tokens=None, decode_batch: int = 64, output_len: int = 1024, kv_precision: str = "bf16",
                 assumptions: Assumptions = DEFAULT, economics: Economics = Economics()) -> LongPrompt:
     """TTFT and $ per prompt of one ``prompt_tokens`` prompt by strategy, every time from the engine.
 
@@ -128,6 +128,8 @@ def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: i
         links (:func:`econ.physics.long_context.disaggregated_prefill_ttft_s`, overlapped)
     chunk_tokens : sequence of int in [1, 16,777,216], optional: chunk sizes for chunked prefill beside a decode batch
     decode_batch : int: that batch [sequences]; output_len : its requests' output length [tokens]
+    kv_precision : {"bf16", "fp8", "fp4"}: the prompt's KV cache and so its attention's precision (default BF16, as
+        Yang et al.'s FlashAttention-3 ring attention; the engine's default for ``precision`` is its DEFAULT_KV_PRECISION)
     assumptions, economics : the engine's
 
     Returns
@@ -160,6 +162,8 @@ def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: i
     require_in_range("prompt_tokens", prompt_tokens, MIN_PROMPT_TOKENS, 1 << 24, "tokens")
     if precision not in PRECISIONS:
         raise InvalidInputError(f"precision={precision!r} is not one of {list(PRECISIONS)}")
+    if kv_precision not in PRECISIONS:
+        raise InvalidInputError(f"kv_precision={kv_precision!r} is not one of {list(PRECISIONS)}")
     if tp is not None:
         require_in_range("tp", tp, 1, 4096, "accelerators")
     cps = [int(c) for c in cp_sizes]
@@ -181,7 +185,8 @@ def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: i
         usable = catalog.accelerator(hw_id)["hbm_capacity_bytes"] * assumptions.usable_hbm_frac
         # a prefill part holds the prompt's KV only (output_len 1): that KV is what ships to the decode accelerators
         r = _lone_prompt(catalog, model=model, hardware=hw_id, prompt_tokens=s,
-                         output_len=output_len if strategy == "context parallel" else 1, lay=lay, cps=cps, **kw)
+                         output_len=output_len if strategy == "context parallel" else 1, lay=lay, cps=cps,
+                         kv_precision=kv_precision, **kw)
         one = float(r["ttft_s"][0]) if cps[0] == 1 else None
         n = int(lay["num_gpus"])
         for row in r.iter_rows(named=True):
@@ -310,27 +315,15 @@ def long_prompt_engine(catalog: Catalog, *, model: str, hardware: str, prompt_to
     FIELDS["prefix_cache_tier"].check(prefix_cache_tier)
     FIELDS["kv_offload"].check(kv_offload)
     cps = [int(FIELDS["cp"].check(int(c))) for c in cp_sizes]
-    m = catalog.model(model)
-    ctx = int(prompt_tokens) + int(output_len)
-    note = ""
-    lc = {"prefix_cache_tier": prefix_cache_tier}
-    if ctx > m["max_context_tokens"]:
-        lc["context_limit_tokens"] = ctx
-        note = (f"{ctx:,} tokens is beyond {m['display_name']}'s released context of {m['max_context_tokens']:,}: run "
-                "as a RoPE-extended variant, as Yang et al. (arXiv:2411.01783) ran Llama3 405B at 1M tokens")
+    lc, note = _context(catalog.model(model), prompt_tokens, output_len)
+    lc["prefix_cache_tier"] = prefix_cache_tier
     econ_hit = replace(economics, cache_hit_frac=float(cache_hit_frac))
-    space = SearchSpace(precisions=(precision,), modes=("aggregated",), cp=1, max_batch_per_group=1,
-                        context_limit_tokens=lc.get("context_limit_tokens"), prefix_cache_tier=prefix_cache_tier)
-    res = search(catalog, model=model, hardware=[hardware], input_len=int(prompt_tokens), output_len=int(output_len),
-                 space=space, assumptions=assumptions, economics=econ_hit)
-    if res.points.height == 0:
-        why = res.rejected["reason"].mode().to_list()[:1] if res.rejected.height else ["no valid layout"]
-        raise DoesNotFitError(f"no layout of up to {space.max_gpus} x {hardware} holds {model} {precision} with one "
-                              f"{ctx:,}-token sequence in HBM ({why[0]})")
-    row = cheapest(res.points, by=()).row(0, named=True)
-    lay = {k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}
+    lay = _rank_layout(catalog, model=model, hardware=hardware, prompt_tokens=prompt_tokens, output_len=output_len,
+                       precision=precision, tp=None, cache_hit_frac=float(cache_hit_frac),
+                       prefix_cache_tier=prefix_cache_tier, assumptions=assumptions, economics=economics)
+    row = {"num_gpus": lay["num_gpus"], "layout": lay["layout"]}
     base = {"model": model, "hardware": hardware, "precision": precision, "input_len": int(prompt_tokens),
-            "output_len": int(output_len), **lay, **lc}
+            "output_len": int(output_len), **{k: lay[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}, **lc}
     pts = pl.DataFrame([{**base, "batch_size": 1, "cp": c} for c in cps])
     cols = ["ttft_s", "prefix_load_s", "input_tokens_per_s_per_gpu", "usd_per_m_input_tokens", "usd_per_gpu_hour",
             "feasible", "infeasible_reason"]
