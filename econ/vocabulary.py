@@ -1424,6 +1424,7 @@ COLUMNS: dict[str, Column] = {
     "kv_fits": Column("KV fits in HBM"), "usd_per_prompt": Column("Cost per prompt ($)", "$,.4f", "$%.4f"),
     "chunk_tokens": Column("Chunk (tokens)", ",d", "%d"), "iteration_s": Column("Iteration (s)", ",.3f", "%.3f"),
     "tpot_inflation": Column("Decode slowdown while chunking (x)", ",.2f", "%.2f"),
+    "chunk_s": Column("Chunk prefill per step (s)", ",.3f", "%.3f"),
     "decode_batch": Column("Decode batch", ",d", "%d"),
     # KV tiers, prefix caching and context parallelism in the engine (econ.engine.TIER_COLUMNS, issue 22)
     "max_batch_size_hbm": Column("Max batch, KV in HBM only (sequences)", ",d", "%d"),

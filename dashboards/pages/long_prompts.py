@@ -4,7 +4,10 @@ offload (issue 22 parts 2-3).
 One econ call (:func:`econ.analyses.long_prompt.long_prompt_engine`): the scenario's model and accelerator (sidebar),
 the prompt length, the share of it served from a prefix cache and the tier that cache lives in, and how far the decode
 KV may spill beyond HBM. The page shows TTFT, prefill GPU-seconds and $/M input tokens for each context-parallel
-degree, and the decode capacity with and without offload, with the tiers' figures and sources; it computes nothing.
+degree, and the decode capacity with and without offload, with the tiers' figures and sources. A second call
+(:func:`econ.analyses.long_prompt.long_prompt`) gives the prompt chunked beside a decode batch (TTFT and how much decode
+slows, per chunk size) and prefilled on a chosen prefill accelerator (TTFT including the KV shipment to the decode
+accelerators). The page computes nothing.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ import streamlit as st  # noqa: E402
 
 from dashboards import charts  # noqa: E402
 from dashboards.components import chart, fmt, memory, safe_text, scenario_sidebar, state, table  # noqa: E402
-from econ.analyses.long_prompt import DEFAULT_CP_SIZES, LongPromptEngine, long_prompt_engine  # noqa: E402
+from econ.analyses.long_prompt import (DEFAULT_CP_SIZES, LongPrompt, LongPromptEngine, long_prompt,  # noqa: E402
+                                       long_prompt_engine)
 from econ.errors import EconError  # noqa: E402
 from econ.io.scenario import Scenario  # noqa: E402
-from econ.physics.precision import PRECISIONS  # noqa: E402
+from econ.physics.precision import DEFAULT_KV_PRECISION, PRECISIONS  # noqa: E402
 from econ.vocabulary import FIELDS, KV_TIER_CHOICES  # noqa: E402
 
 TITLE = "Long prompts"
@@ -33,6 +37,13 @@ ICON = ":material/subject:"
 ORDER = 27
 PROMPT_LENGTHS = (8_192, 16_384, 32_768, 65_536, 100_000, 131_072, 262_144, 524_288, 1_000_000)
 """Prompt lengths offered [tokens] (up to the 1M tokens of Yang et al., arXiv:2411.01783)."""
+CHUNK_SIZES = (512, 1_024, 2_048, 4_096, 8_192, 16_384, 32_768)
+"""Chunk sizes of chunked prefill shown [tokens] (Sarathi-Serve, Agrawal et al. OSDI 2024, runs 512-2K chunks)."""
+DECODE_BATCH = 64
+"""Decode batch the chunks ride with [sequences] (``econ prefill``'s default)."""
+NO_PART = ""
+CHUNKED = ["chunk_tokens", "ttft_s", "tpot_inflation", "iteration_s", "chunk_s", "layout"]
+PARTS = ["strategy", "hardware", "gpus", "ttft_s", "prefill_s", "kv_transfer_s", "usd_per_prompt"]
 TIER_NAMES = {"hbm": "GPU memory (HBM)", "host": "Host memory", "nvme": "Local NVMe", "remote": "Remote KV pool"}
 OFFLOAD_NAMES = {"host": "Host memory", "nvme": "Host memory, then NVMe"}
 BY_CP = ["cp", "gpus", "ttft_s", "prefix_load_s", "prefill_gpu_s", "usd_per_m_input_tokens", "usd_per_prompt",
@@ -62,6 +73,55 @@ def compute(token: str, sc: Scenario, prompt_tokens: int, hit: float, prefix_tie
                               output_len=sc.output_len, precision=precision, cache_hit_frac=hit,
                               prefix_cache_tier=prefix_tier, kv_offload=offload, cp_sizes=DEFAULT_CP_SIZES,
                               assumptions=sc.assumptions(), economics=sc.economics(cat))
+
+
+@memory.cached(max_entries=16, ttl=3600)
+def compute_split(token: str, sc: Scenario, prompt_tokens: int, chunk_tokens: int, prefill_hardware: str,
+                  _catalog=None) -> LongPrompt:
+    """:func:`econ.analyses.long_prompt.long_prompt` for the scenario: chunked beside a decode batch of
+    :data:`DECODE_BATCH` at :data:`CHUNK_SIZES` and ``chunk_tokens``, and on ``prefill_hardware`` ("" = none)."""
+    cat = _catalog if _catalog is not None else state.catalog()
+    precision = sc.precision if sc.precision in PRECISIONS else "fp8"
+    return long_prompt(cat, model=sc.model, hardware=sc.hardware, prompt_tokens=prompt_tokens, precision=precision,
+                       cp_sizes=(1,), prefill_hardware=prefill_hardware or None,
+                       chunk_tokens=sorted(set(CHUNK_SIZES) | {chunk_tokens}), decode_batch=DECODE_BATCH,
+                       output_len=sc.output_len, kv_precision=DEFAULT_KV_PRECISION[precision],
+                       assumptions=sc.assumptions(), economics=sc.economics(cat))
+
+
+def split_section(cat, cat_in_use, sc: Scenario, prompt: int) -> None:
+    """Chunked prefill beside decode and a prefill part: inputs, headline metrics and tables (one econ call)."""
+    st.subheader("Chunked prefill and a prefill part")
+    c1, c2 = st.columns(2)
+    chunk = c1.select_slider("Chunk size (tokens)", CHUNK_SIZES, value=2_048, format_func=fmt.count,
+                             key="lp.chunk", help=f"prompt tokens prefilled per decode step beside a batch of "
+                                                  f"{DECODE_BATCH} decoding sequences (Sarathi-Serve)")
+    ids = [i for i in cat.accelerators["id"].to_list() if i != sc.hardware]
+    names = dict(zip(cat.accelerators["id"].to_list(), cat.accelerators["display_name"].to_list()))
+    part = c2.selectbox("Prefill accelerator", [NO_PART] + ids, key="lp.part",
+                        format_func=lambda i: "None (prefill on the decode GPUs)" if i == NO_PART else names[i],
+                        help="a prefill part beside the decode GPUs; its KV ships to them over scale-out")
+    try:
+        r = compute_split(cat_in_use.token, sc, int(prompt), int(chunk), part, _catalog=cat)
+    except EconError as exc:
+        st.error(safe_text.error(exc), icon=":material/error:")
+        return
+    row = r.chunked.filter(pl.col("chunk_tokens") == int(chunk)).row(0, named=True)
+    k = st.columns(3)
+    k[0].metric(f"TTFT, {fmt.count(chunk)}-token chunks", fmt.seconds(row["ttft_s"]),
+                help=f"beside a decode batch of {DECODE_BATCH} on {row['layout']}")
+    k[1].metric("Decode slowdown while it streams in", f"{fmt.sig(row['tpot_inflation'])}x",
+                help="every decoding user's time per token is multiplied by this while the prompt's chunks run")
+    if part:
+        p = r.plans.filter(pl.col("strategy") == "prefill part").row(0, named=True)
+        k[2].metric(f"TTFT on {names[part]}", fmt.seconds(p["ttft_s"]),
+                    help=f"prefill {fmt.seconds(p['prefill_s'])}, KV shipment {fmt.seconds(p['kv_transfer_s'])} "
+                         "(layer by layer, overlapped)")
+    table.show(r.chunked, key="lp.chunked", name=f"chunked-prefill-{sc.model}-{sc.hardware}", columns=CHUNKED,
+               catalog=cat, caption=f"Chunked prefill beside a decode batch of {DECODE_BATCH}, per chunk size")
+    if part:
+        table.show(r.plans, key="lp.parts", name=f"prefill-part-{sc.model}-{part}", columns=PARTS, catalog=cat,
+                   caption="Prefill on the decode GPUs or on the prefill part (TTFT includes the KV shipment)")
 
 
 def ttft_chart(by_cp: pl.DataFrame, *, width: int = 640) -> alt.Chart:
@@ -138,6 +198,7 @@ def render() -> None:
     st.subheader(f"KV tiers beyond HBM on {hw_name}")
     table.show(r.tiers, key="lp.tiers", name=f"kv-tiers-{sc.hardware}", columns=TIERS, catalog=cat,
                caption="data/kv_tiers.csv: capacity, read bandwidth and storage price per accelerator, with sources")
+    split_section(cat, cat_in_use, sc, int(prompt))
     st.caption("Assumptions: " + ASSUMPTIONS)
 
 

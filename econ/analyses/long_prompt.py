@@ -1,18 +1,14 @@
 """One long prompt (100K+ tokens): TTFT and $ per prompt by context parallelism, on a prefill part, and chunked.
 
-Reads catalog facts (the model's matmul parameters, attention FLOPs and KV bytes per token; the accelerator's
-peaks, HBM and scale-out bandwidth), the engine's efficiencies (``Assumptions.eta_prefill``, ``scale_out_latency_s``)
-and the engine's $/GPU-hour (``econ.analyses.sweep.cost_table`` at a short request: the rate does not depend on the
-workload); the physics is :mod:`econ.physics.long_context` and :func:`econ.physics.kv_tiers.prefill_flop`.
-
-Rows: the prompt prefilled on ``tp x cp`` accelerators for each context-parallel size (ring attention across
-nodes over scale-out), optionally the same on a prefill part (``prefill_hardware``, e.g. a GDDR part beside HBM
-decode GPUs) with the KV shipped to the decode accelerators; and, with ``chunk_tokens``, the prompt prefilled in
-chunks beside a decode batch on one replica (its TTFT and how much it slows the batch's decode).
+Every time comes from the one engine (:func:`econ.engine.evaluate`): the lone prompt's ``ttft_s`` with the engine's
+``cp`` (ring attention), on a prefill part plus the KV shipment (:mod:`econ.physics.long_context`), and chunked prefill
+beside a decode batch with the chunk's time the engine's prefill of that chunk attending to the prompt so far (a
+prefix-cache hit held in HBM). $/GPU-hour is the engine's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, replace
 
@@ -27,9 +23,8 @@ from econ.engine import evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
 from econ.vocabulary import FIELDS
-from econ.physics.kv_tiers import prefill_flop
-from econ.physics.long_context import chunked_prefill, disaggregated_prefill_ttft_s, ring_attention_prefill_s
-from econ.physics.precision import KV_BYTES_PER_ELEMENT, DEFAULT_KV_PRECISION, PRECISIONS, WEIGHT_BYTES_PER_PARAM
+from econ.physics.long_context import chunked_prefill, disaggregated_prefill_ttft_s
+from econ.physics.precision import PRECISIONS
 from econ.tables.catalog import Catalog, check_ids
 from econ.validate import require_in_range
 
@@ -48,119 +43,208 @@ class LongPrompt:
     chunked: pl.DataFrame
 
 
-def _rate(hw: dict, precision: str) -> float:
-    peak = hw.get(f"{precision}_peak_flop_per_s")
-    if peak is None or not peak == peak:
-        raise InvalidInputError(f"precision={precision!r}: {hw['id']} has no dense {precision.upper()} peak "
-                                "(accelerators.csv)")
-    return float(peak)
+def _context(model: dict, prompt_tokens: int, output_len: int) -> tuple[dict, str]:
+    """The point columns that run a prompt beyond the model's released context (RoPE-extended) and the note saying so."""
+    ctx = int(prompt_tokens) + int(output_len)
+    if ctx <= model["max_context_tokens"]:
+        return {}, ""
+    return {"context_limit_tokens": ctx}, (
+        f"{ctx:,} tokens is beyond {model['display_name']}'s released context of {model['max_context_tokens']:,}: run "
+        "as a RoPE-extended variant, as Yang et al. (arXiv:2411.01783) ran Llama3 405B at 1M tokens")
 
 
-def _gpu_hour(catalog, model, hw, precision, assumptions, economics) -> float:
-    from econ.analyses.sweep import cost_table
+def _rank_layout(catalog, *, model, hardware, prompt_tokens, output_len, precision, tp, cache_hit_frac=0.0,
+                 prefix_cache_tier="hbm", assumptions=DEFAULT, economics=Economics()) -> dict:
+    """The layout of one context-parallel rank: ``tp`` accelerators (dp = ep = pp = 1) when given, else the cheapest
+    all-in deployment holding one sequence of the prompt in HBM (:func:`econ.analyses.optimize.search` at batch 1 per
+    attention group, cp 1). Keys num_gpus, tp, dp, ep, pp, layout.
 
-    row = cost_table(catalog, model=model, hardware=hw, precision=precision, batch_sizes=[1], input_len=1024,
-                     output_len=16, assumptions=assumptions, economics=economics).row(0, named=True)
-    return float(row["usd_per_gpu_hour"]) if row["usd_per_gpu_hour"] is not None else math.nan
+    Raises
+    ------
+    DoesNotFitError
+        No layout of up to the search's ``max_gpus`` accelerators holds the weights and one sequence."""
+    if tp is not None:
+        t = int(tp)
+        return {"num_gpus": t, "tp": t, "dp": 1, "ep": 1, "pp": 1, "layout": f"TP{t}"}
+    lc, _ = _context(catalog.model(model), prompt_tokens, output_len)
+    space = SearchSpace(precisions=(precision,), modes=("aggregated",), cp=1, max_batch_per_group=1,
+                        context_limit_tokens=lc.get("context_limit_tokens"), prefix_cache_tier=prefix_cache_tier)
+    res = search(catalog, model=model, hardware=[hardware], input_len=int(prompt_tokens), output_len=int(output_len),
+                 space=space, assumptions=assumptions, economics=replace(economics, cache_hit_frac=cache_hit_frac))
+    if res.points.height == 0:
+        why = res.rejected["reason"].mode().to_list()[:1] if res.rejected.height else ["no valid layout"]
+        raise DoesNotFitError(f"no layout of up to {space.max_gpus} x {hardware} holds {model} {precision} with one "
+                              f"{int(prompt_tokens) + int(output_len):,}-token sequence in HBM ({why[0]})")
+    row = cheapest(res.points, by=()).row(0, named=True)
+    return {k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp", "layout")}
+
+
+def _lone_prompt(catalog, *, model, hardware, prompt_tokens, output_len, precision, kv_precision, lay, cps,
+                 assumptions, economics) -> pl.DataFrame:
+    """The engine's lone prompt on ``lay`` for each context-parallel size (batch 1, KV and attention at
+    ``kv_precision``): ttft_s, exposed_comm_s,
+    kv_bytes_per_gpu (one sequence's KV on each accelerator of a rank, split over cp), kv_bytes_per_sequence,
+    weight_bytes_per_gpu, usd_per_gpu_hour (each evaluated without the HBM capacity wall). The ring's exposed time is the TTFT beyond the cp-fold split of the cp-1
+    prefill (``econ.physics.long_context.ring_attention_prefill_s``: lin / cp + max(att / cp, comm))."""
+    m = catalog.model(model)
+    lc, _ = _context(m, prompt_tokens, output_len)
+    base = {"model": model, "hardware": hardware, "precision": precision, "kv_precision": kv_precision,
+            "input_len": int(prompt_tokens), "output_len": int(output_len), "batch_size": 1, **{k: lay[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")},
+            **lc}
+    allc = [1] + [c for c in cps if c != 1]
+    # the prefill time does not depend on HBM capacity: evaluated without the capacity wall (a rank too small for the
+    # prompt's KV still gets its arithmetic TTFT; ``kv_fits`` in :func:`long_prompt` says it does not fit)
+    hbm = pl.col("hbm_capacity_bytes")
+    uncapped = dataclasses.replace(catalog, accelerators=catalog.accelerators.with_columns(
+        pl.when(pl.col("id") == hardware).then(hbm * 1e6).otherwise(hbm).alias("hbm_capacity_bytes")))
+    r = evaluate(pl.DataFrame([{**base, "cp": c} for c in allc]), uncapped, assumptions, economics, strict=False,
+                 columns=["ttft_s", "kv_bytes_per_gpu", "kv_bytes_per_sequence", "weight_bytes_per_gpu",
+                          "usd_per_gpu_hour"])
+    r = pl.DataFrame({"cp": allc}).with_columns(r)
+    t1 = float(r["ttft_s"][0])
+    r = r.with_columns(exposed_comm_s=(pl.col("ttft_s") - t1 / pl.col("cp")).clip(lower_bound=0.0),
+                       kv_bytes_per_gpu=pl.col("kv_bytes_per_gpu") / pl.col("cp"))
+    return pl.DataFrame({"cp": cps}).join(r, on="cp", how="left", maintain_order="left")
 
 
 def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: int, precision: str = "fp8",
                 tp: int | None = None, cp_sizes=DEFAULT_CP_SIZES, prefill_hardware: str | None = None,
-                chunk_tokens=None, decode_batch: int = 64, output_len: int = 1024,
+                chunk_tokens=None, decode_batch: int = 64, output_len: int = 1024, kv_precision: str = "bf16",
                 assumptions: Assumptions = DEFAULT, economics: Economics = Economics()) -> LongPrompt:
-    """TTFT and $ per prompt of one ``prompt_tokens`` prompt by strategy.
+    """TTFT and $ per prompt of one ``prompt_tokens`` prompt by strategy, every time from the engine.
 
     Parameters
     ----------
     catalog : Catalog
     model, hardware : str (catalog ids; ``hardware`` serves decode, and prefill unless ``prefill_hardware``)
     prompt_tokens : int in [1, 16,777,216] [tokens]
-    precision : {"bf16", "fp8", "fp4"}: matmul precision of the linear layers (attention runs in BF16, FlashAttention)
-    tp : int, optional: tensor-parallel size of one rank (default: min(8, scale-up domain))
-    cp_sizes : sequence of int >= 1: context-parallel sizes (ranks across nodes, ring over scale-out)
-    prefill_hardware : str, optional: a prefill part (its rows use its peaks, HBM and $/GPU-hour; the KV then
-        crosses the decode accelerators' scale-out links, layer by layer)
-    chunk_tokens : sequence of int, optional: chunk sizes for chunked prefill beside a decode batch
+    precision : {"bf16", "fp8", "fp4"}
+    tp : int in [1, 4096], optional: one rank = ``tp`` accelerators (tensor parallel); default: the layout
+        :func:`long_prompt_engine` picks (the cheapest holding one sequence of the prompt in HBM)
+    cp_sizes : sequence of int in [1, 1024]: context-parallel sizes (the engine's ``cp``: ranks across nodes, ring
+        attention over scale-out)
+    prefill_hardware : str, optional: a prefill part (e.g. a GDDR part beside HBM decode GPUs): its rows are the
+        engine's prefill of the prompt on it, plus the KV shipped layer by layer over the decode rank's scale-out
+        links (:func:`econ.physics.long_context.disaggregated_prefill_ttft_s`, overlapped)
+    chunk_tokens : sequence of int in [1, 16,777,216], optional: chunk sizes for chunked prefill beside a decode batch
     decode_batch : int: that batch [sequences]; output_len : its requests' output length [tokens]
+    kv_precision : {"bf16", "fp8", "fp4"}: the prompt's KV cache and so its attention's precision (default BF16, as
+        Yang et al.'s FlashAttention-3 ring attention; the engine's default for ``precision`` is its DEFAULT_KV_PRECISION)
     assumptions, economics : the engine's
 
     Returns
     -------
     LongPrompt. ``plans`` columns: strategy, hardware, tp, cp, gpus, ttft_s, prefill_s, kv_transfer_s,
-    exposed_comm_s, parallel_efficiency_frac, kv_fits, usd_per_gpu_hour, usd_per_prompt.
+    exposed_comm_s, parallel_efficiency_frac, kv_fits, usd_per_gpu_hour, usd_per_prompt. ``chunked`` columns:
+    hardware, layout, decode_batch, chunk_tokens, chunk_s, ttft_s, iteration_s, tpot_inflation.
 
     Raises
     ------
-    UnknownIdError, InvalidInputError
-        Unknown ids, a length outside [1, 16,777,216], a cp size < 1, a precision the part lacks.
+    UnknownIdError, InvalidInputError, DoesNotFitError
+        Unknown ids, a length, cp, tp or chunk outside its range (naming field, value and range), a precision not in
+        bf16|fp8|fp4, no layout holding the prompt (without ``tp``).
+
+    Notes
+    -----
+    Context-parallel rows: the engine's lone-prompt TTFT with ``cp`` (``econ.engine.core._context_parallel_s``,
+    Yang et al. arXiv:2411.01783 pass-KV ring attention); usd_per_prompt = gpus x TTFT x $/GPU-hour.
+    Chunked rows (Sarathi-Serve, Agrawal et al. OSDI 2024): the decode batch's memory and compute times per step are
+    the engine's (:func:`econ.analyses.sweep.cost_table` at an 8K-token context); the chunk's time is the engine's
+    prefill of ``chunk`` new tokens attending to the mean prefix before it ((prompt - chunk) / 2 tokens, a prefix-cache
+    hit held in HBM; its own weight pass and per-step overheads included, so small chunks do not ride quite free);
+    :func:`econ.physics.long_context.chunked_prefill` combines them.
     """
     check_ids("model", [model], catalog.models["id"].to_list())
     ids = catalog.accelerators["id"].to_list()
-    check_ids("hardware", [hardware] + ([prefill_hardware] if prefill_hardware else []), ids)
+    check_ids("hardware", [hardware], ids)
+    if prefill_hardware is not None:
+        check_ids("prefill_hardware", [prefill_hardware], ids)
     require_in_range("prompt_tokens", prompt_tokens, MIN_PROMPT_TOKENS, 1 << 24, "tokens")
     if precision not in PRECISIONS:
         raise InvalidInputError(f"precision={precision!r} is not one of {list(PRECISIONS)}")
+    if kv_precision not in PRECISIONS:
+        raise InvalidInputError(f"kv_precision={kv_precision!r} is not one of {list(PRECISIONS)}")
+    if tp is not None:
+        require_in_range("tp", tp, 1, 4096, "accelerators")
     cps = [int(c) for c in cp_sizes]
     require_in_range("cp", np.array(cps, dtype=float), 1, 1024, "ranks")
-    m = catalog.model(model)
-    s = float(prompt_tokens)
-    lin = 2.0 * m["active_matmul_params"] * s
-    att = prefill_flop(s, 0.0, 0.0, m["attention_flop_per_context_token_prefill"], m["num_global_layers"],
-                       m["num_sliding_layers_eff"], m["sliding_window_tokens_eff"] or np.inf)
-    kv_prec = DEFAULT_KV_PRECISION[precision]
-    kv_tok = m["num_layers"] * m["kv_elements_per_token_per_layer"] * KV_BYTES_PER_ELEMENT[kv_prec]
-    weights = m["total_params"] * WEIGHT_BYTES_PER_PARAM[precision]
-    eta = assumptions.eta_prefill
+    chunks = [int(require_in_range("chunk_tokens", c, 1, 1 << 24, "tokens")) for c in (chunk_tokens or [])]
+    s = int(prompt_tokens)
+    kw = dict(precision=precision, assumptions=assumptions, economics=economics)
+    dec = _rank_layout(catalog, model=model, hardware=hardware, prompt_tokens=s, output_len=output_len, tp=tp, **kw)
+    decode_link = dec["num_gpus"] * catalog.accelerator(hardware)["scale_out_bandwidth_bytes_per_s"]
     rows = []
-    decode_hw = catalog.accelerator(hardware)
-    parts = [("context parallel", hardware)] + ([("prefill part", prefill_hardware)] if prefill_hardware else [])
-    for strategy, hw_id in parts:
-        hw = catalog.accelerator(hw_id)
-        t = int(tp or min(8, hw["scale_up_domain_size"]))
-        gh = _gpu_hour(catalog, model, hw_id, precision, assumptions, economics)
-        one = None
-        for cp in cps:
-            block = s / cp * kv_tok / t
-            time_s, exposed = ring_attention_prefill_s(
-                lin, att, cp, t * _rate(hw, precision) * eta, t * _rate(hw, "bf16") * eta, block,
-                hw["scale_out_bandwidth_bytes_per_s"], assumptions.scale_out_latency_s)
-            xfer = 0.0
-            ttft = float(time_s)
+    parts = [("context parallel", hardware, dec)]
+    if prefill_hardware:
+        parts.append(("prefill part", prefill_hardware,
+                      _rank_layout(catalog, model=model, hardware=prefill_hardware, prompt_tokens=s,
+                                   output_len=output_len, **kw,
+                                   tp=tp if tp and tp <= catalog.accelerator(prefill_hardware)["scale_up_domain_size"]
+                                   else None)))  # a tp beyond the part's scale-up domain: the searched layout
+    for strategy, hw_id, lay in parts:
+        usable = catalog.accelerator(hw_id)["hbm_capacity_bytes"] * assumptions.usable_hbm_frac
+        # a prefill part holds the prompt's KV only (output_len 1): that KV is what ships to the decode accelerators
+        r = _lone_prompt(catalog, model=model, hardware=hw_id, prompt_tokens=s,
+                         output_len=output_len if strategy == "context parallel" else 1, lay=lay, cps=cps,
+                         kv_precision=kv_precision, **kw)
+        one = float(r["ttft_s"][0]) if cps[0] == 1 else None
+        n = int(lay["num_gpus"])
+        for row in r.iter_rows(named=True):
+            cp, pre = row["cp"], float(row["ttft_s"])
+            ttft, xfer = pre, 0.0
             if strategy == "prefill part":
-                ttft, _, xfer = disaggregated_prefill_ttft_s(lin + att, (lin + att) / float(time_s), s * kv_tok,
-                                                             t * decode_hw["scale_out_bandwidth_bytes_per_s"],
-                                                             overlap=True)
-                ttft, xfer = float(ttft), float(xfer)
-            one = float(time_s) if cp == cps[0] and cps[0] == 1 else one
-            fits = bool(weights / t + block <= hw["hbm_capacity_bytes"] * assumptions.usable_hbm_frac)
-            rows.append({"strategy": strategy, "hardware": hw_id, "tp": t, "cp": cp, "gpus": t * cp, "ttft_s": ttft,
-                         "prefill_s": float(time_s), "kv_transfer_s": xfer, "exposed_comm_s": float(exposed),
-                         "parallel_efficiency_frac": (one / (cp * float(time_s))) if one else None, "kv_fits": fits,
-                         "usd_per_gpu_hour": gh,
-                         "usd_per_prompt": t * cp * float(time_s) * gh / units.SECONDS_PER_HOUR})
+                t, _, x = disaggregated_prefill_ttft_s(pre, 1.0, row["kv_bytes_per_sequence"], decode_link,
+                                                       overlap=True)  # "FLOP" = the engine's seconds at 1 FLOP/s
+                ttft, xfer = float(t), float(x)
+            gh = float(row["usd_per_gpu_hour"]) if row["usd_per_gpu_hour"] is not None else math.nan
+            rows.append({"strategy": strategy, "hardware": hw_id, "tp": int(lay["tp"]), "cp": cp, "gpus": n * cp,
+                         "ttft_s": ttft, "prefill_s": pre, "kv_transfer_s": xfer,
+                         "exposed_comm_s": float(row["exposed_comm_s"]),
+                         "parallel_efficiency_frac": (one / (cp * pre)) if one else None,
+                         "kv_fits": bool(row["weight_bytes_per_gpu"] + row["kv_bytes_per_gpu"] <= usable),
+                         "usd_per_gpu_hour": gh, "usd_per_prompt": n * cp * pre * gh / units.SECONDS_PER_HOUR})
     chunked = pl.DataFrame()
-    if chunk_tokens:
-        from econ.analyses.sweep import cost_table
-
-        short = int(min(s, 8192))
-        d = cost_table(catalog, model=model, hardware=hardware, precision=precision, batch_sizes=[decode_batch],
-                       input_len=short, output_len=output_len, assumptions=assumptions,
-                       economics=economics).row(0, named=True)
-        n = d["num_gpus"]
-        out = []
-        for c in chunk_tokens:
-            c = float(require_in_range("chunk_tokens", c, 1, 1 << 24, "tokens"))
-            cc = min(c, s)
-            chunk_att = prefill_flop(cc, s / 2.0, 0.0, m["attention_flop_per_context_token_prefill"],
-                                     m["num_global_layers"])  # the mean chunk attends to half the prompt
-            chunk_s = (2.0 * m["active_matmul_params"] * cc / (n * _rate(decode_hw, precision) * eta)
-                       + chunk_att / (n * _rate(decode_hw, "bf16") * eta))
-            ttft, it, infl = chunked_prefill(s, c, d["t_mem_s"], d["t_flop_s"], chunk_s)
-            out.append({"hardware": hardware, "layout": d["layout"], "decode_batch": decode_batch,
-                        "chunk_tokens": int(c), "ttft_s": float(ttft), "iteration_s": float(it),
-                        "tpot_inflation": float(infl)})
-        chunked = pl.DataFrame(out)
+    if chunks:
+        chunked = pl.DataFrame([chunked_prefill_row(catalog, model=model, hardware=hardware, prompt_tokens=s,
+                                                    chunk_tokens=c, decode_batch=decode_batch, output_len=output_len,
+                                                    **kw) for c in chunks])
     return LongPrompt(plans=pl.DataFrame(rows), chunked=chunked)
+
+
+def chunked_prefill_row(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: int, chunk_tokens: int,
+                        decode_batch: int = 64, output_len: int = 1024, precision: str = "fp8",
+                        assumptions: Assumptions = DEFAULT, economics: Economics = Economics()) -> dict:
+    """One prompt prefilled in ``chunk_tokens`` chunks beside a decode batch (Sarathi-Serve) on one replica.
+
+    Returns
+    -------
+    dict: hardware, layout, decode_batch, chunk_tokens, chunk_s (the chunk's added time per step) [s], ttft_s [s],
+    iteration_s [s], tpot_inflation [-] (see :func:`long_prompt`'s Notes for the rule and its sources).
+
+    Raises
+    ------
+    InvalidInputError
+        ``chunk_tokens`` outside [1, 16,777,216] tokens, ``decode_batch`` outside [1, 1,048,576] sequences.
+    """
+    from econ.analyses.sweep import cost_table
+
+    c = int(require_in_range("chunk_tokens", chunk_tokens, 1, 1 << 24, "tokens"))
+    require_in_range("decode_batch", decode_batch, 1, 1 << 20, "sequences")
+    s = int(prompt_tokens)
+    short = int(min(s, 8192))
+    d = cost_table(catalog, model=model, hardware=hardware, precision=precision, batch_sizes=[decode_batch],
+                   input_len=short, output_len=output_len, assumptions=assumptions,
+                   economics=economics).row(0, named=True)
+    cc = min(c, s)
+    prefix = int((s - cc) // 2)  # the mean chunk attends to (S - C) / 2 tokens before it
+    lc, _ = _context(catalog.model(model), prefix + cc, 1)
+    base = {"model": model, "hardware": hardware, "precision": precision, "output_len": 1, "batch_size": 1,
+            "cp": 1, "prefix_cache_tier": "hbm", **{k: d[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}, **lc}
+    pts = pl.DataFrame([{**base, "input_len": prefix + cc, "cache_hit_frac": prefix / (prefix + cc)}])
+    chunk_s = float(evaluate(pts, catalog, assumptions, economics, strict=False, columns=["ttft_s"])["ttft_s"][0])
+    ttft, it, infl = chunked_prefill(s, c, d["t_mem_s"], d["t_flop_s"], chunk_s)
+    return {"hardware": hardware, "layout": d["layout"], "decode_batch": int(decode_batch), "chunk_tokens": c,
+            "chunk_s": chunk_s, "ttft_s": float(ttft), "iteration_s": float(it), "tpot_inflation": float(infl)}
 
 
 @dataclass(frozen=True)
@@ -231,27 +315,15 @@ def long_prompt_engine(catalog: Catalog, *, model: str, hardware: str, prompt_to
     FIELDS["prefix_cache_tier"].check(prefix_cache_tier)
     FIELDS["kv_offload"].check(kv_offload)
     cps = [int(FIELDS["cp"].check(int(c))) for c in cp_sizes]
-    m = catalog.model(model)
-    ctx = int(prompt_tokens) + int(output_len)
-    note = ""
-    lc = {"prefix_cache_tier": prefix_cache_tier}
-    if ctx > m["max_context_tokens"]:
-        lc["context_limit_tokens"] = ctx
-        note = (f"{ctx:,} tokens is beyond {m['display_name']}'s released context of {m['max_context_tokens']:,}: run "
-                "as a RoPE-extended variant, as Yang et al. (arXiv:2411.01783) ran Llama3 405B at 1M tokens")
+    lc, note = _context(catalog.model(model), prompt_tokens, output_len)
+    lc["prefix_cache_tier"] = prefix_cache_tier
     econ_hit = replace(economics, cache_hit_frac=float(cache_hit_frac))
-    space = SearchSpace(precisions=(precision,), modes=("aggregated",), cp=1, max_batch_per_group=1,
-                        context_limit_tokens=lc.get("context_limit_tokens"), prefix_cache_tier=prefix_cache_tier)
-    res = search(catalog, model=model, hardware=[hardware], input_len=int(prompt_tokens), output_len=int(output_len),
-                 space=space, assumptions=assumptions, economics=econ_hit)
-    if res.points.height == 0:
-        why = res.rejected["reason"].mode().to_list()[:1] if res.rejected.height else ["no valid layout"]
-        raise DoesNotFitError(f"no layout of up to {space.max_gpus} x {hardware} holds {model} {precision} with one "
-                              f"{ctx:,}-token sequence in HBM ({why[0]})")
-    row = cheapest(res.points, by=()).row(0, named=True)
-    lay = {k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}
+    lay = _rank_layout(catalog, model=model, hardware=hardware, prompt_tokens=prompt_tokens, output_len=output_len,
+                       precision=precision, tp=None, cache_hit_frac=float(cache_hit_frac),
+                       prefix_cache_tier=prefix_cache_tier, assumptions=assumptions, economics=economics)
+    row = {"num_gpus": lay["num_gpus"], "layout": lay["layout"]}
     base = {"model": model, "hardware": hardware, "precision": precision, "input_len": int(prompt_tokens),
-            "output_len": int(output_len), **lay, **lc}
+            "output_len": int(output_len), **{k: lay[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}, **lc}
     pts = pl.DataFrame([{**base, "batch_size": 1, "cp": c} for c in cps])
     cols = ["ttft_s", "prefix_load_s", "input_tokens_per_s_per_gpu", "usd_per_m_input_tokens", "usd_per_gpu_hour",
             "feasible", "infeasible_reason"]
@@ -281,4 +353,4 @@ def long_prompt_engine(catalog: Catalog, *, model: str, hardware: str, prompt_to
                             tiers=tiers)
 
 
-__all__ = ["DEFAULT_CP_SIZES", "LongPrompt", "long_prompt", "LongPromptEngine", "long_prompt_engine"]
+__all__ = ["DEFAULT_CP_SIZES", "LongPrompt", "long_prompt", "chunked_prefill_row", "LongPromptEngine", "long_prompt_engine"]

@@ -24,13 +24,13 @@ def register(sub) -> None:
                     "TP accelerators (the KV blocks cross scale-out links, hidden behind attention when it is "
                     "longer), optionally on a prefill part whose KV then ships to the decode accelerators, and "
                     "chunked prefill beside a decode batch (TTFT and how much it slows decode).",
-        epilog="example: econ prefill --model llama-3.1-405b --hardware h100-sxm --input-len 1000000 --cp 1,4,16")
+        epilog="example: econ prefill --model llama-3.1-405b --hardware h100-sxm --input-len 1000000 --tp 8 --cp 1,4,16")
     add_scenario_option(p)
     p.add_argument("--model", required=True, help="model id (econ list models)")
     p.add_argument("--hardware", required=True, help="accelerator id: decode, and prefill unless --prefill-hardware")
     p.add_argument("--input-len", "--isl", dest="input_len", type=int, required=True, help="prompt tokens")
     p.add_argument("--precision", choices=PRECISIONS, default="fp8", help="matmul precision of the linear layers [fp8]")
-    p.add_argument("--tp", type=int, help="tensor-parallel size of one rank [min(8, scale-up domain)]")
+    p.add_argument("--tp", type=int, help="one rank = TP accelerators [the cheapest layout holding one sequence of the prompt]")
     p.add_argument("--cp", help="context-parallel sizes, comma list [1,2,4,8,16]")
     p.add_argument("--prefill-hardware", help="a prefill part (e.g. a GDDR accelerator) beside the decode accelerators")
     p.add_argument("--chunk", help="chunk sizes for chunked prefill beside a decode batch, comma list (tokens)")

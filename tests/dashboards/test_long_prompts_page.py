@@ -72,3 +72,32 @@ def test_a_million_token_prompt_splits_over_context_parallel_ranks(catalog):
     assert all(b < a for a, b in zip(t, t[1:]))
     assert min(r.by_cp["parallel_efficiency_frac"].to_list()) >= 0.9
     assert r.capacity["max_batch_size"][1] > r.capacity["max_batch_size"][0]
+
+
+def test_chunked_prefill_and_a_prefill_part_equal_the_econ_call(catalog):
+    """The chunk-size input and the prefill-accelerator choice show long_prompt's TTFT, decode slowdown and the
+    prefill part's TTFT (KV shipment included), with display names."""
+    from econ.analyses.long_prompt import long_prompt
+    from econ.physics.precision import DEFAULT_KV_PRECISION
+
+    at = _run()
+    at.select_slider(key="lp.chunk").set_value(8_192).run()
+    at.selectbox(key="lp.part").set_value("l40s").run()
+    assert not at.exception, [e.message for e in at.exception]
+    sc = Scenario()
+    r = long_prompt(catalog, model=sc.model, hardware=sc.hardware, prompt_tokens=100_000, precision=sc.precision,
+                    cp_sizes=(1,), prefill_hardware="l40s", chunk_tokens=[8_192], decode_batch=64,
+                    output_len=sc.output_len, kv_precision=DEFAULT_KV_PRECISION[sc.precision],
+                    assumptions=sc.assumptions(), economics=sc.economics(catalog))
+    metrics = {m.label: m.value for m in at.metric}
+    row = r.chunked.row(0, named=True)
+    assert metrics["TTFT, 8,192-token chunks"] == fmt.seconds(row["ttft_s"])
+    assert metrics["Decode slowdown while it streams in"] == f"{fmt.sig(row['tpot_inflation'])}x"
+    part = r.plans.filter(r.plans["strategy"] == "prefill part").row(0, named=True)
+    name = catalog.accelerator("l40s")["display_name"]
+    assert metrics[f"TTFT on {name}"] == fmt.seconds(part["ttft_s"])
+    assert part["ttft_s"] >= part["prefill_s"] and part["kv_transfer_s"] > 0
+    chunks, parts = at.dataframe[3].value, at.dataframe[4].value
+    assert list(chunks["chunk_tokens"]) == [512, 1_024, 2_048, 4_096, 8_192, 16_384, 32_768]  # one row per size
+    assert list(chunks["tpot_inflation"]) == sorted(chunks["tpot_inflation"])  # bigger chunks slow decode more
+    assert list(parts["strategy"]) == ["context parallel", "prefill part"]
