@@ -77,7 +77,7 @@ def plan_inputs(sc: Scenario, cat, power_basis, efficiency_model: str, scaling_e
     ``revenue`` = (input price, demand share) of :func:`revenue_inputs`."""
     p_in, share = revenue if revenue is not None else (None, 1.0)
     return dict(price_usd_per_m_input_tokens=p_in, demand_share_frac=share,
-        hardware=sc.hardware, model=sc.model, decoding=sc.decoding(),
+        hardware=sc.hardware, model=sc.model, decoding=sc.decoding(), slo_percentile=sc.slo_percentile,
         gpus_per_rack=sc.gpus_per_rack, training_precision=sc.training_precision, mfu_frac=sc.mfu_frac,
         overhead_fracs=(sc.bubble_frac, sc.checkpoint_overhead_frac, sc.failure_recovery_frac, sc.maintenance_frac),
         failure_window_h=sc.failure_window_h, mtbf_h_per_gpu=sc.mtbf_h_per_gpu,

@@ -56,7 +56,7 @@ def compare(token: str, sc: Scenario, _catalog=None) -> tuple[Comparison, pl.Dat
                                  min_tokens_per_s_per_user=sc.min_tokens_per_s_per_user,
                                  objective=sc.compare_objective, input_len=sc.input_len, output_len=sc.output_len,
                                  assumptions=sc.assumptions(), economics=sc.economics(cat),
-                                 space=SearchSpace(decoding=sc.decoding()))
+                                 space=SearchSpace(decoding=sc.decoding()), slo_percentile=sc.slo_percentile)
     front = cost_frontier(result.points, cost=ALL_IN).join(
         cat.accelerators.select(pl.col("id").alias("hardware"), "display_name"), on="hardware", how="left")
     return result, front

@@ -528,7 +528,7 @@ def training_run(num_gpus, *, training_flop, flop_per_s_per_gpu, usd_per_gpu_hou
 
 def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER, precisions=None,
                  input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, assumptions=None, economics=None,
-                 decoding: Decoding = AUTO_DECODING) -> dict:
+                 decoding: Decoding = AUTO_DECODING, slo_percentile: float | None = None) -> dict:
     """Best serving deployment of ``model`` on ``hardware`` meeting a tokens/s-per-user floor: THE call into the engine.
 
     Every fleet and cluster number in tokens/day goes through this one function, so the engine behind it can
@@ -548,6 +548,9 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
         Defaults ``econ.assumptions.DEFAULT`` and ``Economics()``.
     decoding : Decoding
         Formats and speculative decoding of the search (``SearchSpace.decoding``; automatic: the engine's defaults).
+    slo_percentile : float, optional [%]
+        The speed floor judged at this TPOT percentile (:func:`econ.analyses.compare.hardware_comparison`); None =
+        the served mean.
 
     Returns
     -------
@@ -573,7 +576,8 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
                                min_tokens_per_s_per_user=min_tokens_per_s_per_user, input_len=input_len,
                                output_len=output_len, assumptions=assumptions or DEFAULT,
                                economics=economics or Economics(),
-                               space=SearchSpace(decoding=decoding)).best.row(0, named=True)
+                               space=SearchSpace(decoding=decoding),
+                               slo_percentile=slo_percentile).best.row(0, named=True)
     ok = bool(best["meets_slo"])
     return {"meets_slo": ok, "precision": best["precision"] if ok else None,
             "gpus_per_replica": int(best["total_gpus"]) if ok else None,
@@ -716,7 +720,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
                  price_usd_per_m_output_tokens: float = 0.90, price_usd_per_m_input_tokens: float | None = None,
                  cached_price_frac: float | None = None, demand_share_frac: float = 1.0,
                  input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN, decoding: Decoding = AUTO_DECODING,
-                 assumptions=None, economics: Economics | None = None, facility: str | None = None,
+                 slo_percentile: float | None = None, assumptions=None, economics: Economics | None = None, facility: str | None = None,
                  power_basis="all-in", efficiency_model: str = "seed001", scaling_efficiency: float | None = None,
                  it_prices: BuildoutPrices | None = None) -> pl.DataFrame:
     """Size a cluster of one accelerator and what it does for ``model``: train it, serve it, pay back.
@@ -757,6 +761,8 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
         Serving precisions allowed (None = all).
     decoding : Decoding
         Formats and speculative decoding of the serving search (:func:`serving_rate`).
+    slo_percentile : float, optional [%]
+        The serving speed floor judged at this TPOT percentile (:func:`serving_rate`); None = the served mean.
     price_usd_per_m_output_tokens : float >= 0 [USD/M tokens]
     price_usd_per_m_input_tokens : float >= 0, optional [USD/M tokens]
         Price of the requests' uncached input tokens (default: the vocabulary's, the same list price as the output's).
@@ -927,7 +933,7 @@ def cluster_plan(catalog, *, hardware: str, num_gpus=None, power_w=None, power_o
         t_s = training_time_s(flop, sized["realized_flop_per_s"].to_numpy())
         rate = serving_rate(catalog, model, hardware, min_tokens_per_s_per_user=min_tokens_per_s_per_user,
                             precisions=precisions, input_len=input_len, output_len=output_len,
-                            assumptions=assumptions, economics=e, decoding=decoding)
+                            assumptions=assumptions, economics=e, decoding=decoding, slo_percentile=slo_percentile)
         ok = rate["meets_slo"]
         per_rep = float(rate["gpus_per_replica"]) if ok else np.nan
         replicas = np.floor(g / per_rep) if ok else np.zeros(n)

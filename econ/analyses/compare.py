@@ -95,7 +95,8 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
                         min_tokens_per_s_per_user: float = DEFAULT_MIN_TOKENS_PER_S_PER_USER,
                         objective: str = "output", input_len: int = DEFAULT_INPUT_LEN, output_len: int = DEFAULT_OUTPUT_LEN,
                         max_ttft_s: float = math.inf, assumptions: Assumptions = DEFAULT,
-                        economics: Economics = Economics(), deployment=None, space=None) -> Comparison:
+                        economics: Economics = Economics(), deployment=None, space=None,
+                        slo_percentile: float | None = None) -> Comparison:
     """Cheapest deployment of ``model`` on each accelerator that gives every user a minimum speed.
 
     Parameters
@@ -119,6 +120,9 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     assumptions, economics, deployment : see :func:`econ.engine.evaluate`.
     space : econ.analyses.optimize.SearchSpace, optional
         The search (default: every layout, batch and serving mode); ``precisions`` replaces its precisions.
+    slo_percentile : float, optional [%]
+        Judge the speed floor and the TTFT limit at this percentile of TPOT and TTFT
+        (:class:`econ.analyses.optimize.SLO` ``percentile``); None = the served means.
 
     Returns
     -------
@@ -155,7 +159,7 @@ def hardware_comparison(catalog: Catalog, *, model: str, hardware=None, precisio
     deployment = deployment or DEFAULT_DEPLOYMENT
     space = replace(space or SearchSpace(), precisions=precisions)
     res = search(catalog, model=model, hardware=hws, input_len=input_len, output_len=output_len,
-                 slo=SLO(min_tokens_per_s_per_user=slo, max_ttft_s=max_ttft_s), space=space,
+                 slo=SLO(min_tokens_per_s_per_user=slo, max_ttft_s=max_ttft_s, percentile=slo_percentile), space=space,
                  assumptions=assumptions, economics=economics, deployment=deployment)
     points = res.points.with_columns(feasible=pl.lit(True))
     obj = OBJECTIVES[objective]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from econ.analyses.cluster import PLAN_COLUMNS, cluster_plan, plan_status
-from econ.commands._common import (add_decoding_options, decoding_from, check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
+from econ.commands._common import (add_decoding_options, decoding_from, add_slo_percentile_option, slo_percentile_from, check_flag, add_data_dir, add_economics_options, add_scenario_option, add_slo_options,
                                    add_field_option, add_workload_options, catalog_from, check_range, economics_from,
                                    load_scenario, parse_int_list, render, show_value, slo_from, workload_from)
 from econ.economics.buildout import IT_CAPEX_BASES, buildout_prices
@@ -140,6 +140,7 @@ def add_plan_options(p, *, budget_required: bool) -> None:
     add_field_option(p, "demand_share_frac", note="; the capacity-sold case is shown beside it")
     add_workload_options(p)
     add_slo_options(p, ttft=False)
+    add_slo_percentile_option(p)
     add_decoding_options(p)
     add_economics_options(p, mix=False, build=True)
     add_price_options(p, default_basis="all-in")
@@ -248,6 +249,7 @@ def run(args) -> int:
         price_usd_per_m_input_tokens=args.price_usd_per_m_input_tokens, cached_price_frac=args.cached_price_frac,
         demand_share_frac=1.0 if args.demand_share_frac is None else args.demand_share_frac,
         input_len=input_len, output_len=output_len, decoding=decoding_from(args, scenario),
+        slo_percentile=slo_percentile_from(args, scenario),
         assumptions=sc.assumptions(), economics=economics, facility=args.facility, power_basis=args.power_basis,
         efficiency_model=args.efficiency, scaling_efficiency=args.scaling_efficiency, it_prices=prices)
     full = frame

@@ -36,8 +36,7 @@ def test_every_pricing_command_takes_the_decoding_flags(words):
     sub = build_parser()._subparser_for(list(words))
     flags = {o for a in sub._actions for o in a.option_strings}
     assert DECODING_FLAGS <= flags, sorted(DECODING_FLAGS - flags)
-    if words in (("cost",), ("optimize",), ("frontier",), ("compare",)):
-        assert "--slo-percentile" in flags
+    assert "--slo-percentile" in flags  # every pricing command: cluster and fleet size too (issue 19.1)
 
 
 def test_mtp_off_for_deepseek_v3_changes_tpot_and_cost(capsys):
@@ -123,3 +122,33 @@ def test_the_hardware_comparison_prices_its_cost_chain_with_the_same_decoding(ca
         assert sum(b[f"usd_per_m_tokens_{p}"] for p in COST_PARTS) == pytest.approx(b["usd_per_m_output_tokens_all_in"])
         rows[name] = b
     assert rows["off"]["usd_per_m_output_tokens_all_in"] > rows["default"]["usd_per_m_output_tokens_all_in"]
+
+
+def test_cluster_and_fleet_size_judge_the_speed_floor_at_a_percentile(capsys, catalog):
+    """Issue 19.1: `econ cluster` / `econ fleet size` take --slo-percentile (p50/p90/p99) like `econ cost`: the serving
+    search (econ.analyses.cluster.serving_rate -> hardware_comparison's SLO percentile) holds the speed floor at that
+    TPOT percentile, so p99 never serves more tokens a day than the mean; p50 (tail 1, no TTFT limit) equals it; the
+    answer's range error names the flag."""
+    import polars as pl
+
+    from econ.analyses.compare import hardware_comparison
+
+    cat = catalog
+    kw = dict(model="llama-3.3-70b", hardware=["h100-sxm", "b200"], precisions=["fp8"])
+    mean = hardware_comparison(cat, **kw).best
+    p50 = hardware_comparison(cat, slo_percentile=50.0, **kw).best
+    p99 = hardware_comparison(cat, slo_percentile=99.0, **kw).best
+    cost = "usd_per_m_output_tokens_all_in"
+    assert p50[cost].to_list() == pytest.approx(mean[cost].to_list(), rel=1e-12)
+    both = mean.select("hardware", cost).join(p99.select("hardware", pl.col(cost).alias("p99")), on="hardware")
+    assert both.height == 2 and (both["p99"] >= both[cost] * (1 - 1e-12)).all()
+    assert (both["p99"] > both[cost] * 1.001).any()  # the tail binds somewhere
+    out = {}
+    for pct in (None, "99"):
+        args = ["cluster", "--hardware", "h100-sxm", "--gpus", "1024", "--model", "llama-3.3-70b"]
+        rows = _json(capsys, args + (["--slo-percentile", pct] if pct else []))
+        rows = rows if isinstance(rows, list) else rows.get("rows", rows)
+        out[pct] = (rows[0] if isinstance(rows, list) else rows)["serving_tokens_per_day"]
+    assert out["99"] <= out[None]
+    assert main(["fleet", "size", "--hardware", "h100-sxm", "--power-mw", "10", "--slo-percentile", "100"]) == 2
+    assert "--slo-percentile=100 is outside [1, 99.9]" in capsys.readouterr().err
