@@ -110,6 +110,9 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout_ms)
     page.wait_for_timeout(300)
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout_ms)
+    # a busy machine can leave placeholders (skeletons) after the script state reads notRunning: a screenshot or a
+    # check of the page then sees grey boxes, not the page
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=timeout_ms)
     for chart in page.locator('[data-testid="stVegaLiteChart"]').all():
         chart.locator("canvas, svg").first.wait_for(state="visible", timeout=timeout_ms)
     tables = page.locator('[data-testid="stDataFrame"] >> visible=true')
