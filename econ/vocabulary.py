@@ -1430,7 +1430,7 @@ COLUMNS: dict[str, Column] = {
     "max_batch_size_hbm": Column("Max batch, KV in HBM only (sequences)", ",d", "%d"),
     "kv_offload_frac": Column("KV share beyond HBM", ".1%", "%.3f"),
     "kv_offload_s": Column("Offloaded KV read per decode step (s)", ",.3f", "%.4f"),
-    "kv_tier_usd_per_gpu_hour": Column("Offloaded KV storage ($ per GPU-hour)", "$,.4f", "$%.4f"),
+    "kv_tier_usd_per_gpu_hour": Column("Offloaded KV storage ($ per utilized GPU-hour)", "$,.4f", "$%.4f"),
     "prefix_load_s": Column("Cached prefix load (s)", ",.3f", "%.3f"),
     "prefill_gpu_s": Column("Prefill GPU-seconds per prompt", ",.2f", "%.2f"),
     "kv": Column("KV cache"), "kv_offload": Column("KV offload tier"), "tier": Column("Tier"),

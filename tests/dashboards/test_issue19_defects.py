@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("streamlit")
@@ -67,12 +69,10 @@ CSV_EDITORS = "-as.ed."
 the row's key a person types), like a download."""
 
 
-def _raw_ids() -> "re.Pattern":
+def _raw_ids() -> re.Pattern:
     """Catalog ids a reader must not see: every accelerator id (catalog and roadmap) and every model id that differs
-    from its name
-    (``gpt-oss-120b`` is both), as whole words (``b200`` inside ``gb200-nvl72`` or a file name does not count)."""
-    import re
-
+    from its name (``gpt-oss-120b`` is both), as whole words (``b200`` inside ``gb200-nvl72`` or a file name does not
+    count)."""
     from econ.tables.catalog import load_catalog
     from econ.tables.roadmap import load_roadmap
 
