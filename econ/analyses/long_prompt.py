@@ -193,8 +193,7 @@ def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: i
             cp, pre = row["cp"], float(row["ttft_s"])
             ttft, xfer = pre, 0.0
             if strategy == "prefill part":
-                t, _, x = disaggregated_prefill_ttft_s(pre, 1.0, row["kv_bytes_per_sequence"], decode_link,
-                                                       overlap=True)  # "FLOP" = the engine's seconds at 1 FLOP/s
+                t, _, x = disaggregated_prefill_ttft_s(pre, row["kv_bytes_per_sequence"], decode_link, overlap=True)
                 ttft, xfer = float(t), float(x)
             gh = float(row["usd_per_gpu_hour"]) if row["usd_per_gpu_hour"] is not None else math.nan
             rows.append({"strategy": strategy, "hardware": hw_id, "tp": int(lay["tp"]), "cp": cp, "gpus": n * cp,

@@ -660,9 +660,8 @@ def _evaluate_rows(points: pl.DataFrame, catalog: Catalog, assumptions: Assumpti
     """The whole engine on grid points (``_cfg`` dropped), with the requested weight format as ``_wf_in`` and the
     requested speculation as ``_spec_in`` (null: the engine's default); speeds at ``percentile``
     (:func:`_at_percentile`)."""
-    res = evaluate(points.drop("_cfg", strict=False), catalog, assumptions, economics, strict=False)
-    if percentile is not None:
-        res = _at_percentile(res, percentile)
+    res = _at_percentile(evaluate(points.drop("_cfg", strict=False), catalog, assumptions, economics, strict=False),
+                         percentile)
     return res.with_columns(points["weight_format"].alias("_wf_in"), points["spec_method"].alias("_spec_in"))
 
 

@@ -100,13 +100,13 @@ def chunked_prefill(prompt_tokens, chunk_tokens, decode_mem_s, decode_flop_s, ch
     return np.ceil(s / c) * it, it, it / base
 
 
-def disaggregated_prefill_ttft_s(prefill_flop, prefill_flop_per_s, kv_bytes, link_bytes_per_s, overlap=False):
+def disaggregated_prefill_ttft_s(prefill_s, kv_bytes, link_bytes_per_s, overlap=False):
     """TTFT when a prompt is prefilled on a prefill part and its KV shipped to the decode accelerators.
 
     Parameters
     ----------
-    prefill_flop : scalar or array [FLOP]
-    prefill_flop_per_s : scalar or array, > 0 [FLOP/s], achieved rate of the prefill unit
+    prefill_s : scalar or array, >= 0 [s], the prompt's prefill time on the prefill unit (the engine's ``ttft_s`` of
+        the prompt alone there: :func:`econ.engine.evaluate`)
     kv_bytes : scalar or array [B], the prompt's KV (whole model)
     link_bytes_per_s : scalar or array, > 0 [B/s], prefill-to-decode bandwidth (all links of the unit)
     overlap : bool or bool array
@@ -117,9 +117,9 @@ def disaggregated_prefill_ttft_s(prefill_flop, prefill_flop_per_s, kv_bytes, lin
     -------
     (ttft_s, prefill_s, transfer_s) [s].
     """
-    require_in_range("prefill_flop_per_s", prefill_flop_per_s, 0.0, np.inf, "FLOP/s", lo_inclusive=False)
+    require_in_range("prefill_s", prefill_s, 0.0, np.inf, "s")
     require_in_range("link_bytes_per_s", link_bytes_per_s, 0.0, np.inf, "B/s", lo_inclusive=False)
-    pre = np.asarray(prefill_flop, dtype=float) / prefill_flop_per_s
+    pre = np.asarray(prefill_s, dtype=float)
     xfer = np.asarray(kv_bytes, dtype=float) / link_bytes_per_s
     return np.where(overlap, np.maximum(pre, xfer), pre + xfer), pre, xfer
 
