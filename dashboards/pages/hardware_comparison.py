@@ -12,6 +12,7 @@ throughput-interactivity frontier, and the tables with downloads.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +60,9 @@ def compare(token: str, sc: Scenario, _catalog=None) -> tuple[Comparison, pl.Dat
                                  space=SearchSpace(decoding=sc.decoding()), slo_percentile=sc.slo_percentile)
     front = cost_frontier(result.points, cost=ALL_IN).join(
         cat.accelerators.select(pl.col("id").alias("hardware"), "display_name"), on="hardware", how="left")
-    return result, front
+    # the page reads the winners, the frontiers and ``front``, not the tens of thousands of points: a cache entry
+    # without them is ~100x smaller to keep and to copy on every rerun (memory.cached pickles what it keeps)
+    return replace(result, points=result.points.clear()), front
 
 
 def render() -> None:

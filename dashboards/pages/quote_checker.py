@@ -14,6 +14,7 @@ band and reasons and downloads, and the detail of one quote across accelerators.
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -351,13 +352,18 @@ def _names(cat) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
 def name_ids(text, short: dict[str, str]):
     """``text`` with every accelerator id written as a whole token (``gb200-nvl72``, not the ``b200`` inside it)
     replaced by its short name (``GB200 NVL72``); None stays None."""
-    import re
-
     if text is None or not short:
         return text
-    pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(k) for k in sorted(short, key=len, reverse=True))
-                         + r")(?![\w-])")
-    return pattern.sub(lambda m: short[m.group(1)], str(text))
+    return _id_pattern(tuple(short)).sub(lambda m: short[m.group(1)], str(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _id_pattern(ids: tuple[str, ...]):
+    """The regex of :func:`name_ids` for these ids (built once: a page names hundreds of cells)."""
+    import re
+
+    return re.compile(r"(?<![\w.-])(" + "|".join(re.escape(k) for k in sorted(ids, key=len, reverse=True))
+                      + r")(?![\w-])")
 
 
 def with_names(frame: pl.DataFrame, cat) -> pl.DataFrame:

@@ -30,7 +30,7 @@ its group is at least as fast per user and at least as cheap, one of them strict
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import polars as pl
@@ -40,18 +40,18 @@ from econ.assumptions import (AUTO_DECODING, DEFAULT, DEFAULT_DEPLOYMENT, Assump
                               DeploymentAssumptions, Economics)
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels
-from econ.engine import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CostInputs, EngineInputs, KvTiers, Serving, Workload,
-                         band, catalog_arrays, efficiency, kv_tier_arrays, profile_band, resolve_formats,
-                         resolve_speculation, run, run_status, tier_rate)
+from econ.engine import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CostBasis, CostInputs, EngineInputs, KvTiers, Serving,
+                         Workload, band, catalog_arrays, costs_of, efficiency, kv_tier_arrays, profile_band,
+                         resolve_formats, resolve_speculation, run, run_physics, run_status, tier_rate)
 from econ.errors import InvalidInputError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
-from econ.physics.inputs import Layout
+from econ.physics.inputs import HardwareFacts, Layout
 from econ.physics.performance import WALLS
 from econ.validate import require_finite_frame, require_in_range
 from econ.vocabulary import (CP_SEARCH_MIN_TOKENS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_CONTEXT, MODES,
                              REASONS, Reason, tier_code)
 from econ.vocabulary import check as check_field
-from econ.analyses.search import batch_grid, cheapest, pareto_frontier
+from econ.analyses.search import CatalogCache, batch_grid, cheapest, pareto_frontier
 
 POINT_COLUMNS: tuple[str, ...] = (
     "model", "hardware", "scale_up_domain_size", "layout", "family", "num_gpus", "tp", "ep", "pp", "dp", "batch_size",
@@ -507,27 +507,59 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
     m, hws = _prepare(catalog, model, hardware, input_len, output_len, space.context_limit_tokens)
     if slo.percentile is not None:  # percentile SLOs: the engine's percentile latencies at that percentile
         assumptions = replace(assumptions, latency_percentile=slo.percentile)
-    plans, rejected = _plans(catalog, m, hws, input_len, output_len, slo, space, assumptions, economics, deployment)
-    size = _size(plans, hws, space)
-    if size["message"]:
-        raise InvalidInputError(size["message"])
-    done = [0]
+    key = _physics_key(m["id"], hws, input_len, output_len, slo, space, assumptions, economics, deployment)
+    kept = None if frontier_only else _PHYSICS_CACHE.get(catalog, key)
+    if kept is None:
+        plans, rejected = _plans(catalog, m, hws, input_len, output_len, slo, space, assumptions, economics,
+                                 deployment)
+        size = _size(plans, hws, space)
+        if size["message"]:
+            raise InvalidInputError(size["message"])
+        done = [0]
 
-    def advance(rows):
-        done[0] += rows
+        def advance(rows):
+            done[0] += rows
+            if progress is not None:
+                progress(done[0], size["rows"])
+
+        blocks = []
+        for plan in plans:
+            b, rej = _plan_physics(plan, advance, frontier_only)
+            blocks.extend(b)
+            rejected.extend(rej)
+        rej = pl.concat(rejected, how="vertical") if rejected else pl.DataFrame(
+            schema={c: (pl.Int64 if c == "scale_up_domain_size" else pl.String) for c in REJECTED_COLUMNS})
+        blocks = [_concat_blocks(blocks)] if len(blocks) > 1 else blocks  # priced in one pass
+        if not frontier_only and sum(b.frame.height for b in blocks) <= PHYSICS_CACHE_MAX_POINTS:
+            _PHYSICS_CACHE.put(catalog, key, (blocks, rej, size["rows"]))
+    else:
+        blocks, rej, rows = kept
         if progress is not None:
-            progress(done[0], size["rows"])
-
-    points = []
-    for plan in plans:
-        pts, rej = _run_plan(plan, advance, frontier_only)
-        points.append(pts)
-        rejected.extend(rej)
-    pts = pl.concat([p for p in points if p.height], how="vertical") if any(p.height for p in points) \
-        else _empty_points()
-    rej = pl.concat(rejected, how="vertical") if rejected else pl.DataFrame(
-        schema={c: (pl.Int64 if c == "scale_up_domain_size" else pl.String) for c in REJECTED_COLUMNS})
+            progress(rows, rows)
+    points = [_priced(b, economics) for b in blocks]
+    pts = pl.concat(points, how="vertical") if points else _empty_points()
     return SearchResult(points=pts, rejected=rej, slo=slo)
+
+
+PHYSICS_CACHE_ENTRIES = 16
+"""Searches whose physics :func:`search` keeps (newest first, across every catalog object of the process)."""
+
+PHYSICS_CACHE_MAX_POINTS = 250_000
+"""A search keeps its physics only up to this many feasible deployments (~60 MB: the frame's ~45 physics columns and
+the cost basis); larger searches (a frontier over every layout of a 671B MoE) run whole each time."""
+
+_PHYSICS_CACHE = CatalogCache(PHYSICS_CACHE_ENTRIES)
+"""(id(catalog), :func:`_physics_key`) -> (blocks to price, rejected frame, deployments evaluated)."""
+
+
+def _physics_key(model: str, hws: list, input_len: int, output_len: int, slo: SLO, space: "SearchSpace",
+                 assumptions: Assumptions, economics: Economics, deployment: DeploymentAssumptions) -> tuple:
+    """What a search's physics depends on: everything but the economics' prices, except the three economics fields
+    the search reads before pricing: the cost tier and whether it has a custom rate (an accelerator without a rate
+    in the tier is rejected, :func:`_plan_one`) and the cache-hit share (prompt tokens prefilled). A dashboard rerun
+    that changes a power price, PUE, capex chain, utilization or token mix prices the kept physics again."""
+    return (model, tuple(hws), int(input_len), int(output_len), slo, space, assumptions, deployment,
+            economics.basis, economics.usd_per_gpu_hour is None, float(economics.cache_hit_frac))
 
 
 def _empty_points() -> pl.DataFrame:
@@ -552,7 +584,7 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     """Phase 1 for one accelerator and domain size: (plan dict or None, rejected frames).
 
     The plan holds the families that fit (one capacity pass), their batch rows and the prefill choice;
-    ``plan["rows"]`` is the exact number of deployments :func:`_run_plan` evaluates."""
+    ``plan["rows"]`` is the exact number of deployments :func:`_plan_physics` evaluates."""
     da = deployment
     hw, model = h["id"], m["id"]
     owned = economics.basis == "owned"
@@ -674,11 +706,24 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
     return plan, rejected
 
 
-def _run_plan(plan: dict, advance, frontier_only: bool = False) -> tuple[pl.DataFrame, list]:
-    """Phase 2: evaluate a plan's deployments in blocks of :data:`BLOCK_ROWS`; (points, rejected frames).
+@dataclass(slots=True)
+class _PricedBlock:
+    """A block of a search's deployments, kept to be priced (:func:`_priced`): the physics columns of the points
+    (:func:`_physics_frame`), their :class:`econ.engine.CostBasis` and calibration band (p10, p90 arrays)."""
 
-    ``frontier_only``: the points frame holds only each block's Pareto rows (:func:`_frontier_rows`), the family
-    reasons are read from the few columns they need (:func:`_family_frame`); the rejected frames are the same."""
+    frame: pl.DataFrame
+    basis: CostBasis
+    p10: np.ndarray
+    p90: np.ndarray
+
+
+def _plan_physics(plan: dict, advance, frontier_only: bool = False) -> tuple[list[_PricedBlock], list]:
+    """Phase 2: the physics of a plan's deployments in blocks of :data:`BLOCK_ROWS`; (blocks to price, rejected frames).
+
+    Every block keeps its feasible deployments (``frontier_only``: only its Pareto rows, :func:`_frontier_rows`,
+    found with the plan's economics) as a :class:`_PricedBlock`; the family-level reasons (nothing feasible, nothing
+    meeting the SLO) are read from the physics of every row. Nothing kept depends on the economics beyond what
+    :func:`_physics_key` holds, so :func:`search` can price the blocks again under other economics."""
     model, hw, dom, owned, slo = plan["model"], plan["hw"], plan["dom"], plan["owned"], plan["slo"]
     fam, fam_prec, fam_code, fam_label = plan["fam"], plan["fam_prec"], plan["fam_code"], plan["fam_label"]
     fam_layout, fi, per_group, p_choice = plan["fam_layout"], plan["fi"], plan["per_group"], plan["p_choice"]
@@ -690,7 +735,7 @@ def _run_plan(plan: dict, advance, frontier_only: bool = False) -> tuple[pl.Data
     def rej(mode, precision, layout, reason, detail=""):
         rejected.append(_rejections(model, hw, dom, mode, precision, layout, reason, detail))
 
-    frames, families = [], []
+    blocks, families = [], []
     for mode, sel in plan["sels"].items():  # <= 2 modes
         rows = np.flatnonzero(sel)
         for start in range(0, len(rows), BLOCK_ROWS):  # memory flat in the number of deployments
@@ -704,11 +749,13 @@ def _run_plan(plan: dict, advance, frontier_only: bool = False) -> tuple[pl.Data
             else:
                 p_lay = lay
             inp = inputs(f, per_group[r] * fam["dp"][f], lay, p_lay, mode, cpv[r])
-            phys, costs = run(inp, CostInputs.from_economics(economics, nrow), a, da)
+            phys = run_physics(inp, a, da)
+            basis = CostBasis.of(phys, inp, inp.hardware)
             none = np.zeros(nrow, bool)
             feasible, code, wall = run_status(phys, inp, unsupported=none, price_missing=none,
                                               owned=np.full(nrow, owned))
-            bands = profile_band(arr, a, np.full(nrow, arr.hardware_ids.index(hw)), prec_by_code[fam_code[f]])
+            p10, p90 = (np.broadcast_to(np.asarray(v, dtype=float), (nrow,)) for v in
+                        profile_band(arr, a, np.full(nrow, arr.hardware_ids.index(hw)), prec_by_code[fam_code[f]]))
             labels = fam_label[f] if mode == "aggregated" else None
             if labels is not None and np.any(cpv[r] > 1):  # a context-parallel prefill is a family of its own
                 labels = np.array([lb if c <= 1 else f"{lb} cp{int(c)}" for lb, c in zip(labels, cpv[r])],
@@ -717,18 +764,24 @@ def _run_plan(plan: dict, advance, frontier_only: bool = False) -> tuple[pl.Data
                 speed, ttft = phys.served_tokens_per_s_per_user, phys.served_ttft_s
                 families.append(_family_frame(mode, fam_prec[f], lay, phys.prefill_layout, labels, feasible, code,
                                               speed, ttft, slo))
-                keep = _frontier_rows(feasible, speed, ttft, costs.usd_per_m_output_tokens_all_in, slo)
+                cost = costs_of(basis, CostInputs.from_economics(economics, nrow))
+                keep = _frontier_rows(feasible, speed, ttft, cost.usd_per_m_output_tokens_all_in, slo)
                 if keep.size:
-                    frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code,
-                                                wall, slo, labels, bands, rows=keep))
+                    blocks.append(_PricedBlock(
+                        _physics_frame(model, hw, dom, mode, fam_prec[f], inp, phys, feasible, code, wall, slo, labels,
+                                       (p10, p90), rows=keep), basis.take(keep), p10[keep], p90[keep]))
             else:
-                frames.append(_points_frame(model, hw, dom, mode, fam_prec[f], inp, phys, costs, feasible, code, wall,
-                                            slo, labels, bands))
+                frame = _physics_frame(model, hw, dom, mode, fam_prec[f], inp, phys, feasible, code, wall, slo, labels,
+                                       (p10, p90))
+                families.append(frame.select(_FAMILY_COLUMNS))
+                keep = np.flatnonzero(feasible)
+                if keep.size:
+                    blocks.append(_PricedBlock(frame.filter(pl.Series(feasible)), basis.take(keep), p10[keep],
+                                               p90[keep]))
             advance(nrow)
-    pts = pl.concat(frames, how="vertical") if frames else _empty_points()
-    fam_rows = pl.concat(families, how="vertical") if frontier_only and families else pts
-    if fam_rows.height == 0:
-        return _empty_points(), rejected
+    fam_rows = pl.concat(families, how="vertical") if families else None
+    if fam_rows is None or fam_rows.height == 0:
+        return [], rejected
     # family-level reasons: nothing feasible, or nothing meeting the SLO
     fams = (fam_rows.group_by("family", "precision", "disaggregated", maintain_order=True)
             .agg(pl.col("meets_slo").any().alias("any_ok"), pl.col("feasible").any().alias("any_feasible"),
@@ -747,9 +800,45 @@ def _run_plan(plan: dict, advance, frontier_only: bool = False) -> tuple[pl.Data
             cat, det = _slo_reason_expr(slo)
             why = miss.select(cat.alias("reason"), det.alias("detail"), mode.alias("mode"))
             rej(why["mode"], miss["precision"], miss["family"], why["reason"], why["detail"])
-    if pts.height == 0:
-        return _empty_points(), rejected
-    return pts.filter(pl.col("feasible")).drop("feasible", "infeasible_code"), rejected
+    return blocks, rejected
+
+
+def _concat_blocks(blocks: list[_PricedBlock]) -> _PricedBlock:
+    """The blocks as one (rows in order; each block's one-accelerator facts broadcast to its rows)."""
+    sizes = [b.frame.height for b in blocks]
+
+    def cat(values):
+        return np.concatenate([np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v, n in zip(values, sizes)])
+
+    hw = HardwareFacts(**{f.name: cat([getattr(b.basis.hardware, f.name) for b in blocks])
+                          for f in fields(HardwareFacts)})
+    basis = CostBasis(hardware=hw, **{f.name: cat([getattr(b.basis, f.name) for b in blocks])
+                                      for f in fields(CostBasis) if f.name != "hardware"})
+    return _PricedBlock(pl.concat([b.frame for b in blocks], how="vertical"), basis,
+                        cat([b.p10 for b in blocks]), cat([b.p90 for b in blocks]))
+
+
+_FAMILY_COLUMNS = ("family", "precision", "disaggregated", "tokens_per_s_per_user", "ttft_s", "meets_slo", "feasible",
+                   "infeasible_code")
+"""The columns of :func:`_physics_frame` the family-level reasons read (:func:`_family_frame`'s)."""
+
+
+def _priced(block: _PricedBlock, economics: Economics) -> pl.DataFrame:
+    """The :data:`POINT_COLUMNS` frame of a block's deployments under ``economics``: the engine's one cost chain
+    (:func:`econ.engine.costs_of`) on the block's cost basis, and the calibration band of each cost."""
+    n = block.frame.height
+    costs = costs_of(block.basis, CostInputs.from_economics(economics, n))
+    cols = {"usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
+            "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
+            "usd_per_m_input_tokens": costs.usd_per_m_input_tokens,
+            "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,
+            "usd_per_gpu_hour": costs.usd_per_gpu_hour}
+    cols = {k: np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in cols.items()}
+    priced = pl.DataFrame({k: pl.Series(k, v, dtype=pl.Float64) for k, v in cols.items()})
+    require_finite_frame(priced)
+    banded = band(cols, block.p10, block.p90)  # the engine's one rule (econ.engine.band); NaN = no profile -> null
+    return block.frame.with_columns(*priced.get_columns(), *(pl.Series(k, v, dtype=pl.Float64, nan_to_null=True)
+                                                            for k, v in banded.items())).select(POINT_COLUMNS)
 
 
 def _slo_reason_expr(slo: SLO):
@@ -818,7 +907,7 @@ def _prefill_choice(catalog, m, h, domain, input_len, output_len, slo, space, a,
 
 
 def _family_frame(mode, precs, lay, pl_, labels, feasible, code, speed, ttft, slo) -> pl.DataFrame:
-    """The columns of :func:`_points_frame` that :func:`_run_plan`'s family-level reasons read (no layout labels
+    """The columns of :func:`_physics_frame` that :func:`_plan_physics`'s family-level reasons read (no layout labels
     with instances, no physics columns): what a frontier-only search keeps of every deployment."""
     n = len(precs)
     if labels is None:
@@ -853,9 +942,11 @@ def _frontier_rows(feasible, speed, ttft, cost, slo) -> np.ndarray:
     return np.sort(ok[order[yo < best_faster]])
 
 
-def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, feasible, code, wall, slo,
-                  labels, profile_bands, rows=None) -> pl.DataFrame:
-    """The :data:`POINT_COLUMNS` frame of a block's deployments (``rows``: only these, by index; None = all)."""
+def _physics_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, feasible, code, wall, slo,
+                   labels, profile_bands, rows=None) -> pl.DataFrame:
+    """The :data:`POINT_COLUMNS` of a block's deployments that do not depend on the economics (every column but the
+    $/GPU-hour and $/M ones and their bands, which :func:`_priced` adds), with ``feasible`` and ``infeasible_code``
+    (``rows``: only these, by index; None = all)."""
     d, lay, pl_ = phys.decode, inp.layout, phys.prefill_layout
     dis = mode == "disaggregated"
     speed = phys.served_tokens_per_s_per_user
@@ -899,11 +990,7 @@ def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, f
         "ep": i64(lay.ep), "pp": i64(lay.pp), "dp": i64(lay.dp),
         "batch_size": i64(inp.workload.batch_size), "precision": list(precs), "disaggregated": np.full(n, dis),
         "tokens_per_s_per_user": f64(speed), "output_tokens_per_s_per_gpu": f64(phys.served_output_tokens_per_s_per_gpu),
-        "usd_per_m_output_tokens": f64(costs.usd_per_m_output_tokens),
         "binding_wall": np.asarray(WALLS, dtype=object)[f64(wall)].tolist(),
-        "usd_per_m_output_tokens_all_in": f64(costs.usd_per_m_output_tokens_all_in),
-        "usd_per_m_input_tokens": f64(costs.usd_per_m_input_tokens),
-        "usd_per_m_blended_tokens": f64(costs.usd_per_m_blended_tokens),
         "ttft_s": f64(ttft), "tpot_s": f64(phys.served_tpot_s), "decode_tokens_per_s_per_user": f64(d.tokens_per_s_per_user),
         "total_gpus": i64(phys.total_gpus), "prefill_tp": i64(pl_.tp), "prefill_ep": i64(pl_.ep),
         "prefill_pp": i64(pl_.pp), "prefill_dp": i64(pl_.dp), "prefill_num_gpus": i64(pl_.num_gpus),
@@ -913,14 +1000,13 @@ def _points_frame(model, hw, dom, mode, precs, inp: EngineInputs, phys, costs, f
         "t_mem_s": f64(d.t_mem_s), "t_flop_s": f64(d.t_flop_s), "t_comm_tp_s": f64(d.t_comm_tp_s),
         "t_comm_ep_s": f64(d.t_comm_ep_s), "t_comm_pp_s": f64(d.t_comm_pp_s), "kv_transfer_s": f64(phys.kv_transfer_s),
         "prefill_stall_s": f64(phys.prefill_stall_s), "bubble_frac": f64(d.bubble_frac),
-        "usd_per_gpu_hour": _rows_of(costs.usd_per_gpu_hour, n_all, rows),
         "meets_slo": f64(feasible & ~slow & ~late), "slo_miss": f64(miss).tolist(),
         "feasible": f64(feasible), "infeasible_code": f64(code).astype(np.int64),
         "cp": i64(inp.serving.cp),
     }
     if rows is not None:
         profile_bands = tuple(f64(b) if np.ndim(b) else b for b in profile_bands)
-    banded = band(cols, *profile_bands)  # the engine's one rule (econ.engine.band); NaN = no profile -> null
+    banded = band(cols, *profile_bands)  # the rate bands (econ.engine.band); the cost bands are _priced's
     frame = pl.DataFrame({k: pl.Series(k, v) for k, v in cols.items()})
     frame = frame.with_columns(pl.Series(k, v, dtype=pl.Float64, nan_to_null=True) for k, v in banded.items())
     frame = frame.with_columns(pl.col(c).cast(pl.Float64) for c in frame.columns

@@ -48,8 +48,6 @@ accelerator-hour is cheapest.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -66,7 +64,7 @@ from econ.errors import InvalidInputError
 from econ.economics.margins import (RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, band_verdict_expr,
                                     breakeven_usd_per_gpu_hour, breakeven_utilization_frac, gross_margin_frac)
 from econ.economics.pricing import usd_per_m_blended_tokens
-from econ.analyses.search import octave_grid
+from econ.analyses.search import CatalogCache, octave_grid
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
 from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, TIER_SPECS, tier, tier_code
@@ -607,32 +605,14 @@ catalog): a dashboard rerun that changes only the economics (power price, PUE, u
 prices the few screened rows again. One bound for the process, so many custom-accelerator catalogs cannot
 multiply it."""
 
-_SEARCH_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
-"""(id(catalog), key) -> (weak reference to the catalog, value); a dead or reused id is a miss."""
-
-_SEARCH_LOCK = threading.Lock()
-"""Guards :data:`_SEARCH_CACHE` (:func:`_memo`): dashboard sessions run in threads."""
+_SEARCH_CACHE = CatalogCache(SEARCH_CACHE_ENTRIES)
+"""(id(catalog), key) -> value, the newest :data:`SEARCH_CACHE_ENTRIES` of the process
+(:class:`econ.analyses.search.CatalogCache`)."""
 
 
 def _memo(catalog: Catalog, key: tuple, build):
     """``build()``, cached for ``catalog`` under ``key`` (the newest :data:`SEARCH_CACHE_ENTRIES` of the process)."""
-    import weakref
-
-    full = (id(catalog), key)
-    with _SEARCH_LOCK:
-        hit = _SEARCH_CACHE.get(full)
-        if hit is not None and hit[0]() is catalog:
-            _SEARCH_CACHE.move_to_end(full)
-            return hit[1]
-    value = build()
-    with _SEARCH_LOCK:
-        _SEARCH_CACHE[full] = (weakref.ref(catalog), value)
-        _SEARCH_CACHE.move_to_end(full)
-        for k in [k for k, (ref, _) in _SEARCH_CACHE.items() if ref() is None]:
-            del _SEARCH_CACHE[k]  # catalogs that are gone
-        while len(_SEARCH_CACHE) > SEARCH_CACHE_ENTRIES:
-            _SEARCH_CACHE.popitem(last=False)
-    return value
+    return _SEARCH_CACHE.memo(catalog, key, build)
 
 
 PERCENTILE_COLUMNS: tuple[str, ...] = ("served_tpot_s", "tpot_percentile_s")

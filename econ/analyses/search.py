@@ -119,3 +119,66 @@ def cheapest(points: pl.DataFrame, *, by: tuple[str, ...] = ("hardware",),
 
 
 __all__ = ["octave_grid", "batch_grid", "pareto_frontier", "cheapest"]
+
+
+class CatalogCache:
+    """Values computed from a catalog object, kept for the newest ``entries`` keys of the process.
+
+    A search's deployments, layouts and screens depend on the catalog (and the key), not on the economics, so a
+    dashboard rerun that changes only a power price, PUE, utilization or token mix reuses them and prices them again
+    (:func:`econ.analyses.optimize.search`, :func:`econ.analyses.quotes.check_quotes`). Entries are keyed by
+    ``(id(catalog), key)`` with a weak reference to the catalog: a catalog that is gone, or an id reused by another
+    object, is a miss, and a dead catalog's entries are dropped. One bound per cache for the process, so many
+    custom-accelerator catalogs cannot multiply it. Thread-safe (dashboard sessions run in threads).
+
+    Parameters
+    ----------
+    entries : int >= 1, the keys kept (least recently used dropped first)
+    """
+
+    def __init__(self, entries: int):
+        import threading
+        from collections import OrderedDict
+
+        self.entries = int(entries)
+        self._items: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, catalog, key: tuple):
+        """The value kept for ``catalog`` and ``key``, or None."""
+        full = (id(catalog), key)
+        with self._lock:
+            hit = self._items.get(full)
+            if hit is not None and hit[0]() is catalog:
+                self._items.move_to_end(full)
+                return hit[1]
+        return None
+
+    def put(self, catalog, key: tuple, value) -> None:
+        """Keep ``value`` for ``catalog`` and ``key`` (the oldest entries beyond ``entries`` dropped)."""
+        import weakref
+
+        full = (id(catalog), key)
+        with self._lock:
+            self._items[full] = (weakref.ref(catalog), value)
+            self._items.move_to_end(full)
+            for k in [k for k, (ref, _) in self._items.items() if ref() is None]:
+                del self._items[k]  # catalogs that are gone
+            while len(self._items) > self.entries:
+                self._items.popitem(last=False)
+
+    def memo(self, catalog, key: tuple, build):
+        """``build()``, kept for ``catalog`` under ``key``."""
+        hit = self.get(catalog, key)
+        if hit is not None:
+            return hit
+        value = build()
+        self.put(catalog, key, value)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import polars as pl
 
 from econ.assumptions import DEFAULT, Economics
 from econ.errors import InvalidInputError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN
+from econ.analyses.search import CatalogCache
 from econ.tables.catalog import Catalog
 from econ.tables.roadmap import load_roadmap, with_projections
 
@@ -77,6 +79,31 @@ def _winners(catalog: Catalog, hardware: list[str], *, assumptions, **kw) -> dic
     return {r["hardware"]: r for r in best.iter_rows(named=True)}
 
 
+_KEPT = CatalogCache(8)
+"""Per catalog object: its roadmap (per file stamp) and its projected catalogs (per roadmap content and parts). The
+same projected catalog object each time lets :func:`econ.analyses.optimize.search` reuse its kept physics when only
+the economics change (a dashboard rerun)."""
+
+
+def _roadmap_of(catalog: Catalog) -> pl.DataFrame:
+    """:func:`econ.tables.roadmap.load_roadmap` of the catalog's data folder, read again when the file changes."""
+    from econ.tables.catalog import DEFAULT_DATA_DIR
+    from econ.tables.roadmap import ROADMAP_FILE
+
+    stamps = []
+    for base in (catalog.data_dir, DEFAULT_DATA_DIR):
+        f = Path(base) / ROADMAP_FILE if base is not None else None
+        st = f.stat() if f is not None and f.is_file() else None
+        stamps.append((str(f), st.st_mtime_ns, st.st_size) if st else (str(f), None, None))
+    return _KEPT.memo(catalog, ("roadmap", tuple(stamps)), lambda: load_roadmap(catalog.data_dir))
+
+
+def _projected(catalog: Catalog, roadmap: pl.DataFrame, road_ids: list[str]):
+    """:func:`econ.tables.roadmap.with_projections` of ``road_ids``, one object per catalog, roadmap and parts."""
+    key = ("projected", tuple(road_ids), tuple(roadmap.hash_rows(seed=0).to_list()), tuple(roadmap.columns))
+    return _KEPT.memo(catalog, key, lambda: with_projections(catalog, roadmap, road_ids))
+
+
 def lineup(vendor: str | None = None, hardware=None) -> list[str]:
     """The accelerator ids of a trend: ``hardware`` when given, else the vendor's :data:`LINEUPS` entry.
 
@@ -132,7 +159,7 @@ def trend(catalog: Catalog, *, model: str, vendor: str | None = None, hardware=N
     """
     from econ.errors import UnknownIdError
 
-    roadmap = load_roadmap(catalog.data_dir) if roadmap is None else roadmap
+    roadmap = _roadmap_of(catalog) if roadmap is None else roadmap
     ids = lineup(vendor, hardware)
     in_catalog = set(catalog.accelerators["id"].to_list())
     in_roadmap = set(roadmap["id"].to_list())
@@ -141,7 +168,7 @@ def trend(catalog: Catalog, *, model: str, vendor: str | None = None, hardware=N
             raise UnknownIdError(f"hardware={i!r} is neither a catalog accelerator nor a roadmap part "
                                  f"(econ list hardware; data/roadmap_accelerators.csv)")
     road_ids = [i for i in ids if i in in_roadmap and i not in in_catalog]
-    projected, reasons = with_projections(catalog, roadmap, road_ids) if road_ids else (catalog, None)
+    projected, reasons = _projected(catalog, roadmap, road_ids) if road_ids else (catalog, None)
     runnable = [i for i in ids if i in set(projected.accelerators["id"].to_list())]
     proxies = {r["id"]: r["cost_proxy_id"] for r in roadmap.iter_rows(named=True) if r["id"] in runnable}
     kw = dict(model=model, precisions=precisions, min_tokens_per_s_per_user=min_tokens_per_s_per_user,

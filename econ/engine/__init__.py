@@ -16,15 +16,15 @@ This package face lists the public names; everything else is internal to the eng
 
 from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArrays, band, catalog_arrays, efficiency,
                                 profile_band, profile_names, resolve_formats)
-from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, Costs, EngineInputs, KvTiers, Physics, Serving, Workload,
+from econ.engine.core import (ECONOMIC_COLUMNS, CostBasis, CostInputs, Costs, EngineInputs, KvTiers, Physics, Serving, Workload,
                               run,
-                              run_costs, run_physics, run_status, sweet_spot, tier_rate)
+                              costs_of, run_costs, run_physics, run_status, sweet_spot, tier_rate)
 from econ.engine.frame import (RESULT_COLUMNS, TIER_COLUMNS, default_speculation, evaluate, kv_tier_arrays,
                                resolve_speculation)
 
 __all__ = ["evaluate", "default_speculation", "resolve_speculation", "RESULT_COLUMNS", "TIER_COLUMNS", "kv_tier_arrays",
-           "run", "run_physics", "run_costs", "run_status", "sweet_spot", "tier_rate",
-           "EngineInputs", "KvTiers", "Workload", "Serving", "CostInputs", "Physics", "Costs",
+           "run", "run_physics", "run_costs", "costs_of", "run_status", "sweet_spot", "tier_rate",
+           "EngineInputs", "KvTiers", "Workload", "Serving", "CostInputs", "CostBasis", "Physics", "Costs",
            "ECONOMIC_COLUMNS",
            "catalog_arrays", "CatalogArrays", "FORMATS", "resolve_formats", "efficiency", "profile_band",
            "profile_names", "band", "BAND_OF_RATE", "BAND_OF_COST"]

@@ -11,7 +11,7 @@ first (:func:`econ.engine.frame.evaluate` does it for frames).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -615,12 +615,86 @@ def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
     return crossover_batch(lambda b: dec(b).t_mem_s, lambda b: dec(b).t_flop_s)
 
 
+@dataclass(slots=True)
+class CostBasis:
+    """The physics a cost chain reads (:func:`costs_of`): what :func:`run_costs` takes from :class:`Physics` and
+    :class:`EngineInputs`, so a caller can keep it and price the same rows again under other economics without the
+    physics (a dashboard rerun that changes only the power price, PUE, utilization or tier).
+
+    Attributes (float arrays of the rows, or scalars that broadcast)
+    ----------
+    hardware : HardwareFacts (capex, power and tier rates of each row's accelerator)
+    disaggregated : 1 where prefill and decode run on separate pools, else 0
+    prefill_tokens, output_len : [tokens per request] prompt tokens prefilled and tokens generated
+    num_gpus : [accelerators] per decode instance; prefill_num_gpus : per prefill instance
+    prefill_instances, decode_instances, total_gpus : the serving unit [instances, instances, accelerators]
+    served_requests_per_s : [requests/s] of the unit; pool_utilization_frac : [-] its use of capacity
+    input_tokens_per_s_per_gpu : [tokens/s] prefill throughput per accelerator (:class:`PrefillStep`)
+    output_tokens_per_s_per_gpu : [tokens/s] decode throughput per accelerator (:class:`DecodeStep`)
+    served_output_tokens_per_s_per_gpu : [tokens/s] the unit's output over every accelerator of it
+    kv_tier_usd_per_gpu_hour : [USD per accelerator-hour] KV storage beyond HBM (issue 22.2)
+    """
+
+    hardware: HardwareFacts
+    disaggregated: np.ndarray
+    prefill_tokens: np.ndarray
+    output_len: np.ndarray
+    num_gpus: np.ndarray
+    prefill_num_gpus: np.ndarray
+    prefill_instances: np.ndarray
+    decode_instances: np.ndarray
+    total_gpus: np.ndarray
+    served_requests_per_s: np.ndarray
+    pool_utilization_frac: np.ndarray
+    input_tokens_per_s_per_gpu: np.ndarray
+    output_tokens_per_s_per_gpu: np.ndarray
+    served_output_tokens_per_s_per_gpu: np.ndarray
+    kv_tier_usd_per_gpu_hour: np.ndarray | float
+
+    @classmethod
+    def of(cls, phys: Physics, inp: EngineInputs, hardware: HardwareFacts) -> "CostBasis":
+        """The cost basis of :func:`run_physics` rows (the arrays are shared, not copied)."""
+        return cls(hardware=hardware, disaggregated=inp.serving.disaggregated, prefill_tokens=inp.workload.prefill_tokens,
+                   output_len=inp.workload.output_len, num_gpus=inp.layout.num_gpus,
+                   prefill_num_gpus=phys.prefill_layout.num_gpus, prefill_instances=phys.prefill_instances,
+                   decode_instances=phys.decode_instances, total_gpus=phys.total_gpus,
+                   served_requests_per_s=phys.served_requests_per_s, pool_utilization_frac=phys.pool_utilization_frac,
+                   input_tokens_per_s_per_gpu=phys.prefill.input_tokens_per_s_per_gpu,
+                   output_tokens_per_s_per_gpu=phys.decode.output_tokens_per_s_per_gpu,
+                   served_output_tokens_per_s_per_gpu=phys.served_output_tokens_per_s_per_gpu,
+                   kv_tier_usd_per_gpu_hour=phys.kv_tier_usd_per_gpu_hour)
+
+    def take(self, index) -> "CostBasis":
+        """The rows at ``index`` (int array); scalar fields and 1-element arrays (one accelerator) stay as they are."""
+        def rows(v):
+            return v[index] if isinstance(v, np.ndarray) and v.ndim and v.shape[0] > 1 else v
+
+        hw = HardwareFacts(**{f.name: rows(getattr(self.hardware, f.name)) for f in fields(HardwareFacts)})
+        return CostBasis(hardware=hw, **{f.name: rows(getattr(self, f.name)) for f in fields(CostBasis)
+                                         if f.name != "hardware"})
+
+
 def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: CostInputs) -> Costs:
-    """$/GPU-hour and $/M tokens of :func:`run_physics` rows.
+    """$/GPU-hour and $/M tokens of :func:`run_physics` rows: :func:`costs_of` their :class:`CostBasis`.
 
     Parameters
     ----------
     phys : Physics; inp : EngineInputs; hardware : HardwareFacts (capex, power, rental per row)
+    cost : CostInputs
+
+    Returns
+    -------
+    Costs [USD per utilized GPU-hour, USD/M tokens]
+    """
+    return costs_of(CostBasis.of(phys, inp, hardware), cost)
+
+
+def costs_of(basis: CostBasis, cost: CostInputs) -> Costs:
+    """$/GPU-hour and $/M tokens of rows whose physics is ``basis``: the one cost chain of the engine.
+
+    Parameters
+    ----------
+    basis : CostBasis (:meth:`CostBasis.of` a :func:`run_physics` result, or rows of one: :meth:`CostBasis.take`)
     cost : CostInputs
 
     Returns
@@ -637,6 +711,7 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
     accelerator of the unit over the unit's output rate. ``billed_*_tokens_per_s_per_gpu`` are the token rates
     per charged accelerator-hour these $/M divide by (the export's live formulas use them).
     """
+    hardware, b = basis.hardware, basis
     parts = gpu_hour_cost_components(hardware.all_in_capex_usd, hardware.all_in_power_w, cost.build_usd_per_mw_it,
                                      cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
                                      cost.accelerator_life_years, cost.facility_life_years,
@@ -648,28 +723,26 @@ def run_costs(phys: Physics, inp: EngineInputs, hardware: HardwareFacts, cost: C
     zero = np.zeros(np.shape(owned))
     split = {k: np.where(owned, v, zero) for k, v in parts.items()}
     gh = np.where(owned, parts["capex"] + parts["facility"] + parts["opex"] + parts["power"], rent)
-    dis, wl = inp.serving.disaggregated, inp.workload
-    d, p = phys.decode, phys.prefill
-    served = phys.served_requests_per_s
-    pn = phys.prefill_layout.num_gpus
+    dis = b.disaggregated
+    served = b.served_requests_per_s
     # the token rate per charged accelerator-hour: aggregated, the phase's rate times the unit's use of its
     # capacity; disaggregated, the tokens the unit serves over the pool that serves them
-    billed_in = np.where(dis > 0, served * wl.prefill_tokens / np.maximum(phys.prefill_instances * pn, 1.0),
-                         p.input_tokens_per_s_per_gpu * phys.pool_utilization_frac)
-    billed_out = np.where(dis > 0, served * wl.output_len / (phys.decode_instances * inp.layout.num_gpus),
-                          d.output_tokens_per_s_per_gpu * phys.pool_utilization_frac)
+    billed_in = np.where(dis > 0, served * b.prefill_tokens / np.maximum(b.prefill_instances * b.prefill_num_gpus, 1.0),
+                         b.input_tokens_per_s_per_gpu * b.pool_utilization_frac)
+    billed_out = np.where(dis > 0, served * b.output_len / (b.decode_instances * b.num_gpus),
+                          b.output_tokens_per_s_per_gpu * b.pool_utilization_frac)
     usd_in = usd_per_m_tokens(gh, billed_in)
     # KV held beyond HBM (issue 22.2): its tiers' storage, per decode accelerator-hour (0 without offload)
-    store = phys.kv_tier_usd_per_gpu_hour
+    store = b.kv_tier_usd_per_gpu_hour
     usd_out = usd_per_m_tokens(gh + store, billed_out)
-    gh_all_in = gh + store * phys.decode_instances * inp.layout.num_gpus / phys.total_gpus
+    gh_all_in = gh + store * b.decode_instances * b.num_gpus / b.total_gpus
     blend = usd_per_m_blended_tokens(usd_in, usd_out, cost.input_output_mix, cost.cache_hit_frac,
                                      cost.cached_input_cost_frac)
     return Costs(usd_per_gpu_hour=gh, usd_per_gpu_hour_capex=split["capex"],
                  usd_per_gpu_hour_facility=split["facility"], usd_per_gpu_hour_opex=split["opex"],
                  usd_per_gpu_hour_power=split["power"], usd_per_m_input_tokens=usd_in,
                  usd_per_m_output_tokens=usd_out, usd_per_m_blended_tokens=blend,
-                 usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh_all_in, phys.served_output_tokens_per_s_per_gpu),
+                 usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh_all_in, b.served_output_tokens_per_s_per_gpu),
                  billed_input_tokens_per_s_per_gpu=billed_in, billed_output_tokens_per_s_per_gpu=billed_out)
 
 
