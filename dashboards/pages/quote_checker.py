@@ -692,12 +692,32 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
                             index=list(models).index(dflt["model"]) if dflt["model"] in models else 0)
         hardware = k.selectbox("Accelerator", list(gpus_names), format_func=gpus_names.get, key="qc.p.hw",
                                index=list(gpus_names).index(dflt["hardware"]) if dflt["hardware"] in gpus_names else 0)
-        st.form_submit_button("Compute the P&L")
+        asked = st.form_submit_button("Compute the P&L")
     inputs = (("gpu_hours_per_day", float(gpus) * 24.0), ("usd_per_gpu_hour", float(rate)),
               ("input_tokens_per_day", float(t_in) * 1e9), ("cached_input_tokens_per_day", float(t_c) * 1e9),
               ("output_tokens_per_day", float(t_out) * 1e9), ("usd_per_m_input_tokens", float(p_in)),
               ("usd_per_m_cached_input_tokens", float(p_c)), ("usd_per_m_output_tokens", float(p_out)))
     wf = dflt["weight_format"] if model == dflt["model"] else None
+    if asked:
+        st.session_state["qc.p.asked"] = True
+    if not st.session_state.get("qc.p.asked"):  # the floor is a search of its own: run on request, as "Check one price"
+        from econ.analyses.provider_economics import provider_pnl
+
+        try:
+            reported = {k: float(v) for k, v in provider_pnl(**dict(inputs)).items()}
+        except EconError as exc:
+            st.error(safe_text.md(f"{exc}"), icon=":material/error:")
+            return
+        k = st.columns(2)
+        k[0].metric("Provider's cost per M tokens", _money(reported["usd_per_m_tokens"], 3),
+                    help="Cost per day over input + output tokens")
+        k[1].metric("Provider's gross margin", _frac(reported["gross_margin_frac"]),
+                    help=f"Revenue {_money(reported['revenue_usd_per_day'])} per day; cost-profit ratio "
+                         f"{reported['cost_profit_margin_frac']:.1%} ((revenue - cost) / cost)")
+        st.caption("Press **Compute the P&L** to put econ's modeled floor beside these figures: the cheapest "
+                   "deployment for the same traffic on the same accelerator, at the same $/GPU-hour and speed per "
+                   "user (a search of every layout and batch, about a second).")
+        return
     try:
         reported, modeled = provider_pnl_page(cat_in_use.token, sc, inputs, model, hardware, float(speed), wf,
                                               _catalog=cat)

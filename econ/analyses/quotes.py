@@ -761,7 +761,8 @@ def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray],
     with the search (:func:`_memo`): it does not depend on the economics beyond the set of rated accelerators.
     """
     floors = keys.select("model", pl.col("speed_floor_tokens_per_s_per_user").alias("_s")).unique().sort("model", "_s")
-    key = ("screen", cache_key, tuple(sorted(rated)), tuple(floors.iter_rows()))
+    # the screen holds speeds at the check's TPOT percentile (None: the served median), so the percentile is in its key
+    key = ("screen", cache_key, tuple(sorted(rated)), tuple(floors.iter_rows()), percentile)
     rows, scr = _memo(catalog, key, lambda: _screen(configs, grid, floors, rated, catalog, assumptions, economics,
                                                     percentile))
     if rows.size == 0:  # nothing feasible: one row keeps the engine's result columns (band or none)

@@ -179,3 +179,22 @@ def test_the_search_cache_is_one_bound_for_the_process():
     assert len(quotes._SEARCH_CACHE) <= quotes.SEARCH_CACHE_ENTRIES
     assert quotes._memo(catalogs[0], ("probe", 0), lambda: "rebuilt") == "rebuilt"  # the oldest was evicted
     assert quotes._memo(catalogs[1], ("probe", 0), lambda: "other") == "other"  # keys are per catalog
+
+
+def test_a_percentile_check_never_reuses_the_median_screen(catalog):
+    """The default check holds speeds at the served (median) TPOT, a percentile check at that percentile; both run with
+    the same Assumptions when the percentile is the default 99, so the kept screen must be keyed by the percentile
+    too (it was not: a p99 check after a median one reused the median screen and picked floors too fast)."""
+    q = load_quotes(catalog).head(40)
+
+    def floors(percentile):
+        s = check_quotes(q, catalog, slo_percentile=percentile).summary
+        return dict(s.select("quote_id", "floor_usd_per_m_blended_tokens").iter_rows())
+
+    quotes._SEARCH_CACHE.clear()
+    alone = floors(99.0)
+    quotes._SEARCH_CACHE.clear()
+    median = floors(None)
+    after = floors(99.0)  # the median's search and screen are kept
+    assert after == alone
+    assert after != median  # and the percentile does move some floor

@@ -107,3 +107,25 @@ def test_a_percentile_slo_holds_the_quotes_speed_at_that_percentile(catalog):
     got = dict(zip(_frame(at, "quote_id")["quote_id"], _frame(at, "quote_id")["floor_usd_per_m_blended_tokens"]))
     for q, v in want.items():
         assert (v is None and got[q] != got[q]) or got[q] == pytest.approx(v, rel=1e-9), q
+
+
+def test_the_provider_pnl_floor_runs_on_request_and_names_accelerators(catalog):
+    """Issue 19.5: the P&L's modeled floor is a search of its own, run when "Compute the P&L" is pressed (as "Check
+    one price" is); before that the provider's own figures are shown. Pressed, the floor's KPIs and its reason (with
+    display names, no ids) appear, and they stay on later reruns."""
+    at = run(page("quote_checker"))
+    labels = [m.label for m in at.metric]
+    assert "Provider's gross margin" in labels and "Floor's gross margin" not in labels
+    assert "Compute the P&L" in _captions(at)
+    next(b for b in at.button if b.label == "Compute the P&L").click()
+    run(at)
+    labels = [m.label for m in at.metric]
+    assert "Floor's gross margin" in labels and "Floor's cost per M tokens" in labels
+    ids = {i for i, n in catalog.accelerators.select("id", "display_name").rows() if n != i}
+    token = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
+                       + r")(?![\w-])")
+    why = [unescape(m.value) for e in at.expander if e.label.startswith("Why (the floor") for m in e.markdown]
+    assert why and "floor" in why[0] and not token.search(why[0])
+    at.number_input(key="sc.pue").set_value(1.31)
+    run(at)
+    assert "Floor's gross margin" in [m.label for m in at.metric]  # asked once: kept on later reruns
