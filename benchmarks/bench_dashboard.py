@@ -11,6 +11,9 @@ Measured, never asserted (timed tests are flaky on a shared machine). Two measur
    - ``first``: the page's first run in a process that has already served the landing page (Cost explorer) to
      another session: the first visit of the page on a running server (shared imports and catalog loaded, this
      page's computations not cached yet). For Cost explorer itself it is its second session's first run.
+     What econ keeps on disk (``ECON_CACHE_DIR``: the validated catalog, the Quote checker's floor search and
+     screen) is used as a restarted server uses it; ``--empty-disk-cache`` measures with none (the first visit
+     after an install or a data or code change).
    - ``cached``: reruns after flipping PUE back to a value seen before (every econ call hits its cache): what a
      rerun costs when nothing the page computes has changed (a widget that only redraws, a tab, a download).
    - ``uncached``: reruns after changing PUE to a value never seen before, so every econ call misses its cache
@@ -27,6 +30,7 @@ Measured, never asserted (timed tests are flaky on a shared machine). Two measur
 Usage::
 
     .venv/bin/python benchmarks/bench_dashboard.py [--repeat 15] [--pages cost_explorer ...] [--browser]
+        [--empty-disk-cache]
 
 Prints one line per page and kind: p50 and p90 wall-clock and CPU milliseconds, and the 1-minute load average (the
 larger of the page's two processes).
@@ -103,16 +107,31 @@ def measure_page(stem: str, repeat: int, cold: bool = False) -> dict:
     return out
 
 
-def bench_apptest(repeat: int, only=()) -> list[dict]:
-    """Every page (or ``only``) measured in its own fresh process (:func:`measure_page`)."""
+def bench_apptest(repeat: int, only=(), empty_disk_cache: bool = False) -> list[dict]:
+    """Every page (or ``only``) measured in its own fresh process (:func:`measure_page`).
+
+    ``empty_disk_cache``: each process gets an empty ``ECON_CACHE_DIR`` of its own, so nothing econ keeps on disk (the
+    validated catalog, the Quote checker's floor search and screen: :data:`econ.analyses.quotes.SEARCH_DISK_ENTRIES`)
+    helps: the first visit after an install or a data or code change. Without it, the processes share the user's
+    cache (the cold run of a page writes what the first-visit run then reads: a restarted server)."""
+    import shutil
+    import tempfile
+
     results = []
     for path in sorted(PAGES_DIR.glob("*.py")):
         if path.name.startswith("_") or only and path.stem not in only:
             continue
         parts = []
         for extra in (["--cold"], []):
-            run = subprocess.run([sys.executable, __file__, "--one", path.stem, "--repeat", str(repeat), *extra],
-                                 capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+            env = dict(os.environ, PYTHONPATH=str(ROOT))
+            if empty_disk_cache:
+                env["ECON_CACHE_DIR"] = tempfile.mkdtemp(prefix="econ-bench-cache-")
+            try:
+                run = subprocess.run([sys.executable, __file__, "--one", path.stem, "--repeat", str(repeat), *extra],
+                                     capture_output=True, text=True, cwd=ROOT, env=env)
+            finally:
+                if empty_disk_cache:
+                    shutil.rmtree(env["ECON_CACHE_DIR"], ignore_errors=True)
             line = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
             if run.returncode or not line.startswith("{"):
                 print(f"{path.stem}: not measured: {run.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -203,13 +222,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--browser", action="store_true", help="also time the round trip in headless Chromium")
     ap.add_argument("--pages", nargs="*", default=(), help="page file stems to measure (default: all)")
+    ap.add_argument("--empty-disk-cache", action="store_true",
+                    help="every process starts with an empty ECON_CACHE_DIR (the first visit after an install or a "
+                         "data or code change); default: the user's cache, as a restarted server has it")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one page in this process, print JSON
     ap.add_argument("--cold", action="store_true", help=argparse.SUPPRESS)  # internal, with --one
     args = ap.parse_args()
     if args.one:
         print(json.dumps(measure_page(args.one, args.repeat, cold=args.cold)))
         return
-    rows = rows_of(bench_apptest(args.repeat, args.pages))
+    rows = rows_of(bench_apptest(args.repeat, args.pages, args.empty_disk_cache))
     print(f"{'page':<22} {'run':<9} {'p50 ms':>8} {'p90 ms':>8} {'p50 CPU':>8} {'p90 CPU':>8} {'load':>5}")
     for name, kind, med, p90, cmed, cp90, load in rows:
         print(f"{name:<22} {kind:<9} {med:>8.0f} {p90:>8.0f} {cmed:>8.0f} {cp90:>8.0f} {load:>5.2f}")

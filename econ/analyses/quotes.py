@@ -48,6 +48,7 @@ accelerator-hour is cheapest.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -65,6 +66,7 @@ from econ.economics.margins import (RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, band_ver
                                     breakeven_usd_per_gpu_hour, breakeven_utilization_frac, gross_margin_frac)
 from econ.economics.pricing import usd_per_m_blended_tokens
 from econ.analyses.search import CatalogCache, octave_grid
+from econ.tables.catalog import cache_root, disk_key, read_cached, write_cached
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
 from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, TIER_SPECS, tier, tier_code
@@ -610,9 +612,83 @@ _SEARCH_CACHE = CatalogCache(SEARCH_CACHE_ENTRIES)
 (:class:`econ.analyses.search.CatalogCache`)."""
 
 
+SEARCH_DISK_ENTRIES = 6
+"""Floor searches and screens kept on disk (newest first, per kind), beside the validated catalog
+(:func:`econ.tables.catalog.cache_root`; ``ECON_CACHE_DIR=off`` disables): a restarted dashboard's first Quote checker
+visit and a second ``econ quotes check`` read the screen (~2 s of engine work on the shipped quotes) in tens of ms.
+Keyed by the catalog's data-folder version (:func:`econ.tables.catalog.disk_key`: only a catalog read from its folder,
+never one changed in memory), the source of every module of :mod:`econ` (any code change is a miss) and the search's
+own key, so a kept value is what ``build()`` would return."""
+
+
 def _memo(catalog: Catalog, key: tuple, build):
-    """``build()``, cached for ``catalog`` under ``key`` (the newest :data:`SEARCH_CACHE_ENTRIES` of the process)."""
-    return _SEARCH_CACHE.memo(catalog, key, build)
+    """``build()``, cached for ``catalog`` under ``key``: in the process (the newest :data:`SEARCH_CACHE_ENTRIES`), and
+    on disk when the catalog is its data folder's (:data:`SEARCH_DISK_ENTRIES`)."""
+    hit = _SEARCH_CACHE.get(catalog, key)
+    if hit is not None:
+        return hit
+    path = _disk_path(catalog, key)
+    got = read_cached(path) if path is not None else None
+    value = got[1] if isinstance(got, tuple) and len(got) == 2 and got[0] == _canonical(key) else None
+    if value is None:
+        value = build()
+        if path is not None:
+            write_cached(path, (_canonical(key), value), keep=SEARCH_DISK_ENTRIES)
+    _SEARCH_CACHE.put(catalog, key, value)
+    return value
+
+
+def _disk_path(catalog: Catalog, key: tuple):
+    """Where :func:`_memo` keeps ``key``'s value for ``catalog`` on disk (None: not kept)."""
+    import hashlib
+
+    version, root = disk_key(catalog), cache_root()
+    if version is None or root is None:
+        return None
+    code = _code_version()
+    if code is None:
+        return None
+    digest = hashlib.sha256(f"{version}|{code}|{_canonical(key)!r}".encode()).hexdigest()[:32]
+    return root / f"quote-{key[0]}-{digest}.pickle"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_version() -> str | None:
+    """A digest of every ``econ/**/*.py`` (name, size, modification time) and the version: any code change is a new
+    disk key (None: the sources cannot be listed)."""
+    import hashlib
+    from pathlib import Path
+
+    import econ
+
+    h = hashlib.sha256(econ.__version__.encode())
+    try:
+        root = Path(econ.__file__).parent
+        for f in sorted(root.rglob("*.py")):
+            st = f.stat()
+            h.update(f"{f.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _canonical(obj):
+    """A value of ``obj`` whose repr is the same in every process (sets sorted; dataclasses by field): the disk key of
+    a search (:func:`_disk_path`), which holds Assumptions (a frozenset), Decoding and tuples."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return (type(obj).__name__,) + tuple((f.name, _canonical(getattr(obj, f.name)))
+                                             for f in dataclasses.fields(obj))
+    if isinstance(obj, (set, frozenset)):
+        return ("set",) + tuple(sorted((_canonical(x) for x in obj), key=repr))
+    if isinstance(obj, (tuple, list)):
+        return tuple(_canonical(x) for x in obj)
+    if isinstance(obj, dict):
+        return ("dict",) + tuple(sorted(((repr(k), _canonical(v)) for k, v in obj.items()), key=lambda kv: kv[0]))
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    return repr(obj)
 
 
 PERCENTILE_COLUMNS: tuple[str, ...] = ("served_tpot_s", "tpot_percentile_s")

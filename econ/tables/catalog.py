@@ -719,8 +719,10 @@ def load_catalog(data_dir: str | Path | None = None, *, cache: bool = True) -> C
     if path is not None:
         got = _read_cached_catalog(path)
         if got is not None:
-            return got if got.data_dir == base else Catalog(**{**{f: getattr(got, f) for f in got.__dataclass_fields__},
-                                                              "data_dir": base})  # the folder as this caller named it
+            got = got if got.data_dir == base else Catalog(**{**{f: getattr(got, f) for f in got.__dataclass_fields__},
+                                                             "data_dir": base})  # the folder as this caller named it
+            object.__setattr__(got, "_disk_key", path.stem)
+            return got
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:  # a table's DataWarning (e.g. an extra column) is replayed
@@ -729,18 +731,81 @@ def load_catalog(data_dir: str | Path | None = None, *, cache: bool = True) -> C
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     if path is not None and not caught:  # a folder that warns is never cached: every load says so again
         _write_cached_catalog(path, catalog)
+        object.__setattr__(catalog, "_disk_key", path.stem)
     return catalog
 
 
-def _catalog_cache_path(base: Path) -> Path | None:
-    """Where the catalog validated from ``base`` is cached (None: caching off or the folder cannot be listed)."""
-    import hashlib
+def disk_key(catalog: Catalog) -> str | None:
+    """The data-folder version of a catalog read by :func:`load_catalog` with its cache on (the name of its cache
+    file), else None: a catalog built or changed in memory (``dataclasses.replace``, a dashboard's edits) has none, so
+    nothing derived from it is ever kept on disk."""
+    return getattr(catalog, "_disk_key", None)
+
+
+def cache_root() -> Path | None:
+    """The folder of econ's caches on disk: ``$ECON_CACHE_DIR``, default ``~/.cache/econ``; None when it is "off"."""
     import os
 
     root = os.environ.get("ECON_CACHE_DIR", "")
     if root.lower() in ("off", "0", "none"):
         return None
-    root_dir = Path(root) if root else Path.home() / ".cache" / "econ"
+    return Path(root) if root else Path.home() / ".cache" / "econ"
+
+
+def read_cached(path: Path):
+    """The value pickled at ``path``, or None (a missing, truncated or foreign file is a miss, never an error)."""
+    import pickle
+    import zlib
+
+    try:
+        data = path.read_bytes()
+        return pickle.loads(zlib.decompress(data[len(_PACKED):]) if data.startswith(_PACKED) else data)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+_PACKED = b"econ-zlib1:"
+"""Prefix of a cache file :func:`write_cached` compressed (zlib level 1: a search's batch grid shrinks 20x)."""
+
+
+def write_cached(path: Path, value, *, keep: int | None = None) -> None:
+    """Pickle ``value`` (zlib-compressed) to ``path`` atomically (a concurrent reader sees the old file or the whole new
+    one); with
+    ``keep``, only the newest ``keep`` files of the same prefix (the name up to its last "-") stay in the folder.
+    A read-only home or a full disk only costs the next call its compute time."""
+    import os
+    import pickle
+    import tempfile
+    import zlib
+
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_PACKED + zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), 1))
+        os.replace(tmp, path)
+        tmp = None
+        if keep is not None:
+            prefix = path.name.rsplit("-", 1)[0] + "-"
+            files = sorted(path.parent.glob(prefix + "*" + path.suffix), key=lambda f: f.stat().st_mtime_ns)
+            for old in files[:-keep]:
+                old.unlink(missing_ok=True)
+    except Exception:  # noqa: BLE001
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def _catalog_cache_path(base: Path) -> Path | None:
+    """Where the catalog validated from ``base`` is cached (None: caching off or the folder cannot be listed)."""
+    import hashlib
+
+    root_dir = cache_root()
+    if root_dir is None:
+        return None
     key = hashlib.sha256()
     try:
         code = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[1] / "physics" / "architecture.py",
@@ -759,32 +824,12 @@ def _catalog_cache_path(base: Path) -> Path | None:
 
 
 def _read_cached_catalog(path: Path) -> Catalog | None:
-    import pickle
-
-    try:
-        got = pickle.loads(path.read_bytes())
-    except Exception:  # noqa: BLE001 - a missing, truncated or foreign cache file is a miss, never an error
-        return None
+    got = read_cached(path)
     return got if isinstance(got, Catalog) else None
 
 
 def _write_cached_catalog(path: Path, catalog: Catalog) -> None:
-    import os
-    import pickle
-    import tempfile
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        clean = Catalog(**{f: getattr(catalog, f) for f in catalog.__dataclass_fields__})  # no engine caches
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(clean, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the whole new one
-    except Exception:  # noqa: BLE001 - a read-only home or a full disk only costs the next call its load time
-        try:
-            os.unlink(tmp)  # type: ignore[possibly-undefined]
-        except Exception:  # noqa: BLE001
-            pass
+    write_cached(path, Catalog(**{f: getattr(catalog, f) for f in catalog.__dataclass_fields__}))  # no engine caches
 
 
 def _load_catalog(base: Path) -> Catalog:

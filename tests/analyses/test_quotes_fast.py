@@ -198,3 +198,30 @@ def test_a_percentile_check_never_reuses_the_median_screen(catalog):
     after = floors(99.0)  # the median's search and screen are kept
     assert after == alone
     assert after != median  # and the percentile does move some floor
+
+
+def test_a_search_kept_on_disk_gives_the_same_check(catalog, tmp_path, monkeypatch):
+    """Issue 19.5: the floor search and its screen are kept on disk per data-folder and code version, so a restarted
+    dashboard or a second ``econ quotes check`` reads them; what is read equals what would be built, and a catalog
+    changed in memory is never kept."""
+    from dataclasses import replace
+
+    from econ.tables.catalog import disk_key
+
+    monkeypatch.setenv("ECON_CACHE_DIR", str(tmp_path))
+    assert disk_key(catalog) is not None
+    q = load_quotes(catalog).filter(pl.col("model").is_in(["llama-3.3-70b", "deepseek-v3", "gpt-oss-120b"]))
+    quotes._SEARCH_CACHE.clear()
+    built = check_quotes(q, catalog, slo_percentile=95.0)
+    assert sorted(p.name.split("-")[1] for p in tmp_path.glob("quote-*.pickle")) == ["screen", "search"]
+    quotes._SEARCH_CACHE.clear()
+    monkeypatch.setattr(quotes, "_floor_configs", lambda *a, **k: pytest.fail("searched again"))
+    monkeypatch.setattr(quotes, "_screen", lambda *a, **k: pytest.fail("screened again"))
+    _assert_checks_equal(built, check_quotes(q, catalog, slo_percentile=95.0))
+    assert disk_key(replace(catalog, models=catalog.models)) is None
+    for f in tmp_path.glob("quote-*.pickle"):  # a damaged file is a miss, never an error
+        f.write_bytes(b"econ-zlib1:not zlib")
+    quotes._SEARCH_CACHE.clear()
+    monkeypatch.undo()
+    monkeypatch.setenv("ECON_CACHE_DIR", str(tmp_path))
+    _assert_checks_equal(built, check_quotes(q, catalog, slo_percentile=95.0))
