@@ -530,7 +530,7 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
         rej = pl.concat(rejected, how="vertical") if rejected else pl.DataFrame(
             schema={c: (pl.Int64 if c == "scale_up_domain_size" else pl.String) for c in REJECTED_COLUMNS})
         blocks = [_concat_blocks(blocks)] if len(blocks) > 1 else blocks  # priced in one pass
-        if not frontier_only and sum(b.frame.height for b in blocks) <= PHYSICS_CACHE_MAX_POINTS:
+        if not frontier_only:
             _PHYSICS_CACHE.put(catalog, key, (blocks, rej, size["rows"]))
     else:
         blocks, rej, rows = kept
@@ -544,11 +544,27 @@ def search(catalog: Catalog, *, model: str, hardware: str | list[str] | None = N
 PHYSICS_CACHE_ENTRIES = 16
 """Searches whose physics :func:`search` keeps (newest first, across every catalog object of the process)."""
 
-PHYSICS_CACHE_MAX_POINTS = 250_000
-"""A search keeps its physics only up to this many feasible deployments (~60 MB: the frame's ~45 physics columns and
-the cost basis); larger searches (a frontier over every layout of a 671B MoE) run whole each time."""
+PHYSICS_CACHE_BYTES = 192 * 2**20
+"""Bytes of kept physics across those searches (~700 B per feasible deployment: the ~45 physics columns, the cost
+basis and band); a search above a quarter of it (~80,000 deployments, e.g. a frontier over every layout of a 671B
+MoE) is not kept and runs whole each time. The hardware comparison of Llama-3.3-70B on every accelerator keeps
+~42,000 (25 MB). [B]"""
 
-_PHYSICS_CACHE = CatalogCache(PHYSICS_CACHE_ENTRIES)
+
+def _kept_bytes(value) -> int:
+    """Bytes of a :data:`_PHYSICS_CACHE` value (its frames and arrays). [B]"""
+    blocks, rej, _ = value
+    total = rej.estimated_size()
+    for b in blocks:
+        total += b.frame.estimated_size() + b.p10.nbytes + b.p90.nbytes
+        for f in fields(CostBasis):
+            v = getattr(b.basis, f.name)
+            total += (sum(np.asarray(getattr(v, g.name)).nbytes for g in fields(HardwareFacts))
+                      if f.name == "hardware" else np.asarray(v).nbytes)
+    return total
+
+
+_PHYSICS_CACHE = CatalogCache(PHYSICS_CACHE_ENTRIES, max_bytes=PHYSICS_CACHE_BYTES, size_of=_kept_bytes)
 """(id(catalog), :func:`_physics_key`) -> (blocks to price, rejected frame, deployments evaluated)."""
 
 

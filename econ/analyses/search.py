@@ -134,15 +134,26 @@ class CatalogCache:
     Parameters
     ----------
     entries : int >= 1, the keys kept (least recently used dropped first)
+    max_bytes : int, optional, a bound on the bytes of the values kept (``size_of`` each); a value larger than a
+        quarter of it is returned, not kept [B]
+    size_of : callable(value) -> int, optional, the bytes of a value (required with ``max_bytes``) [B]
     """
 
-    def __init__(self, entries: int):
+    def __init__(self, entries: int, max_bytes: int | None = None, size_of=None):
         import threading
         from collections import OrderedDict
 
+        if max_bytes is not None and size_of is None:
+            raise ValueError("CatalogCache: max_bytes needs size_of")
         self.entries = int(entries)
+        self.max_bytes, self._size_of = max_bytes, size_of
         self._items: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self._sizes: dict[tuple, int] = {}
         self._lock = threading.Lock()
+
+    def bytes(self) -> int:
+        """Bytes of the values kept (0 without ``size_of``). [B]"""
+        return sum(self._sizes.values())
 
     def __len__(self) -> int:
         return len(self._items)
@@ -162,13 +173,22 @@ class CatalogCache:
         import weakref
 
         full = (id(catalog), key)
+        size = int(self._size_of(value)) if self._size_of is not None else 0
+        if self.max_bytes is not None and size > self.max_bytes // 4:
+            return  # too large to keep
         with self._lock:
             self._items[full] = (weakref.ref(catalog), value)
+            self._sizes[full] = size
             self._items.move_to_end(full)
             for k in [k for k, (ref, _) in self._items.items() if ref() is None]:
-                del self._items[k]  # catalogs that are gone
-            while len(self._items) > self.entries:
-                self._items.popitem(last=False)
+                self._drop(k)  # catalogs that are gone
+            while len(self._items) > self.entries or (
+                    self.max_bytes is not None and sum(self._sizes.values()) > self.max_bytes and len(self._items) > 1):
+                self._drop(next(iter(self._items)))
+
+    def _drop(self, full: tuple) -> None:
+        self._items.pop(full, None)
+        self._sizes.pop(full, None)
 
     def memo(self, catalog, key: tuple, build):
         """``build()``, kept for ``catalog`` under ``key``."""
@@ -182,3 +202,4 @@ class CatalogCache:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._sizes.clear()

@@ -108,3 +108,19 @@ def test_costs_of_a_kept_cost_basis_equal_run_costs_of_those_rows(catalog):
     for name in ("usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
                  "usd_per_m_output_tokens_all_in", "usd_per_m_blended_tokens"):
         np.testing.assert_array_equal(np.broadcast_to(getattr(whole, name), (len(f),))[rows], getattr(part, name))
+
+
+def test_the_kept_physics_is_bounded_in_bytes(catalog):
+    opt._PHYSICS_CACHE.clear()
+    search(catalog, model=MODEL, hardware=HARDWARE)
+    assert 0 < opt._PHYSICS_CACHE.bytes() <= opt.PHYSICS_CACHE_BYTES
+
+    from econ.analyses.search import CatalogCache
+
+    cache = CatalogCache(10, max_bytes=100, size_of=len)
+    cache.put(catalog, ("a",), "x" * 20)
+    cache.put(catalog, ("big",), "x" * 26)  # above a quarter of the budget: returned by the caller, not kept
+    assert cache.get(catalog, ("big",)) is None and cache.get(catalog, ("a",)) == "x" * 20
+    for i in range(6):
+        cache.put(catalog, (i,), "x" * 25)
+    assert cache.bytes() <= 100 and cache.get(catalog, ("a",)) is None  # the oldest went first
