@@ -151,15 +151,17 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
     return s.cast(pl.Enum(list(categories))).to_physical().to_numpy().astype(np.int32)
 
 
-def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
+def _col(frame: pl.DataFrame, name: str, default=np.nan, present=None) -> np.ndarray:
     """A numeric (or boolean) column as float array; missing column or null cells -> ``default``.
 
     A missing column is a read-only broadcast view of ``default`` (no allocation per row); for a few rows a filled
-    array, which costs less than the view's construction (issue 20.4)."""
-    if name not in frame.columns:
-        if frame.height <= _SMALL_FRAME_ROWS:
-            return np.full(frame.height, np.float64(default))
-        return np.broadcast_to(np.float64(default), (frame.height,))
+    array, which costs less than the view's construction (issue 20.4). ``present``: the frame's column names as a
+    set, when the caller reads many columns (``frame.columns`` builds a list per call)."""
+    if name not in (frame.columns if present is None else present):
+        n = frame.height
+        if n <= _SMALL_FRAME_ROWS:
+            return np.full(n, np.float64(default))
+        return np.broadcast_to(np.float64(default), (n,))
     s = frame[name]
     if s.dtype == pl.Boolean:
         s = s.cast(pl.Float64)
@@ -380,7 +382,7 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     construction, and ``economics``' scalars are checked once per Economics (issue 20.4: ~40 range checks of
     broadcast defaults cost more than a one-row evaluation's physics)."""
     present = set(points.columns)
-    raw = {k: _col(points, k, v) for k, v in _INPUT_DEFAULTS.items()}
+    raw = {k: _col(points, k, v, present) for k, v in _INPUT_DEFAULTS.items()}
     n = points.height
     require_integer("batch_size", raw["batch_size"], 1, MAX_BATCH, "sequences")
     for name in ("input_len", "output_len"):
@@ -434,9 +436,9 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
         require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
                          lo_inclusive=False)
     for name in ECONOMIC_COLUMNS:
-        raw[name] = _col(points, name, float(getattr(economics, name)))
+        raw[name] = _col(points, name, float(getattr(economics, name)), present)
     raw["usd_per_gpu_hour"] = _col(points, "usd_per_gpu_hour", np.nan if economics.usd_per_gpu_hour is None
-                                   else float(economics.usd_per_gpu_hour))
+                                   else float(economics.usd_per_gpu_hour), present)
     _check_economics(economics)
     given = ~np.isnan(raw["usd_per_gpu_hour"])
     for name in ("usd_per_gpu_hour", *ECONOMIC_COLUMNS):  # the one range of each field (econ.vocabulary)
@@ -781,6 +783,9 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         code = np.where(g >= 0, g * len(prec.PRECISIONS) + pc, -1)
         values["efficiency_profile"] = np.where(known[code] & bool(a.calibrated_fields), code, -1)
     infeasible = ~feasible
+    masks = (infeasible, layout_bad)
+    masked = (bool(infeasible.any()), bool(layout_bad.any()))
+    checked = []  # (column, its block slice, which mask): refused below if not finite where the mask is False
     for c, target in out.items():
         t = target[sl]
         t[...] = sweet_spot(inp, a) if c == "sweet_spot_batch" else values[c]
@@ -789,17 +794,26 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         if c == "sweet_spot_batch":  # inf = decode never turns compute-bound: capacity decides (null)
             np.copyto(t, np.nan, where=~np.isfinite(t))
             continue
-        mask = infeasible if c not in _UNGATED and c not in _LAYOUT_GATED else layout_bad
+        which = 0 if c not in _UNGATED and c not in _LAYOUT_GATED else 1
         if c in _BAND_COLUMNS:  # NaN = the row has no calibration profile: null, by design
-            np.copyto(t, np.nan, where=mask)
+            if masked[which]:
+                np.copyto(t, np.nan, where=masks[which])
             continue
-        if not np.isfinite(np.sum(t, where=~mask)):  # no NaN or inf reaches a table: a bug, not a null
-            i = int(np.flatnonzero(~np.isfinite(t) & ~mask)[0])
-            r = sl.start + i
-            raise InvalidInputError(f"result column {c} is not finite in row {r} ({ctx.points['model'][r]} on "
-                                    f"{ctx.points['hardware'][r]})")
-        if c not in _UNGATED or c in _LAYOUT_GATED:
-            np.copyto(t, np.nan, where=mask)
+        checked.append((c, t, which))
+    if checked:  # no NaN or inf reaches a table: a bug, not a null (one stacked test per block, issue 20.4)
+        stack = np.stack([t for _, t, _ in checked])
+        bad = ~np.isfinite(stack)
+        if masked[0] or masked[1]:
+            rows = np.array([w for _, _, w in checked])
+            bad &= ~np.stack(masks)[rows]
+        if bad.any():
+            k = int(np.flatnonzero(bad.any(axis=1))[0])
+            r = sl.start + int(np.flatnonzero(bad[k])[0])
+            raise InvalidInputError(f"result column {checked[k][0]} is not finite in row {r} "
+                                    f"({ctx.points['model'][r]} on {ctx.points['hardware'][r]})")
+        for c, t, which in checked:
+            if masked[which] and (c not in _UNGATED or c in _LAYOUT_GATED):
+                np.copyto(t, np.nan, where=masks[which])
 
 
 def kv_tier_arrays(catalog: Catalog, arr: CatalogArrays):
