@@ -26,7 +26,7 @@ Polars is used only at the edges: to read the input columns and to build the res
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -47,7 +47,8 @@ from econ.vocabulary import (FIELDS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_BA
 from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArrays, band, catalog_arrays, efficiency,
                                 profile_band, resolve_formats)
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, KvTiers, Serving, Workload, _kv_bytes,
-                              _resident, run_costs, run_physics, run_status, sweet_spot, tier_rate)
+                              _leaves, _rebuild, _resident, run_costs, run_physics, run_status, sweet_spot,
+                              take_bundle, tier_rate)
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
 
 
@@ -497,26 +498,6 @@ _STACKS: dict = {}
 """id(bundle) -> (bundle, leaf paths, stacked matrix, dtypes) for :func:`_gather` (static tables only: a few entries)."""
 
 
-def _leaves(bundle, path: tuple, out: list) -> None:
-    """Append ``(path, array)`` for every non-scalar array leaf of a (nested) dataclass bundle."""
-    for f in fields(bundle):
-        v = getattr(bundle, f.name)
-        if hasattr(v, "__dataclass_fields__"):
-            _leaves(v, path + (f.name,), out)
-        elif isinstance(v, np.ndarray) and v.ndim:
-            out.append((path + (f.name,), v))
-
-
-def _rebuild(bundle, path: tuple, values: dict):
-    """A copy of ``bundle`` whose array leaves are ``values[path]`` (others kept)."""
-    out = {}
-    for f in fields(bundle):
-        v = getattr(bundle, f.name)
-        key = path + (f.name,)
-        out[f.name] = _rebuild(v, key, values) if hasattr(v, "__dataclass_fields__") else values.get(key, v)
-    return type(bundle)(**out)
-
-
 def _gather(bundle, index):
     """A dataclass of arrays (nested bundles included) restricted to ``index``; scalars stay scalars.
 
@@ -535,19 +516,35 @@ def _gather(bundle, index):
         _STACKS[id(bundle)] = got
     _, paths, matrix, dtypes = got
     if matrix is None:
-        return _gather_slow(bundle, index)
+        return take_bundle(bundle, index)
     rows = matrix[:, index]
     values = {p: (r if dt == np.float64 else r.astype(dt)) for p, r, dt in zip(paths, rows, dtypes)}
     return _rebuild(bundle, (), values)
 
 
-def _gather_slow(bundle, index):
-    out = {}
-    for f in fields(bundle):
-        v = getattr(bundle, f.name)
-        out[f.name] = (_gather_slow(v, index) if hasattr(v, "__dataclass_fields__") else
-                       v[index] if isinstance(v, np.ndarray) and v.ndim else v)
-    return type(bundle)(**out)
+def _combinations(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a row of each distinct value of ``code``, each row's index into those rows) for :attr:`EngineInputs.combos`.
+
+    Codes are small non-negative integers (catalog combinations), so a table of seen codes replaces a sort; the row
+    kept for a code is any of its rows (they are equal by construction)."""
+    size = int(code.max()) + 1
+    if size > 1 << 22:  # pragma: no cover - a catalog of millions of combinations
+        _, rows, index = np.unique(code, return_index=True, return_inverse=True)
+        return rows, index.ravel()
+    seen = np.zeros(size, dtype=bool)
+    seen[code] = True
+    ids = np.flatnonzero(seen)
+    slot = np.empty(size, dtype=np.intp)
+    slot[ids] = np.arange(len(ids))
+    index = slot[code]
+    rows = np.empty(len(ids), dtype=np.intp)
+    rows[index] = np.arange(len(code))
+    return rows, index
+
+
+def _uniform(v: np.ndarray) -> bool:
+    """True when every element of ``v`` equals the first, or all are NaN."""
+    return bool((v == v[0]).all() or np.isnan(v).all())
 
 
 def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: DeploymentAssumptions) -> _Static:
@@ -720,8 +717,17 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         cap_t, bw_t, usd_t = kv_tier_arrays(ctx.catalog, ctx.arrays)
         tiers = KvTiers(offload_code=np.maximum(off_code, 0), prefix_tier_code=pref_code,
                         capacity_bytes=cap_t[hc], read_bytes_per_s=bw_t[hc], usd_per_gb_hour=usd_t[hc])
+    combos = None
+    if nb > _SMALL_FRAME_ROWS and all(_uniform(raw[k]) for k in _GIVEN_LAYOUT + ("redundant_experts",
+                                                                                "two_batch_overlap")):
+        # the decode instance's layout is then a function of (model, accelerator, precision, KV precision) and of
+        # whether the row's layout was replaced (invalid): one combination per code (issue 20.2)
+        code = key * 2 + layout_bad
+        if not ((wc_in < 0).all() and (ec_in < 0).all()):  # formats given per row: they join the combination
+            code = (code * len(FORMATS) + wcode) * len(FORMATS) + ecode
+        combos = _combinations(code)
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
-                       workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers)
+                       workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
                        and bool(np.isnan(raw["arrival_rate_per_s"]).all()),
                        queue=bool(_QUEUE_COLUMNS & out.keys()))
