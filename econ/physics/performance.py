@@ -1082,22 +1082,30 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
                               requests_per_step * model.num_attention_heads * pairs / tp, bw, eff.eta_bw, attn_peak,
                               exp_rate_per_s(hardware.exp_per_s), eff.eta_prefill)
     t_flop_nr = t_flop_w + requests_per_step * attn_t / tp / (attn_peak * eff.eta_prefill)
-    r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
-                                                             * eff.eta_routed_flop_frac
-                                                             * _routed_width_efficiency(model, layout, eff))
+    moe = bool(np.any(model.num_moe_layers))  # False: dense rows only, every routed term is 0 (not computed)
+    if moe:
+        r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
+                                                                 * eff.eta_routed_flop_frac
+                                                                 * _routed_width_efficiency(model, layout, eff))
+        r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+    else:
+        r_flop = r_mem = np.zeros(np.shape(tokens))
     t_mem_nr = (non_routed_weight_bytes_read(tokens, model, formats, stream_input_embedding) / tp
                 + requests_per_step * kv_bytes_per_sequence / tp) / (bw * eff.eta_bw)
     comm = collectives(hardware, layout, eff) if comm is None else comm
-    r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+
     def comm_of(tok):
-        moe_tp, moe_ep = _moe_comm(comm, tok * dp, tok, model, eff)
         message = tok * model.hidden_size * eff.activation_bytes
-        return ((2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
-                + model.num_moe_layers * (moe_tp + moe_ep) + comm.pipeline.time_s(message))
+        t = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
+        if moe:  # dense rows add L_moe x (...) = 0
+            moe_tp, moe_ep = _moe_comm(comm, tok * dp, tok, model, eff)
+            t = t + model.num_moe_layers * (moe_tp + moe_ep)
+        return t + comm.pipeline.time_s(message)
 
     t_comm = comm_of(tokens)
     tbo = two_batch_overlap_on(layout)  # two micro-batches (DeepSeek's prefill): kernels twice, collectives halved
-    comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm)
+    # the halved collectives only where a row runs two-batch overlap (none: the step's own)
+    comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm) if np.any(tbo > 0) else t_comm
     floor, launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s,
                                   eff.kernel_launch_eager_s)
     # under two-batch overlap the all-to-all kernels of one micro-batch hold comm_sm_frac of the SMs while the other
