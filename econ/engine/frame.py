@@ -159,10 +159,7 @@ def _col(frame: pl.DataFrame, name: str, default=np.nan, present=None) -> np.nda
     array, which costs less than the view's construction (issue 20.4). ``present``: the frame's column names as a
     set, when the caller reads many columns (``frame.columns`` builds a list per call)."""
     if name not in (frame.columns if present is None else present):
-        n = frame.height
-        if n <= _SMALL_FRAME_ROWS:
-            return np.full(n, np.float64(default))
-        return np.broadcast_to(np.float64(default), (n,))
+        return _filled(frame.height, np.float64(default))
     s = frame[name]
     if s.dtype == pl.Boolean:
         s = s.cast(pl.Float64)
@@ -174,14 +171,35 @@ def _col(frame: pl.DataFrame, name: str, default=np.nan, present=None) -> np.nda
     return arr
 
 
+_FILLED: dict = {}
+"""(rows, value) -> a read-only array of ``rows`` copies of ``value``, for frames of at most _SMALL_FRAME_ROWS rows."""
+
+
+def _filled(n: int, value) -> np.ndarray:
+    """A read-only array of ``n`` copies of ``value`` (a numpy scalar: its dtype is the array's): a broadcast view,
+    or for a few rows one array kept per (rows, value) (issue 20.4: ~40 absent columns per call)."""
+    if n > _SMALL_FRAME_ROWS:
+        return np.broadcast_to(value, (n,))
+    key = (n, value.dtype.str, value.tobytes())  # bytes: NaN keys match
+    got = _FILLED.get(key)
+    if got is None:
+        got = np.full(n, value)
+        got.setflags(write=False)
+        if len(_FILLED) > 4096:
+            _FILLED.clear()
+        _FILLED[key] = got
+    return got
+
+
 def _row_note(i: int, n: int) -> str:
     return f"; first bad row {i}" if n > 1 else ""
 
 
-def _optional_codes(points: pl.DataFrame, col: str, names, kind=None) -> np.ndarray:
-    """Codes of an optional string column (-1 where absent or null); unknown values raise naming the field."""
-    if col not in points.columns:
-        return np.broadcast_to(np.int32(-1), (points.height,))
+def _optional_codes(points: pl.DataFrame, col: str, names, kind=None, present=None) -> np.ndarray:
+    """Codes of an optional string column (-1 where absent or null); unknown values raise naming the field.
+    ``present``: the frame's column names as a set (read once per call)."""
+    if col not in (points.columns if present is None else present):
+        return _filled(points.height, np.int32(-1))
     s = points[col].cast(pl.String)
     given = s.is_not_null().to_numpy()
     if not given.any():
@@ -268,11 +286,12 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     n = points.height
     if n == 0:
         raise InvalidInputError("points has no rows")
+    present = set(points.columns)
     for c in ("model", "hardware", "precision", "batch_size"):
-        if c not in points.columns:
+        if c not in present:
             raise InvalidInputError(f"points is missing required column {c!r}")
     want = tuple(columns) if columns is not None else (
-        RESULT_COLUMNS + TIER_COLUMNS if any(c in points.columns for c in _TIER_INPUTS) else RESULT_COLUMNS)
+        RESULT_COLUMNS + TIER_COLUMNS if any(c in present for c in _TIER_INPUTS) else RESULT_COLUMNS)
     unknown = [c for c in want if c not in RESULT_COLUMNS and c not in TIER_COLUMNS and c != "sweet_spot_batch"]
     if unknown:
         raise InvalidInputError(f"columns={unknown[0]!r} is not a result column (see econ.engine.RESULT_COLUMNS)")
@@ -289,13 +308,13 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     kv_code = _kv_precision_codes(points, prec_code)
     basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis).replace(TIER_ALIASES), TIERS,
                          "basis")
-                  if "basis" in points.columns else np.full(n, tier_code(economics.basis), dtype=np.int32))
+                  if "basis" in present else np.full(n, tier_code(economics.basis), dtype=np.int32))
     raw = _read_inputs(points, economics)
     raw["precision_code"], raw["kv_code"] = prec_code, kv_code
     for col, names, kind in (("kv_offload", KV_OFFLOAD_CHOICES, None), ("prefix_cache_tier", KV_TIER_CHOICES, None),
                              ("weight_format", FORMATS, None), ("expert_weight_format", FORMATS, None),
                              ("spec_method", SPEC_METHODS, None), ("spec_draft_model", arr.model_ids, "model")):
-        raw[f"{col}_code"] = _optional_codes(points, col, names, kind)
+        raw[f"{col}_code"] = _optional_codes(points, col, names, kind, present)
     static = _static_table(catalog, arr, assumptions, deployment)
     key = ((model_code * len(arr.hardware_ids) + hw_code) * len(prec.PRECISIONS) + prec_code) \
         * len(prec.KV_BYTES_PER_ELEMENT) + kv_code
