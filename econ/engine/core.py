@@ -471,7 +471,6 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     repl = kv_replication(tp, m.kv_shard_heads)
     kv_cap = _kv_bytes(wl.capacity_context_tokens, m, fm)
     kv_dec = _kv_read(wl.decode_context_tokens, m, fm)
-    kv_prompt = _kv_bytes(wl.input_len, m, fm)
     replica_w = nr_res * dp + routed_res
     comm, const = _per_combination(inp, a.stream_input_embedding)  # alpha-beta coefficients, decode constants
     d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm, const)
@@ -489,6 +488,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         phys = _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch)
         return _with_offload(phys, max_b_hbm, off)
 
+    kv_prompt = _kv_bytes(wl.input_len, m, fm)  # one prompt's KV cache (prefill side only)
     # prefill: on the instance itself (aggregated) or on the prefill pool's instance (disaggregated)
     dis = sv.disaggregated
     if sv.prefill is lay or not np.any(dis):
