@@ -561,6 +561,11 @@ def _combinations(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, index
 
 
+def _uniform_codes(codes: np.ndarray) -> bool:
+    """True when every code equals the first (a block of one model or one accelerator)."""
+    return bool(codes[0] == codes[-1] and (codes == codes[0]).all())
+
+
 def _uniform(v: np.ndarray) -> bool:
     """True when every element of ``v`` equals the first, or all are NaN."""
     return bool((v == v[0]).all() or np.isnan(v).all())
@@ -623,8 +628,10 @@ _GIVEN_LAYOUT = ("num_gpus", "tp", "dp", "ep", "pp", "scale_up_domain_size")
 def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: dict) -> None:
     """Validate, resolve and evaluate rows ``sl``; write the result columns into ``out`` (NaN = null)."""
     a, da, st = ctx.assumptions, ctx.deployment, ctx.static
-    model = ctx.arrays.models(mc)
-    hw = ctx.arrays.accelerators(hc)
+    # a block of one model (or one accelerator) takes its facts as scalars: every expression of them alone is then
+    # computed once for the block, not once per row (issue 20.2; a grid's blocks mostly hold one model)
+    model = ctx.arrays.models(int(mc[0]) if _uniform_codes(mc) else mc)
+    hw = ctx.arrays.accelerators(int(hc[0]) if _uniform_codes(hc) else hc)
     cap = raw["all_in_capex_usd"]
     if not np.isnan(cap).all():  # per-row capex replaces the catalog's (a fresh gather: the catalog is untouched)
         hw.all_in_capex_usd = np.where(np.isnan(cap), hw.all_in_capex_usd, cap)
@@ -1042,9 +1049,9 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
             t, d, e, p = (at(v, i) for v in (tp, dp, ep, pp))
             msg = layout_problem_message(
                 prob[i], tp=t, dp=d, ep=e, pp=p, num_gpus=at(f["ngpu"], i) if not prefix else t * d * p,
-                domain=at(f["domain"], i), num_attention_heads=model.num_attention_heads[i],
-                kv_shard_heads=model.kv_shard_heads[i], num_layers=model.num_layers[i],
-                num_experts=model.num_experts[i], model_id=pts["model"][r], batch_size=at(f["batch"], i),
+                domain=at(f["domain"], i), num_attention_heads=at(model.num_attention_heads, i),
+                kv_shard_heads=at(model.kv_shard_heads, i), num_layers=at(model.num_layers, i),
+                num_experts=at(model.num_experts, i), model_id=pts["model"][r], batch_size=at(f["batch"], i),
                 prefix=prefix, redundant_experts=float(at(f["red"], i)))
             raise InvalidInputError(msg + _row_note(r, n))
     i = first(f["unsupported"])
