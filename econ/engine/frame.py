@@ -677,7 +677,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         ngpu, tp = st.auto_num_gpus[key], st.auto_tp[key]
         pp = ngpu / tp
         problem = st.auto_problem[key]
-        comm = _gather(st.auto_collectives, key)
+        comm, auto_comm = None, True  # the static table's: gathered below unless computed per combination
     else:
         domain = np.where(np.isnan(raw["scale_up_domain_size"]), hw.scale_up_domain_size, raw["scale_up_domain_size"])
         dp = np.where(np.isnan(raw["dp"]), 1.0, raw["dp"])
@@ -697,7 +697,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         pp = np.where(np.isnan(pp_in), ngpu / (tp * dp), pp_in)
         problem = layout_problems(tp, dp, ep, pp, ngpu, domain, kv_head_replication=da.kv_head_replication,
                                   batch_size=batch, redundant_experts=red, **facts)
-        comm = None
+        comm, auto_comm = None, False
     if any_dis:
         ptp, pdp, pep, ppp = (np.where(np.isnan(raw[f"prefill_{k}"]), v, raw[f"prefill_{k}"])
                               for k, v in (("tp", tp), ("dp", dp), ("ep", ep), ("pp", pp)))
@@ -716,7 +716,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     layout_bad = (problem >= 0) | (p_problem >= 0)
     tbo_in = raw["two_batch_overlap"]  # NaN: the engine class's default (two_batch_overlap_on)
     if layout_bad.any():  # non-strict: rows with no valid layout come back infeasible; compute on a stand-in
-        comm = None
+        auto_comm = False
         sane = ~layout_bad
         lay = Layout(*(np.where(sane, v, 1.0) for v in (tp, dp, ep, pp)), scale_up_domain_size=domain,
                      redundant_experts=np.where(sane, red, 0.0), two_batch_overlap=tbo_in)
@@ -752,6 +752,8 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         if not ((wc_in < 0).all() and (ec_in < 0).all()):  # formats given per row: they join the combination
             code = (code * len(FORMATS) + wcode) * len(FORMATS) + ecode
         combos = _combinations(code)
+    if auto_comm and combos is None:  # with combinations, run_physics computes them per combination (same values)
+        comm = _gather(st.auto_collectives, key)
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
                        workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
