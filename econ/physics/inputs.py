@@ -264,11 +264,13 @@ class Efficiency:
     def from_assumptions(cls, assumptions, deployment) -> "Efficiency":
         """Scalar efficiencies from an :class:`~econ.assumptions.Assumptions` and a
         :class:`~econ.assumptions.DeploymentAssumptions`."""
-        try:  # the scalars of one (assumptions, deployment), read once (issue 20.4: ~40 getattr per call)
-            key = (assumptions, deployment)
-            kw = _EFFICIENCY_KW.get(key)
-        except TypeError:  # pragma: no cover - an unhashable field: read every time
-            key, kw = None, None
+        key, kw = None, None
+        if all(getattr(getattr(x, "__dataclass_params__", None), "frozen", False) for x in (assumptions, deployment)):
+            try:  # the scalars of one frozen (assumptions, deployment), read once (issue 20.4: ~40 getattr per call)
+                key = (assumptions, deployment)
+                kw = _EFFICIENCY_KW.get(key)
+            except TypeError:  # pragma: no cover - an unhashable field: read every time
+                key = None
         if kw is None:
             names = {f.name for f in fields(cls)}
             src = {f.name: getattr(assumptions, f.name) for f in fields(assumptions)
