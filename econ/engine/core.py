@@ -25,8 +25,8 @@ from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
-from econ.physics.performance import (Collectives, DecodeStep, PrefillStep, collectives,
-                              crossover_batch, decode_step, prefill_step)
+from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillStep, collectives,
+                                      crossover_batch, decode_constants, decode_step, prefill_step)
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
 from econ.physics.serving import prefill_wait_quantile_s, tpot_tail_at_percentile
 from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
@@ -130,6 +130,10 @@ class EngineInputs:
     """Speculative decoding (None = off)."""
     tiers: KvTiers | None = None
     """KV-cache tiers beyond HBM (None = HBM only, no prefix transfer: the default)."""
+    combos: tuple[np.ndarray, np.ndarray] | None = None
+    """(a row of each distinct combination, each row's combination index): rows of one combination have equal
+    ``model``, ``hardware``, ``layout``, ``formats`` and ``eff`` (the engine builds it from its codes, issue 20.2), so
+    the decode constants and collectives are computed on one row per combination and broadcast. None = per row."""
 
 
 @dataclass(slots=True)
@@ -276,11 +280,72 @@ def _kv_read(context_tokens, model: ModelFacts, formats: Formats):
                                    model.index_topk, model.indexer_bytes_per_token_per_layer)
 
 
-def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool, comm=None) -> DecodeStep:
+def _decode(inp: EngineInputs, batch_size, kv_dec, repl, stream: bool, comm=None, const=None) -> DecodeStep:
     return decode_step(batch_size=batch_size, context_tokens=inp.workload.decode_context_tokens,
                        kv_bytes_per_sequence=kv_dec, kv_replication=repl, model=inp.model, hardware=inp.hardware,
                        layout=inp.layout, formats=inp.formats, eff=inp.eff, stream_input_embedding=stream, comm=comm,
-                       spec=inp.spec)
+                       spec=inp.spec, const=const)
+
+
+def take_bundle(bundle, index):
+    """A dataclass of arrays (nested bundles included) restricted to ``index``; scalars and 0-d arrays stay."""
+    out = {}
+    for f in fields(bundle):
+        v = getattr(bundle, f.name)
+        out[f.name] = (take_bundle(v, index) if hasattr(v, "__dataclass_fields__") else
+                       v[index] if isinstance(v, np.ndarray) and v.ndim else v)
+    return type(bundle)(**out)
+
+
+def _leaves(bundle, path: tuple, out: list) -> None:
+    """Append ``(path, array)`` for every non-scalar array leaf of a (nested) dataclass bundle."""
+    for f in fields(bundle):
+        v = getattr(bundle, f.name)
+        if hasattr(v, "__dataclass_fields__"):
+            _leaves(v, path + (f.name,), out)
+        elif isinstance(v, np.ndarray) and v.ndim:
+            out.append((path + (f.name,), v))
+
+
+def _rebuild(bundle, path: tuple, values: dict):
+    """A copy of ``bundle`` whose array leaves are ``values[path]`` (others kept)."""
+    out = {}
+    for f in fields(bundle):
+        v = getattr(bundle, f.name)
+        key = path + (f.name,)
+        out[f.name] = _rebuild(v, key, values) if hasattr(v, "__dataclass_fields__") else values.get(key, v)
+    return type(bundle)(**out)
+
+
+def _broadcast(bundle, index):
+    """``bundle`` (per combination) broadcast to the rows ``index``: a leaf equal for every combination becomes that
+    scalar (the arithmetic on it is the same, without a row array), the others are gathered in one fancy index."""
+    leaves: list = []
+    _leaves(bundle, (), leaves)
+    values, varying = {}, []
+    for path, v in leaves:
+        if v.shape[0] == 1 or bool((v == v[0]).all()):
+            values[path] = v.dtype.type(v[0]) if v.ndim == 1 else v[0]
+        else:
+            varying.append((path, v))
+    if varying:
+        rows = np.stack([v.astype(float) for _, v in varying])[:, index]
+        for (path, v), r in zip(varying, rows):
+            values[path] = r if v.dtype == np.float64 else r.astype(v.dtype)
+    return _rebuild(bundle, (), values)
+
+
+def _per_combination(inp: EngineInputs, stream: bool) -> tuple[Collectives, DecodeConstants | None]:
+    """The block's collectives (``inp.comm`` when given) and decode constants (None: decode_step computes them per
+    row), each computed once per distinct combination of ``inp.combos`` and broadcast to the rows (issue 20.2)."""
+    if inp.combos is None:
+        comm = collectives(inp.hardware, inp.layout, inp.eff) if inp.comm is None else inp.comm
+        return comm, None
+    rows, index = inp.combos
+    hw, lay, eff = take_bundle(inp.hardware, rows), take_bundle(inp.layout, rows), take_bundle(inp.eff, rows)
+    const = decode_constants(take_bundle(inp.model, rows), hw, lay, take_bundle(inp.formats, rows), eff, stream)
+    comm = _broadcast(collectives(hw, lay, eff), index) if inp.comm is None else inp.comm
+    return comm, _broadcast(const, index)
 
 
 def _head_bytes(inp: EngineInputs):
@@ -406,10 +471,9 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     repl = kv_replication(tp, m.kv_shard_heads)
     kv_cap = _kv_bytes(wl.capacity_context_tokens, m, fm)
     kv_dec = _kv_read(wl.decode_context_tokens, m, fm)
-    kv_prompt = _kv_bytes(wl.input_len, m, fm)
     replica_w = nr_res * dp + routed_res
-    comm = collectives(hw, lay, inp.eff) if inp.comm is None else inp.comm  # alpha-beta coefficients
-    d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm)
+    comm, const = _per_combination(inp, a.stream_input_embedding)  # alpha-beta coefficients, decode constants
+    d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm, const)
     max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
     max_b_hbm, off = max_b, None
     if inp.tiers is not None and np.any(inp.tiers.offload_code > 0):  # KV beyond HBM (issue 22.2); off by default
@@ -424,6 +488,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         phys = _decode_only_physics(inp, d, lay, w_res, nr_res, routed_res, replica_w, repl, kv_cap, max_b, batch)
         return _with_offload(phys, max_b_hbm, off)
 
+    kv_prompt = _kv_bytes(wl.input_len, m, fm)  # one prompt's KV cache (prefill side only)
     # prefill: on the instance itself (aggregated) or on the prefill pool's instance (disaggregated)
     dis = sv.disaggregated
     if sv.prefill is lay or not np.any(dis):
@@ -607,10 +672,10 @@ def sweet_spot(inp: EngineInputs, assumptions: Assumptions = DEFAULT):
     repl = kv_replication(inp.layout.tp, m.kv_shard_heads)
     kv_dec = _kv_read(inp.workload.decode_context_tokens, m, fm)
 
-    comm = collectives(inp.hardware, inp.layout, inp.eff) if inp.comm is None else inp.comm
+    comm, const = _per_combination(inp, assumptions.stream_input_embedding)
 
     def dec(b):
-        return _decode(inp, b, kv_dec, repl, assumptions.stream_input_embedding, comm)
+        return _decode(inp, b, kv_dec, repl, assumptions.stream_input_embedding, comm, const)
 
     return crossover_batch(lambda b: dec(b).t_mem_s, lambda b: dec(b).t_flop_s)
 

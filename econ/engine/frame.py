@@ -26,7 +26,7 @@ Polars is used only at the edges: to read the input columns and to build the res
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -47,7 +47,8 @@ from econ.vocabulary import (FIELDS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_BA
 from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArrays, band, catalog_arrays, efficiency,
                                 profile_band, resolve_formats)
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, KvTiers, Serving, Workload, _kv_bytes,
-                              _resident, run_costs, run_physics, run_status, sweet_spot, tier_rate)
+                              _leaves, _rebuild, _resident, run_costs, run_physics, run_status, sweet_spot,
+                              take_bundle, tier_rate)
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
 
 
@@ -151,15 +152,14 @@ def _codes(series: pl.Series, categories, name: str, kind: str | None = None) ->
     return s.cast(pl.Enum(list(categories))).to_physical().to_numpy().astype(np.int32)
 
 
-def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
+def _col(frame: pl.DataFrame, name: str, default=np.nan, present=None) -> np.ndarray:
     """A numeric (or boolean) column as float array; missing column or null cells -> ``default``.
 
     A missing column is a read-only broadcast view of ``default`` (no allocation per row); for a few rows a filled
-    array, which costs less than the view's construction (issue 20.4)."""
-    if name not in frame.columns:
-        if frame.height <= _SMALL_FRAME_ROWS:
-            return np.full(frame.height, np.float64(default))
-        return np.broadcast_to(np.float64(default), (frame.height,))
+    array, which costs less than the view's construction (issue 20.4). ``present``: the frame's column names as a
+    set, when the caller reads many columns (``frame.columns`` builds a list per call)."""
+    if name not in (frame.columns if present is None else present):
+        return _filled(frame.height, np.float64(default))
     s = frame[name]
     if s.dtype == pl.Boolean:
         s = s.cast(pl.Float64)
@@ -171,14 +171,35 @@ def _col(frame: pl.DataFrame, name: str, default=np.nan) -> np.ndarray:
     return arr
 
 
+_FILLED: dict = {}
+"""(rows, value) -> a read-only array of ``rows`` copies of ``value``, for frames of at most _SMALL_FRAME_ROWS rows."""
+
+
+def _filled(n: int, value) -> np.ndarray:
+    """A read-only array of ``n`` copies of ``value`` (a numpy scalar: its dtype is the array's): a broadcast view,
+    or for a few rows one array kept per (rows, value) (issue 20.4: ~40 absent columns per call)."""
+    if n > _SMALL_FRAME_ROWS:
+        return np.broadcast_to(value, (n,))
+    key = (n, value.dtype.str, value.tobytes())  # bytes: NaN keys match
+    got = _FILLED.get(key)
+    if got is None:
+        got = np.full(n, value)
+        got.setflags(write=False)
+        if len(_FILLED) > 4096:
+            _FILLED.clear()
+        _FILLED[key] = got
+    return got
+
+
 def _row_note(i: int, n: int) -> str:
     return f"; first bad row {i}" if n > 1 else ""
 
 
-def _optional_codes(points: pl.DataFrame, col: str, names, kind=None) -> np.ndarray:
-    """Codes of an optional string column (-1 where absent or null); unknown values raise naming the field."""
-    if col not in points.columns:
-        return np.broadcast_to(np.int32(-1), (points.height,))
+def _optional_codes(points: pl.DataFrame, col: str, names, kind=None, present=None) -> np.ndarray:
+    """Codes of an optional string column (-1 where absent or null); unknown values raise naming the field.
+    ``present``: the frame's column names as a set (read once per call)."""
+    if col not in (points.columns if present is None else present):
+        return _filled(points.height, np.int32(-1))
     s = points[col].cast(pl.String)
     given = s.is_not_null().to_numpy()
     if not given.any():
@@ -265,11 +286,12 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     n = points.height
     if n == 0:
         raise InvalidInputError("points has no rows")
+    present = set(points.columns)
     for c in ("model", "hardware", "precision", "batch_size"):
-        if c not in points.columns:
+        if c not in present:
             raise InvalidInputError(f"points is missing required column {c!r}")
     want = tuple(columns) if columns is not None else (
-        RESULT_COLUMNS + TIER_COLUMNS if any(c in points.columns for c in _TIER_INPUTS) else RESULT_COLUMNS)
+        RESULT_COLUMNS + TIER_COLUMNS if any(c in present for c in _TIER_INPUTS) else RESULT_COLUMNS)
     unknown = [c for c in want if c not in RESULT_COLUMNS and c not in TIER_COLUMNS and c != "sweet_spot_batch"]
     if unknown:
         raise InvalidInputError(f"columns={unknown[0]!r} is not a result column (see econ.engine.RESULT_COLUMNS)")
@@ -286,13 +308,13 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     kv_code = _kv_precision_codes(points, prec_code)
     basis_code = (_codes(points["basis"].cast(pl.String).fill_null(economics.basis).replace(TIER_ALIASES), TIERS,
                          "basis")
-                  if "basis" in points.columns else np.full(n, tier_code(economics.basis), dtype=np.int32))
+                  if "basis" in present else np.full(n, tier_code(economics.basis), dtype=np.int32))
     raw = _read_inputs(points, economics)
     raw["precision_code"], raw["kv_code"] = prec_code, kv_code
     for col, names, kind in (("kv_offload", KV_OFFLOAD_CHOICES, None), ("prefix_cache_tier", KV_TIER_CHOICES, None),
                              ("weight_format", FORMATS, None), ("expert_weight_format", FORMATS, None),
                              ("spec_method", SPEC_METHODS, None), ("spec_draft_model", arr.model_ids, "model")):
-        raw[f"{col}_code"] = _optional_codes(points, col, names, kind)
+        raw[f"{col}_code"] = _optional_codes(points, col, names, kind, present)
     static = _static_table(catalog, arr, assumptions, deployment)
     key = ((model_code * len(arr.hardware_ids) + hw_code) * len(prec.PRECISIONS) + prec_code) \
         * len(prec.KV_BYTES_PER_ELEMENT) + kv_code
@@ -380,7 +402,7 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
     construction, and ``economics``' scalars are checked once per Economics (issue 20.4: ~40 range checks of
     broadcast defaults cost more than a one-row evaluation's physics)."""
     present = set(points.columns)
-    raw = {k: _col(points, k, v) for k, v in _INPUT_DEFAULTS.items()}
+    raw = {k: _col(points, k, v, present) for k, v in _INPUT_DEFAULTS.items()}
     n = points.height
     require_integer("batch_size", raw["batch_size"], 1, MAX_BATCH, "sequences")
     for name in ("input_len", "output_len"):
@@ -434,9 +456,9 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
         require_in_range("arrival_rate_per_s", np.where(np.isnan(arrival), 1.0, arrival), 0.0, 1e9, "requests/s",
                          lo_inclusive=False)
     for name in ECONOMIC_COLUMNS:
-        raw[name] = _col(points, name, float(getattr(economics, name)))
+        raw[name] = _col(points, name, float(getattr(economics, name)), present)
     raw["usd_per_gpu_hour"] = _col(points, "usd_per_gpu_hour", np.nan if economics.usd_per_gpu_hour is None
-                                   else float(economics.usd_per_gpu_hour))
+                                   else float(economics.usd_per_gpu_hour), present)
     _check_economics(economics)
     given = ~np.isnan(raw["usd_per_gpu_hour"])
     for name in ("usd_per_gpu_hour", *ECONOMIC_COLUMNS):  # the one range of each field (econ.vocabulary)
@@ -495,26 +517,6 @@ _STACKS: dict = {}
 """id(bundle) -> (bundle, leaf paths, stacked matrix, dtypes) for :func:`_gather` (static tables only: a few entries)."""
 
 
-def _leaves(bundle, path: tuple, out: list) -> None:
-    """Append ``(path, array)`` for every non-scalar array leaf of a (nested) dataclass bundle."""
-    for f in fields(bundle):
-        v = getattr(bundle, f.name)
-        if hasattr(v, "__dataclass_fields__"):
-            _leaves(v, path + (f.name,), out)
-        elif isinstance(v, np.ndarray) and v.ndim:
-            out.append((path + (f.name,), v))
-
-
-def _rebuild(bundle, path: tuple, values: dict):
-    """A copy of ``bundle`` whose array leaves are ``values[path]`` (others kept)."""
-    out = {}
-    for f in fields(bundle):
-        v = getattr(bundle, f.name)
-        key = path + (f.name,)
-        out[f.name] = _rebuild(v, key, values) if hasattr(v, "__dataclass_fields__") else values.get(key, v)
-    return type(bundle)(**out)
-
-
 def _gather(bundle, index):
     """A dataclass of arrays (nested bundles included) restricted to ``index``; scalars stay scalars.
 
@@ -533,19 +535,40 @@ def _gather(bundle, index):
         _STACKS[id(bundle)] = got
     _, paths, matrix, dtypes = got
     if matrix is None:
-        return _gather_slow(bundle, index)
+        return take_bundle(bundle, index)
     rows = matrix[:, index]
     values = {p: (r if dt == np.float64 else r.astype(dt)) for p, r, dt in zip(paths, rows, dtypes)}
     return _rebuild(bundle, (), values)
 
 
-def _gather_slow(bundle, index):
-    out = {}
-    for f in fields(bundle):
-        v = getattr(bundle, f.name)
-        out[f.name] = (_gather_slow(v, index) if hasattr(v, "__dataclass_fields__") else
-                       v[index] if isinstance(v, np.ndarray) and v.ndim else v)
-    return type(bundle)(**out)
+def _combinations(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a row of each distinct value of ``code``, each row's index into those rows) for :attr:`EngineInputs.combos`.
+
+    Codes are small non-negative integers (catalog combinations), so a table of seen codes replaces a sort; the row
+    kept for a code is any of its rows (they are equal by construction)."""
+    size = int(code.max()) + 1
+    if size > 1 << 22:  # pragma: no cover - a catalog of millions of combinations
+        _, rows, index = np.unique(code, return_index=True, return_inverse=True)
+        return rows, index.ravel()
+    seen = np.zeros(size, dtype=bool)
+    seen[code] = True
+    ids = np.flatnonzero(seen)
+    slot = np.empty(size, dtype=np.intp)
+    slot[ids] = np.arange(len(ids))
+    index = slot[code]
+    rows = np.empty(len(ids), dtype=np.intp)
+    rows[index] = np.arange(len(code))
+    return rows, index
+
+
+def _uniform_codes(codes: np.ndarray) -> bool:
+    """True when every code equals the first (a block of one model or one accelerator)."""
+    return bool(codes[0] == codes[-1] and (codes == codes[0]).all())
+
+
+def _uniform(v: np.ndarray) -> bool:
+    """True when every element of ``v`` equals the first, or all are NaN."""
+    return bool((v == v[0]).all() or np.isnan(v).all())
 
 
 def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: DeploymentAssumptions) -> _Static:
@@ -605,8 +628,10 @@ _GIVEN_LAYOUT = ("num_gpus", "tp", "dp", "ep", "pp", "scale_up_domain_size")
 def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: dict) -> None:
     """Validate, resolve and evaluate rows ``sl``; write the result columns into ``out`` (NaN = null)."""
     a, da, st = ctx.assumptions, ctx.deployment, ctx.static
-    model = ctx.arrays.models(mc)
-    hw = ctx.arrays.accelerators(hc)
+    # a block of one model (or one accelerator) takes its facts as scalars: every expression of them alone is then
+    # computed once for the block, not once per row (issue 20.2; a grid's blocks mostly hold one model)
+    model = ctx.arrays.models(int(mc[0]) if _uniform_codes(mc) else mc)
+    hw = ctx.arrays.accelerators(int(hc[0]) if _uniform_codes(hc) else hc)
     cap = raw["all_in_capex_usd"]
     if not np.isnan(cap).all():  # per-row capex replaces the catalog's (a fresh gather: the catalog is untouched)
         hw.all_in_capex_usd = np.where(np.isnan(cap), hw.all_in_capex_usd, cap)
@@ -652,7 +677,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         ngpu, tp = st.auto_num_gpus[key], st.auto_tp[key]
         pp = ngpu / tp
         problem = st.auto_problem[key]
-        comm = _gather(st.auto_collectives, key)
+        comm, auto_comm = None, True  # the static table's: gathered below unless computed per combination
     else:
         domain = np.where(np.isnan(raw["scale_up_domain_size"]), hw.scale_up_domain_size, raw["scale_up_domain_size"])
         dp = np.where(np.isnan(raw["dp"]), 1.0, raw["dp"])
@@ -672,7 +697,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         pp = np.where(np.isnan(pp_in), ngpu / (tp * dp), pp_in)
         problem = layout_problems(tp, dp, ep, pp, ngpu, domain, kv_head_replication=da.kv_head_replication,
                                   batch_size=batch, redundant_experts=red, **facts)
-        comm = None
+        comm, auto_comm = None, False
     if any_dis:
         ptp, pdp, pep, ppp = (np.where(np.isnan(raw[f"prefill_{k}"]), v, raw[f"prefill_{k}"])
                               for k, v in (("tp", tp), ("dp", dp), ("ep", ep), ("pp", pp)))
@@ -691,7 +716,7 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     layout_bad = (problem >= 0) | (p_problem >= 0)
     tbo_in = raw["two_batch_overlap"]  # NaN: the engine class's default (two_batch_overlap_on)
     if layout_bad.any():  # non-strict: rows with no valid layout come back infeasible; compute on a stand-in
-        comm = None
+        auto_comm = False
         sane = ~layout_bad
         lay = Layout(*(np.where(sane, v, 1.0) for v in (tp, dp, ep, pp)), scale_up_domain_size=domain,
                      redundant_experts=np.where(sane, red, 0.0), two_batch_overlap=tbo_in)
@@ -718,8 +743,19 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         cap_t, bw_t, usd_t = kv_tier_arrays(ctx.catalog, ctx.arrays)
         tiers = KvTiers(offload_code=np.maximum(off_code, 0), prefix_tier_code=pref_code,
                         capacity_bytes=cap_t[hc], read_bytes_per_s=bw_t[hc], usd_per_gb_hour=usd_t[hc])
+    combos = None
+    if nb > _SMALL_FRAME_ROWS and all(_uniform(raw[k]) for k in _GIVEN_LAYOUT + ("redundant_experts",
+                                                                                "two_batch_overlap")):
+        # the decode instance's layout is then a function of (model, accelerator, precision, KV precision) and of
+        # whether the row's layout was replaced (invalid): one combination per code (issue 20.2)
+        code = key * 2 + layout_bad
+        if not ((wc_in < 0).all() and (ec_in < 0).all()):  # formats given per row: they join the combination
+            code = (code * len(FORMATS) + wcode) * len(FORMATS) + ecode
+        combos = _combinations(code)
+    if auto_comm and combos is None:  # with combinations, run_physics computes them per combination (same values)
+        comm = _gather(st.auto_collectives, key)
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
-                       workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers)
+                       workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
                        and bool(np.isnan(raw["arrival_rate_per_s"]).all()),
                        queue=bool(_QUEUE_COLUMNS & out.keys()))
@@ -781,6 +817,9 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         code = np.where(g >= 0, g * len(prec.PRECISIONS) + pc, -1)
         values["efficiency_profile"] = np.where(known[code] & bool(a.calibrated_fields), code, -1)
     infeasible = ~feasible
+    masks = (infeasible, layout_bad)
+    masked = (bool(infeasible.any()), bool(layout_bad.any()))
+    checked = []  # (column, its block slice, which mask): refused below if not finite where the mask is False
     for c, target in out.items():
         t = target[sl]
         t[...] = sweet_spot(inp, a) if c == "sweet_spot_batch" else values[c]
@@ -789,17 +828,26 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         if c == "sweet_spot_batch":  # inf = decode never turns compute-bound: capacity decides (null)
             np.copyto(t, np.nan, where=~np.isfinite(t))
             continue
-        mask = infeasible if c not in _UNGATED and c not in _LAYOUT_GATED else layout_bad
+        which = 0 if c not in _UNGATED and c not in _LAYOUT_GATED else 1
         if c in _BAND_COLUMNS:  # NaN = the row has no calibration profile: null, by design
-            np.copyto(t, np.nan, where=mask)
+            if masked[which]:
+                np.copyto(t, np.nan, where=masks[which])
             continue
-        if not np.isfinite(np.sum(t, where=~mask)):  # no NaN or inf reaches a table: a bug, not a null
-            i = int(np.flatnonzero(~np.isfinite(t) & ~mask)[0])
-            r = sl.start + i
-            raise InvalidInputError(f"result column {c} is not finite in row {r} ({ctx.points['model'][r]} on "
-                                    f"{ctx.points['hardware'][r]})")
-        if c not in _UNGATED or c in _LAYOUT_GATED:
-            np.copyto(t, np.nan, where=mask)
+        checked.append((c, t, which))
+    if checked:  # no NaN or inf reaches a table: a bug, not a null (one stacked test per block, issue 20.4)
+        stack = np.stack([t for _, t, _ in checked])
+        bad = ~np.isfinite(stack)
+        if masked[0] or masked[1]:
+            rows = np.array([w for _, _, w in checked])
+            bad &= ~np.stack(masks)[rows]
+        if bad.any():
+            k = int(np.flatnonzero(bad.any(axis=1))[0])
+            r = sl.start + int(np.flatnonzero(bad[k])[0])
+            raise InvalidInputError(f"result column {checked[k][0]} is not finite in row {r} "
+                                    f"({ctx.points['model'][r]} on {ctx.points['hardware'][r]})")
+        for c, t, which in checked:
+            if masked[which] and (c not in _UNGATED or c in _LAYOUT_GATED):
+                np.copyto(t, np.nan, where=masks[which])
 
 
 def kv_tier_arrays(catalog: Catalog, arr: CatalogArrays):
@@ -1003,9 +1051,9 @@ def _raise_first(ctx: _Context, sl, f: dict, model: ModelFacts) -> None:
             t, d, e, p = (at(v, i) for v in (tp, dp, ep, pp))
             msg = layout_problem_message(
                 prob[i], tp=t, dp=d, ep=e, pp=p, num_gpus=at(f["ngpu"], i) if not prefix else t * d * p,
-                domain=at(f["domain"], i), num_attention_heads=model.num_attention_heads[i],
-                kv_shard_heads=model.kv_shard_heads[i], num_layers=model.num_layers[i],
-                num_experts=model.num_experts[i], model_id=pts["model"][r], batch_size=at(f["batch"], i),
+                domain=at(f["domain"], i), num_attention_heads=at(model.num_attention_heads, i),
+                kv_shard_heads=at(model.kv_shard_heads, i), num_layers=at(model.num_layers, i),
+                num_experts=at(model.num_experts, i), model_id=pts["model"][r], batch_size=at(f["batch"], i),
                 prefix=prefix, redundant_experts=float(at(f["red"], i)))
             raise InvalidInputError(msg + _row_note(r, n))
     i = first(f["unsupported"])

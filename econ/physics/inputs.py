@@ -264,14 +264,31 @@ class Efficiency:
     def from_assumptions(cls, assumptions, deployment) -> "Efficiency":
         """Scalar efficiencies from an :class:`~econ.assumptions.Assumptions` and a
         :class:`~econ.assumptions.DeploymentAssumptions`."""
-        names = {f.name for f in fields(cls)}
-        src = {f.name: getattr(assumptions, f.name) for f in fields(assumptions)
-               if f.name in names and f.name != "calibrated"}
-        src.update({f.name: getattr(deployment, f.name) for f in fields(deployment) if f.name in names})
-        return cls(**{k: float(v) for k, v in src.items()})
+        key, kw = None, None
+        if all(getattr(getattr(x, "__dataclass_params__", None), "frozen", False) for x in (assumptions, deployment)):
+            try:  # the scalars of one frozen (assumptions, deployment), read once (issue 20.4: ~40 getattr per call)
+                key = (assumptions, deployment)
+                kw = _EFFICIENCY_KW.get(key)
+            except TypeError:  # pragma: no cover - an unhashable field: read every time
+                key = None
+        if kw is None:
+            names = {f.name for f in fields(cls)}
+            src = {f.name: getattr(assumptions, f.name) for f in fields(assumptions)
+                   if f.name in names and f.name != "calibrated"}
+            src.update({f.name: getattr(deployment, f.name) for f in fields(deployment) if f.name in names})
+            kw = {k: float(v) for k, v in src.items()}
+            if key is not None:
+                if len(_EFFICIENCY_KW) > 64:
+                    _EFFICIENCY_KW.clear()
+                _EFFICIENCY_KW[key] = kw
+        return cls(**kw)  # a fresh bundle: callers set calibrated fields on it
 
     def take(self, index) -> "Efficiency":
         return _take(self, index)
+
+
+_EFFICIENCY_KW: dict = {}
+"""(assumptions, deployment) -> the float fields of :meth:`Efficiency.from_assumptions` (a few entries)."""
 
 
 SPEC_METHODS: tuple[str, ...] = ("none", "mtp", "eagle", "draft")

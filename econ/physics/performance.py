@@ -87,12 +87,30 @@ def non_routed_bytes_read(batch_per_microbatch, dense_params_read, embedding_par
     scalar or array [B]: dense weights + LM head (+ the input-embedding rows gathered). Routed experts
     are :func:`routed_bytes_read_per_gpu`: only those the batch touches are read.
     """
+    fixed, per_token = non_routed_bytes_terms(dense_params_read, embedding_params, lm_head_params, hidden_size,
+                                              weight_bytes_per_param, embedding_bytes_per_param,
+                                              stream_input_embedding)
+    return fixed + per_token * batch_per_microbatch
+
+
+def non_routed_bytes_terms(dense_params_read, embedding_params, lm_head_params, hidden_size, weight_bytes_per_param,
+                           embedding_bytes_per_param=2.0, stream_input_embedding=False):
+    """:func:`non_routed_bytes_read` as (bytes read whatever the batch, bytes per sequence of the micro-batch).
+
+    Parameters and sources as :func:`non_routed_bytes_read` (the batch aside).
+
+    Returns
+    -------
+    (fixed [B], per_sequence [B per sequence]): the dense weights and LM head (and the whole input table when
+    ``stream_input_embedding``), and the input-embedding row an untied table gathers per sequence (0 when tied
+    or streamed). Neither depends on the batch: :func:`decode_constants` computes them once per combination.
+    """
     head = embedding_params  # the LM-head matmul reads V*d weights whether tied or not
     dense = (dense_params_read - head) * weight_bytes_per_param + head * embedding_bytes_per_param
     untied = np.minimum(lm_head_params, 1.0)
     if stream_input_embedding:
-        return dense + untied * embedding_params * embedding_bytes_per_param
-    return dense + untied * batch_per_microbatch * hidden_size * embedding_bytes_per_param
+        return dense + untied * embedding_params * embedding_bytes_per_param, 0.0
+    return dense, untied * hidden_size * embedding_bytes_per_param
 
 
 def attention_peak_flop_per_s(weight_peak_flop_per_s, attention_operand_bytes, bf16_peak_flop_per_s,
@@ -698,17 +716,90 @@ def kernel_time_s(kernels, hidden_size, kernel_latency_s, launch_gap):
     return kernels * kernel_latency_s * hidden_size / KERNEL_REFERENCE_WIDTH, kernels * launch_gap
 
 
+@dataclass(slots=True)
+class DecodeConstants:
+    """The terms of :func:`decode_step` that depend on neither the batch nor the context: functions of the model,
+    accelerator, formats, efficiencies and layout alone (:func:`decode_constants`). The engine computes them once per
+    distinct combination of a block and broadcasts them (issue 20.2); arrays of the rows' shape or scalars.
+
+    Attributes
+    ----------
+    bw_eta : [B/s] HBM bandwidth x eta_bw; routed_bw : [B/s] bw_eta x eta_routed_bw_frac
+    peak_eta : [FLOP/s] the weights' peak x eta_flop; attn_peak_eta : [FLOP/s] the attention peak x eta_flop
+    routed_flop_rate : [FLOP/s] expert peak x eta_flop x eta_routed_flop_frac x :func:`grouped_gemm_width_efficiency`
+    imb : [-] busiest-rank expert load over the mean (1 without expert parallelism)
+    nr_fixed_bytes, nr_token_bytes : [B], [B per sequence] :func:`non_routed_bytes_terms`
+    nr_active, r_active : [params] non-routed and routed weights multiplied per token
+    indexer_scale : [FLOP per pair] :func:`indexer_flop_scale`
+    exp_rate : [1/s] :func:`exp_rate_per_s`
+    tp_layers : [-] tensor-parallel all-reduces per step outside the MoE layers, 2 L - L_moe
+    tbo : [-] :func:`two_batch_overlap_on`; overlap : [-] the overlap share of that mode
+    stage : [-] :func:`pipeline_stage_imbalance`
+    t_moe_s, t_layers_s : [s] L_moe x moe_layer_overhead_s and L x layer_overhead_s
+    """
+
+    bw_eta: np.ndarray | float
+    routed_bw: np.ndarray | float
+    peak_eta: np.ndarray | float
+    attn_peak_eta: np.ndarray | float
+    routed_flop_rate: np.ndarray | float
+    imb: np.ndarray | float
+    nr_fixed_bytes: np.ndarray | float
+    nr_token_bytes: np.ndarray | float
+    nr_active: np.ndarray | float
+    r_active: np.ndarray | float
+    indexer_scale: np.ndarray | float
+    exp_rate: np.ndarray | float
+    tp_layers: np.ndarray | float
+    tbo: np.ndarray | float
+    overlap: np.ndarray | float
+    stage: np.ndarray | float
+    t_moe_s: np.ndarray | float
+    t_layers_s: np.ndarray | float
+
+
+def decode_constants(model: ModelFacts, hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
+                     stream_input_embedding=False) -> DecodeConstants:
+    """:class:`DecodeConstants` of each row (the formulas of :func:`decode_step` that do not involve the batch).
+
+    Parameters
+    ----------
+    model, hardware, layout, formats, eff : bundles of :mod:`econ.physics.inputs` (broadcastable arrays)
+    stream_input_embedding : bool, see :func:`non_routed_bytes_read`
+
+    Returns
+    -------
+    DecodeConstants (units there). Sources: the module docstring and the functions named in its attributes.
+    """
+    bw_eta = hardware.hbm_bandwidth_bytes_per_s * eff.eta_bw
+    fixed, per_token = non_routed_bytes_terms(model.dense_params_read, model.embedding_params, model.lm_head_params,
+                                              model.hidden_size, formats.weight_bytes_per_param,
+                                              formats.embedding_bytes_per_param, stream_input_embedding)
+    tbo = two_batch_overlap_on(layout)
+    return DecodeConstants(
+        bw_eta=bw_eta, routed_bw=bw_eta * eff.eta_routed_bw_frac, peak_eta=formats.peak_flop_per_s * eff.eta_flop,
+        attn_peak_eta=formats.attention_peak_flop_per_s * eff.eta_flop,
+        routed_flop_rate=(formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac
+                          * _routed_width_efficiency(model, layout, eff)),
+        imb=1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(layout.ep - 1.0),
+        nr_fixed_bytes=fixed, nr_token_bytes=per_token, nr_active=model.non_routed_active_params,
+        r_active=model.routed_active_params, indexer_scale=indexer_flop_scale(model, hardware, formats),
+        exp_rate=exp_rate_per_s(hardware.exp_per_s), tp_layers=2.0 * model.num_layers - model.num_moe_layers,
+        tbo=tbo, overlap=np.where(tbo > 0, eff.overlap_frac, eff.single_batch_overlap_frac),
+        stage=pipeline_stage_imbalance(model.num_layers, layout.pp),
+        t_moe_s=model.num_moe_layers * eff.moe_layer_overhead_s, t_layers_s=model.num_layers * eff.layer_overhead_s)
+
+
 def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model, hardware,
-                layout, formats, eff, stream_input_embedding, comm):
+                layout, formats, eff, stream_input_embedding, comm, const: DecodeConstants):
     """One forward pass of ``batch_size`` sequences x ``tokens_per_seq`` tokens: roofline pieces (dict)."""
-    tp, dp, ep, pp = layout.tp, layout.dp, layout.ep, layout.pp
+    tp, dp, pp = layout.tp, layout.dp, layout.pp
     w = tp * dp
-    bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
     n_mb = np.minimum(pp, batch_size)
     m = pipeline_microbatch_tokens(batch_size, n_mb, pp) * tokens_per_seq  # tokens of the largest micro-batch
     group = m / dp
-    imb = 1.0 + (eff.expert_imbalance_factor - 1.0) * indicator(ep - 1.0)
-    nr_bytes = non_routed_weight_bytes_read(group, model, formats, stream_input_embedding)
+    imb = const.imb
+    nr_bytes = const.nr_fixed_bytes + const.nr_token_bytes * group  # non_routed_bytes_read of the group
     moe = bool(np.any(model.num_moe_layers))  # False: dense rows only, every routed term is 0 (not computed)
     if moe:
         r_bytes = _routed_bytes(m, model, formats, layout, eff)
@@ -716,27 +807,23 @@ def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequenc
     else:
         r_bytes = moe_tp = moe_ep = np.zeros(np.shape(m))
     kv_read = group * kv_bytes_per_sequence * kv_replication / tp  # each verified token reads the cache
-    t_mem_w = nr_bytes / tp / (bw * eff.eta_bw)
-    r_mem = r_bytes / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+    t_mem_w = nr_bytes / tp / const.bw_eta
+    r_mem = r_bytes / const.routed_bw
     attended = attended_tokens(context_tokens, model.num_global_layers, model.num_sliding_layers,
                                model.sliding_window_tokens, model.index_topk)
     main = attended * model.attention_flop_per_context_token_decode
     attn = main + model.num_global_layers * context_tokens * model.indexer_flop_per_context_token  # FLOPs, as counted
-    attn_t = main + indexer_flop_at_attention_peak(context_tokens, model, hardware, formats)  # at the attention peak
-    nr_active, r_active = model.non_routed_active_params, model.routed_active_params
-    t_flop_w = group * 2.0 * nr_active / tp / (peak * eff.eta_flop)
-    attn_peak = formats.attention_peak_flop_per_s
-    t_attn = attention_time_s(kv_read, group * attn_t / tp, group * model.num_attention_heads * attended / tp, bw,
-                              eff.eta_bw, attn_peak, exp_rate_per_s(hardware.exp_per_s), eff.eta_flop)
-    t_mem_nr = t_mem_w + kv_read / (bw * eff.eta_bw)  # the memory and compute sides, as reported
-    t_flop_nr = t_flop_w + group * attn_t / tp / (attn_peak * eff.eta_flop)
+    attn_t = main + const.indexer_scale * context_tokens  # at the attention peak (indexer_flop_at_attention_peak)
+    t_flop_w = group * 2.0 * const.nr_active / tp / const.peak_eta
+    # attention_time_s with the bandwidth already times eta_bw (x 1.0: the same value)
+    t_attn = attention_time_s(kv_read, group * attn_t / tp, group * model.num_attention_heads * attended / tp,
+                              const.bw_eta, 1.0, formats.attention_peak_flop_per_s, const.exp_rate, eff.eta_flop)
+    t_mem_nr = t_mem_w + kv_read / const.bw_eta  # the memory and compute sides, as reported
+    t_flop_nr = t_flop_w + group * attn_t / tp / const.attn_peak_eta
     roof_nr = np.maximum(t_mem_w, t_flop_w) + t_attn  # GEMMs, then attention: kernels of their own
-    r_flop = (_routed_flop(m, model, layout, eff) / (formats.expert_peak * eff.eta_flop * eff.eta_routed_flop_frac
-                                                     * _routed_width_efficiency(model, layout, eff))
-              if moe else r_bytes)
+    r_flop = _routed_flop(m, model, layout, eff) / const.routed_flop_rate if moe else r_bytes
     message = group * model.hidden_size * eff.activation_bytes
-    t_tp = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message) \
-        + model.num_moe_layers * moe_tp
+    t_tp = const.tp_layers * comm.tp_allreduce.time_s(message) + model.num_moe_layers * moe_tp
     t_ep = model.num_moe_layers * moe_ep
     t_pp = comm.pipeline.time_s(message)
     return dict(n_mb=n_mb, m=m, group=group, nr_bytes=nr_bytes, r_bytes=r_bytes, t_mem_nr=t_mem_nr, r_mem=r_mem,
@@ -763,9 +850,14 @@ def indexer_flop_at_attention_peak(query_context_pairs, model: ModelFacts, hardw
     against 278,528 for absorbed MLA decode, i.e. ~3% of dense attention's time per key at FP8, but over every
     key where the main attention reads 2,048.
     """
+    return indexer_flop_scale(model, hardware, formats) * query_context_pairs
+
+
+def indexer_flop_scale(model: ModelFacts, hardware: HardwareFacts, formats: Formats):
+    """:func:`indexer_flop_at_attention_peak` per query-key pair: L_global x indexer FLOP x attention peak / FP8 peak
+    (FP8 peak = bf16's where the chip has none; 0 for dense attention). [FLOP per pair]"""
     fp8 = np.where(np.isnan(hardware.fp8_peak_flop_per_s), hardware.bf16_peak_flop_per_s, hardware.fp8_peak_flop_per_s)
-    return model.num_global_layers * query_context_pairs * model.indexer_flop_per_context_token \
-        * formats.attention_peak_flop_per_s / fp8
+    return model.num_global_layers * model.indexer_flop_per_context_token * formats.attention_peak_flop_per_s / fp8
 
 
 def _routed_width_efficiency(model: ModelFacts, layout: Layout, eff: Efficiency):
@@ -808,7 +900,7 @@ def exposed_cpu_time_s(cpu_s, gpu_s, cpu_overlap_frac):
 def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model: ModelFacts,
                 hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
                 stream_input_embedding=False, comm: Collectives | None = None,
-                spec: Speculation | None = None) -> DecodeStep:
+                spec: Speculation | None = None, const: DecodeConstants | None = None) -> DecodeStep:
     """One decode step of ``batch_size`` sequences on a tp x dp x pp instance with expert parallelism ep.
 
     Parameters
@@ -821,6 +913,8 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     stream_input_embedding : bool, see :func:`non_routed_bytes_read`
     comm : Collectives, optional; :func:`collectives` of the layout (computed here when not given)
     spec : Speculation, optional; speculative decoding (None or k = 0: plain decoding)
+    const : DecodeConstants, optional; :func:`decode_constants` of the rows (computed here when not given; the
+        engine computes them once per distinct combination and broadcasts them)
 
     Returns
     -------
@@ -847,21 +941,22 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     """
     tp, dp, pp = layout.tp, layout.dp, layout.pp
     comm = collectives(hardware, layout, eff) if comm is None else comm
+    c = decode_constants(model, hardware, layout, formats, eff, stream_input_embedding) if const is None else const
     k = 0.0 if spec is None else spec.draft_tokens
     kv = dict(batch_size=batch_size, context_tokens=context_tokens, kv_bytes_per_sequence=kv_bytes_per_sequence,
               kv_replication=kv_replication, model=model, hardware=hardware, layout=layout, formats=formats, eff=eff,
-              stream_input_embedding=stream_input_embedding, comm=comm)
+              stream_input_embedding=stream_input_embedding, comm=comm, const=c)
     v = _step_parts(1.0 + k, **kv)
     t_mem, t_flop = v["t_mem_nr"] + v["r_mem"], v["t_flop_nr"] + v["r_flop"]
     t_comm = v["t_tp"] + v["t_ep"] + v["t_pp"]
     t_routed = grouped_gemm_time_s(v["r_mem"], v["r_flop"])
     roof = v["roof_nr"] + t_routed
-    t_moe = model.num_moe_layers * eff.moe_layer_overhead_s
+    t_moe = c.t_moe_s
     gap = launch_gap_s(batch_size / dp, eff.cuda_graph_max_batch, eff.kernel_launch_s, eff.kernel_launch_eager_s)
     t_floor, t_launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s, gap)
     # two-batch overlap: two half-batches, each streaming the weights and launching every kernel, whose
     # computation hides the other's communication (two_batch_overlap_on, overlapped_time_s)
-    tbo = two_batch_overlap_on(layout)
+    tbo = c.tbo
     passes = 1.0 + tbo
     compute, comm_run = roof, t_comm
     if np.any(tbo > 0):
@@ -871,16 +966,16 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
         comm_run = np.where(tbo > 0, 2.0 * (h["t_tp"] + h["t_ep"] + h["t_pp"]), t_comm)
     # pipeline: every slot is paced by the stage with the most layers; each micro-batch is its own scheduled
     # iteration (vLLM runs one scheduler step per virtual engine), so it pays the per-step overhead
-    stage = pipeline_stage_imbalance(model.num_layers, pp)
+    stage = c.stage
     t_floor, t_launch = passes * stage * t_floor, passes * stage * t_launch
     compute, comm_run = stage * compute, stage * comm_run
-    overlap = np.where(tbo > 0, eff.overlap_frac, eff.single_batch_overlap_frac)
+    overlap = c.overlap
     busy = compute + t_floor
     exposed = overlapped_time_s(busy, comm_run, overlap) - busy
     cpu = v["n_mb"] * eff.overhead_s + eff.sequence_overhead_s * batch_size / dp  # per micro-batch, per sequence
-    gpu = busy + exposed + t_launch + model.num_layers * eff.layer_overhead_s + t_moe
+    gpu = busy + exposed + t_launch + c.t_layers_s + t_moe
     cpu = exposed_cpu_time_s(cpu, gpu, eff.cpu_overlap_frac)
-    fixed = cpu + t_launch + model.num_layers * eff.layer_overhead_s + t_moe
+    fixed = cpu + t_launch + c.t_layers_s + t_moe
     t_verify = busy + exposed + fixed
     accepted, t_draft = 1.0, 0.0
     if spec is not None and np.any(np.asarray(k) > 0):
@@ -889,7 +984,7 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
         accepted = accepted_tokens_per_step(spec.acceptance, k)
     step = t_verify + t_draft
     tpot = step / accepted
-    nr_active, r_active = model.non_routed_active_params, model.routed_active_params
+    nr_active, r_active = c.nr_active, c.r_active
     step_flop = batch_size * (1.0 + k) * (2.0 * (nr_active + r_active) + v["attn"])
     bytes_total = v["n_mb"] * (v["nr_bytes"] * dp + v["r_bytes"] * v["w"]) \
         + batch_size * (1.0 + k) * kv_bytes_per_sequence * kv_replication
@@ -987,22 +1082,30 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
                               requests_per_step * model.num_attention_heads * pairs / tp, bw, eff.eta_bw, attn_peak,
                               exp_rate_per_s(hardware.exp_per_s), eff.eta_prefill)
     t_flop_nr = t_flop_w + requests_per_step * attn_t / tp / (attn_peak * eff.eta_prefill)
-    r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
-                                                             * eff.eta_routed_flop_frac
-                                                             * _routed_width_efficiency(model, layout, eff))
+    moe = bool(np.any(model.num_moe_layers))  # False: dense rows only, every routed term is 0 (not computed)
+    if moe:
+        r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
+                                                                 * eff.eta_routed_flop_frac
+                                                                 * _routed_width_efficiency(model, layout, eff))
+        r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+    else:
+        r_flop = r_mem = np.zeros(np.shape(tokens))
     t_mem_nr = (non_routed_weight_bytes_read(tokens, model, formats, stream_input_embedding) / tp
                 + requests_per_step * kv_bytes_per_sequence / tp) / (bw * eff.eta_bw)
     comm = collectives(hardware, layout, eff) if comm is None else comm
-    r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+
     def comm_of(tok):
-        moe_tp, moe_ep = _moe_comm(comm, tok * dp, tok, model, eff)
         message = tok * model.hidden_size * eff.activation_bytes
-        return ((2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
-                + model.num_moe_layers * (moe_tp + moe_ep) + comm.pipeline.time_s(message))
+        t = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
+        if moe:  # dense rows add L_moe x (...) = 0
+            moe_tp, moe_ep = _moe_comm(comm, tok * dp, tok, model, eff)
+            t = t + model.num_moe_layers * (moe_tp + moe_ep)
+        return t + comm.pipeline.time_s(message)
 
     t_comm = comm_of(tokens)
     tbo = two_batch_overlap_on(layout)  # two micro-batches (DeepSeek's prefill): kernels twice, collectives halved
-    comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm)
+    # the halved collectives only where a row runs two-batch overlap (none: the step's own)
+    comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm) if np.any(tbo > 0) else t_comm
     floor, launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s,
                                   eff.kernel_launch_eager_s)
     # under two-batch overlap the all-to-all kernels of one micro-batch hold comm_sm_frac of the SMs while the other
