@@ -20,6 +20,21 @@ settings.register_profile("ci", parent=settings.get_profile("econ"), print_blob=
 settings.load_profile("ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "econ")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_disk_cache(tmp_path_factory):
+    """The suite keeps what econ caches on disk (the validated catalog, quote searches: ``ECON_CACHE_DIR``) in a folder
+    of its own, unless the caller set one: the hundreds of test searches never crowd a user's ``~/.cache/econ``, and a
+    user's cache never serves the tests. Subprocesses (CLI tests) inherit it."""
+    if os.environ.get("ECON_CACHE_DIR"):
+        yield
+        return
+    os.environ["ECON_CACHE_DIR"] = str(tmp_path_factory.mktemp("econ-cache"))
+    try:
+        yield
+    finally:
+        os.environ.pop("ECON_CACHE_DIR", None)
+
+
 @pytest.fixture
 def input_type_triad():
     """A checker of a broadcasting kernel: ``check(kernel, args)`` asserts that scalars, ndarrays, ``pl.Series`` and
