@@ -700,38 +700,31 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
     wf = dflt["weight_format"] if model == dflt["model"] else None
     if asked:
         st.session_state["qc.p.asked"] = True
-    if not st.session_state.get("qc.p.asked"):  # the floor is a search of its own: run on request, as "Check one price"
-        from econ.analyses.provider_economics import provider_pnl
+    try:
+        if st.session_state.get("qc.p.asked"):
+            reported, modeled = provider_pnl_page(cat_in_use.token, sc, inputs, model, hardware, float(speed), wf,
+                                                  _catalog=cat)
+        else:  # the floor is a search of its own: run on request, as "Check one price" is
+            from econ.analyses.provider_economics import provider_pnl
 
-        try:
-            reported = {k: float(v) for k, v in provider_pnl(**dict(inputs)).items()}
-        except EconError as exc:
-            st.error(safe_text.md(f"{exc}"), icon=":material/error:")
-            return
-        k = st.columns(2)
-        k[0].metric("Provider's cost per M tokens", _money(reported["usd_per_m_tokens"], 3),
-                    help="Cost per day over input + output tokens")
-        k[1].metric("Provider's gross margin", _frac(reported["gross_margin_frac"]),
-                    help=f"Revenue {_money(reported['revenue_usd_per_day'])} per day; cost-profit ratio "
-                         f"{reported['cost_profit_margin_frac']:.1%} ((revenue - cost) / cost)")
+            reported, modeled = {k: float(v) for k, v in provider_pnl(**dict(inputs)).items()}, None
+    except EconError as exc:
+        st.error(safe_text.md(f"{exc}"), icon=":material/error:")
+        return
+    k = st.columns(2 if modeled is None else 4)
+    mine = k if modeled is None else (k[0], k[2])
+    mine[0].metric("Provider's cost per M tokens", _money(reported["usd_per_m_tokens"], 3),
+                   help="Cost per day over input + output tokens")
+    mine[1].metric("Provider's gross margin", _frac(reported["gross_margin_frac"]),
+                   help=f"Revenue {_money(reported['revenue_usd_per_day'])} per day; cost-profit ratio "
+                        f"{reported['cost_profit_margin_frac']:.1%} ((revenue - cost) / cost)")
+    if modeled is None:
         st.caption("Press **Compute the P&L** to put econ's modeled floor beside these figures: the cheapest "
                    "deployment for the same traffic on the same accelerator, at the same $/GPU-hour and speed per "
                    "user (a search of every layout and batch, about a second).")
         return
-    try:
-        reported, modeled = provider_pnl_page(cat_in_use.token, sc, inputs, model, hardware, float(speed), wf,
-                                              _catalog=cat)
-    except EconError as exc:
-        st.error(safe_text.md(f"{exc}"), icon=":material/error:")
-        return
-    k = st.columns(4)
-    k[0].metric("Provider's cost per M tokens", _money(reported["usd_per_m_tokens"], 3),
-                help="Cost per day over input + output tokens")
     k[1].metric("Floor's cost per M tokens", _money(modeled["usd_per_m_tokens"], 3),
                 help="econ's cheapest deployment for the same traffic, same accelerator, $/GPU-hour and speed")
-    k[2].metric("Provider's gross margin", _frac(reported["gross_margin_frac"]),
-                help=f"Revenue {_money(reported['revenue_usd_per_day'])} per day; cost-profit ratio "
-                     f"{reported['cost_profit_margin_frac']:.1%} ((revenue - cost) / cost)")
     k[3].metric("Floor's gross margin", _frac(modeled["gross_margin_frac"]),
                 help="The same revenue over the modeled floor's cost")
     rows = [("GPU-hours per day", "gpu_hours_per_day", "n"), ("Cost per day", "cost_usd_per_day", "$"),
