@@ -560,8 +560,9 @@ def read_table(path: Path, schema: dict[str, Col], id_col: str, *, kebab_ids: bo
 
 TABLE_CACHE_ENTRIES = 64
 """Validated tables :func:`read_table` keeps, keyed by the file's path and a hash of its bytes (an edited file is
-read again; a table with columns outside its schema is never kept, so its DataWarning is given on every read): a dashboard rerun reads the quotes, rental rates, provider systems and roadmap tables without parsing
-and validating them again (30-70 ms each)."""
+read again; a table with columns outside its schema is never kept, so its DataWarning is given on every read): a
+dashboard rerun reads the quotes, rental rates, provider systems and roadmap tables without parsing and validating them
+again (30-70 ms each)."""
 
 _TABLES: dict[tuple, tuple] = {}
 _TABLES_LOCK = threading.Lock()
@@ -770,9 +771,8 @@ _PACKED = b"econ-zlib1:"
 
 def write_cached(path: Path, value, *, keep: int | None = None) -> None:
     """Pickle ``value`` (zlib-compressed) to ``path`` atomically (a concurrent reader sees the old file or the whole new
-    one); with
-    ``keep``, only the newest ``keep`` files of the same prefix (the name up to its last "-") stay in the folder.
-    A read-only home or a full disk only costs the next call its compute time."""
+    one); with ``keep``, only the newest ``keep`` files of the same prefix (the name up to its last "-") stay in the
+    folder. A read-only home or a full disk only costs the next call its compute time."""
     import os
     import pickle
     import tempfile
