@@ -56,8 +56,9 @@ def _context(model: dict, prompt_tokens: int, output_len: int) -> tuple[dict, st
 def _rank_layout(catalog, *, model, hardware, prompt_tokens, output_len, precision, tp, cache_hit_frac=0.0,
                  prefix_cache_tier="hbm", assumptions=DEFAULT, economics=Economics()) -> dict:
     """The layout of one context-parallel rank: ``tp`` accelerators (dp = ep = pp = 1) when given, else the cheapest
-    all-in deployment holding one sequence of the prompt in HBM (:func:`econ.analyses.optimize.search` at batch 1 per
-    attention group, cp 1). Keys num_gpus, tp, dp, ep, pp, layout.
+    all-in deployment holding one sequence of the prompt in HBM (:func:`econ.analyses.optimize.search` at batch 1,
+    one attention group: dp = 1, cp 1; a lone prompt fills one attention-DP group, so a rank of several would be an
+    invalid batch-1 deployment, as DeepSeek-V3's EP64 x DP64 on GB200 was). Keys num_gpus, tp, dp, ep, pp, layout.
 
     Raises
     ------
@@ -67,7 +68,7 @@ def _rank_layout(catalog, *, model, hardware, prompt_tokens, output_len, precisi
         t = int(tp)
         return {"num_gpus": t, "tp": t, "dp": 1, "ep": 1, "pp": 1, "layout": f"TP{t}"}
     lc, _ = _context(catalog.model(model), prompt_tokens, output_len)
-    space = SearchSpace(precisions=(precision,), modes=("aggregated",), cp=1, max_batch_per_group=1,
+    space = SearchSpace(precisions=(precision,), modes=("aggregated",), cp=1, dp=1, max_batch_per_group=1,
                         context_limit_tokens=lc.get("context_limit_tokens"), prefix_cache_tier=prefix_cache_tier)
     res = search(catalog, model=model, hardware=[hardware], input_len=int(prompt_tokens), output_len=int(output_len),
                  space=space, assumptions=assumptions, economics=replace(economics, cache_hit_frac=cache_hit_frac))
@@ -204,9 +205,9 @@ def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: i
                          "usd_per_gpu_hour": gh, "usd_per_prompt": n * cp * pre * gh / units.SECONDS_PER_HOUR})
     chunked = pl.DataFrame()
     if chunks:
-        chunked = pl.DataFrame([chunked_prefill_row(catalog, model=model, hardware=hardware, prompt_tokens=s,
-                                                    chunk_tokens=c, decode_batch=decode_batch, output_len=output_len,
-                                                    **kw) for c in chunks])
+        chunked = pl.DataFrame(chunked_prefill_rows(catalog, model=model, hardware=hardware, prompt_tokens=s,
+                                                    chunk_tokens=list(chunks), decode_batch=decode_batch,
+                                                    output_len=output_len, **kw))
     return LongPrompt(plans=pl.DataFrame(rows), chunked=chunked)
 
 
@@ -225,25 +226,44 @@ def chunked_prefill_row(catalog: Catalog, *, model: str, hardware: str, prompt_t
     InvalidInputError
         ``chunk_tokens`` outside [1, 16,777,216] tokens, ``decode_batch`` outside [1, 1,048,576] sequences.
     """
+    return chunked_prefill_rows(catalog, model=model, hardware=hardware, prompt_tokens=prompt_tokens,
+                                chunk_tokens=[chunk_tokens], decode_batch=decode_batch, output_len=output_len,
+                                precision=precision, assumptions=assumptions, economics=economics)[0]
+
+
+def chunked_prefill_rows(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: int, chunk_tokens,
+                         decode_batch: int = 64, output_len: int = 1024, precision: str = "fp8",
+                         assumptions: Assumptions = DEFAULT, economics: Economics = Economics()) -> list[dict]:
+    """:func:`chunked_prefill_row` of each of ``chunk_tokens`` (a sequence of int): the decode step they share is
+    evaluated once, and every chunk's prefill in one engine call. Returns a list of those dicts, in order."""
     from econ.analyses.sweep import cost_table
 
-    c = int(require_in_range("chunk_tokens", chunk_tokens, 1, 1 << 24, "tokens"))
+    cs = [int(require_in_range("chunk_tokens", c, 1, 1 << 24, "tokens")) for c in chunk_tokens]
     require_in_range("decode_batch", decode_batch, 1, 1 << 20, "sequences")
     s = int(prompt_tokens)
     short = int(min(s, 8192))
     d = cost_table(catalog, model=model, hardware=hardware, precision=precision, batch_sizes=[decode_batch],
                    input_len=short, output_len=output_len, assumptions=assumptions,
                    economics=economics).row(0, named=True)
-    cc = min(c, s)
-    prefix = int((s - cc) // 2)  # the mean chunk attends to (S - C) / 2 tokens before it
-    lc, _ = _context(catalog.model(model), prefix + cc, 1)
-    base = {"model": model, "hardware": hardware, "precision": precision, "output_len": 1, "batch_size": 1,
-            "cp": 1, "prefix_cache_tier": "hbm", **{k: d[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}, **lc}
-    pts = pl.DataFrame([{**base, "input_len": prefix + cc, "cache_hit_frac": prefix / (prefix + cc)}])
-    chunk_s = float(evaluate(pts, catalog, assumptions, economics, strict=False, columns=["ttft_s"])["ttft_s"][0])
-    ttft, it, infl = chunked_prefill(s, c, d["t_mem_s"], d["t_flop_s"], chunk_s)
-    return {"hardware": hardware, "layout": d["layout"], "decode_batch": int(decode_batch), "chunk_tokens": c,
-            "chunk_s": chunk_s, "ttft_s": float(ttft), "iteration_s": float(it), "tpot_inflation": float(infl)}
+    # one chunk in flight per attention group (batch = dp): the engine's TTFT is each group's own prompt, so a
+    # decode layout with attention-DP groups (DeepSeek's) gets a valid batch; dp = 1 is one chunk, as before
+    base = {"model": model, "hardware": hardware, "precision": precision, "output_len": 1, "batch_size": int(d["dp"]),
+            "cp": 1, "prefix_cache_tier": "hbm", **{k: d[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}}
+    rows = []
+    for c in cs:
+        cc = min(c, s)
+        prefix = int((s - cc) // 2)  # the mean chunk attends to (S - C) / 2 tokens before it
+        lc, _ = _context(catalog.model(model), prefix + cc, 1)
+        rows.append({**base, **lc, "input_len": prefix + cc, "cache_hit_frac": prefix / (prefix + cc)})
+    pts = pl.DataFrame(rows, infer_schema_length=None)
+    chunk_s = evaluate(pts, catalog, assumptions, economics, strict=False, columns=["ttft_s"])["ttft_s"].to_list()
+    out = []
+    for c, cs_ in zip(cs, chunk_s):
+        ttft, it, infl = chunked_prefill(s, c, d["t_mem_s"], d["t_flop_s"], float(cs_))
+        out.append({"hardware": hardware, "layout": d["layout"], "decode_batch": int(decode_batch), "chunk_tokens": c,
+                    "chunk_s": float(cs_), "ttft_s": float(ttft), "iteration_s": float(it),
+                    "tpot_inflation": float(infl)})
+    return out
 
 
 @dataclass(frozen=True)
@@ -352,4 +372,5 @@ def long_prompt_engine(catalog: Catalog, *, model: str, hardware: str, prompt_to
                             tiers=tiers)
 
 
-__all__ = ["DEFAULT_CP_SIZES", "LongPrompt", "long_prompt", "chunked_prefill_row", "LongPromptEngine", "long_prompt_engine"]
+__all__ = ["DEFAULT_CP_SIZES", "LongPrompt", "long_prompt", "chunked_prefill_row", "chunked_prefill_rows",
+           "LongPromptEngine", "long_prompt_engine"]

@@ -101,3 +101,16 @@ def test_chunked_prefill_and_a_prefill_part_equal_the_econ_call(catalog):
     assert list(chunks["chunk_tokens"]) == [512, 1_024, 2_048, 4_096, 8_192, 16_384, 32_768]  # one row per size
     assert list(chunks["tpot_inflation"]) == sorted(chunks["tpot_inflation"])  # bigger chunks slow decode more
     assert list(parts["strategy"]) == ["context parallel", "prefill part"]
+
+
+def test_a_wide_ep_moe_model_renders_without_an_exception():
+    """DeepSeek-V3 on GB200 NVL72 (attention-DP decode layouts) renders every section: the lone prompt runs on one
+    attention group, and the chunked prefill on each group of the decode layout (it raised a TypeError before)."""
+    at = AppTest.from_file(str(PAGE), default_timeout=180)
+    at.query_params["model"] = "deepseek-v3"
+    at.query_params["hardware"] = "gb200-nvl72"
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert any("DeepSeek" in safe_text.unescape(m.value) for m in at.caption) or \
+        any("DeepSeek" in safe_text.unescape(m.value) for m in at.markdown)

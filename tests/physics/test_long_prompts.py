@@ -118,3 +118,26 @@ def test_cli_prefill(capsys):
     assert main(["prefill", "--model", "llama-3.3-70b", "--hardware", "h100-sxm", "--input-len", "1000",
                  "--cp", "0"]) == 2
     assert "--cp" in capsys.readouterr().err
+
+
+def test_a_wide_ep_moe_prompt_runs_on_one_attention_group(catalog):
+    """DeepSeek-V3 on GB200: the cheapest batch-1 rank was EP64 x attention-DP64, an invalid batch-1 deployment, and
+    its decode layout (attention-DP 8) made the chunk's batch-1 prefill invalid too; both came back null and
+    long_prompt raised a TypeError. A lone prompt's rank is one attention group (dp = 1), and a chunk is in flight in
+    every attention group of the decode layout (batch = dp): every figure is finite, and chunking still costs TPOT."""
+    from econ.analyses.long_prompt import chunked_prefill_row, chunked_prefill_rows
+
+    r = long_prompt(catalog, model="deepseek-v3", hardware="gb200-nvl72", prompt_tokens=100_000, cp_sizes=(1, 2),
+                    chunk_tokens=[512, 2048, 8192], decode_batch=64)
+    plans, chunked = r.plans, r.chunked
+    assert plans.height == 2 and chunked.height == 3
+    for frame in (plans, chunked):
+        num = frame.select(pl.col(pl.Float64)).to_numpy()
+        assert np.isfinite(num).all()
+    assert chunked["tpot_inflation"].is_sorted() and chunked["tpot_inflation"][0] > 1.0
+    # the batched rows equal the single-chunk function, row for row
+    one = chunked_prefill_row(catalog, model="deepseek-v3", hardware="gb200-nvl72", prompt_tokens=100_000,
+                              chunk_tokens=2048, decode_batch=64)
+    assert one == chunked.row(1, named=True)
+    assert chunked_prefill_rows(catalog, model="deepseek-v3", hardware="gb200-nvl72", prompt_tokens=100_000,
+                                chunk_tokens=[2048], decode_batch=64) == [one]
