@@ -19,6 +19,7 @@ stored units stay in CSV/JSON/XLSX outputs.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -271,6 +272,7 @@ _BY_NAME: tuple[tuple[str, object], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=4096)  # a table calls it per cell; the answer depends on the name only
 def formatter_for(column: str):
     """The formatter a column's unit suffix calls for, or None (then :func:`text`); a band's ``_low`` / ``_high``
     column formats as the column it bounds."""
