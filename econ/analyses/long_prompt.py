@@ -242,12 +242,12 @@ def chunked_prefill_rows(catalog: Catalog, *, model: str, hardware: str, prompt_
     require_in_range("decode_batch", decode_batch, 1, 1 << 20, "sequences")
     s = int(prompt_tokens)
     short = int(min(s, 8192))
-    d = cost_table(catalog, model=model, hardware=hardware, precision=precision, batch_sizes=[decode_batch],
+    # the decode batch on one attention group (dp = 1): the one prompt's chunks then run beside it at batch 1, a
+    # valid deployment (an attention-DP layout, DeepSeek's ADP8 EP8, would need a chunk in every group: dp prompts)
+    d = cost_table(catalog, model=model, hardware=hardware, precision=precision, dp=1, batch_sizes=[decode_batch],
                    input_len=short, output_len=output_len, assumptions=assumptions,
                    economics=economics).row(0, named=True)
-    # one chunk in flight per attention group (batch = dp): the engine's TTFT is each group's own prompt, so a
-    # decode layout with attention-DP groups (DeepSeek's) gets a valid batch; dp = 1 is one chunk, as before
-    base = {"model": model, "hardware": hardware, "precision": precision, "output_len": 1, "batch_size": int(d["dp"]),
+    base = {"model": model, "hardware": hardware, "precision": precision, "output_len": 1, "batch_size": 1,
             "cp": 1, "prefix_cache_tier": "hbm", **{k: d[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}}
     rows = []
     for c in cs:

@@ -105,7 +105,7 @@ def test_chunked_prefill_and_a_prefill_part_equal_the_econ_call(catalog):
 
 def test_a_wide_ep_moe_model_renders_without_an_exception():
     """DeepSeek-V3 on GB200 NVL72 (attention-DP decode layouts) renders every section: the lone prompt runs on one
-    attention group, and the chunked prefill on each group of the decode layout (it raised a TypeError before)."""
+    attention group, and so does the decode batch beside the chunked prefill (it raised a TypeError before)."""
     at = AppTest.from_file(str(PAGE), default_timeout=180)
     at.query_params["model"] = "deepseek-v3"
     at.query_params["hardware"] = "gb200-nvl72"

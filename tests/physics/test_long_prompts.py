@@ -123,8 +123,8 @@ def test_cli_prefill(capsys):
 def test_a_wide_ep_moe_prompt_runs_on_one_attention_group(catalog):
     """DeepSeek-V3 on GB200: the cheapest batch-1 rank was EP64 x attention-DP64, an invalid batch-1 deployment, and
     its decode layout (attention-DP 8) made the chunk's batch-1 prefill invalid too; both came back null and
-    long_prompt raised a TypeError. A lone prompt's rank is one attention group (dp = 1), and a chunk is in flight in
-    every attention group of the decode layout (batch = dp): every figure is finite, and chunking still costs TPOT."""
+    long_prompt raised a TypeError. A lone prompt's rank and the decode batch beside the chunks are one attention
+    group (dp = 1): every figure is finite, and chunking still costs TPOT."""
     from econ.analyses.long_prompt import chunked_prefill_row, chunked_prefill_rows
 
     r = long_prompt(catalog, model="deepseek-v3", hardware="gb200-nvl72", prompt_tokens=100_000, cp_sizes=(1, 2),
@@ -135,6 +135,7 @@ def test_a_wide_ep_moe_prompt_runs_on_one_attention_group(catalog):
         num = frame.select(pl.col(pl.Float64)).to_numpy()
         assert np.isfinite(num).all()
     assert chunked["tpot_inflation"].is_sorted() and chunked["tpot_inflation"][0] > 1.0
+    assert "ADP" not in chunked["layout"][0]  # the decode batch on one attention group
     # the batched rows equal the single-chunk function, row for row
     one = chunked_prefill_row(catalog, model="deepseek-v3", hardware="gb200-nvl72", prompt_tokens=100_000,
                               chunk_tokens=2048, decode_batch=64)
