@@ -100,8 +100,13 @@ def _lone_prompt(catalog, *, model, hardware, prompt_tokens, output_len, precisi
         pl.when(pl.col("id") == hardware).then(hbm * 1e6).otherwise(hbm).alias("hbm_capacity_bytes")))
     r = evaluate(pl.DataFrame([{**base, "cp": c} for c in allc]), uncapped, assumptions, economics, strict=False,
                  columns=["ttft_s", "kv_bytes_per_gpu", "kv_bytes_per_sequence", "weight_bytes_per_gpu",
-                          "usd_per_gpu_hour"])
+                          "usd_per_gpu_hour", "infeasible_reason"])
+    reasons = r["infeasible_reason"]
+    r = r.drop("infeasible_reason")
     r = pl.DataFrame({"cp": allc}).with_columns(r)
+    if r["ttft_s"].null_count():  # the engine's reason, never a null in a table
+        why = reasons.filter(r["ttft_s"].is_null())[0]
+        raise DoesNotFitError(f"the lone prompt of {model} cannot run on {lay['layout']} x {hardware}: {why}")
     t1 = float(r["ttft_s"][0])
     r = r.with_columns(exposed_comm_s=(pl.col("ttft_s") - t1 / pl.col("cp")).clip(lower_bound=0.0),
                        kv_bytes_per_gpu=pl.col("kv_bytes_per_gpu") / pl.col("cp"))
@@ -225,6 +230,8 @@ def chunked_prefill_row(catalog: Catalog, *, model: str, hardware: str, prompt_t
     ------
     InvalidInputError
         ``chunk_tokens`` outside [1, 16,777,216] tokens, ``decode_batch`` outside [1, 1,048,576] sequences.
+    DoesNotFitError
+        The chunk cannot run beside the decode batch (the engine's reason).
     """
     return chunked_prefill_rows(catalog, model=model, hardware=hardware, prompt_tokens=prompt_tokens,
                                 chunk_tokens=[chunk_tokens], decode_batch=decode_batch, output_len=output_len,
@@ -256,7 +263,12 @@ def chunked_prefill_rows(catalog: Catalog, *, model: str, hardware: str, prompt_
         lc, _ = _context(catalog.model(model), prefix + cc, 1)
         rows.append({**base, **lc, "input_len": prefix + cc, "cache_hit_frac": prefix / (prefix + cc)})
     pts = pl.DataFrame(rows, infer_schema_length=None)
-    chunk_s = evaluate(pts, catalog, assumptions, economics, strict=False, columns=["ttft_s"])["ttft_s"].to_list()
+    res = evaluate(pts, catalog, assumptions, economics, strict=False, columns=["ttft_s", "infeasible_reason"])
+    chunk_s = res["ttft_s"].to_list()
+    for c, t, why in zip(cs, chunk_s, res["infeasible_reason"].to_list()):
+        if t is None:  # the engine's reason, never a null in a table
+            raise DoesNotFitError(f"a {c:,}-token chunk of {model} cannot run on {d['layout']} x {hardware} beside "
+                                  f"the decode batch: {why}")
     out = []
     for c, cs_ in zip(cs, chunk_s):
         ttft, it, infl = chunked_prefill(s, c, d["t_mem_s"], d["t_flop_s"], float(cs_))

@@ -142,3 +142,13 @@ def test_a_wide_ep_moe_prompt_runs_on_one_attention_group(catalog):
     assert one == chunked.row(1, named=True)
     assert chunked_prefill_rows(catalog, model="deepseek-v3", hardware="gb200-nvl72", prompt_tokens=100_000,
                                 chunk_tokens=[2048], decode_batch=64) == [one]
+
+
+def test_a_prompt_that_cannot_run_says_why_instead_of_a_type_error(catalog):
+    """A pinned TP the heads do not divide is an infeasible lone prompt: the engine's reason, not a null turned into
+    a TypeError (the failure DeepSeek-V3 on GB200 showed)."""
+    from econ.errors import DoesNotFitError
+
+    with pytest.raises(DoesNotFitError, match=r"lone prompt of llama-3.3-70b cannot run on TP3 x h100-sxm: no valid "
+                                               r"layout"):
+        long_prompt(catalog, model="llama-3.3-70b", hardware="h100-sxm", prompt_tokens=100_000, tp=3, cp_sizes=(1,))
