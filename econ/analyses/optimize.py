@@ -38,7 +38,7 @@ import polars as pl
 from econ.physics import precision as prec
 from econ.assumptions import (AUTO_DECODING, DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Decoding,
                               DeploymentAssumptions, Economics)
-from econ.tables.catalog import Catalog, check_ids
+from econ.tables.catalog import Catalog, CatalogCache, check_ids
 from econ.physics.deployment import layout_labels
 from econ.engine import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CostBasis, CostInputs, EngineInputs, KvTiers, Serving,
                          Workload, band, catalog_arrays, costs_of, efficiency, kv_tier_arrays, profile_band,
@@ -51,7 +51,7 @@ from econ.validate import require_finite_frame, require_in_range
 from econ.vocabulary import (CP_SEARCH_MIN_TOKENS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_CONTEXT, MODES,
                              REASONS, Reason, tier_code)
 from econ.vocabulary import check as check_field
-from econ.analyses.search import CatalogCache, batch_grid, cheapest, pareto_frontier
+from econ.analyses.search import batch_grid, cheapest, pareto_frontier
 
 POINT_COLUMNS: tuple[str, ...] = (
     "model", "hardware", "scale_up_domain_size", "layout", "family", "num_gpus", "tp", "ep", "pp", "dp", "batch_size",

@@ -65,8 +65,8 @@ from econ.errors import InvalidInputError
 from econ.economics.margins import (RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, band_verdict_expr,
                                     breakeven_usd_per_gpu_hour, breakeven_utilization_frac, gross_margin_frac)
 from econ.economics.pricing import usd_per_m_blended_tokens
-from econ.analyses.search import CatalogCache, octave_grid
-from econ.tables.catalog import cache_root, disk_key, read_cached, write_cached
+from econ.analyses.search import octave_grid
+from econ.tables.catalog import CatalogCache, cache_root, disk_key, read_cached, write_cached
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
 from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, TIER_SPECS, tier, tier_code
@@ -609,7 +609,7 @@ multiply it."""
 
 _SEARCH_CACHE = CatalogCache(SEARCH_CACHE_ENTRIES)
 """(id(catalog), key) -> value, the newest :data:`SEARCH_CACHE_ENTRIES` of the process
-(:class:`econ.analyses.search.CatalogCache`)."""
+(:class:`econ.tables.catalog.CatalogCache`)."""
 
 
 SEARCH_DISK_ENTRIES = 6
@@ -627,19 +627,21 @@ def _memo(catalog: Catalog, key: tuple, build):
     hit = _SEARCH_CACHE.get(catalog, key)
     if hit is not None:
         return hit
-    path = _disk_path(catalog, key)
+    canon = _canonical(key)
+    path = _disk_path(catalog, canon, key[0])
     got = read_cached(path) if path is not None else None
-    value = got[1] if isinstance(got, tuple) and len(got) == 2 and got[0] == _canonical(key) else None
+    value = got[1] if isinstance(got, tuple) and len(got) == 2 and got[0] == canon else None
     if value is None:
         value = build()
         if path is not None:
-            write_cached(path, (_canonical(key), value), keep=SEARCH_DISK_ENTRIES)
+            write_cached(path, (canon, value), keep=SEARCH_DISK_ENTRIES)
     _SEARCH_CACHE.put(catalog, key, value)
     return value
 
 
-def _disk_path(catalog: Catalog, key: tuple):
-    """Where :func:`_memo` keeps ``key``'s value for ``catalog`` on disk (None: not kept)."""
+def _disk_path(catalog: Catalog, canon: tuple, kind: str):
+    """Where :func:`_memo` keeps a value for ``catalog`` on disk (None: not kept); ``canon`` is :func:`_canonical` of
+    its key, ``kind`` the key's first item ("search" or "screen")."""
     import hashlib
 
     version, root = disk_key(catalog), cache_root()
@@ -648,8 +650,8 @@ def _disk_path(catalog: Catalog, key: tuple):
     code = _code_version()
     if code is None:
         return None
-    digest = hashlib.sha256(f"{version}|{code}|{_canonical(key)!r}".encode()).hexdigest()[:32]
-    return root / f"quote-{key[0]}-{digest}.pickle"
+    digest = hashlib.sha256(f"{version}|{code}|{canon!r}".encode()).hexdigest()[:32]
+    return root / f"quote-{kind}-{digest}.pickle"
 
 
 @functools.lru_cache(maxsize=1)

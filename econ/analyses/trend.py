@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import polars as pl
 
 from econ.assumptions import DEFAULT, Economics
 from econ.errors import InvalidInputError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_MIN_TOKENS_PER_S_PER_USER, DEFAULT_OUTPUT_LEN
-from econ.analyses.search import CatalogCache
-from econ.tables.catalog import Catalog
+from econ.tables.catalog import Catalog, CatalogCache
 from econ.tables.roadmap import load_roadmap, with_projections
 
 LINEUPS: dict[str, tuple[str, ...]] = {
@@ -80,22 +78,9 @@ def _winners(catalog: Catalog, hardware: list[str], *, assumptions, **kw) -> dic
 
 
 _KEPT = CatalogCache(8)
-"""Per catalog object: its roadmap (per file stamp) and its projected catalogs (per roadmap content and parts). The
+"""Per catalog object: its projected catalogs (per roadmap content and parts). The
 same projected catalog object each time lets :func:`econ.analyses.optimize.search` reuse its kept physics when only
 the economics change (a dashboard rerun)."""
-
-
-def _roadmap_of(catalog: Catalog) -> pl.DataFrame:
-    """:func:`econ.tables.roadmap.load_roadmap` of the catalog's data folder, read again when the file changes."""
-    from econ.tables.catalog import DEFAULT_DATA_DIR
-    from econ.tables.roadmap import ROADMAP_FILE
-
-    stamps = []
-    for base in (catalog.data_dir, DEFAULT_DATA_DIR):
-        f = Path(base) / ROADMAP_FILE if base is not None else None
-        st = f.stat() if f is not None and f.is_file() else None
-        stamps.append((str(f), st.st_mtime_ns, st.st_size) if st else (str(f), None, None))
-    return _KEPT.memo(catalog, ("roadmap", tuple(stamps)), lambda: load_roadmap(catalog.data_dir))
 
 
 def _projected(catalog: Catalog, roadmap: pl.DataFrame, road_ids: list[str]):
@@ -159,7 +144,7 @@ def trend(catalog: Catalog, *, model: str, vendor: str | None = None, hardware=N
     """
     from econ.errors import UnknownIdError
 
-    roadmap = _roadmap_of(catalog) if roadmap is None else roadmap
+    roadmap = load_roadmap(catalog.data_dir) if roadmap is None else roadmap  # read_table keeps it per content
     ids = lineup(vendor, hardware)
     in_catalog = set(catalog.accelerators["id"].to_list())
     in_roadmap = set(roadmap["id"].to_list())

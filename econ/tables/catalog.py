@@ -670,26 +670,106 @@ def _row(df: pl.DataFrame, id_col: str, value: str, kind: str) -> dict:
     return dict(row)  # a copy: callers may change it
 
 
-_ROW_INDEX: dict[tuple[int, str], tuple] = {}
-"""(id(frame), id column) -> (weak reference to the frame, {id: first row as a dict}): :meth:`Catalog.model` and
-friends look a row up in a dict instead of filtering the frame (0.35 ms a call; a page reads hundreds)."""
-
-
 def _rows_by_id(df: pl.DataFrame, id_col: str) -> dict:
-    """{id: the first row with it, as a dict} of ``df``, built once per frame object (frames are immutable)."""
-    import weakref
+    """{id: the first row with it, as a dict} of ``df``, built once per frame object (frames are immutable):
+    :meth:`Catalog.model` and friends look a row up in a dict instead of filtering the frame (0.35 ms a call; a page
+    reads hundreds)."""
+    def build() -> dict:
+        index: dict = {}
+        for r in df.iter_rows(named=True):
+            index.setdefault(r[id_col], r)
+        return index
 
-    key = (id(df), id_col)
-    hit = _ROW_INDEX.get(key)
-    if hit is not None and hit[0]() is df:
-        return hit[1]
-    index: dict = {}
-    for r in df.iter_rows(named=True):
-        index.setdefault(r[id_col], r)
-    for k in [k for k, (ref, _) in list(_ROW_INDEX.items()) if ref() is None]:
-        _ROW_INDEX.pop(k, None)  # frames that are gone
-    _ROW_INDEX[key] = (weakref.ref(df), index)
-    return index
+    return _ROW_INDEX.memo(df, ("rows", id_col), build)
+
+
+class CatalogCache:
+    """Values computed from an object (a catalog, a table), kept for the newest ``entries`` keys of the process.
+
+    A search's deployments, layouts and screens depend on the catalog (and the key), not on the economics, so a
+    dashboard rerun that changes only a power price, PUE, utilization or token mix reuses them and prices them again
+    (:func:`econ.analyses.optimize.search`, :func:`econ.analyses.quotes.check_quotes`); :meth:`Catalog.model` reads a
+    table's rows from a dict built once per frame. Entries are keyed by ``(id(obj), key)`` with a weak reference to
+    the object: an object that is gone, or an id reused by another object, is a miss, and a dead object's entries are
+    dropped. One bound per cache for the process, so many
+    custom-accelerator catalogs cannot multiply it. Thread-safe (dashboard sessions run in threads).
+
+    Parameters
+    ----------
+    entries : int >= 1, the keys kept (least recently used dropped first)
+    max_bytes : int, optional, a bound on the bytes of the values kept (``size_of`` each); a value larger than a
+        quarter of it is returned, not kept [B]
+    size_of : callable(value) -> int, optional, the bytes of a value (required with ``max_bytes``) [B]
+    """
+
+    def __init__(self, entries: int, max_bytes: int | None = None, size_of=None):
+        import threading
+        from collections import OrderedDict
+
+        if max_bytes is not None and size_of is None:
+            raise ValueError("CatalogCache: max_bytes needs size_of")
+        self.entries = int(entries)
+        self.max_bytes, self._size_of = max_bytes, size_of
+        self._items: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self._sizes: dict[tuple, int] = {}
+        self._lock = threading.Lock()
+
+    def bytes(self) -> int:
+        """Bytes of the values kept (0 without ``size_of``). [B]"""
+        return sum(self._sizes.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, catalog, key: tuple):
+        """The value kept for ``catalog`` and ``key``, or None."""
+        full = (id(catalog), key)
+        with self._lock:
+            hit = self._items.get(full)
+            if hit is not None and hit[0]() is catalog:
+                self._items.move_to_end(full)
+                return hit[1]
+        return None
+
+    def put(self, catalog, key: tuple, value) -> None:
+        """Keep ``value`` for ``catalog`` and ``key`` (the oldest entries beyond ``entries`` dropped)."""
+        import weakref
+
+        full = (id(catalog), key)
+        size = int(self._size_of(value)) if self._size_of is not None else 0
+        if self.max_bytes is not None and size > self.max_bytes // 4:
+            return  # too large to keep
+        with self._lock:
+            self._items[full] = (weakref.ref(catalog), value)
+            self._sizes[full] = size
+            self._items.move_to_end(full)
+            for k in [k for k, (ref, _) in self._items.items() if ref() is None]:
+                self._drop(k)  # catalogs that are gone
+            while len(self._items) > self.entries or (
+                    self.max_bytes is not None and sum(self._sizes.values()) > self.max_bytes and len(self._items) > 1):
+                self._drop(next(iter(self._items)))
+
+    def _drop(self, full: tuple) -> None:
+        self._items.pop(full, None)
+        self._sizes.pop(full, None)
+
+    def memo(self, catalog, key: tuple, build):
+        """``build()``, kept for ``catalog`` under ``key``."""
+        hit = self.get(catalog, key)
+        if hit is not None:
+            return hit
+        value = build()
+        self.put(catalog, key, value)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._sizes.clear()
+
+
+_ROW_INDEX = CatalogCache(256)
+"""The row dicts of :func:`_rows_by_id`, per frame object and id column."""
 
 
 def load_catalog(data_dir: str | Path | None = None, *, cache: bool = True) -> Catalog:

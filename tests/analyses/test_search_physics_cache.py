@@ -115,7 +115,7 @@ def test_the_kept_physics_is_bounded_in_bytes(catalog):
     search(catalog, model=MODEL, hardware=HARDWARE)
     assert 0 < opt._PHYSICS_CACHE.bytes() <= opt.PHYSICS_CACHE_BYTES
 
-    from econ.analyses.search import CatalogCache
+    from econ.tables.catalog import CatalogCache
 
     cache = CatalogCache(10, max_bytes=100, size_of=len)
     cache.put(catalog, ("a",), "x" * 20)
