@@ -18,7 +18,7 @@ from econ.errors import InvalidInputError
 
 PROFILE_PARAMETERS: tuple[str, ...] = (
     "eta_bw", "eta_flop", "eta_prefill", "overhead_s", "sequence_overhead_s", "kernel_latency_s", "eta_routed_flop_frac",
-    "moe_tile_rows", "moe_gemm_half_width", "overlap_frac", "tpot_tail_factor",
+    "moe_tile_rows", "moe_gemm_half_width", "overlap_frac", "tpot_tail_factor", "cpu_overlap_frac",
 )
 """The efficiency fields of :class:`Assumptions` a calibration profile (data/calibration.csv) sets per
 (accelerator generation, matmul precision)."""

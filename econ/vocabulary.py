@@ -516,13 +516,15 @@ _SOURCES: dict[str, str] = {
         "#6913, 2024: ~0.1 ms per sequence), sampling, detokenization and scheduling grow with the sequences of a "
         "step; async scheduling hides most of it in later engines (#19970, #23569)"),
     "cpu_overlap_frac": (
-        "0: the host time adds to the step, as the calibration measurements (mostly TensorRT-LLM's C++ runtime in "
-        "MLPerf and its perf tables, 2024-25) fit best: with 1 the held-out median / P90 error went from 18.2% / 64% "
-        "to 19.1% / 73% on the 841 issue-17 cases. Set 1 for engines that prepare the next step while the GPU runs "
-        "this one: TensorRT-LLM's PyTorch executor ('Overlap Scheduler ... Enabled by default', "
+        "Scalar 0 (the host time adds); calibrated per generation x precision (data/calibration.csv) on the "
+        "measurements of engines with an overlap scheduler, which prepare the next step while the GPU runs this one: "
+        "TensorRT-LLM >= 1.0's PyTorch executor ('Overlap Scheduler ... Enabled by default', "
         "nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), SGLang (disable_overlap_schedule False by "
-        "default, sgl-project/sglang server_args.py), vLLM V1 async scheduling (#19970, #23569); vLLM V0 left "
-        "5-13 ms GPU bubbles per step (#10634)"),
+        "default, sgl-project/sglang server_args.py), vLLM >= 0.14 (async scheduling on by default, "
+        "vllm-project/vllm #27614); 0.66-0.67 of the GPU time. Measurements of engines without one (TensorRT-LLM's "
+        "C++ runtime in MLPerf, vLLM V0) are fitted at 0 (econ.analyses.calibration.ENGINE_OVERLAP_SCHEDULER). The "
+        "default answer is therefore a current engine's; set 0 for an engine without an overlap scheduler (vLLM V0 "
+        "left 5-13 ms GPU bubbles per step, #10634)"),
     "kernel_latency_s": (
         "Prior and scalar 2.5 us; calibrated per generation x precision (data/calibration.csv). NVIDIA "
         "AIConfigurator 0.12 kernel tables (data/kernels/gemm_efficiency.csv, t = alpha + bytes / BW fitted at "

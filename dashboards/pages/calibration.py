@@ -77,6 +77,7 @@ PARAMETERS: tuple[tuple[str, str, float, str], ...] = (
     ("moe_gemm_half_width", "Grouped-GEMM half-efficiency expert width", 1.0, "columns"),
     ("overlap_frac", "Two-batch overlap (share of the shorter hidden)", 100.0, "%"),
     ("tpot_tail_factor", "p99 / mean TPOT", 1.0, "\u00d7"),
+    ("cpu_overlap_frac", "Host time hidden by an overlap scheduler (share of the GPU time)", 100.0, "%"),
 )
 """The fitted (and measured) parameters of a profile as shown: tile rows are held (method)."""
 

@@ -11,7 +11,8 @@ vLLM; data/README.md) in four steps, each a pure function:
    concurrency; MLPerf Server and Interactive rows at the highest load whose p99 TTFT and p99 TPOT stay
    under the scenario's limits (a batch grid, Poisson arrivals, econ.physics.serving), never as offline runs;
    InferenceX rows at their speed per user, on the best of a few layouts. Layouts, precisions, weight and
-   KV formats and speculative decoding are those the row states.
+   KV formats and speculative decoding are those the row states; the serving engine (:func:`engine_class`)
+   decides whether the step's host time hides under the GPU's (:data:`ENGINE_OVERLAP_SCHEDULER`).
 2. :func:`fit`: maximum a posteriori estimate of the profile parameters (:data:`FIT_PARAMETERS`) by
    regularized least squares on ln(measured / predicted) (``scipy.optimize.least_squares``): one shared
    (global) value per parameter with a sourced prior (:data:`PRIORS`, from the AIConfigurator kernel
@@ -35,6 +36,7 @@ group) so the 70 MLPerf runs of one system do not outweigh a group with three.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -114,6 +116,63 @@ STATED_SPECULATION: dict[str, tuple[str, int, float, str]] = {
 }
 """Speculative decoding of the rows that state it: (method, draft tokens, acceptance, basis). Rows with
 ``speculative_decoding = none`` or ``unknown`` decode plainly (the model's MTP default is switched off)."""
+
+ENGINE_OVERLAP_SCHEDULER: dict[str, tuple[bool, str]] = {
+    "tensorrt-llm-cpp": (False, "TensorRT-LLM's C++ runtime and TensorRT engines (MLPerf v4.0-v5.0, the perf tables up "
+                              "to v0.17, NIM 1.8, gptSessionBenchmark): no overlap scheduler, the step's host time "
+                              "adds to its kernels"),
+    "tensorrt-llm-pytorch": (True, "TensorRT-LLM >= 1.0, whose default backend is PyTorch, with the 'Overlap "
+                                  "Scheduler ... Enabled by default' (nvidia.github.io/TensorRT-LLM/features/"
+                                  "overlap-scheduler.html): the host prepares step n + 1 while the GPU runs step n"),
+    "sglang": (True, "SGLang >= 0.4: the zero-overhead overlap scheduler is on by default (sgl-project/sglang "
+                    "server_args.py disable_overlap_schedule=False)"),
+    "vllm-async": (True, "vLLM >= 0.14: async scheduling on by default (vllm-project/vllm #27614, the last item of "
+                        "the async scheduling plan #27679; vllm-project/vllm-ascend #9567 'now enabled by default'), "
+                        "and vLLM-based stacks on such a vLLM (ROCm ATOM's vLLM 0.19 backend)"),
+    "vllm-sync": (False, "vLLM V0 (MLPerf v4.1/v5.0 ROCm builds, 0.4-0.6: 5-13 ms GPU bubbles per step, "
+                       "vllm-project/vllm #10634) and V1 before async scheduling became the default (0.8-0.13, "
+                       "--async-scheduling opt-in since #19970)"),
+    "unknown": (False, "engine or version not stated (InferenceX 'best configuration', ROCm ATOM's own engine, "
+                     "vLLM recipes and CI without a version): predicted without one, the host time added"),
+}
+"""Whether each serving-engine class runs an overlap scheduler, with its source. A measurement of an engine with one
+is predicted with the profile's calibrated ``cpu_overlap_frac`` (the share of the GPU time under which the host
+prepares the next step, :func:`econ.physics.performance.exposed_cpu_time_s`), one without at 0 (the host time adds):
+so ``overhead_s`` is fitted as the host time it is, hidden where the engine overlaps it, rather than as one
+per-generation average of hidden and exposed host time (:func:`engine_class`)."""
+
+
+def engine_class(source_kind: str, framework: str | None, framework_version: str | None, case_id: str) -> str:
+    """Serving-engine class of a measurement row (a key of :data:`ENGINE_OVERLAP_SCHEDULER`).
+
+    Parameters
+    ----------
+    source_kind, framework, framework_version, case_id : str (or None), columns of data/measurements.csv; the
+        AIConfigurator silicon sample names its backend in the case id where ``framework`` is empty
+
+    Returns
+    -------
+    str
+    """
+    fw = (framework or "").lower()
+    ver = (framework_version or "").lower()
+    if not fw and source_kind == "aiconfigurator":
+        fw = next((k for k in ("trtllm", "sglang", "vllm") if f"-{k}-" in case_id), "")
+    if fw == "sglang":
+        return "sglang"
+    if fw == "trtllm":
+        if source_kind.startswith("mlperf") or source_kind in ("nim", "nvidia-blog") or re.match(r"v0\.", ver):
+            return "tensorrt-llm-cpp"
+        # the 1.x perf tables, the 2025 blogs and guides, the 2026 AIConfigurator dump (whose 0.x version is not
+        # TensorRT-LLM's: it ran DeepSeek-R1 FP4 on Blackwell, which TensorRT-LLM 0.x could not)
+        return "tensorrt-llm-pytorch"
+    if fw == "vllm":
+        m = re.search(r"vllm (\d+)\.(\d+)", ver)
+        if m:
+            return "vllm-async" if (int(m.group(1)), int(m.group(2))) >= (0, 14) else "vllm-sync"
+        return "vllm-async" if source_kind == "aiconfigurator" else "unknown"  # AIConfigurator: a 2026-04 dump
+    return "unknown"
+
 
 NOT_REPRESENTABLE: dict[str, str] = {
     "nv-specdec-llama70b-h200-draft": "draft model (Llama-3.2-1B) not in models.csv and its acceptance not stated",
@@ -264,11 +323,15 @@ def _concurrency(text: str | None) -> float | None:
     return float(text.strip().lstrip("~"))
 
 
-def _geometric_grid(cap: float, n: int = SLO_GRID_POINTS) -> np.ndarray:
-    """Distinct whole batches from 1 to ``cap`` (inclusive), geometrically spaced."""
+def _geometric_grid(cap: float, n: int = SLO_GRID_POINTS, steps: tuple[float, ...] = ()) -> np.ndarray:
+    """Distinct whole batches from 1 to ``cap`` (inclusive), geometrically spaced, plus each batch in ``steps``
+    and the one after it where both are below ``cap``: the last batch before a step in the step time (the
+    CUDA-graph cap, ``cuda_graph_max_batch`` per attention group, where the launch gap jumps) and the first after
+    it, so that :func:`_crossing` never interpolates an SLO crossing across the step."""
     cap = max(int(cap), 1)
-    g = np.unique(np.round(np.geomspace(1, cap, n)).astype(np.int64))
-    return g
+    g = np.round(np.geomspace(1, cap, n)).astype(np.int64)
+    extra = [int(b) + d for b in steps for d in (0, 1) if 1 <= int(b) and int(b) + 1 <= cap]
+    return np.unique(np.concatenate([g, np.array(extra, dtype=np.int64)]))
 
 
 def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
@@ -370,7 +433,8 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
         else:
             kind = "point"
         cases.append(dict(
-            case_id=cid, group_id=r["group_id"], source_kind=r["source_kind"], model=r["model"],
+            case_id=cid, group_id=r["group_id"], source_kind=r["source_kind"],
+            engine_class=engine_class(r["source_kind"], r["framework"], r["framework_version"], cid), model=r["model"],
             hardware=r["hardware"], generation=gen, precision=r["precision"], profile=f"{gen}-{r['precision']}",
             scenario=scen, family=SCENARIO_FAMILY[scen], moe=bool((mod[r["model"]]["num_experts"] or 0) > 0),
             metric=metric, measured=float(measured), kind=kind, representable=not reason, reason=reason,
@@ -401,7 +465,8 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             b = max(b, int(p["dp"] or 1))
             rows.append(p | dict(case=i, layout_id=0, batch_size=b))
         elif kind == "slo":
-            for b in _geometric_grid(caps[i]):
+            graph_cap = assumptions.cuda_graph_max_batch * float(p["dp"] or 1)
+            for b in _geometric_grid(caps[i], steps=(graph_cap,) if graph_cap > 0 else ()):
                 rows.append(p | dict(case=i, layout_id=0, batch_size=int(b)))
         else:
             for j, lay in enumerate(_layouts(c["moe"])):
@@ -461,6 +526,13 @@ def _rate_log(metric_is_rate: np.ndarray, measured: np.ndarray, predicted: np.nd
     return np.where(metric_is_rate, r, -r)
 
 
+def _case_overlap_scheduler(table: pl.DataFrame) -> np.ndarray:
+    """Whether each case's serving engine runs an overlap scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`). [bool]"""
+    if "engine_class" not in table.columns:
+        return np.ones(table.height, dtype=bool)
+    return np.array([ENGINE_OVERLAP_SCHEDULER[c][0] for c in table["engine_class"].to_list()], dtype=bool)
+
+
 def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
             deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT) -> pl.DataFrame:
     """Predicted value of every case with the efficiencies ``catalog`` and ``assumptions`` give the engine.
@@ -478,12 +550,24 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     (|predicted / measured - 1|), ``slo_met`` (Server/Interactive and InferenceX rows: whether some load
     meets the limits or the speed; true elsewhere), ``batch_predicted`` (the batch at the prediction,
     interpolated for SLO rows).
+
+    Notes
+    -----
+    A case whose serving engine runs no overlap scheduler (``engine_class`` of ``cases.table``,
+    :data:`ENGINE_OVERLAP_SCHEDULER`) is predicted with ``cpu_overlap_frac`` = 0; the others with ``assumptions``'
+    value (by default the calibrated profile's).
     """
-    res = evaluate(cases.points.drop("case", "layout_id"), catalog, assumptions, PHYSICS_ECONOMICS, deployment,
-                   strict=False, columns=_EVAL_COLUMNS)
-    mat = res.select(pl.col(c).cast(pl.Float64) for c in _EVAL_COLUMNS).fill_null(float("nan")).to_numpy()
-    v = {c: mat[:, j] for j, c in enumerate(_EVAL_COLUMNS)}
     case = cases.points["case"].to_numpy()
+    mat = np.full((cases.points.height, len(_EVAL_COLUMNS)), np.nan)
+    overlaps = _case_overlap_scheduler(cases.table)[case]
+    for on in np.unique(overlaps):  # engines without an overlap scheduler hide no host time (ENGINE_OVERLAP_SCHEDULER)
+        rows = np.flatnonzero(overlaps == on)
+        pts = cases.points if rows.size == overlaps.size else cases.points[rows]
+        a = assumptions if on else assumptions.with_overrides(cpu_overlap_frac=0.0)
+        res = evaluate(pts.drop("case", "layout_id"), catalog, a, PHYSICS_ECONOMICS, deployment, strict=False,
+                       columns=_EVAL_COLUMNS)
+        mat[rows] = res.select(pl.col(c).cast(pl.Float64) for c in _EVAL_COLUMNS).fill_null(float("nan")).to_numpy()
+    v = {c: mat[:, j] for j, c in enumerate(_EVAL_COLUMNS)}
     layout = cases.points["layout_id"].to_numpy()
     batch = cases.points["batch_size"].to_numpy().astype(float)
     t = cases.table
@@ -592,7 +676,7 @@ def _crossing(x: np.ndarray, g: np.ndarray, y: np.ndarray):
 
 FIT_PARAMETERS: tuple[str, ...] = ("eta_bw", "eta_flop", "eta_prefill", "overhead_s", "sequence_overhead_s",
                                    "kernel_latency_s",
-                                   "eta_routed_flop_frac", "moe_gemm_half_width", "overlap_frac")
+                                   "eta_routed_flop_frac", "moe_gemm_half_width", "overlap_frac", "cpu_overlap_frac")
 """Profile parameters :func:`fit` estimates (the others of PROFILE_PARAMETERS are held: :data:`HELD`)."""
 
 
@@ -658,6 +742,13 @@ PRIORS: dict[str, Prior] = {
                           "prefill communication with two micro-batches; median 0.85, logit width 1.0 (0.68-0.94 at one "
                           "sd). Only instances that run two-batch overlap inform it (econ.physics.performance."
                           "two_batch_overlap_on); without any among the cases the fit returns the prior"),
+    "cpu_overlap_frac": Prior(0.8, 1.5, "logit", "share of a decode step's GPU time under which an overlap scheduler "
+                              "hides the step's host time (econ.physics.performance.exposed_cpu_time_s): TensorRT-LLM's "
+                              "PyTorch executor, SGLang and vLLM >= 0.14 prepare step n + 1 while the GPU runs step n "
+                              "(ENGINE_OVERLAP_SCHEDULER), up to the GPU time itself, less what must wait for the "
+                              "step's sampled tokens; median 0.8, logit width 1.5 (0.35-0.96 at one sd): the "
+                              "measurements of those engines at small batch decide. Engines without an overlap "
+                              "scheduler are predicted at 0"),
     "moe_gemm_half_width": Prior(900.0, 0.7, "log", "AIConfigurator fused MoE at > 512 tokens per expert (TensorRT-LLM "
                                  "EP8): Qwen3-235B (1536-wide experts) at 0.53-0.81 of Mixtral's (14336) fraction of "
                                  "peak on H200/B200 in BF16, FP8 and FP8-block, i.e. w_half = 500-1700; median 900, "
@@ -668,7 +759,7 @@ PRIORS: dict[str, Prior] = {
 SHRINKAGE: dict[str, float] = {"eta_bw": 0.5, "eta_flop": 0.5, "eta_prefill": 0.5, "overhead_s": 0.7,
                                "kernel_latency_s": 0.7, "sequence_overhead_s": 0.7, "eta_routed_flop_frac": 0.5,
                                "moe_gemm_half_width": 0.7,
-                               "overlap_frac": 0.5}
+                               "overlap_frac": 0.5, "cpu_overlap_frac": 0.5}
 """Standard deviation of a profile's deviation from the shared value, in the transformed scale (0.5 logit ~ a
 factor 1.6 on a small fraction; 0.7 log = a factor 2 on a time): how far one generation's software and
 silicon may sit from the others before the data must say so. A stated modelling choice."""
@@ -1658,7 +1749,7 @@ the solver reproduces its optimum to ~1e-5 (xtol 1e-6 in the transformed scale),
 are 5-30%, so 2% flags a real change of data or physics without flapping on rounding."""
 
 DRIFT_ATOL: dict[str, float] = {"overhead_s": 2e-6, "kernel_latency_s": 2e-8, "sequence_overhead_s": 2e-8,
-                                "moe_gemm_half_width": 1.0, "overlap_frac": 1e-6}
+                                "moe_gemm_half_width": 1.0, "overlap_frac": 1e-6, "cpu_overlap_frac": 1e-6}
 """Absolute floor of the tolerance for parameters that may sit near zero. [their units]"""
 
 

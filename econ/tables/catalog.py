@@ -231,6 +231,7 @@ CALIBRATION_SCHEMA: dict[str, Col] = {
     "moe_gemm_half_width": _num(0, 1e6, unit="columns"), "moe_gemm_half_width_se": _num(0, 1e6, required=False),
     "overlap_frac": _num(0, 1.0), "overlap_frac_se": _num(0, 10, required=False),
     "tpot_tail_factor": _num(1, 10), "tpot_tail_factor_se": _num(0, 10, required=False),
+    "cpu_overlap_frac": _num(0, 1.0), "cpu_overlap_frac_se": _num(0, 10, required=False),
     "log_ratio_p10": _num(-5, 5, unit="ln(measured/predicted)"),
     "log_ratio_p90": _num(-5, 5, unit="ln(measured/predicted)"),
     "cv_median_abs_error_frac": _num(0, 100, required=False), "cv_p90_abs_error_frac": _num(0, 100, required=False),

@@ -90,7 +90,8 @@ def test_host_time_shows_only_where_it_outlasts_the_gpu():
     assert exposed_cpu_time_s(3e-3, 1e-3, 1.0) == pytest.approx(2e-3)
     assert exposed_cpu_time_s(3e-3, 1e-3, 0.0) == pytest.approx(3e-3)
     assert exposed_cpu_time_s(3e-3, 2e-3, 0.5) == pytest.approx(2e-3)
-    assert DEFAULT.cpu_overlap_frac == 0.0  # the measurements fit best with the host time added (vocabulary source)
+    # calibrated per profile on the engines with an overlap scheduler (calibration.ENGINE_OVERLAP_SCHEDULER)
+    assert "cpu_overlap_frac" in DEFAULT.calibrated_fields
 
 
 def test_overlap_scheduler_hides_host_time_behind_long_steps_but_not_short_ones(catalog):

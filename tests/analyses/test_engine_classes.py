@@ -1,0 +1,79 @@
+"""Serving-engine classes of the calibration (stop 27, issue 17.3): which measurements hide their host time under an
+overlap scheduler, and the SLO grid either side of the CUDA-graph cap."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from econ.analyses import calibration as cal
+from econ.assumptions import DEFAULT
+from econ.engine import evaluate
+from econ.tables.catalog import load_catalog
+
+CATALOG = load_catalog()
+MEASUREMENTS = cal.load_measurements()
+
+
+@pytest.mark.parametrize("row, expected", [
+    (("mlperf-v5.0", "trtllm", "TensorRT 10.8, CUDA 12.8", "x"), "tensorrt-llm-cpp"),
+    (("trtllm", "trtllm", "v0.17", "x"), "tensorrt-llm-cpp"),
+    (("nim", "trtllm", "NIM 1.8.0 (TensorRT-LLM profile)", "x"), "tensorrt-llm-cpp"),
+    (("trtllm", "trtllm", "release/1.2 perf-overview (trtllm-bench)", "x"), "tensorrt-llm-pytorch"),
+    (("trtllm", "trtllm", "Best_perf_practice_on_DeepSeek-R1 guide (trtllm-bench)", "x"), "tensorrt-llm-pytorch"),
+    (("aiconfigurator", None, None, "aic-llama-3.1-70b-b200-trtllm-fp4-agg-1024-1024-c4-tpot"), "tensorrt-llm-pytorch"),
+    (("aiconfigurator", None, None, "aic-llama-3.1-70b-h100-sxm-vllm-fp8-agg-1024-1024-c4-tpot"), "vllm-async"),
+    (("aiconfigurator", "sglang", "sglang 0.5.9 (AIConfigurator silicon sample)", "x"), "sglang"),
+    (("aiconfigurator", "vllm", "vllm 0.12.0 (AIConfigurator silicon sample)", "x"), "vllm-sync"),
+    (("aiconfigurator", "vllm", "vllm 0.15.1 (AIConfigurator silicon sample)", "x"), "vllm-async"),
+    (("moreh", "vllm", "Moreh vLLM 0.11.0rc2.moreh20251212", "x"), "vllm-sync"),
+    (("mlperf-v4.1", "vllm", "vLLM 0.4.3+rocm614, PyTorch 2.3.0, ROCm 6.1.0", "x"), "vllm-sync"),
+    (("atom", "vllm", "vLLM 0.19 with the ATOM out-of-tree backend (ATOM nightly CI)", "x"), "vllm-async"),
+    (("atom", "atom", "ROCm ATOM nightly CI", "x"), "unknown"),
+    (("inferencex", None, None, "ix-gptoss"), "unknown"),
+])
+def test_engine_class_of_a_row(row, expected):
+    assert cal.engine_class(*row) == expected
+
+
+def test_every_included_measurement_has_an_engine_class_with_a_source():
+    cases = cal.cases_to_points(MEASUREMENTS.head(40), CATALOG)
+    assert set(cases.table["engine_class"].unique().to_list()) <= set(cal.ENGINE_OVERLAP_SCHEDULER)
+    for cls in MEASUREMENTS.select("source_kind", "framework", "framework_version", "case_id").iter_rows():
+        assert cal.engine_class(*cls) in cal.ENGINE_OVERLAP_SCHEDULER
+    assert all(len(src) > 40 for _, src in cal.ENGINE_OVERLAP_SCHEDULER.values())
+
+
+def test_an_engine_without_an_overlap_scheduler_is_predicted_with_its_host_time_added():
+    """A TensorRT-LLM C++-runtime point (no overlap scheduler) is predicted at cpu_overlap_frac = 0, a PyTorch-executor
+    point with the calibrated profile value; both equal a direct engine call with those assumptions."""
+    m = MEASUREMENTS.filter(pl.col("metric") == "output_tokens_per_s_per_gpu", pl.col("scenario") == "throughput")
+    cls = [cal.engine_class(*r) for r in m.select("source_kind", "framework", "framework_version", "case_id").iter_rows()]
+    m = m.with_columns(pl.Series("cls", cls))
+    pick = pl.concat([m.filter(pl.col("cls") == "tensorrt-llm-cpp").head(1),
+                      m.filter(pl.col("cls") == "tensorrt-llm-pytorch").head(1)]).drop("cls")
+    cases = cal.cases_to_points(pick, CATALOG)
+    assert cases.table["engine_class"].to_list() == ["tensorrt-llm-cpp", "tensorrt-llm-pytorch"]
+    got = cal.predict(cases, CATALOG)["predicted"].to_numpy()
+    pts = cases.points.drop("case", "layout_id")
+    for i, a in enumerate((DEFAULT.with_overrides(cpu_overlap_frac=0.0), DEFAULT)):
+        direct = evaluate(pts[i:i + 1], CATALOG, a, cal.PHYSICS_ECONOMICS, strict=False,
+                          columns=("served_output_tokens_per_s_per_gpu",))
+        assert got[i] == pytest.approx(direct["served_output_tokens_per_s_per_gpu"][0], rel=1e-12)
+    assert "cpu_overlap_frac" in DEFAULT.calibrated_fields
+
+
+def test_the_slo_grid_holds_both_sides_of_the_cuda_graph_cap():
+    g = cal._geometric_grid(2000, steps=(512.0,))
+    assert 512 in g and 513 in g and g[0] == 1 and g[-1] == 2000 and np.all(np.diff(g) > 0)
+    assert 512 not in cal._geometric_grid(400, steps=(512.0,))  # beyond the capacity: nothing added
+    assert np.array_equal(cal._geometric_grid(300), cal._geometric_grid(300, steps=()))
+
+
+def test_the_fitted_overlap_share_is_a_fraction_on_every_profile():
+    cal_table = CATALOG.calibration
+    f = cal_table["cpu_overlap_frac"].to_numpy()
+    assert np.all((f >= 0.0) & (f <= 1.0))
+    fitted = cal_table.filter(pl.col("fallback_from").is_null())
+    assert (fitted["cpu_overlap_frac"] > 0.3).all()  # the engines with an overlap scheduler do hide host time
