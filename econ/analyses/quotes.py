@@ -720,14 +720,16 @@ EVALUATED_COLUMNS: tuple[str, ...] = (*_RES_COLUMNS, *_OPTIONAL_RES_COLUMNS, *BA
 
 
 def _evaluate_rows(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions, economics: Economics,
-                   percentile: float | None = None) -> pl.DataFrame:
+                   percentile: float | None = None, physics: dict | None = None) -> pl.DataFrame:
     """The whole engine on grid points (``_cfg`` dropped), with the requested weight format as ``_wf_in`` and the
     requested speculation as ``_spec_in`` (null: the engine's default); speeds at ``percentile``
     (:func:`_at_percentile`). Only the engine columns the floors read are built (:data:`EVALUATED_COLUMNS`: the
-    engine computes every column anyway; building the ~70 others cost ~15% of the call)."""
+    engine computes every column anyway; building the ~70 others cost ~15% of the call). ``physics``: the engine's
+    memo of these points' physics (:func:`econ.engine.evaluate`), given with points that have no ``_cfg``."""
     cols = EVALUATED_COLUMNS + (PERCENTILE_COLUMNS if percentile is not None else ())
-    res = _at_percentile(evaluate(points.drop("_cfg", strict=False), catalog, assumptions, economics, strict=False,
-                                  columns=tuple(dict.fromkeys(cols))), percentile)
+    res = _at_percentile(evaluate(points.drop("_cfg", strict=False) if physics is None else points, catalog,
+                                  assumptions, economics, strict=False, columns=tuple(dict.fromkeys(cols)),
+                                  physics=physics), percentile)
     return res.with_columns(points["weight_format"].alias("_wf_in"), points["spec_method"].alias("_spec_in"))
 
 
@@ -853,7 +855,50 @@ def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray],
                                                     percentile))
     if rows.size == 0:  # nothing feasible: one row keeps the engine's result columns (band or none)
         rows = np.zeros(1, dtype=np.int64)
-    return _evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics, percentile), scr
+    kept = _PHYSICS_MEMOS.get(catalog, key)
+    if kept is None:
+        kept = (_grid_points(configs, grid, rows).drop("_cfg", strict=False), {})
+    points, physics = kept
+    res = _evaluate_rows(points, catalog, assumptions, economics, percentile, physics=physics)
+    _PHYSICS_MEMOS.put(catalog, key, kept)  # sized now that the engine has filled the memo
+    return res, scr
+
+
+PHYSICS_MEMO_ENTRIES = 4
+"""Screens whose whole-engine rows keep their physics (:func:`econ.engine.evaluate`'s ``physics`` memo), newest first:
+a rerun that changes only the cost side of the economics (power price, PUE, finance, utilization, token mix) prices the
+~24,000 screened rows of the shipped quotes again without their physics (~150 ms of CPU). The engine's memo checks its
+own fingerprint (the tier, a custom rate and the cache-hit rate included), so it is never read stale."""
+
+PHYSICS_MEMO_BYTES = 256 * 2**20
+"""Bytes of those memos (the arrays of each block's physics and inputs; ~40 MB for the shipped quotes); a memo above
+a quarter of it is not kept. [B]"""
+
+
+def _nbytes(obj, seen=None) -> int:
+    """Bytes of the numpy arrays and Polars frames reachable from ``obj`` (dataclasses, tuples, lists, dicts), each
+    counted once: the size of a :data:`_PHYSICS_MEMOS` value. [B]"""
+    import dataclasses
+
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, pl.DataFrame):
+        return int(obj.estimated_size())
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(v, seen) for v in obj)
+    if isinstance(obj, dict):
+        return sum(_nbytes(v, seen) for v in obj.values())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sum(_nbytes(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj))
+    return 0
+
+
+_PHYSICS_MEMOS = CatalogCache(PHYSICS_MEMO_ENTRIES, max_bytes=PHYSICS_MEMO_BYTES, size_of=_nbytes)
+"""(id(catalog), the screen's key) -> (the screened points, the engine's physics memo of them)."""
 
 
 def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,

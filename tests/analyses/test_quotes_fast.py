@@ -225,3 +225,34 @@ def test_a_search_kept_on_disk_gives_the_same_check(catalog, tmp_path, monkeypat
     monkeypatch.undo()
     monkeypatch.setenv("ECON_CACHE_DIR", str(tmp_path))
     _assert_checks_equal(built, check_quotes(q, catalog, slo_percentile=95.0))
+
+
+def test_repriced_physics_equals_a_fresh_check(catalog):
+    """Issue 19.5: a rerun that changes only the economics prices the screened rows again on their kept physics (the
+    engine's ``physics`` memo, :data:`econ.analyses.quotes._PHYSICS_MEMOS`); every frame equals a check computed with
+    no memo, exactly, and a change of PUE, power price, utilization, mix, tier, custom rate or cache-hit rate is never
+    served stale (each gives other floors than the one before it)."""
+    from dataclasses import replace
+
+    from polars.testing import assert_frame_equal
+
+    q = load_quotes(catalog)
+    base = Economics()
+    runs = [base, replace(base, pue=1.377), replace(base, usd_per_kwh=0.21), replace(base, utilization_frac=0.45),
+            replace(base, input_output_mix=6.0), replace(base, basis="neocloud"),
+            replace(base, basis="custom", usd_per_gpu_hour=2.7), replace(base, cache_hit_frac=0.35),
+            replace(base, pue=1.2)]
+    check_quotes(q, catalog, economics=base)
+    before = None
+    for e in runs:
+        assert len(quotes._PHYSICS_MEMOS) >= 1  # the memo path is the one measured
+        kept = check_quotes(q, catalog, economics=e)
+        quotes._PHYSICS_MEMOS._items.clear()
+        fresh = check_quotes(q, catalog, economics=e)
+        assert_frame_equal(kept.summary, fresh.summary, check_exact=True)
+        assert_frame_equal(kept.per_hardware, fresh.per_hardware, check_exact=True)
+        assert kept.settings == fresh.settings
+        if before is not None:
+            assert not kept.summary["floor_usd_per_m_blended_tokens"].equals(before)
+        before = kept.summary["floor_usd_per_m_blended_tokens"]
+    assert quotes._PHYSICS_MEMOS.bytes() <= quotes.PHYSICS_MEMO_BYTES
