@@ -864,11 +864,12 @@ def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray],
     return res, scr
 
 
-PHYSICS_MEMO_ENTRIES = 4
-"""Screens whose whole-engine rows keep their physics (:func:`econ.engine.evaluate`'s ``physics`` memo), newest first:
-a rerun that changes only the cost side of the economics (power price, PUE, finance, utilization, token mix) prices the
-~24,000 screened rows of the shipped quotes again without their physics (~150 ms of CPU). The engine's memo checks its
-own fingerprint (the tier, a custom rate and the cache-hit rate included), so it is never read stale."""
+PHYSICS_MEMO_ENTRIES = 8
+"""Screens (and floor deployments' batch curves) whose whole-engine rows keep their physics (:func:`econ.engine.evaluate`'s
+``physics`` memo), newest first: a rerun that changes only the cost side of the economics (power price, PUE, finance,
+utilization, token mix) prices the ~24,000 screened rows of the shipped quotes again without their physics (~150 ms of
+CPU), and the ~1,100 rows of the floors' curves when the floors' deployments stay. The engine's memo checks its own
+fingerprint (the tier, a custom rate and the cache-hit rate included), so it is never read stale."""
 
 PHYSICS_MEMO_BYTES = 256 * 2**20
 """Bytes of those memos (the arrays of each block's physics and inputs; ~40 MB for the shipped quotes); a memo above
@@ -1074,8 +1075,20 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
             ids = configs.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format",
                                            "spec_method"], how="semi", nulls_equal=True)["_cfg"].to_numpy()
             rows = np.flatnonzero(np.isin(grid[0], ids))
-            return _feasible_rows(_evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics,
-                                                 slo_percentile), catalog, band) if rows.size else res.clear()
+            if not rows.size:
+                return res.clear()
+            # the floor deployments' curves are mostly the same from one economics to the next: their physics is kept
+            # (the engine's memo, keyed by the very rows) and only priced again
+            import hashlib
+
+            key = ("curves", search_key, hashlib.blake2b(rows.tobytes(), digest_size=16).hexdigest())
+            kept = _PHYSICS_MEMOS.get(catalog, key)
+            if kept is None:
+                kept = (_grid_points(configs, grid, rows).drop("_cfg", strict=False), {})
+            out = _feasible_rows(_evaluate_rows(kept[0], catalog, assumptions, economics, slo_percentile,
+                                                physics=kept[1]), catalog, band)
+            _PHYSICS_MEMOS.put(catalog, key, kept)
+            return out
 
         frames["curves"] = curves
     eagle_tokens = EAGLE_DRAFT_TOKENS if decoding.spec_draft_tokens is None else decoding.spec_draft_tokens
