@@ -1730,8 +1730,12 @@ def _assumes(slo_percentile: float | None = None) -> pl.Expr:
         src, c("cost_basis")))
 
 
+@functools.lru_cache(maxsize=8)
 def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
     """The analyst's sentences for each quote, built from the summary columns (no Python row loop).
+
+    The expression depends on ``eagle_draft_tokens`` only and a Polars expression is immutable, so it is built once
+    per value (kept: 8; building its ~300 nodes cost ~25 ms of Python per check).
 
     Order: verdict and margins (or why there is no GPU floor to compare with); the floor deployment, its
     scope and what stops a cheaper one (the binding wall); the cost tier and rate; the precision assumption

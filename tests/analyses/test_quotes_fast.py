@@ -257,3 +257,18 @@ def test_repriced_physics_equals_a_fresh_check(catalog):
             assert not kept.summary["floor_usd_per_m_blended_tokens"].equals(before)
         before = kept.summary["floor_usd_per_m_blended_tokens"]
     assert quotes._PHYSICS_MEMOS.bytes() <= quotes.PHYSICS_MEMO_BYTES
+
+
+def test_kept_reason_expression_equals_a_fresh_one(catalog):
+    """The reasons' expression is built once per EAGLE draft length (functools.lru_cache on quotes._reason): a check
+    with the kept expression equals one with a freshly built expression, exactly."""
+    from polars.testing import assert_frame_equal
+
+    q = load_quotes(catalog)
+    quotes._reason(quotes.EAGLE_DRAFT_TOKENS)
+    assert quotes._reason(quotes.EAGLE_DRAFT_TOKENS) is quotes._reason(quotes.EAGLE_DRAFT_TOKENS)
+    kept = check_quotes(q, catalog)
+    quotes._reason.cache_clear()
+    fresh = check_quotes(q, catalog)
+    assert_frame_equal(kept.summary, fresh.summary, check_exact=True)
+    assert kept.summary["reason"].str.len_chars().min() > 40
