@@ -272,3 +272,34 @@ def test_kept_reason_expression_equals_a_fresh_one(catalog):
     fresh = check_quotes(q, catalog)
     assert_frame_equal(kept.summary, fresh.summary, check_exact=True)
     assert kept.summary["reason"].str.len_chars().min() > 40
+
+
+def test_first_rows_equals_sort_then_group_first(catalog, monkeypatch):
+    """_first_rows (the floors' per-accelerator pick, sorting only the group and order columns) equals
+    ``sort(order, maintain_order=True).group_by(by).agg(pl.all().first())`` exactly: on the floor search's own frame
+    (ties, nulls and all) and on a small frame built with ties and nulls."""
+    from polars.testing import assert_frame_equal
+
+    got = {}
+    real = quotes._floors
+
+    def spy(keys, res, *a, **k):
+        got["j"] = keys.join(res, on="model", how="inner")
+        return real(keys, res, *a, **k)
+
+    monkeypatch.setattr(quotes, "_floors", spy)
+    check_quotes(load_quotes(catalog), catalog)
+    rng = np.random.default_rng(3)
+    small = pl.DataFrame({"key": rng.integers(0, 3, 400), "hardware": rng.choice(["a", "b", "c"], 400),
+                          "c": pl.Series(rng.choice([1.0, 2.0, np.nan], 400)).fill_nan(None),
+                          "f": rng.choice([True, False], 400), "v": np.arange(400)})
+    cases = [(got["j"], [~pl.col("_calibrated"), (pl.col("usd_per_m_blended_tokens_low")
+                                                  * pl.col("usd_per_m_blended_tokens_high")).sqrt()
+                         .fill_null(pl.col("usd_per_m_blended_tokens")), pl.col("usd_per_m_blended_tokens")], False),
+             (got["j"], [pl.col("tokens_per_s_per_user_high"), pl.col("usd_per_m_blended_tokens")], [True, False]),
+             (small, [~pl.col("f"), pl.col("c")], False), (small, [pl.col("c"), pl.col("f")], [True, False])]
+    for frame, order, desc in cases:
+        want = (frame.sort(order, descending=desc, maintain_order=True).group_by("key", "hardware")
+                .agg(pl.all().first()).sort("key", "hardware"))
+        have = quotes._first_rows(frame, ("key", "hardware"), order, descending=desc)
+        assert_frame_equal(have.sort("key", "hardware"), want, check_exact=True)
