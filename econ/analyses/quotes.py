@@ -871,9 +871,10 @@ utilization, token mix) prices the ~24,000 screened rows of the shipped quotes a
 CPU), and the ~1,100 rows of the floors' curves when the floors' deployments stay. The engine's memo checks its own
 fingerprint (the tier, a custom rate and the cache-hit rate included), so it is never read stale."""
 
-PHYSICS_MEMO_BYTES = 256 * 2**20
-"""Bytes of those memos (the arrays of each block's physics and inputs; ~40 MB for the shipped quotes); a memo above
-a quarter of it is not kept. [B]"""
+PHYSICS_MEMO_BYTES = 192 * 2**20
+"""Bytes of those memos (the arrays of each block's physics and inputs; ~30 MB for the screen of the shipped quotes,
+~1.5 MB for its curves: about six searches' screens at once, as :data:`econ.analyses.optimize.PHYSICS_CACHE_BYTES`);
+a memo above a quarter of it (a screen of ~36,000 rows: a large upload) is not kept and runs whole. [B]"""
 
 
 def _nbytes(obj, seen=None) -> int:
