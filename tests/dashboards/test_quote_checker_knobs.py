@@ -156,3 +156,34 @@ def test_band_chart_spec_built_fast_equals_altairs():
             assert quote_band_spec(view, view_hw) == want
             assert quote_band_spec(view, view_hw, width=400) == quote_band_chart(view, view_hw, width=400).to_dict(
                 validate=False)
+
+
+def test_band_chart_structure_is_kept_across_reruns(monkeypatch):
+    """The structure is kept in the process's store (dashboards.components.memory), not in the page module (run again
+    on every rerun): a second spec of the same quotes builds no Altair chart."""
+    import functools
+
+    import polars as pl
+
+    import dashboards.pages.quote_checker as qc
+    from dashboards.components import memory
+    from econ.analyses.quotes import check_quotes
+    from econ.tables.quote_files import load_quotes
+
+    cat = load_catalog()
+    r = check_quotes(load_quotes(cat), cat)
+    s = qc.with_names(r.summary.with_columns(pl.lit("catalog").alias("quote_set")), cat)
+    hw = qc.with_names(r.per_hardware, cat)
+    built = []
+    real = qc._band_template
+
+    @functools.wraps(real)
+    def counted(*a):
+        built.append(a[:3])
+        return real(*a)
+
+    monkeypatch.setattr(qc, "_band_template", counted)
+    memory.clear()
+    first = qc.quote_band_spec(s, hw)
+    again = qc.quote_band_spec(s, hw)
+    assert first == again and len(built) == 1
