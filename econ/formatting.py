@@ -53,9 +53,37 @@ def _decimals_for(x: float, sig: int, min_decimals: int = 0, max_decimals: int =
     return int(min(max(sig - 1 - exponent, min_decimals), max_decimals))
 
 
+FORMAT_CACHE_ENTRIES = 8192
+"""Babel results kept per helper (:func:`_fixed`, :func:`_compact_usd`, :func:`_compact_number`; LRU, a few hundred
+kB each): a dashboard table formats hundreds of cells per rerun at ~0.1 ms each (the Cluster page's compact dollars),
+and a rerun that changes the power price or PUE writes mostly the same 3-significant-digit amounts again. The
+helpers are pure functions of their arguments, so a kept string is the one Babel would return."""
+
+
 def _fixed(x: float, decimals: int) -> str:
+    if x == 0:  # -0.0 and 0.0 are one key of a cache; Babel writes them differently
+        return _fixed_babel(x, decimals)
+    return _fixed_cached(x, decimals)
+
+
+def _fixed_babel(x: float, decimals: int) -> str:
     pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "")
     return format_decimal(x, pattern, locale=LOCALE)
+
+
+_fixed_cached = functools.lru_cache(maxsize=FORMAT_CACHE_ENTRIES, typed=True)(_fixed_babel)
+
+
+@functools.lru_cache(maxsize=FORMAT_CACHE_ENTRIES, typed=True)
+def _compact_usd(a: float, decimals: int) -> str:
+    """Babel's compact US-dollar text of ``a`` > 0 (``$12.3K``), ``decimals`` fraction digits (memoized)."""
+    return format_compact_currency(a, "USD", locale=LOCALE, fraction_digits=decimals)
+
+
+@functools.lru_cache(maxsize=FORMAT_CACHE_ENTRIES, typed=True)
+def _compact_number(a: float, decimals: int) -> str:
+    """Babel's compact text of ``a`` > 0 (``212.7B``), ``decimals`` fraction digits (memoized)."""
+    return format_compact_decimal(a, locale=LOCALE, fraction_digits=decimals)
 
 
 def sig(x, digits: int = 3) -> str:
@@ -99,7 +127,7 @@ def usd_compact(x, digits: int = 3) -> str:
         return usd(x) if a < 1 else f"{'-' if x < 0 else ''}${_fixed(a, _decimals_for(a, digits, 0, 2))}"
     scaled = a / 10 ** (3 * min(4, int(math.floor(math.log10(a) / 3))))
     decimals = _decimals_for(round(scaled, 10), digits, 0, 2)
-    text = format_compact_currency(a, "USD", locale=LOCALE, fraction_digits=decimals)
+    text = _compact_usd(a, decimals)
     return ("-" + text) if x < 0 else text
 
 
@@ -127,7 +155,7 @@ def compact(x, digits: int = 3) -> str:
     if a < 1e4:
         return sig(x, digits)
     scaled = a / 10 ** (3 * min(4, int(math.floor(math.log10(a) / 3))))
-    text = format_compact_decimal(a, locale=LOCALE, fraction_digits=_decimals_for(round(scaled, 10), digits, 0, 2))
+    text = _compact_number(a, _decimals_for(round(scaled, 10), digits, 0, 2))
     return ("-" + text) if x < 0 else text
 
 

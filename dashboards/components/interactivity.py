@@ -62,20 +62,27 @@ def measured_controls(key: str, container=None) -> tuple[bool, bool]:
 
 def measured_for(model: str, hardware, sc, frontier: pl.DataFrame, *, near: bool, cost: str,
                  data_dir=None) -> pl.DataFrame:
-    """Measured points of ``model`` on ``hardware``, priced with the frontier's $/GPU-hour per accelerator."""
-    pts = measured_points(model, hardware, input_len=sc.input_len, output_len=sc.output_len,
-                          length_tolerance=2.0 if near else None, data_dir=data_dir)
+    """Measured points of ``model`` on ``hardware``, priced with the frontier's $/GPU-hour per accelerator.
+
+    The points (a read of ``measurements.csv``, independent of the economics) are kept apart from their pricing
+    (:func:`econ.tables.measured.with_cost`), so a rerun with another power price or PUE only prices them again."""
+    hw = None if hardware is None else tuple(hardware)
+    tolerance = 2.0 if near else None
+    pts = memory.memo(measured_points, model, hw, input_len=sc.input_len, output_len=sc.output_len,
+                      length_tolerance=tolerance, data_dir=data_dir, files=_measurement_files(data_dir),
+                      key=(model, hw, sc.input_len, sc.output_len, tolerance, None if data_dir is None else str(data_dir)))
     if pts.height == 0 or "usd_per_gpu_hour" not in frontier.columns:
         return pts
     return with_cost(pts, frontier.select("hardware", "usd_per_gpu_hour"), cost=cost)
 
 
-def _measurement_files() -> tuple:
-    """The measurement tables :func:`measured_for` reads (their stamps key its cache: an edited file is read again)."""
+def _measurement_files(data_dir=None) -> tuple:
+    """The measurement tables :func:`measured_for` reads from ``data_dir`` (default: the session's), their stamps key
+    its cache: an edited file is read again."""
     from pathlib import Path
 
     from econ.tables.catalog import DEFAULT_DATA_DIR
-    return tuple(Path(d) / "measurements.csv" for d in (state.data_dir(), DEFAULT_DATA_DIR) if d)
+    return tuple(Path(d) / "measurements.csv" for d in (data_dir or state.data_dir(), DEFAULT_DATA_DIR) if d)
 
 
 def section(frontier: pl.DataFrame, *, sc, cat_in_use, economics, cost: str, series: str, key: str,

@@ -147,6 +147,27 @@ def _tooltip(columns) -> list[alt.Tooltip]:
     return out
 
 
+def _band_frames(summary: pl.DataFrame, per_hardware: pl.DataFrame):
+    """What :func:`quote_band_chart` draws: (quote ids in y order, verdicts shown, the band, tick and price frames)."""
+    s = summary.sort("model", "price_usd_per_m_blended_tokens")
+    order = s["quote_id"].to_list()
+    bands = s.filter(pl.col("floor_usd_per_m_blended_tokens").is_not_null()).select(_BAND_COLUMNS)
+    ticks = per_hardware.filter(pl.col("meets_floor") & pl.col("in_scope")
+                                & pl.col("quote_id").is_in(order)).select(_TICK_COLUMNS)
+    shown = [v for v in VERDICTS if v in set(s["verdict"])]
+    return order, shown, bands, ticks, s.select(_PRICE_COLUMNS)
+
+
+_BAND_COLUMNS = ["quote_id", "model", "floor_usd_per_m_blended_tokens", "floor_hardware",
+                 "band_max_usd_per_m_blended_tokens", "band_max_hardware", "num_hardware_meeting_floor"]
+_TICK_COLUMNS = ["quote_id", "hardware", "usd_per_m_blended_tokens", "precision", "num_gpus", "batch_size",
+                 "tokens_per_s_per_user", "binding_wall"]
+_PRICE_COLUMNS = ["quote_id", "quote_set", "provider", "model", "verdict", "price_usd_per_m_blended_tokens",
+                  "floor_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens_low",
+                  "floor_usd_per_m_blended_tokens_high", "margin_text", "floor_assumes",
+                  "speed_floor_tokens_per_s_per_user", "cost_basis"]
+
+
 def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width: int = 620) -> alt.LayerChart:
     """Each quote's blended price (a diamond coloured by verdict) against the band of modeled floors.
 
@@ -164,43 +185,71 @@ def quote_band_chart(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width
     accelerator, the price diamond; x is $ per M blended tokens on a log axis, y the quote (sorted by model, then
     price). Quotes without a GPU floor in scope have a diamond and no band.
     """
-    s = summary.sort("model", "price_usd_per_m_blended_tokens")
-    order = s["quote_id"].to_list()
+    order, shown, bands, ticks, prices = _band_frames(summary, per_hardware)
+    return _band_layers(order, shown, bands.to_pandas(), ticks.to_pandas(), prices.to_pandas(), width)
+
+
+def _band_layers(order, shown, bands, ticks, prices, width: int) -> alt.LayerChart:
+    """The chart of :func:`quote_band_chart` from its frames (pandas, as Altair reads them)."""
     x_title = "$/M blended tokens (log)"
     x = alt.X("price_usd_per_m_blended_tokens:Q", title=x_title, scale=alt.Scale(type="log"),
               axis=alt.Axis(format="$,.3~f", labelOverlap=True))
-    y = alt.Y("quote_id:N", sort=order, title=None, axis=alt.Axis(labelLimit=260, labelOverlap=False))
-    band_cols = ["quote_id", "model", "floor_usd_per_m_blended_tokens", "floor_hardware",
-                 "band_max_usd_per_m_blended_tokens", "band_max_hardware", "num_hardware_meeting_floor"]
-    bands = s.filter(pl.col("floor_usd_per_m_blended_tokens").is_not_null()).select(band_cols)
-    band = alt.Chart(bands.to_pandas()).mark_bar(color="#BBBBBB", height=8, opacity=0.7).encode(
+    y = alt.Y("quote_id:N", sort=list(order), title=None, axis=alt.Axis(labelLimit=260, labelOverlap=False))
+    band = alt.Chart(bands).mark_bar(color="#BBBBBB", height=8, opacity=0.7).encode(
         x=alt.X("floor_usd_per_m_blended_tokens:Q", title=x_title, scale=alt.Scale(type="log"),
                 axis=alt.Axis(format="$,.3~f", labelOverlap=True, orient="top")),  # tall chart: axis on top too
-        x2="band_max_usd_per_m_blended_tokens:Q", y=y, tooltip=_tooltip(band_cols))
-    tick_cols = ["quote_id", "hardware", "usd_per_m_blended_tokens", "precision", "num_gpus", "batch_size",
-                 "tokens_per_s_per_user", "binding_wall"]
-    ticks_df = per_hardware.filter(pl.col("meets_floor") & pl.col("in_scope")
-                                   & pl.col("quote_id").is_in(order)).select(tick_cols)
-    ticks = alt.Chart(ticks_df.to_pandas()).mark_tick(color="#555555", thickness=1.5, size=12).encode(
+        x2="band_max_usd_per_m_blended_tokens:Q", y=y, tooltip=_tooltip(_BAND_COLUMNS))
+    tick = alt.Chart(ticks).mark_tick(color="#555555", thickness=1.5, size=12).encode(
         x=alt.X("usd_per_m_blended_tokens:Q", scale=alt.Scale(type="log"), axis=None), y=y,
-        tooltip=_tooltip(tick_cols))
-    price_cols = ["quote_id", "quote_set", "provider", "model", "verdict", "price_usd_per_m_blended_tokens",
-                  "floor_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens_low",
-                  "floor_usd_per_m_blended_tokens_high", "margin_text", "floor_assumes",
-                  "speed_floor_tokens_per_s_per_user", "cost_basis"]
-    shown = [v for v in VERDICTS if v in set(s["verdict"])]
-    price = alt.Chart(s.select(price_cols).to_pandas()).mark_point(shape="diamond", filled=True, size=110,
-                                                                    opacity=1.0).encode(
+        tooltip=_tooltip(_TICK_COLUMNS))
+    price = alt.Chart(prices).mark_point(shape="diamond", filled=True, size=110, opacity=1.0).encode(
         x=x, y=y,
         color=alt.Color("verdict:N", title=_title("verdict"),
-                        scale=alt.Scale(domain=shown, range=[VERDICT_COLOURS[v] for v in shown]),
+                        scale=alt.Scale(domain=list(shown), range=[VERDICT_COLOURS[v] for v in shown]),
                         legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=260, symbolLimit=0)),
-        tooltip=_tooltip(price_cols))
-    return alt.layer(band, ticks, price).properties(
+        tooltip=_tooltip(_PRICE_COLUMNS))
+    return alt.layer(band, tick, price).properties(
         width=width, height=max(160, 20 * len(order)),
         title=charts.chart_title("Quoted blended price vs the band of modeled floors",
                                  "Grey: cheapest to dearest in-scope accelerator's floor; diamond: the quote"),
     ).resolve_axis(x="independent")  # one shared log scale, its axis at the top (band) and bottom (price)
+
+
+def quote_band_spec(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width: int = 620) -> dict:
+    """The Vega-Lite dict of :func:`quote_band_chart` (equal to its ``to_dict``: tests/dashboards), built fast.
+
+    The chart's structure depends on the quotes' order, the verdicts shown and the width only, which a rerun with
+    other economics keeps (prices do not move, floors do): it is built once per structure with empty frames
+    (:func:`_band_template`, kept by :func:`dashboards.components.memory.memo`) and each layer's data filled in as Altair fills it (its data transformer on the Polars
+    frame, named by :func:`altair.vegalite.v6.api._dataset_name`), without Altair's ~100 ms of validation-free
+    conversion and deep copies per rerun (issue 19.5).
+    """
+    from altair.vegalite.v6.api import _dataset_name
+
+    order, shown, bands, ticks, prices = _band_frames(summary, per_hardware)
+    structure = (tuple(order), tuple(shown), width, _schema_key(bands, ticks, prices))
+    # kept in the process's bounded store (a page's own module is run again on every rerun: an lru_cache here would
+    # be a new, empty one each time); a copy on every hit
+    spec = memory.memo(_band_template, *structure, key=("quote_band_template", structure), max_entries=8)
+    datasets = {}
+    for layer, frame in zip(spec["layer"], (bands, ticks, prices)):
+        values = alt.data_transformers.get()(frame)["values"]
+        name = _dataset_name(values)
+        datasets[name] = values
+        layer["data"] = {"name": name}
+    spec["datasets"] = datasets
+    return spec
+
+
+def _schema_key(*frames: pl.DataFrame) -> tuple:
+    """The column names and dtypes of the frames (the types Altair infers for the tooltips), as a cache key."""
+    return tuple(tuple(f.schema.items()) for f in frames)
+
+
+def _band_template(order: tuple, shown: tuple, width: int, schema: tuple) -> dict:
+    """The spec of :func:`_band_layers` for these quotes, verdicts, width and frame schemas, with empty data."""
+    empty = [pl.DataFrame(schema=dict(cols)).to_pandas() for cols in schema]
+    return _band_layers(list(order), list(shown), *empty, width).to_dict(validate=False)
 
 
 def page_economics(sc: Scenario, cat, tier: str, rate: float | None):
@@ -531,7 +580,7 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
     for col, v in zip(m, VERDICTS):
         col.metric(VERDICT_LABELS[v], f"{counts.get(v, 0):,}", help=VERDICT_HELP[v])
     view_hw = per_hw.filter(pl.col("quote_id").is_in(view["quote_id"].implode()))
-    chart.show(quote_band_chart, with_names(view, cat), with_names(view_hw, cat), key="qc.chart",  # built once
+    chart.show(quote_band_spec, with_names(view, cat), with_names(view_hw, cat), key="qc.chart",  # built once
                cache_key=(cat_in_use.token, sc, *inputs.values(), tuple(models), tuple(providers), tuple(verdicts)))
     st.caption("Grey bar: modeled floor from the cheapest to the dearest accelerator in the quote's scope that meets "
                "its speed; grey ticks: each such accelerator; diamond: the quoted blended price. A diamond without a "

@@ -27,7 +27,7 @@ import math
 import polars as pl
 
 from econ.physics.precision import PRECISIONS
-from econ.tables.catalog import Catalog
+from econ.tables.catalog import Catalog, CatalogCache
 
 WIDE_BAND_RATIO = 2.5
 """A profile whose band, exp(log_ratio_p90 - log_ratio_p10) (high end over low end of measured / predicted), is
@@ -39,6 +39,11 @@ cases sit 3-10x off (cdna4-fp8 3.3x, ada-fp8 3.0x, blackwell-fp8 3.4x, cdna4-fp4
 PROFILE_COLUMNS: tuple[str, ...] = ("hardware", "precision", "profile", "generation", "band_ratio", "fallback_from",
                                     "calibrated", "profile_status", "profile_note")
 """Columns of :func:`profile_table`."""
+
+
+PROFILE_TABLE_ENTRIES = 8
+"""Catalog objects whose :func:`profile_table` is kept (a frame of a few hundred rows each): the dashboards read it
+several times per rerun (every ranking's bands, the quote check's floors), and it depends on the catalog only."""
 
 
 def profile_table(catalog: Catalog) -> pl.DataFrame:
@@ -60,7 +65,25 @@ def profile_table(catalog: Catalog) -> pl.DataFrame:
     - ``profile_status``: ``calibrated``, ``fallback``, ``wide band``, ``fallback, wide band`` or ``none``;
     - ``profile_note``: the status in words for a table ("" when calibrated), e.g. "fallback profile (cdna3-fp8's
       values), band 3.3x".
+
+    Notes
+    -----
+    Kept per catalog object (:data:`PROFILE_TABLE_ENTRIES`, :class:`econ.tables.catalog.CatalogCache`; a Catalog is
+    frozen and a Polars frame immutable, so the kept frame is the one a new call would build).
     """
+    kept = _PROFILE_TABLES.get(catalog, ("profile_table",))
+    if kept is None:
+        kept = _profile_table(catalog)
+        _PROFILE_TABLES.put(catalog, ("profile_table",), kept)
+    return kept
+
+
+_PROFILE_TABLES = CatalogCache(PROFILE_TABLE_ENTRIES)
+"""(id(catalog), "profile_table") -> :func:`profile_table` of that catalog."""
+
+
+def _profile_table(catalog: Catalog) -> pl.DataFrame:
+    """:func:`profile_table`, computed."""
     acc = catalog.accelerators
     gens = acc["generation"] if "generation" in acc.columns else pl.Series([None] * acc.height, dtype=pl.String)
     keys = (pl.DataFrame({"hardware": acc["id"], "generation": gens.cast(pl.String)})

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from econ.analyses.compare import hardware_comparison
+from econ.tables.catalog import CatalogCache
 from econ import vocabulary as V
 from econ.assumptions import AUTO_DECODING, DEFAULT, Decoding, Economics
 from econ.economics.buildout import (BuildoutPrices, annual_energy_cost_usd, annual_energy_kwh, buildout_capex,
@@ -572,23 +573,43 @@ def serving_rate(catalog, model: str, hardware: str, *, min_tokens_per_s_per_use
     """
     from econ.analyses.optimize import SearchSpace
 
+    assumptions, economics = assumptions or DEFAULT, economics or Economics()
+    key = (model, hardware, min_tokens_per_s_per_user, None if precisions is None else tuple(precisions), input_len,
+           output_len, assumptions, economics, decoding, slo_percentile)
+    try:
+        kept = _SERVING_CACHE.get(catalog, key)
+    except TypeError:  # an unhashable argument (a caller's own list type): computed, not kept
+        kept, key = None, None
+    if kept is not None:
+        return dict(kept)
     best = hardware_comparison(catalog, model=model, hardware=[hardware], precisions=precisions,
                                min_tokens_per_s_per_user=min_tokens_per_s_per_user, input_len=input_len,
-                               output_len=output_len, assumptions=assumptions or DEFAULT,
-                               economics=economics or Economics(),
+                               output_len=output_len, assumptions=assumptions, economics=economics,
                                space=SearchSpace(decoding=decoding),
                                slo_percentile=slo_percentile).best.row(0, named=True)
     ok = bool(best["meets_slo"])
-    return {"meets_slo": ok, "precision": best["precision"] if ok else None,
-            "gpus_per_replica": int(best["total_gpus"]) if ok else None,
-            **{k: (int(best[k]) if ok else None) for k in ("tp", "dp", "ep", "pp")},
-            "layout": best["layout"] if ok else None,
-            "usd_per_m_output_tokens": float(best["usd_per_m_output_tokens_all_in"]) if ok else None,
-            "batch_size": int(best["batch_size"]) if ok else None,
-            "tokens_per_s_per_user": float(best["tokens_per_s_per_user"]) if ok else None,
-            "output_tokens_per_s_per_gpu": float(best["output_tokens_per_s_per_gpu"]) if ok else None,
-            **_throughput_band(best, ok),
-            "status": best["status"] or ""}
+    out = {"meets_slo": ok, "precision": best["precision"] if ok else None,
+           "gpus_per_replica": int(best["total_gpus"]) if ok else None,
+           **{k: (int(best[k]) if ok else None) for k in ("tp", "dp", "ep", "pp")},
+           "layout": best["layout"] if ok else None,
+           "usd_per_m_output_tokens": float(best["usd_per_m_output_tokens_all_in"]) if ok else None,
+           "batch_size": int(best["batch_size"]) if ok else None,
+           "tokens_per_s_per_user": float(best["tokens_per_s_per_user"]) if ok else None,
+           "output_tokens_per_s_per_gpu": float(best["output_tokens_per_s_per_gpu"]) if ok else None,
+           **_throughput_band(best, ok),
+           "status": best["status"] or ""}
+    if key is not None:
+        _SERVING_CACHE.put(catalog, key, dict(out))
+    return out
+
+
+SERVING_CACHE_ENTRIES = 32
+"""Answers of :func:`serving_rate` kept (a dict of scalars each), newest first: the Cluster page asks the same question
+for its size ladder and for its budget tab in one rerun (two :func:`econ.analyses.compare.hardware_comparison`
+searches before). Keyed by every argument, the economics included, so a new power price or PUE is a new answer."""
+
+_SERVING_CACHE = CatalogCache(SERVING_CACHE_ENTRIES)
+"""(id(catalog), the arguments of :func:`serving_rate`) -> its answer (:class:`econ.tables.catalog.CatalogCache`)."""
 
 
 def _throughput_band(best: dict, ok: bool) -> dict:

@@ -713,13 +713,23 @@ def _at_percentile(res: pl.DataFrame, percentile: float | None) -> pl.DataFrame:
         [c for c in PERCENTILE_COLUMNS if c not in _RES_COLUMNS], strict=False)
 
 
+EVALUATED_COLUMNS: tuple[str, ...] = (*_RES_COLUMNS, *_OPTIONAL_RES_COLUMNS, *BAND_COLUMNS, "tokens_per_s_per_user_low",
+                                      *SPEED_BAND_COLUMNS, "feasible")
+"""Engine columns of the whole-engine passes of the floor search: what :func:`_feasible_rows` keeps (and
+:func:`_at_percentile` rescales); the result is the same as from the engine's whole frame."""
+
+
 def _evaluate_rows(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions, economics: Economics,
-                   percentile: float | None = None) -> pl.DataFrame:
+                   percentile: float | None = None, physics: dict | None = None) -> pl.DataFrame:
     """The whole engine on grid points (``_cfg`` dropped), with the requested weight format as ``_wf_in`` and the
     requested speculation as ``_spec_in`` (null: the engine's default); speeds at ``percentile``
-    (:func:`_at_percentile`)."""
-    res = _at_percentile(evaluate(points.drop("_cfg", strict=False), catalog, assumptions, economics, strict=False),
-                         percentile)
+    (:func:`_at_percentile`). Only the engine columns the floors read are built (:data:`EVALUATED_COLUMNS`: the
+    engine computes every column anyway; building the ~70 others cost ~15% of the call). ``physics``: the engine's
+    memo of these points' physics (:func:`econ.engine.evaluate`), given with points that have no ``_cfg``."""
+    cols = EVALUATED_COLUMNS + (PERCENTILE_COLUMNS if percentile is not None else ())
+    res = _at_percentile(evaluate(points.drop("_cfg", strict=False) if physics is None else points, catalog,
+                                  assumptions, economics, strict=False, columns=tuple(dict.fromkeys(cols)),
+                                  physics=physics), percentile)
     return res.with_columns(points["weight_format"].alias("_wf_in"), points["spec_method"].alias("_spec_in"))
 
 
@@ -845,7 +855,52 @@ def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray],
                                                     percentile))
     if rows.size == 0:  # nothing feasible: one row keeps the engine's result columns (band or none)
         rows = np.zeros(1, dtype=np.int64)
-    return _evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics, percentile), scr
+    kept = _PHYSICS_MEMOS.get(catalog, key)
+    if kept is None:
+        kept = (_grid_points(configs, grid, rows).drop("_cfg", strict=False), {})
+    points, physics = kept
+    res = _evaluate_rows(points, catalog, assumptions, economics, percentile, physics=physics)
+    _PHYSICS_MEMOS.put(catalog, key, kept)  # sized now that the engine has filled the memo
+    return res, scr
+
+
+PHYSICS_MEMO_ENTRIES = 8
+"""Screens (and floor deployments' batch curves) whose whole-engine rows keep their physics (:func:`econ.engine.evaluate`'s
+``physics`` memo), newest first: a rerun that changes only the cost side of the economics (power price, PUE, finance,
+utilization, token mix) prices the ~24,000 screened rows of the shipped quotes again without their physics (~150 ms of
+CPU), and the ~1,100 rows of the floors' curves when the floors' deployments stay. The engine's memo checks its own
+fingerprint (the tier, a custom rate and the cache-hit rate included), so it is never read stale."""
+
+PHYSICS_MEMO_BYTES = 192 * 2**20
+"""Bytes of those memos (the arrays of each block's physics and inputs; ~30 MB for the screen of the shipped quotes,
+~1.5 MB for its curves: about six searches' screens at once, as :data:`econ.analyses.optimize.PHYSICS_CACHE_BYTES`);
+a memo above a quarter of it (a screen of ~36,000 rows: a large upload) is not kept and runs whole. [B]"""
+
+
+def _nbytes(obj, seen=None) -> int:
+    """Bytes of the numpy arrays and Polars frames reachable from ``obj`` (dataclasses, tuples, lists, dicts), each
+    counted once: the size of a :data:`_PHYSICS_MEMOS` value. [B]"""
+    import dataclasses
+
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, pl.DataFrame):
+        return int(obj.estimated_size())
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(v, seen) for v in obj)
+    if isinstance(obj, dict):
+        return sum(_nbytes(v, seen) for v in obj.values())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sum(_nbytes(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj))
+    return 0
+
+
+_PHYSICS_MEMOS = CatalogCache(PHYSICS_MEMO_ENTRIES, max_bytes=PHYSICS_MEMO_BYTES, size_of=_nbytes)
+"""(id(catalog), the screen's key) -> (the screened points, the engine's physics memo of them)."""
 
 
 def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
@@ -1021,8 +1076,20 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
             ids = configs.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format",
                                            "spec_method"], how="semi", nulls_equal=True)["_cfg"].to_numpy()
             rows = np.flatnonzero(np.isin(grid[0], ids))
-            return _feasible_rows(_evaluate_rows(_grid_points(configs, grid, rows), catalog, assumptions, economics,
-                                                 slo_percentile), catalog, band) if rows.size else res.clear()
+            if not rows.size:
+                return res.clear()
+            # the floor deployments' curves are mostly the same from one economics to the next: their physics is kept
+            # (the engine's memo, keyed by the very rows) and only priced again
+            import hashlib
+
+            key = ("curves", search_key, hashlib.blake2b(rows.tobytes(), digest_size=16).hexdigest())
+            kept = _PHYSICS_MEMOS.get(catalog, key)
+            if kept is None:
+                kept = (_grid_points(configs, grid, rows).drop("_cfg", strict=False), {})
+            out = _feasible_rows(_evaluate_rows(kept[0], catalog, assumptions, economics, slo_percentile,
+                                                physics=kept[1]), catalog, band)
+            _PHYSICS_MEMOS.put(catalog, key, kept)
+            return out
 
         frames["curves"] = curves
     eagle_tokens = EAGLE_DRAFT_TOKENS if decoding.spec_draft_tokens is None else decoding.spec_draft_tokens
@@ -1334,6 +1401,20 @@ def _scope(q: pl.DataFrame, searched: pl.DataFrame, systems: pl.DataFrame, picke
             "quotes": qq.select("quote_id", "floor_scope", "_is_system", "_system_name", "_mode")}
 
 
+def _first_rows(frame: pl.DataFrame, by: tuple[str, ...], order: list[pl.Expr],
+                descending: list[bool] | bool = False) -> pl.DataFrame:
+    """Per group of ``by``, the first row of ``frame`` sorted by ``order`` (stable: ties keep the frame's order), all
+    columns, ``by`` first: ``frame.sort(order, maintain_order=True).group_by(by).agg(pl.all().first())`` with only
+    the group and order columns sorted and the winning rows gathered (the floor search's frames have ~35 columns and
+    ~70,000 rows). Rows in frame order (a group-by's are in no order). tests/analyses/test_quotes_fast.py compares
+    the two forms."""
+    names = [f"_first_o{i}" for i in range(len(order))]
+    winners = (frame.select(*by, *(e.alias(n) for e, n in zip(order, names))).with_row_index("_first_i")
+               .sort(names, descending=descending, maintain_order=True)
+               .group_by(*by).agg(pl.col("_first_i").first())["_first_i"].sort())
+    return frame[winners.to_numpy()].select(*by, *(c for c in frame.columns if c not in by))
+
+
 def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None = None,
             configs: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
     """The group-bys of the floor search per (key, accelerator), computed in one collect.
@@ -1348,18 +1429,18 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
     end to that price."""
     cost = "usd_per_m_blended_tokens"
     band = "tokens_per_s_per_user_high" in res.columns
+    # materialized once: every frame below reads the same rows in the same order (the firsts of ties included)
     j = (keys.lazy().join(res.lazy(), on="model", how="inner")
          .with_columns((pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user")).alias("_meets"),
-                       pl.col("_wf_in").eq_missing(pl.col("_spec")).alias("_allowed")))
+                       pl.col("_wf_in").eq_missing(pl.col("_spec")).alias("_allowed"))).collect().lazy()
     ok = j.filter(pl.col("_meets") & pl.col("_allowed"))
     # per accelerator, the row the floor rule ranks first (FLOOR_RANK_RULE: a calibrated profile first, then the
     # lowest expected cost), so the accelerator's candidate and the floor across accelerators follow one rule
     expected = ((pl.col(BAND_COLUMNS[0]) * pl.col(BAND_COLUMNS[1])).sqrt().fill_null(pl.col(cost))
                 if band else pl.col(cost))
     cal = pl.col("_calibrated") if "_calibrated" in res.columns else pl.lit(False)
-    per_hw = (ok.sort([~cal, expected, pl.col(cost)], maintain_order=True)
-              .group_by("key", "hardware").agg(pl.all().first()).with_columns(
-                  pl.lit(None, pl.Float64).alias("_stretch")))
+    per_hw = _first_rows(ok.collect(), ("key", "hardware"), [~cal, expected, pl.col(cost)]).lazy().with_columns(
+        pl.lit(None, pl.Float64).alias("_stretch"))
     if screen is not None:
         floor_cfg = ["model", "hardware", "precision", "weight_format", "spec_method", *_DEPLOYMENT]
         speed_cap = (per_hw.select("key", *floor_cfg[:3], pl.col("_spec").alias("weight_format"),
@@ -1391,8 +1472,8 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
     if band:  # the fastest deployment within its band where no deployment meets the speed at the model's point
         reach = j.filter(pl.col("_allowed") & ~pl.col("_meets")
                          & (pl.col("tokens_per_s_per_user_high") >= pl.col("speed_floor_tokens_per_s_per_user")))
-        lazies.append(reach.sort("tokens_per_s_per_user_high", cost, descending=[True, False], maintain_order=True)
-                      .group_by("key", "hardware").agg(pl.all().first()))
+        lazies.append(_first_rows(reach.collect(), ("key", "hardware"),
+                                  [pl.col("tokens_per_s_per_user_high"), pl.col(cost)], descending=[True, False]).lazy())
     names = ("per_hw", "speed_cap", "fastest_hw", "bf16", "any", "stretch")
     out = dict(zip(names, pl.collect_all(lazies)))
     if band:
@@ -1664,8 +1745,12 @@ def _assumes(slo_percentile: float | None = None) -> pl.Expr:
         src, c("cost_basis")))
 
 
+@functools.lru_cache(maxsize=8)
 def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
     """The analyst's sentences for each quote, built from the summary columns (no Python row loop).
+
+    The expression depends on ``eagle_draft_tokens`` only and a Polars expression is immutable, so it is built once
+    per value (kept: 8; building its ~300 nodes cost ~25 ms of Python per check).
 
     Order: verdict and margins (or why there is no GPU floor to compare with); the floor deployment, its
     scope and what stops a cheaper one (the binding wall); the cost tier and rate; the precision assumption

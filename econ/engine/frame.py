@@ -223,7 +223,8 @@ def _kv_precision_codes(points: pl.DataFrame, prec_codes: np.ndarray) -> np.ndar
 def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,
              economics: Economics = Economics(), deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *,
              strict: bool = True, sweet_spot: bool = False, columns: tuple[str, ...] | list[str] | None = None,
-             block_rows: int = 1 << 14, threads: int = 2, output: str = "frame") -> pl.DataFrame | dict | list:
+             block_rows: int = 1 << 14, threads: int = 2, output: str = "frame",
+             physics: dict | None = None) -> pl.DataFrame | dict | list:
     """Evaluate decode, prefill, capacity, serving and cost for every row of ``points``: the one engine.
 
     Parameters
@@ -272,6 +273,14 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         "frame": a Polars frame; "dict": ``{column: list}`` (``frame.to_dict(as_series=False)``); "records": one
         dict per row (``frame.to_dicts()``), None for null. The last two skip building a frame (issue 20.4: a
         94-column one-row frame costs more than the row's physics) and are equal to the frame's values.
+    physics : dict, optional
+        A memo of the physics of these very ``points`` (the same frame object), kept by the caller across calls that
+        change only the cost side of ``economics`` (power price, PUE, finance, utilization, token mix): each block's
+        physics is computed once and its cost chain (:func:`run_costs`) run again. The memo holds a fingerprint of
+        everything the physics reads (the frame's identity, the catalog, assumptions, deployment, result columns,
+        blocks, the tier, custom rate and cache-hit rate); a call with another fingerprint empties it first, so a
+        memo is never read stale. None (default): nothing kept. The result equals a call without it
+        (tests/engine/test_physics_memo.py).
 
     Returns
     -------
@@ -318,8 +327,18 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
     static = _static_table(catalog, arr, assumptions, deployment)
     key = ((model_code * len(arr.hardware_ids) + hw_code) * len(prec.PRECISIONS) + prec_code) \
         * len(prec.KV_BYTES_PER_ELEMENT) + kv_code
+    if physics is not None:  # the memo is this frame's physics under this fingerprint, else emptied
+        import weakref
+
+        fingerprint = (n, assumptions, deployment, strict, want, block_rows, economics.basis,
+                       economics.usd_per_gpu_hour, economics.cache_hit_frac)
+        kept_catalog = physics.get("_catalog")
+        if (physics.get("_points") is not points or kept_catalog is None or kept_catalog() is not catalog
+                or physics.get("_fingerprint") != fingerprint):
+            physics.clear()
+            physics.update(_points=points, _catalog=weakref.ref(catalog), _fingerprint=fingerprint)
     ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n,
-                   decode_only=not (set(want) & _PREFILL_COLUMNS))
+                   decode_only=not (set(want) & _PREFILL_COLUMNS), physics=physics)
     coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
              "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else
@@ -365,6 +384,7 @@ class _Context:
     strict: bool
     n: int
     decode_only: bool = False
+    physics: dict | None = None
 
 
 _PREFILL_COLUMNS = frozenset({
@@ -627,7 +647,7 @@ _GIVEN_LAYOUT = ("num_gpus", "tp", "dp", "ep", "pp", "scale_up_domain_size")
 
 def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: dict) -> None:
     """Validate, resolve and evaluate rows ``sl``; write the result columns into ``out`` (NaN = null)."""
-    a, da, st = ctx.assumptions, ctx.deployment, ctx.static
+    a, da = ctx.assumptions, ctx.deployment
     # a block of one model (or one accelerator) takes its facts as scalars: every expression of them alone is then
     # computed once for the block, not once per row (issue 20.2; a grid's blocks mostly hold one model)
     model = ctx.arrays.models(int(mc[0]) if _uniform_codes(mc) else mc)
@@ -642,6 +662,113 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     if custom.any():
         rate = np.where(custom, raw["usd_per_gpu_hour"], rate)
     price_missing = np.where(owned, np.isnan(hw.all_in_capex_usd), np.isnan(rate))
+    kept = None if ctx.physics is None else ctx.physics.get(sl.start)
+    if kept is None:  # a memo entry is the same rows' physics under the same fingerprint (see evaluate)
+        kept = _block_physics(ctx, sl, mc, hc, bc, key, raw, model, hw, owned, price_missing,
+                              queue=bool(_QUEUE_COLUMNS & out.keys()))
+        if ctx.physics is not None:
+            ctx.physics[sl.start] = kept
+    (phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain, dis, red,
+     batch, input_len, output_len, capacity_ctx, context_over, layout_bad) = kept
+    econ_rows = {k: raw[k] for k in ECONOMIC_COLUMNS}
+    pc = raw["precision_code"]
+    costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"],
+                                                tier_usd_per_gpu_hour=rate, **econ_rows))
+    feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
+                                      layout_bad=layout_bad, context_over=context_over, too_wide=too_wide,
+                                      spec_bad=spec_problem >= 0)
+    d, p = phys.decode, phys.prefill
+    values = {
+        "num_gpus": ngpu, "tp": tp, "pp": np.round(pp), "batch_size": batch, "context_tokens": capacity_ctx,
+        "input_len": input_len, "output_len": output_len, "max_batch_size": phys.max_batch_size, "feasible": feasible,
+        "binding_wall": wall, "infeasible_reason": code, "weight_bytes": phys.weight_bytes,
+        "kv_bytes_per_sequence": phys.kv_bytes_per_sequence, "hbm_used_frac": phys.hbm_used_frac,
+        "t_mem_s": d.t_mem_s, "t_flop_s": d.t_flop_s, "t_comm_s": d.t_comm_s, "tpot_s": d.tpot_s,
+        "tokens_per_s_per_user": d.tokens_per_s_per_user, "output_tokens_per_s_per_gpu": d.output_tokens_per_s_per_gpu,
+        "ttft_s": phys.ttft_s, "input_tokens_per_s_per_gpu": p.input_tokens_per_s_per_gpu,
+        "arithmetic_intensity_flop_per_byte": d.arithmetic_intensity_flop_per_byte,
+        "usd_per_gpu_hour": costs.usd_per_gpu_hour, "usd_per_gpu_hour_capex": costs.usd_per_gpu_hour_capex,
+        "usd_per_gpu_hour_facility": costs.usd_per_gpu_hour_facility,
+        "usd_per_gpu_hour_opex": costs.usd_per_gpu_hour_opex, "usd_per_gpu_hour_power": costs.usd_per_gpu_hour_power,
+        "usd_per_m_input_tokens": costs.usd_per_m_input_tokens,
+        "usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
+        "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,
+        "input_output_mix": econ_rows["input_output_mix"], "cache_hit_frac": econ_rows["cache_hit_frac"],
+        "ep": ep, "dp": dp, "expert_tp": tp * dp / ep, "scale_up_domain_size": domain, "disaggregated": dis > 0,
+        "num_microbatches": d.num_microbatches, "bubble_frac": d.bubble_frac,
+        "two_batch_overlap": np.broadcast_to(d.two_batch_overlap, (nb,)) > 0,
+        "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
+        "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s, "t_comm_pp_s": d.t_comm_pp_s,
+        "expert_imbalance_factor": np.where(ep > 1, da.expert_imbalance_factor, 1.0),
+        "prefill_tp": phys.prefill_layout.tp, "prefill_dp": phys.prefill_layout.dp,
+        "prefill_ep": phys.prefill_layout.ep, "prefill_pp": phys.prefill_layout.pp,
+        "prefill_num_gpus": phys.prefill_layout.num_gpus, "prefill_instances": phys.prefill_instances,
+        "decode_instances": phys.decode_instances, "total_gpus": phys.total_gpus,
+        "kv_transfer_bytes": phys.kv_transfer_bytes, "kv_transfer_s": phys.kv_transfer_s,
+        "kv_link_frac": phys.kv_link_frac, "prefill_stall_s": phys.prefill_stall_s,
+        "served_tpot_s": phys.served_tpot_s, "served_ttft_s": phys.served_ttft_s,
+        "served_tokens_per_s_per_user": phys.served_tokens_per_s_per_user,
+        "served_output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
+        "served_requests_per_s": phys.served_requests_per_s, "pool_utilization_frac": phys.pool_utilization_frac,
+        "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
+        "billed_input_tokens_per_s_per_gpu": costs.billed_input_tokens_per_s_per_gpu,
+        "billed_output_tokens_per_s_per_gpu": costs.billed_output_tokens_per_s_per_gpu,
+        "weight_format": wcode, "expert_weight_format": ecode, "spec_method": spec.method_code,
+        "spec_draft_tokens": spec.draft_tokens, "spec_acceptance": spec.acceptance,
+        "accepted_tokens_per_step": d.accepted_tokens_per_step, "step_s": d.step_s, "redundant_experts": red,
+        "ttft_percentile_s": phys.ttft_percentile_s, "tpot_percentile_s": phys.tpot_percentile_s,
+        "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
+        "cp": raw["cp"], "max_batch_size_hbm": phys.max_batch_size_hbm, "kv_offload_frac": phys.kv_offload_frac,
+        "kv_offload_s": phys.kv_offload_s, "kv_tier_usd_per_gpu_hour": phys.kv_tier_usd_per_gpu_hour,
+        "prefix_load_s": phys.prefix_load_s,
+    }
+    if any(c in out for c in _BAND_COLUMNS):
+        values.update(band(values, *profile_band(ctx.arrays, a, hc, pc)))
+    if "efficiency_profile" in out:
+        g = ctx.arrays.generation_code[hc] if ctx.arrays.generation_code.size else np.full(nb, -1)
+        known = np.array([bool(x) for x in ctx.arrays.profile_ids] + [False])
+        code = np.where(g >= 0, g * len(prec.PRECISIONS) + pc, -1)
+        values["efficiency_profile"] = np.where(known[code] & bool(a.calibrated_fields), code, -1)
+    infeasible = ~feasible
+    masks = (infeasible, layout_bad)
+    masked = (bool(infeasible.any()), bool(layout_bad.any()))
+    checked = []  # (column, its block slice, which mask): refused below if not finite where the mask is False
+    for c, target in out.items():
+        t = target[sl]
+        t[...] = sweet_spot(inp, a) if c == "sweet_spot_batch" else values[c]
+        if t.dtype != np.float64 or c in _INT_COLUMNS and c not in ("max_batch_size", "max_batch_size_hbm"):
+            continue
+        if c == "sweet_spot_batch":  # inf = decode never turns compute-bound: capacity decides (null)
+            np.copyto(t, np.nan, where=~np.isfinite(t))
+            continue
+        which = 0 if c not in _UNGATED and c not in _LAYOUT_GATED else 1
+        if c in _BAND_COLUMNS:  # NaN = the row has no calibration profile: null, by design
+            if masked[which]:
+                np.copyto(t, np.nan, where=masks[which])
+            continue
+        checked.append((c, t, which))
+    if checked:  # no NaN or inf reaches a table: a bug, not a null (one stacked test per block, issue 20.4)
+        stack = np.stack([t for _, t, _ in checked])
+        bad = ~np.isfinite(stack)
+        if masked[0] or masked[1]:
+            rows = np.array([w for _, _, w in checked])
+            bad &= ~np.stack(masks)[rows]
+        if bad.any():
+            k = int(np.flatnonzero(bad.any(axis=1))[0])
+            r = sl.start + int(np.flatnonzero(bad[k])[0])
+            raise InvalidInputError(f"result column {checked[k][0]} is not finite in row {r} "
+                                    f"({ctx.points['model'][r]} on {ctx.points['hardware'][r]})")
+        for c, t, which in checked:
+            if masked[which] and (c not in _UNGATED or c in _LAYOUT_GATED):
+                np.copyto(t, np.nan, where=masks[which])
+
+
+def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, hw, owned, price_missing,
+                   queue: bool) -> tuple:
+    """The physics of rows ``sl`` (everything :func:`_evaluate_block` computes before the cost chain): what a
+    ``physics`` memo of :func:`evaluate` keeps per block. Returns :data:`_KEPT` in that order."""
+    a, da, st = ctx.assumptions, ctx.deployment, ctx.static
+    nb = len(mc)
     wc_in, ec_in = raw["weight_format_code"], raw["expert_weight_format_code"]
     if (wc_in < 0).all() and (ec_in < 0).all():  # default formats: from the static table
         formats, unsupported = _gather(st.formats, key), st.unsupported[key]
@@ -758,96 +885,14 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                        workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
                        and bool(np.isnan(raw["arrival_rate_per_s"]).all()),
-                       queue=bool(_QUEUE_COLUMNS & out.keys()))
-    costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"],
-                                                tier_usd_per_gpu_hour=rate, **econ_rows))
-    feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
-                                      layout_bad=layout_bad, context_over=context_over, too_wide=too_wide,
-                                      spec_bad=spec_problem >= 0)
-    d, p = phys.decode, phys.prefill
-    values = {
-        "num_gpus": ngpu, "tp": tp, "pp": np.round(pp), "batch_size": batch, "context_tokens": capacity_ctx,
-        "input_len": input_len, "output_len": output_len, "max_batch_size": phys.max_batch_size, "feasible": feasible,
-        "binding_wall": wall, "infeasible_reason": code, "weight_bytes": phys.weight_bytes,
-        "kv_bytes_per_sequence": phys.kv_bytes_per_sequence, "hbm_used_frac": phys.hbm_used_frac,
-        "t_mem_s": d.t_mem_s, "t_flop_s": d.t_flop_s, "t_comm_s": d.t_comm_s, "tpot_s": d.tpot_s,
-        "tokens_per_s_per_user": d.tokens_per_s_per_user, "output_tokens_per_s_per_gpu": d.output_tokens_per_s_per_gpu,
-        "ttft_s": phys.ttft_s, "input_tokens_per_s_per_gpu": p.input_tokens_per_s_per_gpu,
-        "arithmetic_intensity_flop_per_byte": d.arithmetic_intensity_flop_per_byte,
-        "usd_per_gpu_hour": costs.usd_per_gpu_hour, "usd_per_gpu_hour_capex": costs.usd_per_gpu_hour_capex,
-        "usd_per_gpu_hour_facility": costs.usd_per_gpu_hour_facility,
-        "usd_per_gpu_hour_opex": costs.usd_per_gpu_hour_opex, "usd_per_gpu_hour_power": costs.usd_per_gpu_hour_power,
-        "usd_per_m_input_tokens": costs.usd_per_m_input_tokens,
-        "usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
-        "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,
-        "input_output_mix": econ_rows["input_output_mix"], "cache_hit_frac": econ_rows["cache_hit_frac"],
-        "ep": ep, "dp": dp, "expert_tp": tp * dp / ep, "scale_up_domain_size": domain, "disaggregated": dis > 0,
-        "num_microbatches": d.num_microbatches, "bubble_frac": d.bubble_frac,
-        "two_batch_overlap": np.broadcast_to(d.two_batch_overlap, (nb,)) > 0,
-        "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
-        "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s, "t_comm_pp_s": d.t_comm_pp_s,
-        "expert_imbalance_factor": np.where(ep > 1, da.expert_imbalance_factor, 1.0),
-        "prefill_tp": phys.prefill_layout.tp, "prefill_dp": phys.prefill_layout.dp,
-        "prefill_ep": phys.prefill_layout.ep, "prefill_pp": phys.prefill_layout.pp,
-        "prefill_num_gpus": phys.prefill_layout.num_gpus, "prefill_instances": phys.prefill_instances,
-        "decode_instances": phys.decode_instances, "total_gpus": phys.total_gpus,
-        "kv_transfer_bytes": phys.kv_transfer_bytes, "kv_transfer_s": phys.kv_transfer_s,
-        "kv_link_frac": phys.kv_link_frac, "prefill_stall_s": phys.prefill_stall_s,
-        "served_tpot_s": phys.served_tpot_s, "served_ttft_s": phys.served_ttft_s,
-        "served_tokens_per_s_per_user": phys.served_tokens_per_s_per_user,
-        "served_output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
-        "served_requests_per_s": phys.served_requests_per_s, "pool_utilization_frac": phys.pool_utilization_frac,
-        "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
-        "billed_input_tokens_per_s_per_gpu": costs.billed_input_tokens_per_s_per_gpu,
-        "billed_output_tokens_per_s_per_gpu": costs.billed_output_tokens_per_s_per_gpu,
-        "weight_format": wcode, "expert_weight_format": ecode, "spec_method": spec.method_code,
-        "spec_draft_tokens": spec.draft_tokens, "spec_acceptance": spec.acceptance,
-        "accepted_tokens_per_step": d.accepted_tokens_per_step, "step_s": d.step_s, "redundant_experts": red,
-        "ttft_percentile_s": phys.ttft_percentile_s, "tpot_percentile_s": phys.tpot_percentile_s,
-        "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
-        "cp": raw["cp"], "max_batch_size_hbm": phys.max_batch_size_hbm, "kv_offload_frac": phys.kv_offload_frac,
-        "kv_offload_s": phys.kv_offload_s, "kv_tier_usd_per_gpu_hour": phys.kv_tier_usd_per_gpu_hour,
-        "prefix_load_s": phys.prefix_load_s,
-    }
-    if any(c in out for c in _BAND_COLUMNS):
-        values.update(band(values, *profile_band(ctx.arrays, a, hc, pc)))
-    if "efficiency_profile" in out:
-        g = ctx.arrays.generation_code[hc] if ctx.arrays.generation_code.size else np.full(nb, -1)
-        known = np.array([bool(x) for x in ctx.arrays.profile_ids] + [False])
-        code = np.where(g >= 0, g * len(prec.PRECISIONS) + pc, -1)
-        values["efficiency_profile"] = np.where(known[code] & bool(a.calibrated_fields), code, -1)
-    infeasible = ~feasible
-    masks = (infeasible, layout_bad)
-    masked = (bool(infeasible.any()), bool(layout_bad.any()))
-    checked = []  # (column, its block slice, which mask): refused below if not finite where the mask is False
-    for c, target in out.items():
-        t = target[sl]
-        t[...] = sweet_spot(inp, a) if c == "sweet_spot_batch" else values[c]
-        if t.dtype != np.float64 or c in _INT_COLUMNS and c not in ("max_batch_size", "max_batch_size_hbm"):
-            continue
-        if c == "sweet_spot_batch":  # inf = decode never turns compute-bound: capacity decides (null)
-            np.copyto(t, np.nan, where=~np.isfinite(t))
-            continue
-        which = 0 if c not in _UNGATED and c not in _LAYOUT_GATED else 1
-        if c in _BAND_COLUMNS:  # NaN = the row has no calibration profile: null, by design
-            if masked[which]:
-                np.copyto(t, np.nan, where=masks[which])
-            continue
-        checked.append((c, t, which))
-    if checked:  # no NaN or inf reaches a table: a bug, not a null (one stacked test per block, issue 20.4)
-        stack = np.stack([t for _, t, _ in checked])
-        bad = ~np.isfinite(stack)
-        if masked[0] or masked[1]:
-            rows = np.array([w for _, _, w in checked])
-            bad &= ~np.stack(masks)[rows]
-        if bad.any():
-            k = int(np.flatnonzero(bad.any(axis=1))[0])
-            r = sl.start + int(np.flatnonzero(bad[k])[0])
-            raise InvalidInputError(f"result column {checked[k][0]} is not finite in row {r} "
-                                    f"({ctx.points['model'][r]} on {ctx.points['hardware'][r]})")
-        for c, t, which in checked:
-            if masked[which] and (c not in _UNGATED or c in _LAYOUT_GATED):
-                np.copyto(t, np.nan, where=masks[which])
+                       queue=queue)
+    return (phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain, dis, red,
+            batch, input_len, output_len, capacity_ctx, context_over, layout_bad)
+
+
+_KEPT = ("phys", "inp", "unsupported", "too_wide", "wcode", "ecode", "spec", "spec_problem", "ngpu", "tp", "pp", "dp",
+         "ep", "domain", "dis", "red", "batch", "input_len", "output_len", "capacity_ctx", "context_over", "layout_bad")
+"""What :func:`_block_physics` returns, in order."""
 
 
 def kv_tier_arrays(catalog: Catalog, arr: CatalogArrays):

@@ -406,3 +406,27 @@ def test_cluster_cli_flags_reach_the_model(catalog, capsys):
 def test_cluster_cli_bad_input_exits_2_with_the_flag_named(capsys, argv, message):
     code, _, err = _cli(capsys, *argv)
     assert code == 2 and message in err, err
+
+
+def test_serving_rate_reuse_equals_a_fresh_answer_and_follows_the_economics(catalog):
+    """Issue 19.5: serving_rate keeps its answers (the Cluster page asks twice per rerun); a kept answer equals a fresh
+    computation, a changed PUE, power price, tier or custom rate is a new answer, and a caller's change to the returned
+    dict never reaches the kept one."""
+    from dataclasses import replace
+
+    kw = dict(min_tokens_per_s_per_user=25.0, input_len=1024, output_len=1024)
+    base = Economics()
+    first = cluster.serving_rate(catalog, MODEL, "h100-sxm", economics=base, **kw)
+    first["batch_size"] = -1  # a caller's edit
+    again = cluster.serving_rate(catalog, MODEL, "h100-sxm", economics=base, **kw)
+    cluster._SERVING_CACHE._items.clear()
+    fresh = cluster.serving_rate(catalog, MODEL, "h100-sxm", economics=base, **kw)
+    assert again == fresh and again["batch_size"] != -1
+    for econ in (replace(base, pue=1.377), replace(base, usd_per_kwh=0.123), replace(base, basis="neocloud"),
+                 replace(base, basis="custom", usd_per_gpu_hour=3.21)):
+        computed = cluster.serving_rate(catalog, MODEL, "h100-sxm", economics=econ, **kw)  # a new key
+        assert cluster._SERVING_CACHE.get(catalog, next(k for _, k in reversed(cluster._SERVING_CACHE._items)))
+        kept = cluster.serving_rate(catalog, MODEL, "h100-sxm", economics=econ, **kw)  # read back
+        assert kept == computed
+        assert kept["usd_per_m_output_tokens"] != fresh["usd_per_m_output_tokens"]
+    assert len(cluster._SERVING_CACHE) <= cluster.SERVING_CACHE_ENTRIES

@@ -225,3 +225,81 @@ def test_a_search_kept_on_disk_gives_the_same_check(catalog, tmp_path, monkeypat
     monkeypatch.undo()
     monkeypatch.setenv("ECON_CACHE_DIR", str(tmp_path))
     _assert_checks_equal(built, check_quotes(q, catalog, slo_percentile=95.0))
+
+
+def test_repriced_physics_equals_a_fresh_check(catalog):
+    """Issue 19.5: a rerun that changes only the economics prices the screened rows again on their kept physics (the
+    engine's ``physics`` memo, :data:`econ.analyses.quotes._PHYSICS_MEMOS`); every frame equals a check computed with
+    no memo, exactly, and a change of PUE, power price, utilization, mix, tier, custom rate or cache-hit rate is never
+    served stale (each gives other floors than the one before it)."""
+    from dataclasses import replace
+
+    from polars.testing import assert_frame_equal
+
+    q = load_quotes(catalog)
+    base = Economics()
+    runs = [base, replace(base, pue=1.377), replace(base, usd_per_kwh=0.21), replace(base, utilization_frac=0.45),
+            replace(base, input_output_mix=6.0), replace(base, basis="neocloud"),
+            replace(base, basis="custom", usd_per_gpu_hour=2.7), replace(base, cache_hit_frac=0.35),
+            replace(base, pue=1.2)]
+    check_quotes(q, catalog, economics=base)
+    before = None
+    for e in runs:
+        kinds = {k[1][0] for k in quotes._PHYSICS_MEMOS._items}
+        assert {"screen", "curves"} <= kinds, kinds  # the memo paths (screened rows, floors' curves) are the ones run
+        kept = check_quotes(q, catalog, economics=e)
+        quotes._PHYSICS_MEMOS._items.clear()
+        fresh = check_quotes(q, catalog, economics=e)
+        assert_frame_equal(kept.summary, fresh.summary, check_exact=True)
+        assert_frame_equal(kept.per_hardware, fresh.per_hardware, check_exact=True)
+        assert kept.settings == fresh.settings
+        if before is not None:
+            assert not kept.summary["floor_usd_per_m_blended_tokens"].equals(before)
+        before = kept.summary["floor_usd_per_m_blended_tokens"]
+    assert quotes._PHYSICS_MEMOS.bytes() <= quotes.PHYSICS_MEMO_BYTES
+
+
+def test_kept_reason_expression_equals_a_fresh_one(catalog):
+    """The reasons' expression is built once per EAGLE draft length (functools.lru_cache on quotes._reason): a check
+    with the kept expression equals one with a freshly built expression, exactly."""
+    from polars.testing import assert_frame_equal
+
+    q = load_quotes(catalog)
+    quotes._reason(quotes.EAGLE_DRAFT_TOKENS)
+    assert quotes._reason(quotes.EAGLE_DRAFT_TOKENS) is quotes._reason(quotes.EAGLE_DRAFT_TOKENS)
+    kept = check_quotes(q, catalog)
+    quotes._reason.cache_clear()
+    fresh = check_quotes(q, catalog)
+    assert_frame_equal(kept.summary, fresh.summary, check_exact=True)
+    assert kept.summary["reason"].str.len_chars().min() > 40
+
+
+def test_first_rows_equals_sort_then_group_first(catalog, monkeypatch):
+    """_first_rows (the floors' per-accelerator pick, sorting only the group and order columns) equals
+    ``sort(order, maintain_order=True).group_by(by).agg(pl.all().first())`` exactly: on the floor search's own frame
+    (ties, nulls and all) and on a small frame built with ties and nulls."""
+    from polars.testing import assert_frame_equal
+
+    got = {}
+    real = quotes._floors
+
+    def spy(keys, res, *a, **k):
+        got["j"] = keys.join(res, on="model", how="inner")
+        return real(keys, res, *a, **k)
+
+    monkeypatch.setattr(quotes, "_floors", spy)
+    check_quotes(load_quotes(catalog), catalog)
+    rng = np.random.default_rng(3)
+    small = pl.DataFrame({"key": rng.integers(0, 3, 400), "hardware": rng.choice(["a", "b", "c"], 400),
+                          "c": pl.Series(rng.choice([1.0, 2.0, np.nan], 400)).fill_nan(None),
+                          "f": rng.choice([True, False], 400), "v": np.arange(400)})
+    cases = [(got["j"], [~pl.col("_calibrated"), (pl.col("usd_per_m_blended_tokens_low")
+                                                  * pl.col("usd_per_m_blended_tokens_high")).sqrt()
+                         .fill_null(pl.col("usd_per_m_blended_tokens")), pl.col("usd_per_m_blended_tokens")], False),
+             (got["j"], [pl.col("tokens_per_s_per_user_high"), pl.col("usd_per_m_blended_tokens")], [True, False]),
+             (small, [~pl.col("f"), pl.col("c")], False), (small, [pl.col("c"), pl.col("f")], [True, False])]
+    for frame, order, desc in cases:
+        want = (frame.sort(order, descending=desc, maintain_order=True).group_by("key", "hardware")
+                .agg(pl.all().first()).sort("key", "hardware"))
+        have = quotes._first_rows(frame, ("key", "hardware"), order, descending=desc)
+        assert_frame_equal(have.sort("key", "hardware"), want, check_exact=True)

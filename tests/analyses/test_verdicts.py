@@ -205,3 +205,24 @@ def test_quote_checker_form_shows_the_verdict_band_words_and_alternatives():
     frames = [d.value for d in at.dataframe]
     alt = next(f for f in frames if "generation" in f.columns and any(str(c).endswith("*") for c in f.columns))
     assert {"hopper", "blackwell"} <= set(alt["generation"]) and alt.shape[1] == 5  # 20, 25*, 50, 100 tokens/s
+
+
+def test_profile_table_kept_per_catalog_equals_a_fresh_one(catalog):
+    """Issue 19.5: profile_table is kept per catalog object; the kept frame equals a fresh computation, and another
+    catalog object (another calibration) gets its own, never the first one's."""
+    from dataclasses import replace
+
+    from polars.testing import assert_frame_equal
+
+    from econ.analyses import bands
+
+    first = profile_table(catalog)
+    assert profile_table(catalog) is first
+    assert_frame_equal(first, bands._profile_table(catalog), check_exact=True)
+    cal = catalog.calibration
+    wide = cal.with_columns(pl.col("log_ratio_p90") + 5.0)  # every band beyond WIDE_BAND_RATIO
+    other = replace(catalog, calibration=wide)
+    got = profile_table(other)
+    assert_frame_equal(got, bands._profile_table(other), check_exact=True)
+    assert not got["calibrated"].any() and first["calibrated"].any()
+    assert len(bands._PROFILE_TABLES) <= bands.PROFILE_TABLE_ENTRIES

@@ -355,3 +355,26 @@ def test_curve_on_layout_equals_batch_curve(catalog):
         mine = curve_on_layout(catalog, row, **kw)
         theirs = batch_curve(catalog, **{**kw, **{k: row[k] for k in ("num_gpus", "tp", "dp", "ep", "pp")}})
         assert mine.equals(theirs)
+
+
+def test_measured_for_keeps_the_points_and_prices_them_again():
+    """Issue 19.5: the dashboards' measured points are read once per workload and priced per rerun: equal to reading and
+    pricing them fresh, and a frontier at another $/GPU-hour (a new PUE or power price) prices them anew."""
+    pytest.importorskip("streamlit")
+    from polars.testing import assert_frame_equal
+
+    from dashboards.components import interactivity, memory
+    from econ.io.scenario import Scenario
+    from econ.tables.measured import measured_points, with_cost
+
+    sc = Scenario(model="llama-3.3-70b")
+    hw = ["h100-sxm", "b200", "h200"]
+    memory.clear()
+    for rate in (2.0, 2.5, 2.0):
+        frontier = pl.DataFrame({"hardware": hw, "usd_per_gpu_hour": [rate, rate * 1.7, rate * 1.2]})
+        got = interactivity.measured_for(sc.model, hw, sc, frontier, near=True, cost="usd_per_m_output_tokens",
+                                         data_dir=None)
+        want = with_cost(measured_points(sc.model, hw, input_len=sc.input_len, output_len=sc.output_len,
+                                         length_tolerance=2.0), frontier, cost="usd_per_m_output_tokens")
+        assert got.height > 0
+        assert_frame_equal(got, want, check_exact=True)

@@ -129,3 +129,61 @@ def test_the_provider_pnl_floor_runs_on_request_and_names_accelerators(catalog):
     at.number_input(key="sc.pue").set_value(1.31)
     run(at)
     assert "Floor's gross margin" in [m.label for m in at.metric]  # asked once: kept on later reruns
+
+
+def test_band_chart_spec_built_fast_equals_altairs():
+    """Issue 19.5: quote_band_spec (the chart's structure kept per quotes order / verdicts / width, the data filled in)
+    is the very dict Altair's to_dict gives for quote_band_chart: on the catalog's quotes, on a filtered view (another
+    order and other verdicts) and after a PUE change (the kept structure, new floors)."""
+    from dataclasses import replace
+
+    import polars as pl
+
+    from dashboards.pages.quote_checker import quote_band_chart, quote_band_spec, with_names
+    from econ.analyses.quotes import check_quotes
+    from econ.assumptions import Economics
+    from econ.tables.quote_files import load_quotes
+
+    cat = load_catalog()
+    q = load_quotes(cat)
+    for e in (Economics(), replace(Economics(), pue=1.377), replace(Economics(), basis="neocloud")):
+        r = check_quotes(q, cat, economics=e)
+        s = with_names(r.summary.with_columns(pl.lit("catalog").alias("quote_set")), cat)
+        hw = with_names(r.per_hardware, cat)
+        for view in (s, s.filter(pl.col("verdict").is_in(["rich", "thin"])), s.head(7)):
+            view_hw = hw.filter(pl.col("quote_id").is_in(view["quote_id"].implode()))
+            want = quote_band_chart(view, view_hw).to_dict(validate=False)
+            assert quote_band_spec(view, view_hw) == want
+            assert quote_band_spec(view, view_hw, width=400) == quote_band_chart(view, view_hw, width=400).to_dict(
+                validate=False)
+
+
+def test_band_chart_structure_is_kept_across_reruns(monkeypatch):
+    """The structure is kept in the process's store (dashboards.components.memory), not in the page module (run again
+    on every rerun): a second spec of the same quotes builds no Altair chart."""
+    import functools
+
+    import polars as pl
+
+    import dashboards.pages.quote_checker as qc
+    from dashboards.components import memory
+    from econ.analyses.quotes import check_quotes
+    from econ.tables.quote_files import load_quotes
+
+    cat = load_catalog()
+    r = check_quotes(load_quotes(cat), cat)
+    s = qc.with_names(r.summary.with_columns(pl.lit("catalog").alias("quote_set")), cat)
+    hw = qc.with_names(r.per_hardware, cat)
+    built = []
+    real = qc._band_template
+
+    @functools.wraps(real)
+    def counted(*a):
+        built.append(a[:3])
+        return real(*a)
+
+    monkeypatch.setattr(qc, "_band_template", counted)
+    memory.clear()
+    first = qc.quote_band_spec(s, hw)
+    again = qc.quote_band_spec(s, hw)
+    assert first == again and len(built) == 1
