@@ -83,7 +83,8 @@ class Assumptions:
     cpu_overlap_frac : float in [0, 1]
         Share of a decode step's GPU time under which the host prepares the next step (an overlap scheduler):
         the step's host time adds max(0, host - cpu_overlap_frac x GPU time)
-        (econ.physics.performance.exposed_cpu_time_s); 0 (the whole host time) by default. [-]
+        (econ.physics.performance.exposed_cpu_time_s); calibrated per profile by default (the engines with an
+        overlap scheduler), 0.67 where no profile applies; 0 = an engine without one (the whole host time). [-]
     kernel_latency_s : float >= 0
         Time each kernel of a forward pass takes beyond the roofline of its bytes and FLOPs (DRAM latency,
         prologue and epilogue, the tail wave): a kernel is alpha + beta x bytes, and this is alpha. Multiplied by
@@ -209,7 +210,8 @@ IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1
                        overhead_s=0.0, sequence_overhead_s=0.0,
                        eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
                        layer_overhead_s=0.0, kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0,
-                       moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0, calibrated=frozenset())
+                       moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0, cpu_overlap_frac=1.0,
+                       calibrated=frozenset())
 
 DEFAULT = Assumptions()
 IDEAL = replace(DEFAULT, **IDEAL_OVERRIDES)

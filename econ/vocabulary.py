@@ -516,7 +516,9 @@ _SOURCES: dict[str, str] = {
         "#6913, 2024: ~0.1 ms per sequence), sampling, detokenization and scheduling grow with the sequences of a "
         "step; async scheduling hides most of it in later engines (#19970, #23569)"),
     "cpu_overlap_frac": (
-        "Scalar 0 (the host time adds); calibrated per generation x precision (data/calibration.csv) on the "
+        "Scalar 0.67, the shared value of the stop-27 fit (a user's 0, an engine without an overlap scheduler, is "
+        "then a value of its own, not the calibrated default); calibrated per generation x precision "
+        "(data/calibration.csv) on the "
         "measurements of engines with an overlap scheduler, which prepare the next step while the GPU runs this one: "
         "TensorRT-LLM >= 1.0's PyTorch executor ('Overlap Scheduler ... Enabled by default', "
         "nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), SGLang (disable_overlap_schedule False by "
@@ -909,7 +911,7 @@ _add("layer_overhead_s", "float", 0.0, 0.0, 1e-3, "s", "Extra per-layer time",
      "extra fixed time per decoder layer per forward pass, beyond its kernels (0 = none)", **_G)
 _add("sequence_overhead_s", "float", 2e-5, 0.0, 1e-2, "s", "Per-sequence step overhead",
      "CPU time per sequence of a decode step (scheduling, sampling, output processing) not hidden", **_G)
-_add("cpu_overlap_frac", "float", 0.0, 0.0, 1.0, "", "Host work hidden behind the GPU",
+_add("cpu_overlap_frac", "float", 0.67, 0.0, 1.0, "", "Host work hidden behind the GPU",
      "share of a decode step's GPU time under which the host prepares the next step (overlap scheduler)", **_G)
 _add("kernel_latency_s", "float", 2.5e-6, 0.0, 1e-3, "s", "Kernel latency floor",
      "time each kernel takes beyond its bytes and FLOPs (DRAM latency, prologue, tail wave)", **_G)

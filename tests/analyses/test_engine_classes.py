@@ -77,3 +77,22 @@ def test_the_fitted_overlap_share_is_a_fraction_on_every_profile():
     assert np.all((f >= 0.0) & (f <= 1.0))
     fitted = cal_table.filter(pl.col("fallback_from").is_null())
     assert (fitted["cpu_overlap_frac"] > 0.3).all()  # the engines with an overlap scheduler do hide host time
+
+
+def test_a_users_zero_overlap_is_a_value_of_its_own_not_the_calibrated_default():
+    """An engine without an overlap scheduler is cpu_overlap_frac = 0 in a scenario file or on the Assumptions page:
+    it must pin 0, not read as "left at the default" (the scalar default is the shared fitted 0.67). gpt-oss-120b on
+    8 x B200 TP8 at batch 1: 2.10 ms per token with the calibrated share, ~3.0 ms with the host time added."""
+    from econ.io.scenario import from_toml
+
+    scenario, _ = from_toml('model = "gpt-oss-120b"\nhardware = "b200"\nprecision = "fp4"\ncpu_overlap_frac = 0.0\n',
+                            CATALOG)
+    pinned = scenario.assumptions()
+    assert "cpu_overlap_frac" not in pinned.calibrated_fields and pinned.cpu_overlap_frac == 0.0
+    row = pl.DataFrame([dict(model="gpt-oss-120b", hardware="b200", precision="fp4", batch_size=1, num_gpus=8, tp=8,
+                             dp=1, ep=1, pp=1, spec_method="none")])
+    cols = ("tpot_s",)
+    hidden = evaluate(row, CATALOG, DEFAULT, columns=cols)["tpot_s"][0]
+    added = evaluate(row, CATALOG, pinned, columns=cols)["tpot_s"][0]
+    assert added > 1.3 * hidden
+    assert DEFAULT.cpu_overlap_frac > 0.0  # so that 0 is never mistaken for the default

@@ -55,7 +55,7 @@ def test_memo_is_reused_only_for_its_own_fingerprint(catalog, points):
     assert_frame_equal(evaluate(other, catalog, DEFAULT, Economics(), strict=False, physics=memo),
                        evaluate(other, catalog, DEFAULT, Economics(), strict=False), check_exact=True)
     assert memo["_points"] is other and all(memo[k] is not v for k, v in kept.items() if k in memo)
-    slow = replace(DEFAULT, overhead_s=DEFAULT.overhead_s + 0.004)  # other assumptions: recomputed
+    slow = replace(DEFAULT, eta_bw=0.3)  # other assumptions (HBM at 30%, below every profile): recomputed
     got = evaluate(other, catalog, slow, Economics(), strict=False, physics=memo)
     assert_frame_equal(got, evaluate(other, catalog, slow, Economics(), strict=False), check_exact=True)
     assert not got.equals(evaluate(other, catalog, DEFAULT, Economics(), strict=False))

@@ -28,14 +28,20 @@ def test_more_hbm_never_lowers_max_batch(hbm, extra, w, kv, n, frac):
 @given(model=st.sampled_from(MODELS), hw=st.sampled_from(HARDWARE), ctx=st.integers(1, 32_768))
 @settings(max_examples=40)
 def test_cost_per_token_never_rises_with_batch_until_a_wall(model, hw, ctx):
-    """$/M output tokens is non-increasing in batch among feasible rows (walls bind, costs do not rise)."""
+    """$/M output tokens is non-increasing in batch among feasible rows (walls bind, costs do not rise). The
+    CUDA-graph cap is a wall of its own: above ``cuda_graph_max_batch`` sequences per attention group every kernel
+    launches eagerly (5 us against 1.3 us), and where an overlap scheduler has hidden the host time that step up
+    can outweigh the larger batch (Llama-3.1-8B on B200: +0.6% per token from 512 to 1,024), so costs are compared
+    on each side of the cap."""
     batches = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
     pts = grid(model=model, hardware=hw, precision="bf16", num_gpus=None, context_tokens=ctx, batch_size=batches)
     pts = pts.with_columns(pl.col("num_gpus").cast(pl.Int64))
     out = evaluate(pts, CATALOG, DEFAULT, strict=False)
     feasible = out.filter(pl.col("feasible"))
     cost = feasible["usd_per_m_output_tokens"].to_numpy()
-    assert np.all(np.diff(cost) <= cost[:-1] * 1e-9 + 1e-15)
+    graphed = (feasible["batch_size"] / feasible["dp"] <= DEFAULT.cuda_graph_max_batch).to_numpy()
+    same_side = graphed[1:] == graphed[:-1]
+    assert np.all((np.diff(cost) <= cost[:-1] * 1e-9 + 1e-15) | ~same_side)
     # per-user speed never rises with batch
     tps = feasible["tokens_per_s_per_user"].to_numpy()
     assert np.all(np.diff(tps) <= 1e-9 * tps[:-1])
