@@ -71,7 +71,9 @@ def test_bars_move_the_way_the_formula_says(h100):
     assert math.log(band["low"]) == pytest.approx(cal["log_ratio_p10"], abs=1e-9)
     assert math.log(band["high"]) == pytest.approx(cal["log_ratio_p90"], abs=1e-9)
     floor = bars["min_tokens_per_s_per_user"]
-    assert floor["answer_at_high"] > 3 * h100.point  # 72 tokens/s per user needs a far smaller batch
+    # 72 tokens/s per user needs a far smaller batch: 2.8x the point since the host time hides under an overlap
+    # scheduler (stop 27; above 3x before, when every step paid it)
+    assert floor["answer_at_high"] > 2.5 * h100.point
 
 
 def test_monte_carlo_band_is_seeded_and_ordered(catalog, h100):

@@ -79,7 +79,11 @@ VALUES_CMD: dict[tuple[str, str], list[str]] = {
     ("compare", "--ttft-ms"): ["16"], ("frontier", "--gpus"): ["1"], ("frontier", "--tp"): ["1"],
     ("optimize", "--gpus"): ["1"], ("optimize", "--tp"): ["1"], ("quotes pnl", "--input-price"): ["0.5"],
     ("quotes pnl", "--gpus"): ["1000"], ("quotes check", "--hardware"): ["b200"],
-    ("cost", "--tp"): ["1"], ("export cost", "--tp"): ["1"],  # with --gpus 2: TP1 PP2, not the auto TP2
+    # the base (Llama-3.1-8B on H100) picks TP1 PP2 on 2 GPUs since the host time hides under an overlap scheduler
+    # (stop 27: $0.105 against TP1's $0.106 per M output tokens), so the layout flags move it elsewhere
+    ("cost", "--gpus"): ["1"], ("export cost", "--gpus"): ["1"],
+    ("cost", "--tp"): ["2"], ("export cost", "--tp"): ["2"],  # with --gpus 2: TP2, not the auto TP1 PP2
+    ("cost", "--pp"): ["1"], ("export cost", "--pp"): ["1"],  # with --gpus 2: TP2, not the auto TP1 PP2
     ("optimize", "--max-prefill-gpus"): ["1"], ("frontier", "--max-prefill-gpus"): ["1"],
     ("list", "what"): ["models"],
     ("prefill", "--input-len"): ["32768"], ("trend", "model"): ["llama-3.3-70b"],
