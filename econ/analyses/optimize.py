@@ -38,7 +38,7 @@ import polars as pl
 from econ.physics import precision as prec
 from econ.assumptions import (AUTO_DECODING, DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Decoding,
                               DeploymentAssumptions, Economics)
-from econ.tables.catalog import Catalog, CatalogCache, check_ids
+from econ.tables.catalog import Catalog, CatalogCache, check_ids, nbytes_of
 from econ.physics.deployment import layout_labels
 from econ.engine import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CostBasis, CostInputs, EngineInputs, KvTiers, Serving,
                          Workload, band, catalog_arrays, costs_of, efficiency, kv_tier_arrays, profile_band,
@@ -551,20 +551,7 @@ MoE) is not kept and runs whole each time. The hardware comparison of Llama-3.3-
 ~42,000 (25 MB). [B]"""
 
 
-def _kept_bytes(value) -> int:
-    """Bytes of a :data:`_PHYSICS_CACHE` value (its frames and arrays). [B]"""
-    blocks, rej, _ = value
-    total = rej.estimated_size()
-    for b in blocks:
-        total += b.frame.estimated_size() + b.p10.nbytes + b.p90.nbytes
-        for f in fields(CostBasis):
-            v = getattr(b.basis, f.name)
-            total += (sum(np.asarray(getattr(v, g.name)).nbytes for g in fields(HardwareFacts))
-                      if f.name == "hardware" else np.asarray(v).nbytes)
-    return total
-
-
-_PHYSICS_CACHE = CatalogCache(PHYSICS_CACHE_ENTRIES, max_bytes=PHYSICS_CACHE_BYTES, size_of=_kept_bytes)
+_PHYSICS_CACHE = CatalogCache(PHYSICS_CACHE_ENTRIES, max_bytes=PHYSICS_CACHE_BYTES, size_of=nbytes_of)
 """(id(catalog), :func:`_physics_key`) -> (blocks to price, rejected frame, deployments evaluated)."""
 
 

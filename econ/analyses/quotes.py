@@ -66,7 +66,7 @@ from econ.economics.margins import (RICH_MARGIN_FRAC, THIN_MARGIN_FRAC, band_ver
                                     breakeven_usd_per_gpu_hour, breakeven_utilization_frac, gross_margin_frac)
 from econ.economics.pricing import usd_per_m_blended_tokens
 from econ.analyses.search import octave_grid
-from econ.tables.catalog import CatalogCache, cache_root, disk_key, read_cached, write_cached
+from econ.tables.catalog import CatalogCache, cache_root, nbytes_of, disk_key, read_cached, write_cached
 from econ.analyses.sweep import layout_candidates_frame
 from econ.validate import require_in_range, require_not_above
 from econ.vocabulary import MAX_BATCH, MAX_CONTEXT, TIER_SPECS, tier, tier_code
@@ -855,13 +855,20 @@ def _screened_search(configs: pl.DataFrame, grid: tuple[np.ndarray, np.ndarray],
                                                     percentile))
     if rows.size == 0:  # nothing feasible: one row keeps the engine's result columns (band or none)
         rows = np.zeros(1, dtype=np.int64)
+    return _evaluate_kept(catalog, key, lambda: _grid_points(configs, grid, rows), assumptions, economics,
+                          percentile), scr
+
+
+def _evaluate_kept(catalog: Catalog, key: tuple, make_points, assumptions: Assumptions, economics: Economics,
+                   percentile: float | None) -> pl.DataFrame:
+    """:func:`_evaluate_rows` on grid points kept under ``key`` with the engine's memo of their physics
+    (:data:`_PHYSICS_MEMOS`): ``make_points()`` builds them on a miss; on a hit only the cost chain runs again."""
     kept = _PHYSICS_MEMOS.get(catalog, key)
     if kept is None:
-        kept = (_grid_points(configs, grid, rows).drop("_cfg", strict=False), {})
-    points, physics = kept
-    res = _evaluate_rows(points, catalog, assumptions, economics, percentile, physics=physics)
+        kept = (make_points().drop("_cfg", strict=False), {})
+    res = _evaluate_rows(kept[0], catalog, assumptions, economics, percentile, physics=kept[1])
     _PHYSICS_MEMOS.put(catalog, key, kept)  # sized now that the engine has filled the memo
-    return res, scr
+    return res
 
 
 PHYSICS_MEMO_ENTRIES = 8
@@ -877,29 +884,7 @@ PHYSICS_MEMO_BYTES = 192 * 2**20
 a memo above a quarter of it (a screen of ~36,000 rows: a large upload) is not kept and runs whole. [B]"""
 
 
-def _nbytes(obj, seen=None) -> int:
-    """Bytes of the numpy arrays and Polars frames reachable from ``obj`` (dataclasses, tuples, lists, dicts), each
-    counted once: the size of a :data:`_PHYSICS_MEMOS` value. [B]"""
-    import dataclasses
-
-    seen = set() if seen is None else seen
-    if id(obj) in seen:
-        return 0
-    seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
-        return int(obj.nbytes)
-    if isinstance(obj, pl.DataFrame):
-        return int(obj.estimated_size())
-    if isinstance(obj, (tuple, list)):
-        return sum(_nbytes(v, seen) for v in obj)
-    if isinstance(obj, dict):
-        return sum(_nbytes(v, seen) for v in obj.values())
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return sum(_nbytes(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj))
-    return 0
-
-
-_PHYSICS_MEMOS = CatalogCache(PHYSICS_MEMO_ENTRIES, max_bytes=PHYSICS_MEMO_BYTES, size_of=_nbytes)
+_PHYSICS_MEMOS = CatalogCache(PHYSICS_MEMO_ENTRIES, max_bytes=PHYSICS_MEMO_BYTES, size_of=nbytes_of)
 """(id(catalog), the screen's key) -> (the screened points, the engine's physics memo of them)."""
 
 
@@ -1083,13 +1068,8 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
             import hashlib
 
             key = ("curves", search_key, hashlib.blake2b(rows.tobytes(), digest_size=16).hexdigest())
-            kept = _PHYSICS_MEMOS.get(catalog, key)
-            if kept is None:
-                kept = (_grid_points(configs, grid, rows).drop("_cfg", strict=False), {})
-            out = _feasible_rows(_evaluate_rows(kept[0], catalog, assumptions, economics, slo_percentile,
-                                                physics=kept[1]), catalog, band)
-            _PHYSICS_MEMOS.put(catalog, key, kept)
-            return out
+            return _feasible_rows(_evaluate_kept(catalog, key, lambda: _grid_points(configs, grid, rows), assumptions,
+                                                 economics, slo_percentile), catalog, band)
 
         frames["curves"] = curves
     eagle_tokens = EAGLE_DRAFT_TOKENS if decoding.spec_draft_tokens is None else decoding.spec_draft_tokens

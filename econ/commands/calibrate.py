@@ -196,7 +196,7 @@ def run(args) -> int:
           + ("; previous = the held-out errors shipped before this fit, on the cases it had" if prev else ""))
     render(shown, "table", vertical_if_single=False)
     print()
-    print(f"fitted profiles (values, Jacobian standard errors); others fall back: "
+    print("fitted profiles (values, Jacobian standard errors); others fall back: "
           + ", ".join(f"{p} <- {s}" for p, s in sorted(full.sources.items()) if s and p in set(
               cases.table["profile"].to_list())))
     shown = _profiles_frame(full).select("profile", "n_cases", "n_groups", *cal.FIT_PARAMETERS, "tpot_tail_factor")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -763,10 +764,38 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
                 np.copyto(t, np.nan, where=masks[which])
 
 
+class _BlockPhysics(NamedTuple):
+    """What :func:`_block_physics` returns and a ``physics`` memo of :func:`evaluate` keeps per block: the physics
+    and inputs, the resolved layout and workload columns, and the masks the status reads (row arrays)."""
+
+    phys: object
+    inp: object
+    unsupported: object
+    too_wide: object
+    wcode: object
+    ecode: object
+    spec: object
+    spec_problem: object
+    ngpu: object
+    tp: object
+    pp: object
+    dp: object
+    ep: object
+    domain: object
+    dis: object
+    red: object
+    batch: object
+    input_len: object
+    output_len: object
+    capacity_ctx: object
+    context_over: object
+    layout_bad: object
+
+
 def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, hw, owned, price_missing,
                    queue: bool) -> tuple:
     """The physics of rows ``sl`` (everything :func:`_evaluate_block` computes before the cost chain): what a
-    ``physics`` memo of :func:`evaluate` keeps per block. Returns :data:`_KEPT` in that order."""
+    ``physics`` memo of :func:`evaluate` keeps per block, as a :class:`_BlockPhysics`."""
     a, da, st = ctx.assumptions, ctx.deployment, ctx.static
     nb = len(mc)
     wc_in, ec_in = raw["weight_format_code"], raw["expert_weight_format_code"]
@@ -886,13 +915,10 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
     phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
                        and bool(np.isnan(raw["arrival_rate_per_s"]).all()),
                        queue=queue)
-    return (phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain, dis, red,
-            batch, input_len, output_len, capacity_ctx, context_over, layout_bad)
+    return _BlockPhysics(phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain,
+                         dis, red, batch, input_len, output_len, capacity_ctx, context_over, layout_bad)
 
 
-_KEPT = ("phys", "inp", "unsupported", "too_wide", "wcode", "ecode", "spec", "spec_problem", "ngpu", "tp", "pp", "dp",
-         "ep", "domain", "dis", "red", "batch", "input_len", "output_len", "capacity_ctx", "context_over", "layout_bad")
-"""What :func:`_block_physics` returns, in order."""
 
 
 def kv_tier_arrays(catalog: Catalog, arr: CatalogArrays):

@@ -939,7 +939,7 @@ def decode_step(*, batch_size, context_tokens, kv_bytes_per_sequence, kv_replica
     (:func:`launch_gap_s`: CUDA graph up to ``cuda_graph_max_batch`` sequences per group, else eager)
     (:func:`kernel_time_s`); ``layer_overhead_s`` / ``moe_layer_overhead_s`` add any extra per-layer time.
     """
-    tp, dp, pp = layout.tp, layout.dp, layout.pp
+    dp, pp = layout.dp, layout.pp
     comm = collectives(hardware, layout, eff) if comm is None else comm
     c = decode_constants(model, hardware, layout, formats, eff, stream_input_embedding) if const is None else const
     k = 0.0 if spec is None else spec.draft_tokens

@@ -684,6 +684,30 @@ def _rows_by_id(df: pl.DataFrame, id_col: str) -> dict:
     return _ROW_INDEX.memo(df, ("rows", id_col), build)
 
 
+def nbytes_of(obj, _seen: set | None = None) -> int:
+    """Bytes of the numpy arrays and Polars frames reachable from ``obj`` through dataclasses, tuples, lists and dicts,
+    each counted once: the ``size_of`` of a :class:`CatalogCache` that keeps engine results (scalars count 0). [B]"""
+    import dataclasses
+
+    import numpy as np
+
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, pl.DataFrame):
+        return int(obj.estimated_size())
+    if isinstance(obj, (tuple, list)):
+        return sum(nbytes_of(v, seen) for v in obj)
+    if isinstance(obj, dict):
+        return sum(nbytes_of(v, seen) for v in obj.values())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sum(nbytes_of(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj))
+    return 0
+
+
 class CatalogCache:
     """Values computed from an object (a catalog, a table), kept for the newest ``entries`` keys of the process.
 

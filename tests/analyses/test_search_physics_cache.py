@@ -124,3 +124,17 @@ def test_the_kept_physics_is_bounded_in_bytes(catalog):
     for i in range(6):
         cache.put(catalog, (i,), "x" * 25)
     assert cache.bytes() <= 100 and cache.get(catalog, ("a",)) is None  # the oldest went first
+
+
+def test_nbytes_of_counts_each_array_and_frame_once():
+    """The one size of a kept engine result (optimize's physics cache, the quote checker's memos)."""
+    import polars as pl
+
+    from econ.tables.catalog import nbytes_of
+
+    a = np.zeros(1000)  # 8,000 bytes
+    frame = pl.DataFrame({"x": np.arange(500, dtype=np.int64)})
+    block = opt._PricedBlock(frame=frame, basis=None, p10=a, p90=a)  # p90 is p10: counted once
+    assert nbytes_of(block) == 8000 + frame.estimated_size()
+    assert nbytes_of(([block], {"k": a}, 3.5, "text")) == 8000 + frame.estimated_size()
+    assert nbytes_of(None) == 0
