@@ -1060,7 +1060,9 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
         def curves(floors: pl.DataFrame) -> pl.DataFrame:
             ids = configs.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format",
                                            "spec_method"], how="semi", nulls_equal=True)["_cfg"].to_numpy()
-            rows = np.flatnonzero(np.isin(grid[0], ids))
+            on = np.zeros(configs.height, dtype=bool)  # _cfg is the configuration's row (with_row_index)
+            on[ids] = True
+            rows = np.flatnonzero(on[grid[0]])  # np.isin(grid[0], ids), without its sort of ~1M grid points
             if not rows.size:
                 return res.clear()
             # the floor deployments' curves are mostly the same from one economics to the next: their physics is kept
@@ -1289,6 +1291,14 @@ RENTAL_INDEX_PATTERN = r"(?i)\bindex\b|semianalysis|survey|\bmarket\b|exchange"
 index, SemiAnalysis models and surveys, "AMD neocloud market", Ornn exchange)."""
 
 
+RENTABLE_CACHE_ENTRIES = 8
+"""Results of :func:`rentable_at_scale` kept (per catalog object, quotes and rental_rates.csv's stamp): they depend on
+neither the economics nor the efficiencies, so a dashboard rerun after a PUE or power-price change reads them (~8 ms
+of CPU: the file read and validated, a cross join of quotes and offers)."""
+
+_RENTABLE_CACHE = CatalogCache(RENTABLE_CACHE_ENTRIES)
+
+
 def rentable_at_scale(catalog: Catalog, quotes: pl.DataFrame) -> pl.DataFrame:
     """The accelerators rentable at scale at each quote's date (data/rental_rates.csv).
 
@@ -1306,6 +1316,23 @@ def rentable_at_scale(catalog: Catalog, quotes: pl.DataFrame) -> pl.DataFrame:
     -----
     Region: every region counts (quotes.csv carries no region; the shipped providers sell from US and EU clouds).
     """
+    from pathlib import Path
+
+    from econ.tables.catalog import DEFAULT_DATA_DIR
+    from econ.tables.rental_rates import FILE
+
+    base = Path(catalog.data_dir) if catalog.data_dir is not None else DEFAULT_DATA_DIR
+    path = base / FILE if (base / FILE).is_file() else DEFAULT_DATA_DIR / FILE  # load_rental_rates' choice
+    try:
+        stamp = (str(path), path.stat().st_mtime_ns, path.stat().st_size)  # an edited file is a new key
+    except OSError:
+        stamp = (str(path), None, None)
+    key = ("rentable", stamp, tuple(quotes.select("quote_id", "as_of").iter_rows()))
+    return _RENTABLE_CACHE.memo(catalog, key, lambda: _rentable_at_scale(catalog, quotes))
+
+
+def _rentable_at_scale(catalog: Catalog, quotes: pl.DataFrame) -> pl.DataFrame:
+    """:func:`rentable_at_scale`, computed."""
     from econ.tables.rental_rates import load_rental_rates, period_start
 
     rates = load_rental_rates(catalog.data_dir, catalog.accelerators["id"].to_list())
@@ -1423,11 +1450,17 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
         pl.lit(None, pl.Float64).alias("_stretch"))
     if screen is not None:
         floor_cfg = ["model", "hardware", "precision", "weight_format", "spec_method", *_DEPLOYMENT]
-        speed_cap = (per_hw.select("key", *floor_cfg[:3], pl.col("_spec").alias("weight_format"),
-                                   pl.col("_spec_in").alias("spec_method"), *_DEPLOYMENT,
-                                   "speed_floor_tokens_per_s_per_user")
-                     .join(configs.lazy().select("_cfg", *floor_cfg), on=floor_cfg, how="inner", nulls_equal=True)
-                     .join(screen.lazy(), on="_cfg", how="inner")
+        wanted = (per_hw.select("key", *floor_cfg[:3], pl.col("_spec").alias("weight_format"),
+                                pl.col("_spec_in").alias("spec_method"), *_DEPLOYMENT,
+                                "speed_floor_tokens_per_s_per_user")
+                  .join(configs.lazy().select("_cfg", *floor_cfg), on=floor_cfg, how="inner", nulls_equal=True)
+                  ).collect()
+        # the screen's rows of those configurations only (_cfg is the configuration's row): the same join with a
+        # boolean gather instead of a hash probe of the whole screen (~700,000 rows on the shipped quotes)
+        on = np.zeros(configs.height, dtype=bool)
+        on[wanted["_cfg"].to_numpy()] = True
+        near = screen.filter(pl.Series(on[screen["_cfg"].to_numpy()]))
+        speed_cap = (wanted.lazy().join(near.lazy(), on="_cfg", how="inner")
                      .filter(pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user"))
                      .group_by("key", "hardware", "precision", pl.col("spec_method").alias("_spec_in"), *_DEPLOYMENT)
                      .agg(pl.col("batch_size").max().alias("_b_speed")))
@@ -1956,8 +1989,10 @@ def _speed_within_physics(summary: pl.DataFrame) -> None:
 
 def _require_finite(frame: pl.DataFrame, what: str) -> None:
     """Nulls are explicit (no deployment); NaN or inf in a result is a bug and never reaches a table."""
-    for c, dt in frame.schema.items():
-        if dt.is_float() and not c.startswith("_"):
-            s = frame[c].drop_nulls()
-            if s.len() and not s.is_finite().all():
-                raise InvalidInputError(f"{what}: column {c} is not finite for some quote (model bug; please report)")
+    cols = [c for c, dt in frame.schema.items() if dt.is_float() and not c.startswith("_")]
+    if not cols:
+        return
+    finite = frame.select(pl.col(c).is_finite().all() for c in cols).row(0)  # nulls ignored; one pass, one call
+    for c, ok in zip(cols, finite):
+        if ok is False:
+            raise InvalidInputError(f"{what}: column {c} is not finite for some quote (model bug; please report)")

@@ -303,3 +303,49 @@ def test_first_rows_equals_sort_then_group_first(catalog, monkeypatch):
                 .agg(pl.all().first()).sort("key", "hardware"))
         have = quotes._first_rows(frame, ("key", "hardware"), order, descending=desc)
         assert_frame_equal(have.sort("key", "hardware"), want, check_exact=True)
+
+
+def test_kept_rentable_at_scale_equals_a_fresh_one(catalog, tmp_path):
+    """Issue 19.5: rentable_at_scale is kept per catalog, quotes and rental_rates.csv stamp (it reads no economics):
+    a kept answer equals a fresh computation, other quote dates are another answer, and an edited rental_rates.csv is
+    read again (never the stale answer)."""
+    import shutil
+
+    from polars.testing import assert_frame_equal
+
+    q = load_quotes(catalog).select("quote_id", "as_of")
+    quotes._RENTABLE_CACHE.clear()
+    first = quotes.rentable_at_scale(catalog, q)
+    assert quotes.rentable_at_scale(catalog, q) is first  # kept
+    assert_frame_equal(first, quotes._rentable_at_scale(catalog, q), check_exact=True)
+    assert first.height > 20
+    old = q.with_columns(pl.lit("2019-01").alias("as_of"))  # before most offers: fewer sellers within a year
+    assert_frame_equal(quotes.rentable_at_scale(catalog, old), quotes._rentable_at_scale(catalog, old),
+                       check_exact=True)
+    assert not quotes.rentable_at_scale(catalog, old).equals(first)
+    # a data folder whose rental_rates.csv is edited on disk after a first answer
+    data = tmp_path / "data"
+    shutil.copytree(catalog.data_dir, data)
+    mine = load_catalog(data)
+    before = quotes.rentable_at_scale(mine, q)
+    assert_frame_equal(before, first, check_exact=True)
+    lines = (data / "rental_rates.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (data / "rental_rates.csv").write_text("".join(lines[:4]), encoding="utf-8")  # three offers left
+    after = quotes.rentable_at_scale(mine, q)
+    assert after.height < before.height
+    assert_frame_equal(after, quotes._rentable_at_scale(mine, q), check_exact=True)
+    assert len(quotes._RENTABLE_CACHE) <= quotes.RENTABLE_CACHE_ENTRIES
+
+
+def test_require_finite_flags_nan_and_inf_not_nulls():
+    """_require_finite (one select over the float columns): nulls pass, NaN or inf in a public float column raises
+    naming it, private (_-prefixed) and non-float columns are not checked."""
+    from econ.errors import InvalidInputError
+
+    ok = pl.DataFrame({"a": [1.0, None], "b": [None, None], "_x": [float("nan"), 1.0], "s": ["x", None]},
+                      schema={"a": pl.Float64, "b": pl.Float64, "_x": pl.Float64, "s": pl.String})
+    quotes._require_finite(ok, "t")
+    quotes._require_finite(ok.clear(), "t")
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        with pytest.raises(InvalidInputError, match="column b is not finite"):
+            quotes._require_finite(ok.with_columns(pl.Series("b", [None, bad], dtype=pl.Float64)), "t")
