@@ -156,10 +156,13 @@ def human_frame(assumptions, economics) -> pl.DataFrame:
     }, schema={"group": pl.String, "assumption": pl.String, "value": pl.String, "source": pl.String})
 
 
-def export_frame(catalog, assumptions, economics, *, model=None, hardware=None, region=None) -> pl.DataFrame:
-    """Assumptions (group, name, value, source) plus one row per catalog row used (its ``as_of`` and source)."""
+def export_frame(catalog, assumptions, economics, *, model=None, hardware=None, region=None,
+                 rows: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Assumptions (group, name, value, source) plus one row per catalog row used (its ``as_of`` and source;
+    ``rows``: :func:`catalog_rows` of the same arguments, when the caller has it)."""
     frame = _assumptions_frame(assumptions, economics)
-    rows = catalog_rows(catalog, model=model, hardware=hardware, region=region)
+    if rows is None:
+        rows = catalog_rows(catalog, model=model, hardware=hardware, region=region)
     used = rows.select(pl.format("catalog: {}", pl.col("table")).alias("group"), pl.col("id").alias("name"),
                        pl.format("as of {}", pl.col("as_of")).alias("value"), "source")
     return pl.concat([frame, used], how="vertical_relaxed")
@@ -185,15 +188,29 @@ def show(catalog, assumptions, economics, *, key: str, model=None, hardware=None
     -------
     pl.DataFrame of :func:`export_frame` (for the downloads).
     """
+    from dashboards.components import memory, state
+
+    hw = [hardware] if isinstance(hardware, str) else list(hardware or [])
+    # the catalog rows and their list depend on the catalog and the ids only, not on the economics: kept (a rerun
+    # after a PUE change lists the same rows; ~40 source cells formatted on Hardware comparison)
+    token = state.token_of(catalog)  # None: not the session's catalog, nothing identifies it: not kept
+    rows, listed = memory.memo(rows_used, catalog, model=model, hardware=hw, region=region, max_entries=64,
+                               key=None if token is None else (token, model, tuple(hw), region))
     with st.expander("Assumptions and sources", expanded=expanded):
         st.caption("Efficiency factors are edited on the Assumptions page; economics in the sidebar.")
         show_assumptions(assumptions, economics, key=f"{key}.assumptions")
-        rows = catalog_rows(catalog, model=model, hardware=hardware, region=region)
         if rows.height:
             st.markdown("**Catalog rows used**")
-            shown = {**dict(catalog.models.select("id", "display_name").iter_rows()),
-                     **dict(catalog.accelerators.select("id", "display_name").iter_rows())}  # names, not ids (19.3)
-            st.markdown("\n".join(
-                f"- {t} {safe_text.md(shown[i]) if shown.get(i) else f'`{i}`'} (as of {a}): {links(s)}"
-                for t, i, s, a in rows.select("table", "id", "source", "as_of").rows()))
-    return export_frame(catalog, assumptions, economics, model=model, hardware=hardware, region=region)
+            st.markdown(listed)
+    return export_frame(catalog, assumptions, economics, model=model, hardware=hw, region=region, rows=rows)
+
+
+def rows_used(catalog, *, model=None, hardware=None, region=None) -> tuple[pl.DataFrame, str]:
+    """(:func:`catalog_rows`, their markdown list with display names and linked sources) for :func:`show`."""
+    rows = catalog_rows(catalog, model=model, hardware=hardware, region=region)
+    if not rows.height:
+        return rows, ""
+    shown = {**dict(catalog.models.select("id", "display_name").iter_rows()),
+             **dict(catalog.accelerators.select("id", "display_name").iter_rows())}  # names, not ids (19.3)
+    return rows, "\n".join(f"- {t} {safe_text.md(shown[i]) if shown.get(i) else f'`{i}`'} (as of {a}): {links(s)}"
+                           for t, i, s, a in rows.select("table", "id", "source", "as_of").rows())

@@ -376,9 +376,15 @@ def _column_config(frame: pl.DataFrame) -> dict:
 
 def _display(frame: pl.DataFrame, cat) -> pl.DataFrame:
     """``frame`` as the page shows it: scaled columns (% as 0-100) and display names for ids (:func:`with_names`)."""
+    return with_names(_scaled(frame), cat)
+
+
+def _scaled(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its scaled columns as shown (% as 0-100): numeric columns only, so it commutes with
+    :func:`with_names` (which changes text columns only)."""
     exprs = [(pl.col(c) * _COLS[c].scale).alias(c) for c in frame.columns
              if c in _COLS and _COLS[c].scale != 1.0]
-    return with_names(frame.with_columns(exprs) if exprs else frame, cat)
+    return frame.with_columns(exprs) if exprs else frame
 
 
 HARDWARE_COLUMNS = ("hardware", "floor_hardware", "band_max_hardware", "ceiling_hardware",
@@ -580,7 +586,8 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
     for col, v in zip(m, VERDICTS):
         col.metric(VERDICT_LABELS[v], f"{counts.get(v, 0):,}", help=VERDICT_HELP[v])
     view_hw = per_hw.filter(pl.col("quote_id").is_in(view["quote_id"].implode()))
-    chart.show(quote_band_spec, with_names(view, cat), with_names(view_hw, cat), key="qc.chart",  # built once
+    named = with_names(view, cat)  # once for the chart and the table (the reasons' ids named: ~10 ms a rerun)
+    chart.show(quote_band_spec, named, with_names(view_hw, cat), key="qc.chart",  # built once
                cache_key=(cat_in_use.token, sc, *inputs.values(), tuple(models), tuple(providers), tuple(verdicts)))
     st.caption("Grey bar: modeled floor from the cheapest to the dearest accelerator in the quote's scope that meets "
                "its speed; grey ticks: each such accelerator; diamond: the quoted blended price. A diamond without a "
@@ -592,7 +599,8 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
             if not str(result.settings["calibration_band"]).startswith("none") else "empty: the engine reports no band")
     st.caption(f"Every floor at {_rate_text(result)}; $/GPU-hour per utilized GPU-hour. Floor band columns: {band}.")
     shown = view.select(TABLE_COLUMNS)
-    st.dataframe(_display(shown, cat), column_config=_column_config(shown), hide_index=True, key="qc.table",
+    st.dataframe(_scaled(named.select(TABLE_COLUMNS)), column_config=_column_config(shown), hide_index=True,
+                 key="qc.table",  # = _display(shown, cat): the names already made for the chart
                  placeholder=table.PLACEHOLDER)
     meta = {"scenario": sc.to_query_params(), "speed_floor_default": inputs["speed"], "cost_tier": inputs["tier"],
             **cat.as_of_dates()}

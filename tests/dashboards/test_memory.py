@@ -138,3 +138,44 @@ def test_digest_and_nan_cells_key_by_content(small):
     assert len(calls) == 1
     a = pl.DataFrame({"x": [1.0, None, float("nan")]})
     assert memory.digest(a) == memory.digest(a.clone()) != memory.digest(a.with_columns(pl.col("x") * 2))
+
+
+def test_sources_kept_catalog_rows_equal_fresh_ones_and_follow_the_economics():
+    """Issue 19.5: sources.show keeps the catalog rows used and their markdown list (economics-free) in the bounded
+    store; what it draws and returns equals a fresh computation, and a PUE change still changes the assumptions it
+    returns (the economics are never kept with the rows)."""
+    from polars.testing import assert_frame_equal
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards.components import sources
+    from econ.tables.catalog import load_catalog
+
+    def script():
+        from dataclasses import replace
+
+        import streamlit as st
+
+        from dashboards.components import sources, state
+
+        cat, sc = state.catalog(), state.scenario()
+        st.session_state["out"] = [
+            sources.show(cat, sc.assumptions(), replace(sc.economics(cat), pue=p), key=f"s{i}", model=sc.model,
+                         hardware=["h100-sxm", "b200"], region=sc.region) for i, p in enumerate((1.2, 1.2, 1.45))]
+        st.session_state["sc"] = sc
+
+    memory.clear()
+    at = AppTest.from_function(script, default_timeout=60)
+    at.run()
+    assert not at.exception
+    out, sc = at.session_state["out"], at.session_state["sc"]
+    cat = load_catalog()
+    from dataclasses import replace
+
+    for frame, pue in zip(out, (1.2, 1.2, 1.45)):
+        want = sources.export_frame(cat, sc.assumptions(), replace(sc.economics(cat), pue=pue), model=sc.model,
+                                    hardware=["h100-sxm", "b200"], region=sc.region)
+        assert_frame_equal(frame, want, check_exact=True)
+    assert not out[2].equals(out[0])
+    listed = sources.rows_used(cat, model=sc.model, hardware=["h100-sxm", "b200"], region=sc.region)[1]
+    assert "H100" in listed and sum(m.value == listed for m in at.markdown) == 3
+    assert memory.cache_entries() >= 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
 import pytest
 
 pytest.importorskip("streamlit")
@@ -187,3 +188,18 @@ def test_band_chart_structure_is_kept_across_reruns(monkeypatch):
     first = qc.quote_band_spec(s, hw)
     again = qc.quote_band_spec(s, hw)
     assert first == again and len(built) == 1
+
+
+def test_table_from_the_charts_names_equals_the_table_named_on_its_own(catalog):
+    """Issue 19.5: the page names the ids of the quotes shown once (with_names, for the chart) and scales that frame
+    for the table: the same frame, exactly, as naming and scaling the table's columns on their own (_display)."""
+    from polars.testing import assert_frame_equal
+
+    from dashboards.pages.quote_checker import TABLE_COLUMNS, _display, _scaled, with_names
+    from econ.analyses.quotes import check_quotes
+    from econ.tables.quote_files import load_quotes
+
+    view = check_quotes(load_quotes(catalog), catalog).summary.with_columns(quote_set=pl.lit("catalog"))
+    want = _display(view.select(TABLE_COLUMNS), catalog)
+    assert_frame_equal(_scaled(with_names(view, catalog).select(TABLE_COLUMNS)), want, check_exact=True)
+    assert not want.equals(view.select(TABLE_COLUMNS))  # names and scales changed something
