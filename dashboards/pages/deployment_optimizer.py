@@ -70,33 +70,71 @@ def series_label(frame: pl.DataFrame, names: dict | None = None) -> pl.DataFrame
     return frame.with_columns(lab.alias("series"))
 
 
+FRONTIER_COLUMNS = ["series", "layout", "precision", "batch_size", "total_gpus", "tokens_per_s_per_user",
+                    "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens_all_in", "ttft_s", "binding_wall"]
+"""The columns of the frontier chart's points and tooltips."""
+
+
+def _frontier_frames(front: pl.DataFrame, best: dict | None, *, min_speed: float,
+                     names: dict | None = None) -> tuple[list, list[pl.DataFrame]]:
+    """What :func:`frontier_chart` draws: (the series in legend order, each layer's data: the frontier lines, the
+    chosen deployment when there is one, the SLO floor when it is above 0)."""
+    data = series_label(front, names)
+    order = charts.top_series(data, "series", min_tokens_per_s_per_user=min_speed)  # cheapest at the SLO first
+    frames = [data.filter(pl.col("series").is_in(order)).select(FRONTIER_COLUMNS)]
+    if best is not None:
+        frames.append(pl.DataFrame([{c: best[c] for c in FRONTIER_COLUMNS if c != "series"}]).with_columns(
+            series=pl.lit("chosen deployment")).select(FRONTIER_COLUMNS))
+    if min_speed > 0:
+        frames.append(pl.DataFrame({"tokens_per_s_per_user": [float(min_speed)],
+                                    "label": [f"SLO: {min_speed:g} tokens/s per user"]}))
+    return order, frames
+
+
 def frontier_chart(front: pl.DataFrame, best: dict | None, *, y: str, min_speed: float, log_y: bool,
                    width: int = 760, height: int = 340, names: dict | None = None) -> alt.LayerChart:
     """One frontier line per accelerator (and domain size); the chosen deployment starred; the SLO floor.
 
     ``names``: accelerator id -> legend name (:func:`series_label`)."""
-    data = series_label(front, names)
-    names = charts.top_series(data, "series", min_tokens_per_s_per_user=min_speed)  # cheapest at the SLO first
-    data = data.filter(pl.col("series").is_in(names))
-    cols = ["series", "layout", "precision", "batch_size", "total_gpus", "tokens_per_s_per_user",
-            "output_tokens_per_s_per_gpu", "usd_per_m_output_tokens_all_in", "ttft_s", "binding_wall"]
+    order, frames = _frontier_frames(front, best, min_speed=min_speed, names=names)
+    return _frontier_layers(order, frames, has_best=best is not None, y=y, min_speed=min_speed, log_y=log_y,
+                            width=width, height=height)
+
+
+def frontier_spec(front: pl.DataFrame, best: dict | None, *, y: str, min_speed: float, log_y: bool,
+                  width: int = 760, height: int = 340, names: dict | None = None) -> dict:
+    """The Vega-Lite dict of :func:`frontier_chart` (equal to its ``to_dict``: tests/dashboards), built fast: its
+    structure (series order, whether a deployment is chosen, the axes, the SLO) kept, the data filled in
+    (:func:`dashboards.components.chart.filled`; a rerun after a PUE change moves the points, not the structure)."""
+    order, frames = _frontier_frames(front, best, min_speed=min_speed, names=names)
+    structure = (tuple(order), best is not None, y, float(min_speed), bool(log_y), width, height)
+    return chart.filled(_frontier_template, structure, frames, key="frontier_template", max_entries=16)
+
+
+def _frontier_template(order: tuple, has_best: bool, y: str, min_speed: float, log_y: bool, width: int, height: int,
+                       schema: tuple) -> dict:
+    """The spec of :func:`_frontier_layers` for this structure and these frame schemas, with empty data."""
+    empty = [pl.DataFrame(schema=dict(cols)) for cols in schema]
+    return _frontier_layers(list(order), empty, has_best=has_best, y=y, min_speed=min_speed, log_y=log_y,
+                            width=width, height=height).to_dict(validate=False)
+
+
+def _frontier_layers(names: list, frames: list[pl.DataFrame], *, has_best: bool, y: str, min_speed: float,
+                     log_y: bool, width: int, height: int) -> alt.LayerChart:
+    """The chart of :func:`frontier_chart` from its frames (:func:`_frontier_frames`)."""
+    cols = FRONTIER_COLUMNS
     colour = alt.Color("series:N", title=column_title("series"), sort=names,
                        scale=alt.Scale(domain=names, range=list(charts.OKABE_ITO[:len(names)])),
                        legend=alt.Legend(orient="right", labelLimit=260))
-    base = alt.Chart(data.select(cols))
-    layers = [base.mark_line(point=alt.OverlayMarkDef(size=28)).encode(
+    layers = [alt.Chart(frames[0]).mark_line(point=alt.OverlayMarkDef(size=28)).encode(
         x=charts._x("tokens_per_s_per_user", log=True), y=charts._y(y, log=log_y), color=colour,
         order="tokens_per_s_per_user:Q", tooltip=charts.tooltip(cols))]
-    if best is not None:
-        star = pl.DataFrame([{c: best[c] for c in cols if c != "series"}]).with_columns(
-            series=pl.lit("chosen deployment"))
-        layers.append(alt.Chart(star.select(cols)).mark_point(
+    if has_best:
+        layers.append(alt.Chart(frames[1]).mark_point(
             shape="diamond", size=220, filled=True, color="#000000").encode(
             x="tokens_per_s_per_user:Q", y=f"{y}:Q", tooltip=charts.tooltip(cols)))
     if min_speed > 0:
-        floor = pl.DataFrame({"tokens_per_s_per_user": [float(min_speed)],
-                              "label": [f"SLO: {min_speed:g} tokens/s per user"]})
-        layers.append(alt.Chart(floor).mark_rule(strokeDash=[6, 4], color="#555555").encode(
+        layers.append(alt.Chart(frames[-1]).mark_rule(strokeDash=[6, 4], color="#555555").encode(
             x="tokens_per_s_per_user:Q", tooltip=[alt.Tooltip("label:N", title="Marker")]))
     what = "Throughput" if y == "output_tokens_per_s_per_gpu" else "Cost"
     return alt.layer(*layers).properties(width=width, height=height,
@@ -266,7 +304,7 @@ def render() -> None:
         if len(shown) > charts.MAX_SERIES:
             st.caption(f"{len(shown)} series; the {charts.MAX_SERIES} cheapest at the SLO are drawn (pick accelerators "
                        "above).")
-        chart.show(frontier_chart, front, best, y="output_tokens_per_s_per_gpu", log_y=True,
+        chart.show(frontier_spec, front, best, y="output_tokens_per_s_per_gpu", log_y=True,
                    min_speed=slo.min_tokens_per_s_per_user, key="do.front.tput", cache_key=ckey, names=short)
         st.caption("Each point is a deployment no other beats on both tokens/s per user and cost; moving right buys "
                    "speed per user with GPU throughput. The diamond is the chosen deployment; the dashed line the SLO.")

@@ -220,30 +220,12 @@ def quote_band_spec(summary: pl.DataFrame, per_hardware: pl.DataFrame, *, width:
 
     The chart's structure depends on the quotes' order, the verdicts shown and the width only, which a rerun with
     other economics keeps (prices do not move, floors do): it is built once per structure with empty frames
-    (:func:`_band_template`, kept by :func:`dashboards.components.memory.memo`) and each layer's data filled in as Altair fills it (its data transformer on the Polars
-    frame, named by :func:`altair.vegalite.v6.api._dataset_name`), without Altair's ~100 ms of validation-free
-    conversion and deep copies per rerun (issue 19.5).
+    (:func:`_band_template`) and each layer's data filled in as Altair fills it (:func:`dashboards.components.chart.filled`),
+    without Altair's ~100 ms of validation-free conversion and deep copies per rerun (issue 19.5).
     """
-    from altair.vegalite.v6.api import _dataset_name
-
     order, shown, bands, ticks, prices = _band_frames(summary, per_hardware)
-    structure = (tuple(order), tuple(shown), width, _schema_key(bands, ticks, prices))
-    # kept in the process's bounded store (a page's own module is run again on every rerun: an lru_cache here would
-    # be a new, empty one each time); a copy on every hit
-    spec = memory.memo(_band_template, *structure, key=("quote_band_template", structure), max_entries=8)
-    datasets = {}
-    for layer, frame in zip(spec["layer"], (bands, ticks, prices)):
-        values = alt.data_transformers.get()(frame)["values"]
-        name = _dataset_name(values)
-        datasets[name] = values
-        layer["data"] = {"name": name}
-    spec["datasets"] = datasets
-    return spec
-
-
-def _schema_key(*frames: pl.DataFrame) -> tuple:
-    """The column names and dtypes of the frames (the types Altair infers for the tooltips), as a cache key."""
-    return tuple(tuple(f.schema.items()) for f in frames)
+    return chart.filled(_band_template, (tuple(order), tuple(shown), width), (bands, ticks, prices),
+                        key="quote_band_template")
 
 
 def _band_template(order: tuple, shown: tuple, width: int, schema: tuple) -> dict:

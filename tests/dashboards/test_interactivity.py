@@ -378,3 +378,30 @@ def test_measured_for_keeps_the_points_and_prices_them_again():
                                          length_tolerance=2.0), frontier, cost="usd_per_m_output_tokens")
         assert got.height > 0
         assert_frame_equal(got, want, check_exact=True)
+
+
+def test_optimizer_frontier_spec_built_fast_equals_altairs():
+    """Issue 19.5: the Deployment optimizer's throughput frontier (structure kept per series order, chosen deployment,
+    axes and SLO; data filled in: dashboards.components.chart.filled) is the very dict Altair's to_dict gives for
+    frontier_chart: with and without a chosen deployment and an SLO, after a PUE change (other points, the kept
+    structure) and on another accelerator set (another structure)."""
+    from dataclasses import replace
+
+    from dashboards.pages.deployment_optimizer import frontier_chart, frontier_spec
+    from econ.analyses.optimize import SLO, optimize
+    from econ.assumptions import Economics
+    from econ.tables.catalog import load_catalog
+
+    cat = load_catalog()
+    names = {"h100-sxm": "H100 SXM", "b200": "B200"}
+    seen = []
+    for e, hw in ((Economics(), ["h100-sxm", "b200"]), (replace(Economics(), pue=1.377), ["h100-sxm", "b200"]),
+                  (Economics(), ["h100-sxm"])):
+        res = optimize(cat, model="llama-3.1-8b", hardware=hw, economics=e, slo=SLO(min_tokens_per_s_per_user=20.0))
+        assert res.frontier.height > 5 and res.best is not None
+        for best, speed in ((res.best, 20.0), (None, 20.0), (res.best, 0.0)):
+            kw = dict(y="output_tokens_per_s_per_gpu", min_speed=speed, log_y=True, names=names)
+            got = frontier_spec(res.frontier, best, **kw)
+            assert got == frontier_chart(res.frontier, best, **kw).to_dict(validate=False)
+            seen.append(got)
+    assert seen[0] != seen[3]  # a PUE change is drawn (no stale points)
