@@ -252,6 +252,31 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
     best : pl.DataFrame
         :attr:`econ.analyses.compare.Comparison.best` (rows with a rank are drawn, cheapest on top).
     """
+    return _cost_ranking_layers(*_cost_ranking_frames(best), objective_title=objective_title, width=width)
+
+
+def cost_ranking_spec(best: pl.DataFrame, *, objective_title: str = "Cost ($ per M output tokens)",
+                      width: int = 640) -> dict:
+    """The Vega-Lite dict of :func:`cost_ranking_chart` (equal to its ``to_dict``: tests/dashboards), built fast: the
+    structure (accelerator order and names, cost parts drawn, titles) kept, the bars' data filled in
+    (:func:`dashboards.components.chart.filled`)."""
+    from dashboards.components import chart
+
+    long, order, drawn, labels = _cost_ranking_frames(best)
+    structure = (tuple(order), tuple(drawn), None if labels is None else tuple(labels.items()), objective_title, width)
+    return chart.filled(_cost_ranking_template, structure, [long], key="cost_ranking_template", max_entries=16)
+
+
+def _cost_ranking_template(order: tuple, drawn: tuple, labels, objective_title: str, width: int, schema: tuple) -> dict:
+    """The spec of :func:`cost_ranking_chart` for this structure and frame schema, with empty data."""
+    empty = pl.DataFrame(schema=dict(schema[0]))
+    return _cost_ranking_layers(empty, list(order), list(drawn), None if labels is None else dict(labels),
+                                objective_title=objective_title, width=width).to_dict(validate=False)
+
+
+def _cost_ranking_frames(best: pl.DataFrame):
+    """What :func:`cost_ranking_chart` draws: (the bars' long frame, accelerators in rank order, cost parts drawn,
+    accelerator id -> display name for the axis or None)."""
     ranked = best.filter(pl.col("rank").is_not_null())
     parts = [p for p in COST_PART_TITLES if f"usd_per_m_tokens_{p}" in ranked.columns]
     keep = ["rank", "hardware", "display_name", "precision", "num_gpus", "batch_size", "binding_wall",
@@ -265,12 +290,18 @@ def cost_ranking_chart(best: pl.DataFrame, *, objective_title: str = "Cost ($ pe
     order = ranked["hardware"].to_list()
     present = set(long["cost_part"].to_list())
     drawn = [p for p in parts if COST_PART_TITLES[p] in present]  # no legend entry without a bar
+    labels = dict(ranked.select("hardware", "display_name").iter_rows()) if "display_name" in ranked.columns else None
+    return long, order, drawn, labels
+
+
+def _cost_ranking_layers(long: pl.DataFrame, order: list, drawn: list, labels: dict | None, *, objective_title: str,
+                         width: int) -> alt.Chart:
+    """The chart of :func:`cost_ranking_chart` from its frame and structure (:func:`_cost_ranking_frames`)."""
     shown = [COST_PART_TITLES[p] for p in drawn]
     return alt.Chart(long).mark_bar(height={"band": 0.8}).encode(
         y=alt.Y("hardware:N", sort=order, title=column_title("hardware"),
-                axis=alt.Axis(labelLimit=0, labelExpr=names_expr(dict(ranked.select("hardware", "display_name")
-                                                                      .iter_rows())))
-                if "display_name" in ranked.columns else alt.Axis(labelLimit=0)),
+                axis=alt.Axis(labelLimit=0, labelExpr=names_expr(labels))
+                if labels is not None else alt.Axis(labelLimit=0)),
         x=alt.X("sum(usd_per_m_tokens):Q", title=objective_title,
                 axis=alt.Axis(format="$,.3~f", titleLimit=0, labelOverlap=True)),
         color=alt.Color("cost_part:N", title=column_title("cost_part"),

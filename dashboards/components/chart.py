@@ -71,7 +71,7 @@ def filled(template, structure: tuple, frames, *, key: str, max_entries: int = 8
     ----------
     template : callable(*structure, schema) -> dict, the chart's ``to_dict(validate=False)`` built from empty frames
     structure : tuple of picklable values, everything but the data the chart depends on
-    frames : sequence of pl.DataFrame, each layer's data, in layer order
+    frames : sequence of pl.DataFrame, each layer's data, in layer order (one frame for a single-view chart)
     key : str, names the template in the store
     """
     import altair as alt
@@ -82,7 +82,7 @@ def filled(template, structure: tuple, frames, *, key: str, max_entries: int = 8
     structure = (*structure, schema_key(*frames))
     spec = memory.memo(template, *structure, key=(key, structure), max_entries=max_entries)  # a copy on a hit
     datasets = {}
-    for layer, frame in zip(spec["layer"], frames):
+    for layer, frame in zip(spec["layer"] if "layer" in spec else [spec], frames):  # a single view: its own data
         values = alt.data_transformers.get()(frame)["values"]
         name = _dataset_name(values)
         datasets[name] = values

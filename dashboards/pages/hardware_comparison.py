@@ -130,7 +130,7 @@ def render() -> None:
         st.warning("No accelerator reaches the floor with this model; lower the minimum tokens/s per user.",
                    icon=":material/warning:")
     else:
-        chart.show(charts.cost_ranking_chart, best, objective_title=column_title(objective), key="hc.rank",
+        chart.show(charts.cost_ranking_spec, best, objective_title=column_title(objective), key="hc.rank",
                    cache_key=(cat_in_use.token, sc))
         st.caption("Each bar is the accelerator's cheapest deployment meeting the floor, split by what the GPU-hour "
                    "pays for (owned: capex annuity, facility annuity, opex, power; rented: the market rate).")

@@ -546,6 +546,27 @@ def test_cost_ranking_legend_has_no_entry_without_bars(catalog):
     assert "Rental" not in domain  # owned basis: no rental bars, so no rental legend entry
 
 
+def test_cost_ranking_spec_built_fast_equals_altairs(catalog):
+    """Issue 19.5: Hardware comparison's ranking (structure kept per accelerator order, names, cost parts and titles;
+    bars filled in: dashboards.components.chart.filled) is the very dict Altair's to_dict gives for
+    cost_ranking_chart: after a PUE change (other bars, the kept structure), on a rental tier (other parts) and with
+    another title and width."""
+    from dataclasses import replace
+
+    from dashboards import charts
+    sc = Scenario()
+    seen = []
+    for e in (sc.economics(catalog), replace(sc.economics(catalog), pue=1.377),
+              replace(sc.economics(catalog), basis="neocloud")):
+        best = hardware_comparison(catalog, model=sc.model, min_tokens_per_s_per_user=20.0, input_len=sc.input_len,
+                                   output_len=sc.output_len, assumptions=sc.assumptions(), economics=e).best
+        for kw in ({}, {"objective_title": "Cost ($ per M blended tokens)", "width": 400}):
+            got = charts.cost_ranking_spec(best, **kw)
+            assert got == charts.cost_ranking_chart(best, **kw).to_dict(validate=False)
+            seen.append(got)
+    assert seen[0] != seen[2] and seen[2] != seen[4]  # a PUE change and a tier change are drawn
+
+
 def test_cost_explorer_marks_the_kpi_point_off_the_grid(catalog):
     at = run(page("cost_explorer"))
     spec = specs(at)[0]
