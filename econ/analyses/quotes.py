@@ -225,13 +225,24 @@ SETTING_SOURCES: dict[str, str] = {
 
 # --------------------------------------------------------------------------------------------- hardware
 
+_GENERATIONS = CatalogCache(16)
+""":func:`accelerator_generations` per catalog object (it reads the catalog's accelerators only; a catalog is never
+changed in place): a Quote checker rerun asks for it twice (~3 ms of CPU each: a dozen regex rules)."""
+
+
 def accelerator_generations(catalog: Catalog) -> pl.DataFrame:
     """Generation of every catalog accelerator: ``accelerators.csv`` ``generation``, else :data:`GENERATION_RULES`.
 
     Returns
     -------
-    pl.DataFrame with ``hardware`` (accelerator id) and ``generation`` (text), in catalog order.
+    pl.DataFrame with ``hardware`` (accelerator id) and ``generation`` (text), in catalog order (kept per catalog
+    object: :data:`_GENERATIONS`).
     """
+    return _GENERATIONS.memo(catalog, ("generations",), lambda: _accelerator_generations(catalog))
+
+
+def _accelerator_generations(catalog: Catalog) -> pl.DataFrame:
+    """:func:`accelerator_generations`, computed."""
     acc = catalog.accelerators
     hw = pl.col("id").str.to_lowercase()
     expr = pl.lit(None, pl.String)

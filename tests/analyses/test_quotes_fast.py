@@ -349,3 +349,19 @@ def test_require_finite_flags_nan_and_inf_not_nulls():
     for bad in (float("nan"), float("inf"), float("-inf")):
         with pytest.raises(InvalidInputError, match="column b is not finite"):
             quotes._require_finite(ok.with_columns(pl.Series("b", [None, bad], dtype=pl.Float64)), "t")
+
+
+def test_kept_accelerator_generations_equal_a_fresh_computation(catalog):
+    """Issue 19.5: accelerator_generations is kept per catalog object; it equals a fresh computation, and another
+    catalog (a custom accelerator) gets its own answer, not the first catalog's."""
+    from polars.testing import assert_frame_equal
+
+    from econ.tables.custom import CustomAccelerator, with_custom_accelerator
+
+    kept = quotes.accelerator_generations(catalog)
+    assert quotes.accelerator_generations(catalog) is kept
+    assert_frame_equal(kept, quotes._accelerator_generations(catalog), check_exact=True)
+    mine = with_custom_accelerator(catalog, CustomAccelerator(generation="blackwell"))
+    got = quotes.accelerator_generations(mine)
+    assert got.height == kept.height + 1
+    assert_frame_equal(got, quotes._accelerator_generations(mine), check_exact=True)
