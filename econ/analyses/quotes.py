@@ -1666,7 +1666,9 @@ def _summary(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, econ
     s = s.join(curve, on="quote_id", how="left").with_columns(
         pl.col("_be_batch_size").alias("breakeven_batch_size"),
         pl.col("_be_tokens_per_s_per_user").alias("breakeven_tokens_per_s_per_user"))
-    return s.with_columns(_reason(eagle_draft_tokens).alias("reason"))
+    pieces, reason = _reason(eagle_draft_tokens)
+    return (s.with_columns(*pieces).with_columns(reason.alias("reason"))
+            .drop([p.meta.output_name() for p in pieces]))
 
 
 def _clearing(qk: pl.DataFrame, per_hw: pl.DataFrame, searched: pl.DataFrame) -> pl.DataFrame:
@@ -1770,11 +1772,18 @@ def _assumes(slo_percentile: float | None = None) -> pl.Expr:
 
 
 @functools.lru_cache(maxsize=8)
-def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
+def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> tuple[tuple[pl.Expr, ...], pl.Expr]:
     """The analyst's sentences for each quote, built from the summary columns (no Python row loop).
 
     The expression depends on ``eagle_draft_tokens`` only and a Polars expression is immutable, so it is built once
     per value (kept: 8; building its ~300 nodes cost ~25 ms of Python per check).
+
+    Returns
+    -------
+    (pieces, reason): the texts the sentences repeat (a price, a floor, the speed, the margins: ``_r_``-prefixed
+    columns), to be added first (``frame.with_columns(*pieces)``), and the reason expression that reads them (an
+    eager ``with_columns`` does not share a sub-expression: each repeat was formatted again, ~10 ms a check; the
+    text is the same, tests/analyses/test_quotes_fast.py).
 
     Order: verdict and margins (or why there is no GPU floor to compare with); the floor deployment, its
     scope and what stops a cheaper one (the binding wall); the cost tier and rate; the precision assumption
@@ -1784,14 +1793,27 @@ def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
     c = pl.col
     usd = lambda x: pl.format("${}/M", _t(x))  # noqa: E731
     gh = _usd_hour
+    pieces: dict[str, pl.Expr] = {}
+
+    def once(name: str, expr: pl.Expr) -> pl.Expr:  # a text used more than once: a column computed once
+        pieces[f"_r_{name}"] = expr
+        return c(f"_r_{name}")
+
     price, floor = c("price_usd_per_m_blended_tokens"), c("floor_usd_per_m_blended_tokens")
+    usd_price, usd_floor = once("price", usd(price)), once("floor", usd(floor))
+    pct_margin, t_ratio = once("margin", _pct(c("margin_blended_frac"))), once("ratio", _t(c("_ratio")))
+    pct_in, pct_out = (once("in", _bounded_pct(c("margin_input_frac"))),
+                       once("out", _bounded_pct(c("margin_output_frac"))))
+    usd_lo = once("lo", usd(c("floor_usd_per_m_blended_tokens_low")))
+    usd_hi = once("hi", usd(c("floor_usd_per_m_blended_tokens_high")))
     has_floor = floor.is_not_null()
     v = c("verdict")
     speed_src = pl.when(c("speed_floor_source") == "quote").then(pl.lit("the quote's published speed")) \
         .otherwise(pl.lit("assumed as the quote publishes none"))
-    speed_txt = pl.format("{} tokens/s per user, {}", _t(c("speed_floor_tokens_per_s_per_user")), speed_src)
-    margins = pl.format("input {}, output {}", _bounded_pct(c("margin_input_frac")),
-                        _bounded_pct(c("margin_output_frac")))
+    speed_txt = once("speed", pl.format("{} tokens/s per user, {}", _t(c("speed_floor_tokens_per_s_per_user")),
+                                        speed_src))
+    margins = once("margins", pl.format("input {}, output {}", _bounded_pct(c("margin_input_frac")),
+                                        _bounded_pct(c("margin_output_frac"))))  # pieces cannot read pieces
     ceiling = pl.format(
         "no catalog GPU reaches {} even at the fast end of its calibration band with speculative decoding (the "
         "physics ceiling econ can build is {} tokens/s per user, on {})", speed_txt,
@@ -1800,8 +1822,7 @@ def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
                        c("provider"), c("model"), c("_system_name"), c("hardware"))
     system_ref = pl.when(c("_is_system") & has_floor).then(pl.format(
         " {}; a GPU deployment reaches its speed ({}), so the GPU floor applies.", system, speed_txt))
-    band_txt = pl.format("{} to {}", usd(c("floor_usd_per_m_blended_tokens_low")),
-                         usd(c("floor_usd_per_m_blended_tokens_high")))
+    band_txt = pl.format("{} to {}", usd_lo, usd_hi)
     head = (
         pl.when(~has_floor & c("_is_system")).then(pl.format(
             "not-gpu-comparable: {}, and {}.", system,
@@ -1814,22 +1835,21 @@ def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
                                          "(wafer-scale SRAM, LPU).", ceiling))
         .when(v == "undetermined").then(pl.format(
             "undetermined: the blended price {} lies inside the floor's calibration band {} (point {}, {}), so the "
-            "model cannot tell whether it covers its cost.", usd(price), band_txt, usd(floor), c("margin_text")))
+            "model cannot tell whether it covers its cost.", usd_price, band_txt, usd_floor, c("margin_text")))
         .when(v == "below-floor").then(pl.format(
             "below-floor: the blended price {} is under the modeled floor {} ({}; input {}, output {}): no "
             "accelerator in scope serves {} that cheaply at this speed with {} weights or wider.",
-            usd(price), usd(floor), c("margin_text"), _bounded_pct(c("margin_input_frac")),
-            _bounded_pct(c("margin_output_frac")), c("model"), c("reference_precision")))
+            usd_price, usd_floor, c("margin_text"), pct_in, pct_out, c("model"), c("reference_precision")))
         .when(v == "thin").then(pl.format(
             "thin: the blended price {} is only {}x the modeled floor {}, a gross margin of {} (under {}; {}).",
-            usd(price), _t(c("_ratio")), usd(floor), _pct(c("margin_blended_frac")), _pct(pl.lit(THIN_MARGIN_FRAC)),
+            usd_price, t_ratio, usd_floor, pct_margin, _pct(pl.lit(THIN_MARGIN_FRAC)),
             margins))
         .when(v == "plausible").then(pl.format(
             "plausible: the blended price {} is {}x the modeled floor {}, a gross margin of {} ({}).",
-            usd(price), _t(c("_ratio")), usd(floor), _pct(c("margin_blended_frac")), margins))
+            usd_price, t_ratio, usd_floor, pct_margin, margins))
         .otherwise(pl.format(
             "rich: the blended price {} is {}x the modeled floor {}, a gross margin of {} (over {}; {}).",
-            usd(price), _t(c("_ratio")), usd(floor), _pct(c("margin_blended_frac")), _pct(pl.lit(RICH_MARGIN_FRAC)),
+            usd_price, t_ratio, usd_floor, pct_margin, _pct(pl.lit(RICH_MARGIN_FRAC)),
             margins))
     )
     head = pl.concat_str([head, system_ref], ignore_nulls=True)
@@ -1897,13 +1917,13 @@ def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
                  "not include (speculative decoding, more prefix-cache hits).", _t(1 / c("_ratio")))))
     hw_band = (pl.when(c("num_hardware_meeting_floor") > 1).then(pl.format(
         " Floors on the {} accelerators in scope that meet the speed: {} ({}) to {} ({}).",
-        c("num_hardware_meeting_floor"), usd(floor), c("floor_hardware"), usd(c("band_max_usd_per_m_blended_tokens")),
+        c("num_hardware_meeting_floor"), usd_floor, c("floor_hardware"), usd(c("band_max_usd_per_m_blended_tokens")),
         c("band_max_hardware")))
         .when(c("num_hardware_meeting_floor") == 1).then(pl.format(" Only {} in scope meets the speed.",
                                                                     c("floor_hardware"))))
     lo, hi = c("floor_usd_per_m_blended_tokens_low"), c("floor_usd_per_m_blended_tokens_high")
     cal = pl.when(lo.is_not_null() & hi.is_not_null()).then(pl.format(
-        " Calibration band of the floor: {} to {} (margin {} to {}); {}.", usd(lo), usd(hi),
+        " Calibration band of the floor: {} to {} (margin {} to {}); {}.", usd_lo, usd_hi,
         _pct(c("margin_blended_frac_low")), _pct(c("margin_blended_frac_high")),
         pl.when(c("band_straddles_price")).then(pl.lit("the band straddles the price, so the model cannot tell "
                                                        "whether the quote covers its cost"))
@@ -1928,8 +1948,9 @@ def _reason(eagle_draft_tokens: int = EAGLE_DRAFT_TOKENS) -> pl.Expr:
         "modeled {}), {}, or {}.",
         gh(c("breakeven_usd_per_gpu_hour")), gh(c("breakeven_rate_usd_per_gpu_hour")), _pct(c("utilization_frac")),
         gh(c("floor_usd_per_gpu_hour")), util, batch))
-    return pl.concat_str([head, power, deploy, stretch, outside, uncal, basis, precision_txt, alt_bf16, alt_low,
-                          pl.lit("."), needs, hw_band, cal, clear, breakeven], ignore_nulls=True)
+    return tuple(e.alias(n) for n, e in pieces.items()), pl.concat_str(
+        [head, power, deploy, stretch, outside, uncal, basis, precision_txt, alt_bf16, alt_low, pl.lit("."), needs,
+         hw_band, cal, clear, breakeven], ignore_nulls=True)
 
 
 def _per_hardware(q: pl.DataFrame, scope: dict, searched: pl.DataFrame, f: dict, economics: Economics,
