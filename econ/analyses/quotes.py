@@ -1066,7 +1066,9 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
                                                     pl.col("display_name").alias("_system_name"))
     rentable = None if hardware is not None else rentable_at_scale(catalog, q.select("quote_id", "as_of"))
     scope = _scope(q, searched, systems, picked, economics, restricted=hardware is not None, rentable=rentable)
-    frames = _floors(keys, res, screen, configs)
+    floors_key = ("floors", search_key, tuple(sorted(rates.filter("has_rate")["hardware"].to_list())), slo_percentile,
+                  screen is None, tuple(keys.iter_rows()))
+    frames = _kept_floors(catalog, floors_key, keys, res, screen, configs)
     if screen is not None:  # the break-even batch reads the floor deployment's whole batch curve
         def curves(floors: pl.DataFrame) -> pl.DataFrame:
             ids = configs.join(floors, on=["model", "hardware", "precision", *_DEPLOYMENT, "weight_format",
@@ -1433,8 +1435,153 @@ def _first_rows(frame: pl.DataFrame, by: tuple[str, ...], order: list[pl.Expr],
     return frame[winners.to_numpy()].select(*by, *(c for c in frame.columns if c not in by))
 
 
+def _expected(band: bool) -> pl.Expr:
+    """The expected blended cost the floor rule ranks by (:data:`FLOOR_RANK_RULE`): the geometric mean of the
+    calibration band's ends where the engine returns it, else the blended cost. [USD/M tokens]"""
+    cost = "usd_per_m_blended_tokens"
+    return (pl.col(BAND_COLUMNS[0]) * pl.col(BAND_COLUMNS[1])).sqrt().fill_null(pl.col(cost)) if band else pl.col(cost)
+
+
+FLOOR_PICKS_ENTRIES = 8
+"""Floor searches whose picks (:func:`_floors`' chosen rows and the rows near them) are kept for reruns with other
+prices, newest first (a few MB each on the shipped quotes: the rate-independent columns of the ~24,000 rows)."""
+
+FLOOR_PICKS_BYTES = 128 * 2**20
+"""Bytes of those records. [B]"""
+
+_FLOOR_PICKS = CatalogCache(FLOOR_PICKS_ENTRIES, max_bytes=FLOOR_PICKS_BYTES, size_of=nbytes_of)
+"""(id(catalog), the floor search's key) -> :func:`_record_picks`' record."""
+
+PICK_NEAR_FRAC = 1e-9
+"""Rows whose expected cost is within this fraction of a pick's (and of its calibration) are kept with the pick and
+ranked again on a rerun (:func:`_repriced_floors`). [-]"""
+
+PRICE_RATIO_TOL = 1e-12
+"""How far (relative) the new-over-old ratio of a row's expected and blended cost may stray from its accelerator's
+for a rerun to keep the picks: far below :data:`PICK_NEAR_FRAC` / 2, so a row outside the kept near rows cannot
+overtake a pick. [-]"""
+
+
+def _kept_floors(catalog: Catalog, key: tuple, keys: pl.DataFrame, res: pl.DataFrame,
+                 screen: pl.DataFrame | None, configs: pl.DataFrame | None) -> dict[str, pl.DataFrame]:
+    """:func:`_floors`, or on a rerun under ``key`` whose prices moved in proportion per accelerator (PUE, power
+    price, tier rate, custom rate, utilization) the same picks priced again (:func:`_repriced_floors`): equal to
+    :func:`_floors` exactly, which runs whenever the premise does not hold."""
+    rec = _FLOOR_PICKS.get(catalog, key)
+    if rec is not None:
+        out = _repriced_floors(rec, res)
+        if out is not None:
+            return out
+    record = {}
+    out = _floors(keys, res, screen, configs, record)
+    if record:
+        _FLOOR_PICKS.put(catalog, key, record)
+    return out
+
+
+def _rank_values(res: pl.DataFrame, band: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """(expected cost, blended cost) of every row of ``res`` as arrays, or None where one is not finite and positive."""
+    v = res.select(_expected(band).alias("e"), pl.col("usd_per_m_blended_tokens").alias("k"))
+    e, k = v["e"].to_numpy(), v["k"].to_numpy()
+    if e.dtype != np.float64 or k.dtype != np.float64 or not (np.isfinite(e).all() and np.isfinite(k).all()
+                                                                and (e > 0).all() and (k > 0).all()):
+        return None
+    return e, k
+
+
+def _record_picks(record: dict, jd: pl.DataFrame, res: pl.DataFrame, out: dict, band: bool) -> None:
+    """Fill ``record`` with what :func:`_repriced_floors` needs to price :func:`_floors`' picks again: ``res``'s
+    rate-independent columns (every column but the ``usd_*`` ones), its expected and blended costs, the picks' rows
+    (``_ri`` into ``res``, ``_ji`` into ``jd``, the search's ordered rows) and, per pick, the rows that came near it:
+    rows of its group and calibration whose expected cost is within :data:`PICK_NEAR_FRAC` (the ranked frames), or of
+    the same fast end (the stretched frame, ranked by its fast end first). Left empty where a cost is not finite and
+    positive (the rerun then searches again)."""
+    if res.height == 0 or "_calibrated" not in res.columns:
+        return
+    vals = _rank_values(res, band)
+    if vals is None:
+        return
+    e, k = vals
+    cal = res["_calibrated"].to_numpy()
+    codes = np.unique(res["hardware"].to_numpy(), return_inverse=True)[1].ravel()
+    order = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
+    by = ["key", "hardware"]
+    near = {}
+    filters = {"per_hw": pl.col("_meets") & pl.col("_allowed"),
+               "bf16": pl.col("_meets") & (pl.col("_wf_in") == "bf16"),
+               "any": pl.col("_meets") & pl.col("_is_default")}
+    for name, keep in filters.items():
+        w = out[name].select(*by, pl.col("_ri").alias("_w_ri"), pl.col("_ji").alias("_w_ji"))
+        c = jd.filter(keep).select(*by, "_ri", "_ji").join(w, on=by, how="inner")
+        ri, ji, wri, wji = (c[n].to_numpy() for n in ("_ri", "_ji", "_w_ri", "_w_ji"))
+        m = (cal[ri] == cal[wri]) & (e[ri] <= e[wri] * (1.0 + PICK_NEAR_FRAC)) & (ji != wji)
+        near[name] = (ri[m], ji[m], wri[m], wji[m])
+    if band:
+        w = out["stretch"].select(*by, pl.col("_ri").alias("_w_ri"), pl.col("_ji").alias("_w_ji"))
+        hi = res["tokens_per_s_per_user_high"].to_numpy()
+        c = (jd.filter(pl.col("_allowed") & ~pl.col("_meets")
+                       & (pl.col("tokens_per_s_per_user_high") >= pl.col("speed_floor_tokens_per_s_per_user")))
+             .select(*by, "_ri", "_ji").join(w, on=by, how="inner"))
+        ri, ji, wri, wji = (c[n].to_numpy() for n in ("_ri", "_ji", "_w_ri", "_w_ji"))
+        m = (hi[ri] == hi[wri]) & (ji != wji)
+        near["stretch"] = (ri[m], ji[m], wri[m], wji[m])
+    record.update(fixed=res.select(c for c in res.columns if not c.startswith("usd_")), columns=res.columns,
+                  e=e, k=k, order=order, starts=starts, near=near, band=band, raw=dict(out))
+
+
+def _repriced_floors(rec: dict, res: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
+    """:func:`_floors` of ``res`` from the picks of an earlier search (:func:`_record_picks`), or None where that
+    cannot be shown to be the same answer.
+
+    The picks hold when ``res`` has the same rows with every rate-independent column equal, and each accelerator's
+    expected and blended costs all moved by one ratio (within :data:`PRICE_RATIO_TOL`): a row's costs are its
+    accelerator's $/GPU-hour over its token rates (:func:`econ.engine.costs_of`), so a change of PUE, power price,
+    tier rate, custom rate or utilization scales them together, and the order of one accelerator's rows (every
+    ranking of :func:`_floors` is within one key and accelerator) is kept. A row outside a pick's near rows was more
+    than :data:`PICK_NEAR_FRAC` above it and stays above; the near rows are ranked again on the new costs by the same
+    rule and tie-break (the search's row order). Anything else (a KV-tier charge, a token-mix change, a pick
+    overtaken) returns None and the search runs again."""
+    band = rec["band"]
+    if res.columns != rec["columns"] or res.height != rec["fixed"].height or band != (
+            "tokens_per_s_per_user_high" in res.columns):
+        return None
+    vals = _rank_values(res, band)
+    if vals is None:
+        return None
+    e, k = vals
+    order, starts = rec["order"], rec["starts"]
+    for new, old in ((e, rec["e"]), (k, rec["k"])):
+        r = (new / old)[order]
+        lo, hi = np.minimum.reduceat(r, starts), np.maximum.reduceat(r, starts)
+        if np.any(hi - lo > PRICE_RATIO_TOL * lo):
+            return None
+    for name, (ri, ji, wri, wji) in rec["near"].items():
+        kc, kw = k[ri], k[wri]
+        later = (kc < kw) | ((kc == kw) & (ji < wji))
+        if name != "stretch":
+            ec, ew = e[ri], e[wri]
+            later = (ec < ew) | ((ec == ew) & later)
+        if later.any():
+            return None
+    if not res.select(rec["fixed"].columns).equals(rec["fixed"]):
+        return None
+    raw = rec["raw"]
+    out = {n: raw[n] for n in ("speed_cap", "fastest_hw")}
+    for name in ("per_hw", "stretch") if band else ("per_hw",):
+        f = raw[name]
+        g = res[f["_ri"].to_numpy()]
+        out[name] = f.with_columns(g[c] for c in res.columns if c in f.columns)
+    for name, prefix, cost_name in (("bf16", "bf16_", "bf16_cost"), ("any", "any_", "any_usd_per_m_blended_tokens")):
+        f = raw[name]
+        ri = f["_ri"].to_numpy()
+        out[name] = f.with_columns(pl.Series(cost_name, k[ri]), pl.Series(prefix + "expected", e[ri]))
+    out = {n: v.drop("_ri", "_ji", strict=False) for n, v in out.items()}
+    return _assemble_floors(out, res, band)
+
+
 def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None = None,
-            configs: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+            configs: pl.DataFrame | None = None, record: dict | None = None) -> dict[str, pl.DataFrame]:
     """The group-bys of the floor search per (key, accelerator), computed in one collect.
 
     ``screen`` (from :func:`_screened_search`, with ``configs``): ``res`` holds only the rows that can be an answer,
@@ -1444,18 +1591,23 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
     but the fast end of a row's calibration band reaches it (``tokens_per_s_per_user_high``: the physics ceiling,
     :func:`speed_ceiling`), a *stretched* row (``_stretch`` = the speed-up over the model it needs): the fastest such
     deployment priced at the throughput the speed requires (cost x modeled speed / floor), its band from its own low
-    end to that price."""
+    end to that price.
+
+    ``record`` (a dict, filled): which rows of ``res`` each frame picked and the rows that came near each pick, for
+    :func:`_repriced_floors` (a rerun with other prices)."""
     cost = "usd_per_m_blended_tokens"
     band = "tokens_per_s_per_user_high" in res.columns
-    # materialized once: every frame below reads the same rows in the same order (the firsts of ties included)
-    j = (keys.lazy().join(res.lazy(), on="model", how="inner")
+    # materialized once: every frame below reads the same rows in the same order (the firsts of ties included);
+    # _ri (the row of res) and _ji (the row of j) say which rows each pick took, for record (_floor_picks)
+    j = (keys.lazy().join(res.with_row_index("_ri").lazy(), on="model", how="inner")
          .with_columns((pl.col("tokens_per_s_per_user") >= pl.col("speed_floor_tokens_per_s_per_user")).alias("_meets"),
-                       pl.col("_wf_in").eq_missing(pl.col("_spec")).alias("_allowed"))).collect().lazy()
+                       pl.col("_wf_in").eq_missing(pl.col("_spec")).alias("_allowed"))).collect()
+    jd = j.with_row_index("_ji")
+    j = jd.lazy()
     ok = j.filter(pl.col("_meets") & pl.col("_allowed"))
     # per accelerator, the row the floor rule ranks first (FLOOR_RANK_RULE: a calibrated profile first, then the
     # lowest expected cost), so the accelerator's candidate and the floor across accelerators follow one rule
-    expected = ((pl.col(BAND_COLUMNS[0]) * pl.col(BAND_COLUMNS[1])).sqrt().fill_null(pl.col(cost))
-                if band else pl.col(cost))
+    expected = _expected(band)
     cal = pl.col("_calibrated") if "_calibrated" in res.columns else pl.lit(False)
     per_hw = _first_rows(ok.collect(), ("key", "hardware"), [~cal, expected, pl.col(cost)]).lazy().with_columns(
         pl.lit(None, pl.Float64).alias("_stretch"))
@@ -1487,11 +1639,11 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
     bf16 = (j.filter(pl.col("_meets") & (pl.col("_wf_in") == "bf16")).sort(rank, maintain_order=True)
             .group_by("key", "hardware").agg(pl.col(cost).first().alias("bf16_cost"),
                                               cal.first().alias("bf16_calibrated"),
-                                              expected.first().alias("bf16_expected")))
+                                              expected.first().alias("bf16_expected"), pl.col("_ri", "_ji").first()))
     any_p = (j.filter(pl.col("_meets") & pl.col("_is_default")).sort(rank, maintain_order=True)
              .group_by("key", "hardware").agg(pl.col(cost, "precision").first().name.prefix("any_"),
                                                cal.first().alias("any_calibrated"),
-                                               expected.first().alias("any_expected")))
+                                               expected.first().alias("any_expected"), pl.col("_ri", "_ji").first()))
     lazies = [per_hw, speed_cap, fastest_hw, bf16, any_p]
     if band:  # the fastest deployment within its band where no deployment meets the speed at the model's point
         reach = j.filter(pl.col("_allowed") & ~pl.col("_meets")
@@ -1500,6 +1652,17 @@ def _floors(keys: pl.DataFrame, res: pl.DataFrame, screen: pl.DataFrame | None =
                                   [pl.col("tokens_per_s_per_user_high"), pl.col(cost)], descending=[True, False]).lazy())
     names = ("per_hw", "speed_cap", "fastest_hw", "bf16", "any", "stretch")
     out = dict(zip(names, pl.collect_all(lazies)))
+    if record is not None:
+        _record_picks(record, jd, res, out, band)
+    out = {k: v.drop("_ri", "_ji", strict=False) for k, v in out.items()}
+    return _assemble_floors(out, res, band)
+
+
+def _assemble_floors(out: dict, res: pl.DataFrame, band: bool) -> dict[str, pl.DataFrame]:
+    """The floors' frames from the picks of :func:`_floors` (its ``out``, without ``_ri``/``_ji``): the stretched rows
+    priced at the speed they need, added to ``per_hw`` where nothing meets the speed, and the speed-capped batch."""
+    cost = "usd_per_m_blended_tokens"
+    out = dict(out)
     if band:
         st = out.pop("stretch").join(out["per_hw"].select("key", "hardware"), on=["key", "hardware"], how="anti")
         need = pl.col("speed_floor_tokens_per_s_per_user") / pl.col("tokens_per_s_per_user")  # speed-up needed, > 1

@@ -365,3 +365,108 @@ def test_kept_accelerator_generations_equal_a_fresh_computation(catalog):
     got = quotes.accelerator_generations(mine)
     assert got.height == kept.height + 1
     assert_frame_equal(got, quotes._accelerator_generations(mine), check_exact=True)
+
+
+def _spy_repriced(monkeypatch) -> list:
+    """Record what each :func:`econ.analyses.quotes._repriced_floors` call returned (kept picks or None)."""
+    seen = []
+    real = quotes._repriced_floors
+
+    def spy(rec, res):
+        out = real(rec, res)
+        seen.append(out is not None)
+        return out
+
+    monkeypatch.setattr(quotes, "_repriced_floors", spy)
+    return seen
+
+
+@pytest.mark.parametrize("kw", [
+    {},
+    {"slo_percentile": 99.0},
+    {"hardware": ["h100-sxm", "h200-sxm", "b200", "mi300x"], "decoding": quotes.Decoding(weight_format="fp8")},
+], ids=["median", "p99", "restricted-fp8"])
+def test_kept_floor_picks_equal_a_fresh_check(catalog, monkeypatch, kw):
+    """Issue 19.5: a rerun whose prices move in proportion per accelerator (PUE, power price, utilization, a custom
+    rate; a rented tier's rate over utilization) keeps the floor search's picks and prices them again (:func:`econ.analyses.quotes._repriced_floors`);
+    every frame equals a check whose picks are searched again, exactly; each change gives other floors than the one
+    before it; a change that does not scale costs per accelerator (cache-hit rate) searches again."""
+    from dataclasses import replace
+
+    from polars.testing import assert_frame_equal
+
+    seen = _spy_repriced(monkeypatch)
+    q = load_quotes(catalog)
+    base = Economics()
+    runs = [replace(base, pue=1.377), replace(base, usd_per_kwh=0.21), replace(base, utilization_frac=0.45),
+            replace(base, cache_hit_frac=0.35), replace(base, basis="neocloud"), replace(base, basis="neocloud", utilization_frac=0.6),
+            replace(base, basis="hyperscaler"), replace(base, basis="hyperscaler", utilization_frac=0.55),
+            replace(base, basis="rental"), replace(base, basis="rental", utilization_frac=0.5),
+            replace(base, basis="custom", usd_per_gpu_hour=2.7), replace(base, basis="custom", usd_per_gpu_hour=1.3)]
+    before = check_quotes(q, catalog, economics=base, **kw).summary["floor_usd_per_m_blended_tokens"]
+    used = []
+    for e in runs:
+        n = len(seen)
+        kept = check_quotes(q, catalog, economics=e, **kw)
+        used.append(seen[n:] == [True])
+        quotes._FLOOR_PICKS.clear()
+        fresh = check_quotes(q, catalog, economics=e, **kw)
+        assert_frame_equal(kept.summary, fresh.summary, check_exact=True)
+        assert_frame_equal(kept.per_hardware, fresh.per_hardware, check_exact=True)
+        assert kept.settings == fresh.settings
+        assert not kept.summary["floor_usd_per_m_blended_tokens"].equals(before), e
+        before = kept.summary["floor_usd_per_m_blended_tokens"]
+    # kept: each price change within a tier; searched again: the cache-hit rate (not a per-accelerator scale) and
+    # the first run of each tier (another set of rated accelerators, another search key)
+    assert used == [True, True, True, False, False, True, False, True, False, True, False, True], used
+    assert quotes._FLOOR_PICKS.bytes() <= quotes.FLOOR_PICKS_BYTES
+
+
+def test_repriced_floors_refuse_what_they_cannot_show_equal(catalog, monkeypatch):
+    """The kept picks are used only where they are provably the search's: costs scaled per accelerator give
+    :func:`econ.analyses.quotes._floors`' frames exactly; a row priced out of proportion with its accelerator, a near
+    row that overtakes its pick (an exact tie broken the other way) or a changed rate-independent column returns None
+    (the search runs again)."""
+    from polars.testing import assert_frame_equal
+
+    calls = []
+    real = quotes._kept_floors
+    monkeypatch.setattr(quotes, "_kept_floors", lambda *a: calls.append(a) or real(*a))
+    check_quotes(load_quotes(catalog), catalog)
+    _, _, keys, res, screen, configs = calls[-1]
+    rec = {}
+    quotes._floors(keys, res, screen, configs, rec)
+    assert rec and rec["near"]["per_hw"][0].size  # the shipped quotes have near rows (ties across batch sizes)
+
+    def frames_equal(a, b):
+        assert a.keys() == b.keys()
+        for name in a:  # a group-by's rows come in no order (the check joins them): compared sorted
+            assert_frame_equal(a[name].sort(a[name].columns, nulls_last=True),
+                               b[name].sort(b[name].columns, nulls_last=True), check_exact=True)
+
+    hws = res["hardware"].unique().sort().to_list()
+    factor = res["hardware"].replace_strict({h: 0.7 + 0.37 * i for i, h in enumerate(hws)}, return_dtype=pl.Float64)
+    usd = [c for c in res.columns if c.startswith("usd_")]
+    scaled = res.with_columns(pl.col(c) * factor for c in usd)
+    got = quotes._repriced_floors(rec, scaled)
+    assert got is not None
+    frames_equal(got, quotes._floors(keys, scaled, screen, configs))
+    frames_equal(quotes._repriced_floors(rec, res), quotes._floors(keys, res, screen, configs))
+
+    row = int(rec["raw"]["per_hw"]["_ri"][0])
+    bump = pl.int_range(pl.len()) == row
+    off = res.with_columns(pl.when(bump).then(pl.col("usd_per_m_blended_tokens") * 1.001)
+                           .otherwise(pl.col("usd_per_m_blended_tokens")).alias("usd_per_m_blended_tokens"))
+    assert quotes._repriced_floors(rec, off) is None
+    slower = res.with_columns(pl.when(bump).then(pl.col("tokens_per_s_per_user") * 0.999)
+                              .otherwise(pl.col("tokens_per_s_per_user")).alias("tokens_per_s_per_user"))
+    assert quotes._repriced_floors(rec, slower) is None
+    ri, ji, wri, wji = rec["near"]["per_hw"]
+    e, k = rec["e"], rec["k"]
+    tied = np.flatnonzero((e[ri] == e[wri]) & (k[ri] == k[wri]))
+    assert tied.size  # exact ties, broken by the search's row order
+    c = int(ri[tied[0]])
+    under = pl.int_range(pl.len()) == c  # the tied row a hair cheaper (within PRICE_RATIO_TOL): it is the pick now
+    tie = res.with_columns(pl.when(under).then(pl.col(u) * (1 - 1e-14)).otherwise(pl.col(u)).alias(u) for u in usd)
+    assert quotes._repriced_floors(rec, tie) is None
+    assert not quotes._floors(keys, tie, screen, configs)["per_hw"].equals(quotes._floors(keys, res, screen, configs)["per_hw"])
