@@ -963,7 +963,9 @@ def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumption
     key and joins back. The grid (every point counted in ``deployments_evaluated``) is screened by one
     decode-only pass and only the rows that can be an answer go through the whole engine
     (:func:`_screened_search`; the same answers as evaluating every point, :data:`EXHAUSTIVE_SEARCH`); the
-    layouts, grid and screen are cached on the catalog object for reruns with other economics. Per (key, accelerator) the deployment with the lowest blended cost among
+    layouts, grid and screen are cached on the catalog object for reruns with other economics, and so are the floor
+    search's picks: a rerun whose costs move by one ratio per accelerator (PUE, power price, utilization, a custom
+    rate) prices the same rows again where that is provably the search's answer (:func:`_repriced_floors`). Per (key, accelerator) the deployment with the lowest blended cost among
     those meeting the speed floor at the reference precision or wider is the floor on that accelerator; the
     lowest over the quote's scope (its own accelerator, else the generations picked) is the quote's floor.
     Blended (not output) cost is minimized because the verdict is on the blended price: it is the cost of
