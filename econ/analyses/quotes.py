@@ -1331,13 +1331,9 @@ def rentable_at_scale(catalog: Catalog, quotes: pl.DataFrame) -> pl.DataFrame:
     -----
     Region: every region counts (quotes.csv carries no region; the shipped providers sell from US and EU clouds).
     """
-    from pathlib import Path
+    from econ.tables.rental_rates import rental_rates_path
 
-    from econ.tables.catalog import DEFAULT_DATA_DIR
-    from econ.tables.rental_rates import FILE
-
-    base = Path(catalog.data_dir) if catalog.data_dir is not None else DEFAULT_DATA_DIR
-    path = base / FILE if (base / FILE).is_file() else DEFAULT_DATA_DIR / FILE  # load_rental_rates' choice
+    path = rental_rates_path(catalog.data_dir)  # the file load_rental_rates reads
     try:
         stamp = (str(path), path.stat().st_mtime_ns, path.stat().st_size)  # an edited file is a new key
     except OSError:

@@ -62,6 +62,12 @@ RENTAL_RATE_SCHEMA: dict[str, Col] = {
 FILE = "rental_rates.csv"
 
 
+def rental_rates_path(data_dir: str | Path | None = None) -> Path:
+    """The ``rental_rates.csv`` :func:`load_rental_rates` reads: ``data_dir``'s, else the shipped one. [path]"""
+    base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+    return base / FILE if (base / FILE).is_file() else DEFAULT_DATA_DIR / FILE
+
+
 def load_rental_rates(data_dir: str | Path | None = None, accelerator_ids=None) -> pl.DataFrame:
     """Read and validate ``rental_rates.csv`` from ``data_dir`` (falling back to the shipped file).
 
@@ -83,8 +89,7 @@ def load_rental_rates(data_dir: str | Path | None = None, accelerator_ids=None) 
         Every bad cell named (schema, ``as_of`` date, control characters), a ``provider_kind`` outside
         :data:`PROVIDER_KINDS`, a ``commitment`` outside :data:`COMMITMENTS`, or an unknown accelerator id.
     """
-    base = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
-    path = base / FILE if (base / FILE).is_file() else DEFAULT_DATA_DIR / FILE
+    path = rental_rates_path(data_dir)
     table = read_table(path, RENTAL_RATE_SCHEMA, "id")
     problems = []
     for col, allowed in (("provider_kind", PROVIDER_KINDS), ("commitment", COMMITMENTS)):
