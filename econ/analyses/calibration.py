@@ -49,7 +49,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, A
 from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog
 from econ.vocabulary import GENERATIONS
 from econ.engine import evaluate
-from econ.physics.serving import service_variability_factor
+from econ.physics.serving import closed_loop_wait_s
 from econ.errors import DataError, EconError, InvalidInputError
 
 MEASUREMENTS_PATH = DEFAULT_DATA_DIR / "measurements.csv"
@@ -75,9 +75,11 @@ PREDICTED_AS: dict[str, str] = {
     "tokens_per_s_per_user": "1 / tpot_s: decode speed of one sequence",
     "tpot_s": "tpot_s + prefill_stall_s x (B - 1) / B: inter-token time, with the prompts of the other B - 1 requests "
               "interleaved (a request's own prompt is its TTFT)",
-    "ttft_s": "ttft_s (the prompt alone) + the mean M/D/1 wait for the prefill server at the served load (fixed-length "
-              "prompts: half the M/M/1 wait, Pollaczek-Khinchine) + the wait for a free KV slot when the concurrency "
-              "exceeds the KV-cache capacity (closed loop, Little's law)",
+    "ttft_s": "ttft_s (the prompt alone) + the mean wait for the prefill servers of a closed loop of min(concurrency, "
+              "KV slots) clients, each away for its decode between requests (finite-source queue by mean value "
+              "analysis, econ.physics.serving.closed_loop_wait_s; a disaggregated decode instance is served by its "
+              "share of the prefill pool, prefill_instances / decode_instances) + the wait for a free KV slot when "
+              "the concurrency exceeds the KV-cache capacity (Little's law)",
     "e2e_latency_s": "ttft_s + output_len x tpot_s at the batch",
 }
 """How each metric is predicted from the engine's result columns."""
@@ -516,8 +518,8 @@ def _capacity(base: list[dict], catalog: Catalog, assumptions: Assumptions) -> n
 
 _EVAL_COLUMNS = ("feasible", "served_output_tokens_per_s_per_gpu", "tpot_s", "prefill_stall_s", "ttft_s",
                  "tokens_per_s_per_user", "ttft_percentile_s", "tpot_percentile_s", "served_tokens_per_s_per_user",
-                 "prefill_utilization_frac", "input_tokens_per_s_per_gpu", "prefill_num_gpus", "max_batch_size",
-                 "served_requests_per_s")
+                 "input_tokens_per_s_per_gpu", "prefill_num_gpus", "max_batch_size", "served_requests_per_s",
+                 "prefill_instances", "decode_instances")
 
 
 def _rate_log(metric_is_rate: np.ndarray, measured: np.ndarray, predicted: np.ndarray) -> np.ndarray:
@@ -639,12 +641,15 @@ def _point_value(metric: str, v: dict, j: int, b: float, conc: float, in_len: fl
         return v["tpot_s"][j] + v["prefill_stall_s"][j] * (b - 1.0) / b
     if metric == "e2e_latency_s":
         return v["ttft_s"][j] + out_len * v["tpot_s"][j]
-    # ttft_s: the prompt alone + the mean M/D/1 prefill wait at the served load (fixed-length prompts, chunked FIFO
-    # prefill: Pollaczek-Khinchine) + a KV-slot wait (closed loop)
-    rho = min(v["prefill_utilization_frac"][j], 0.999)
-    mu = v["input_tokens_per_s_per_gpu"][j] * v["prefill_num_gpus"][j] / in_len
-    wait = rho / (mu * (1.0 - rho)) * service_variability_factor(0.0) if b > 1 else 0.0
+    # ttft_s: the prompt alone + the mean wait for the prefill servers of a closed loop of min(c, B) clients, each away
+    # for its decode (prompts of the others interleaved) between requests (closed_loop_wait_s), the servers being the
+    # decode instance's share of a disaggregated prefill pool + a KV-slot wait when c exceeds the slots
+    pools = v["prefill_instances"][j] / v["decode_instances"][j]
+    share = pools if np.isfinite(pools) and pools > 0 else 1.0
+    mu = v["input_tokens_per_s_per_gpu"][j] * v["prefill_num_gpus"][j] * share / in_len  # prompts/s
     c = conc if np.isfinite(conc) else b
+    think = out_len * (v["tpot_s"][j] + v["prefill_stall_s"][j])
+    wait = closed_loop_wait_s(min(c, b), 1.0 / mu, think) if b > 1 else 0.0
     slot = max(c - b, 0.0) / v["served_requests_per_s"][j] if c > b else 0.0
     return v["ttft_s"][j] + wait + slot
 

@@ -17,6 +17,7 @@ import polars as pl
 from econ.assumptions import (AUTO_DECODING, DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Decoding,
                               DeploymentAssumptions, Economics)
 from econ.tables.catalog import Catalog
+from econ.physics import precision as prec
 from econ.physics.deployment import layout_problems
 from econ.engine import evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
@@ -324,7 +325,7 @@ def decoding_note(frame, decoding: Decoding, catalog: Catalog) -> str:
     if any(r.get(c) is None for c in need):
         return ""
     model = catalog.model(r["model"])
-    pinned = model.get("native_weight_dtype") in ("mxfp4",)  # a release that pins its formats (CHECKPOINT_FORMATS)
+    pinned = any(prec.CHECKPOINT_FORMATS.get(model.get("native_weight_dtype"), (None, None)))  # a release that pins
 
     def why(name: str, default_text: str) -> str:
         return "set" if getattr(decoding, name) is not None else default_text

@@ -108,13 +108,16 @@ DEFAULT_WEIGHT_FORMAT: dict[str, str] = {"bf16": "bf16", "fp8": "fp8", "fp4": "n
 of the Blackwell fp4 peak)."""
 
 CHECKPOINT_FORMATS: dict[str, tuple[str | None, str | None]] = {
-    "bf16": (None, None), "fp8": (None, None), "mxfp4": ("bf16", "mxfp4"),
+    "bf16": (None, None), "fp8": (None, None), "mxfp4": ("bf16", "mxfp4"), "int4": ("bf16", "int4"),
 }
 """models.csv ``native_weight_dtype`` -> (non-routed, routed-expert) formats a release pins whatever the
 matmul precision (None = follow the precision). gpt-oss ships MXFP4 experts and bf16 attention, embeddings
 and everything else, and is served that way (OpenAI gpt-oss model card, 2025-08: "MXFP4 quantization of the
-MoE weights"; a 120b fits one 80 GB GPU). bf16 and fp8 checkpoints are converted freely, so a stated
-precision sets their weights."""
+MoE weights"; a 120b fits one 80 GB GPU). Kimi-K2-Thinking and Kimi-K2.5 ship INT4 routed experts and bf16 for
+the rest ("K2 Thinking is a native INT4 quantization model", quantization-aware training in post-training:
+moonshotai/Kimi-K2-Thinking model card, 2025-11; Kimi-K2.5's routed experts are compressed-tensors pack-quantized INT4,
+group size 32, in its released safetensors), served by INT4 W4A16 kernels. bf16 and fp8 checkpoints are converted
+freely, so a stated precision sets their weights."""
 
 
 def check_format(name: str, values, allowed=tuple(WEIGHT_FORMATS)) -> None:
