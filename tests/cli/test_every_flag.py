@@ -79,10 +79,8 @@ VALUES_CMD: dict[tuple[str, str], list[str]] = {
     ("compare", "--ttft-ms"): ["16"], ("frontier", "--gpus"): ["1"], ("frontier", "--tp"): ["1"],
     ("optimize", "--gpus"): ["1"], ("optimize", "--tp"): ["1"], ("quotes pnl", "--input-price"): ["0.5"],
     ("quotes pnl", "--gpus"): ["1000"], ("quotes check", "--hardware"): ["b200"],
-    # the base (Llama-3.1-8B on H100) picks TP1 PP2 on 2 GPUs since the host time hides under an overlap scheduler
-    # (stop 27: $0.105 against TP1's $0.106 per M output tokens), so the layout flags move it elsewhere
-    ("cost", "--gpus"): ["1"], ("export cost", "--gpus"): ["1"],
-    ("cost", "--tp"): ["2"], ("export cost", "--tp"): ["2"],  # with --gpus 2: TP2, not the auto TP1 PP2
+    # the base (Llama-3.1-8B on H100) picks TP1 on one GPU (since the stop-29 refit; TP1 PP2 after stop 27's), so
+    # --gpus 2 and --tp 2 move it; on 2 GPUs (the --pp reference, EFFECT) the auto layout is TP1 PP2, so --pp 1 moves it
     ("cost", "--pp"): ["1"], ("export cost", "--pp"): ["1"],  # with --gpus 2: TP2, not the auto TP1 PP2
     ("optimize", "--max-prefill-gpus"): ["1"], ("frontier", "--max-prefill-gpus"): ["1"],
     ("list", "what"): ["models"],
