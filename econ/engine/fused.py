@@ -1,0 +1,177 @@
+"""A fused decode + cost kernel (issue 20.3): the per-row part of the decode-and-cost chain in one compiled pass.
+
+The engine computes every term that depends only on the (model, accelerator, precision, KV format, layout)
+combination once per block (:func:`econ.engine.core.combination_terms`: :class:`~econ.physics.performance.DecodeConstants`
+and :class:`~econ.physics.performance.Collectives`; :func:`econ.engine.core.replica_weights`; the $/GPU-hour of
+:func:`econ.engine.core.costs_of`'s chain). What is left depends on each row's batch and context: the numpy path
+(:func:`econ.physics.performance.decode_step` / ``_step_parts``, :func:`econ.engine.core.run_physics`,
+:func:`econ.engine.core.costs_of`, :func:`econ.engine.core.run_status`) evaluates it with a few hundred full-length
+temporaries; :func:`decode_cost` evaluates the same formulas row by row in one numba loop (no temporaries). Each line
+of the kernel names the numpy function it mirrors; the formulas, their sources and their units are there, not here
+(one home for the physics: this module holds no constant or formula of its own).
+
+Covered (:func:`covers`): the columns :data:`COLUMNS` only; decode-only blocks (aggregated serving, no arrival
+rate, no prefill-side column); rows whose per-combination terms the engine computed (``EngineInputs.combos``);
+one cost tier and one set of economics per block, catalog capex. Not covered (the numpy path runs, same results):
+speculative decoding (a draft with k > 0), KV offload and prefix-cache tiers (issue 22.2), disaggregated serving,
+arrival rates, per-row capex, per-row layouts or economics that vary within a block, the ``physics`` memo of
+:func:`econ.engine.evaluate`, and any column outside :data:`COLUMNS`.
+
+The switch: ``ECON_FUSED=0`` in the environment turns the kernel off; without numba (an optional dependency,
+``pip install numba``) the numpy path runs. The kernel is compiled on first use (``cache=True``: numba's cache
+directory next to this file, or ``NUMBA_CACHE_DIR``; a cache that cannot be written only costs a compile per
+process).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from econ.engine.core import EngineInputs, combination_terms, replica_weights, take_bundle as _take
+from econ.physics.memory import kv_replication
+from econ.physics.performance import KERNEL_REFERENCE_WIDTH
+
+COLUMNS = frozenset({"feasible", "binding_wall", "max_batch_size", "tpot_s", "tokens_per_s_per_user",
+                     "output_tokens_per_s_per_gpu", "usd_per_gpu_hour", "usd_per_m_output_tokens"})
+"""Result columns the kernel writes (the decode + cost columns of ``benchmarks/bench_engine.py``)."""
+
+FIELDS = (
+    # layout
+    "tp", "dp", "pp", "ep", "expert_tp", "num_gpus",
+    # model
+    "num_moe_layers", "num_experts", "experts_per_token", "routed_expert_params", "log_expert_miss", "hidden_size",
+    "num_global_layers", "num_sliding_layers", "sliding_window_tokens", "index_topk",
+    "attention_flop_per_context_token_decode", "indexer_flop_per_context_token", "num_attention_heads",
+    "forward_kernels", "kv_elements_per_token_per_layer", "indexer_bytes_per_token_per_layer",
+    # formats
+    "expert_bytes", "kv_bytes_per_element", "attention_peak_flop_per_s",
+    # efficiencies
+    "activation_bytes", "dispatch_activation_bytes", "combine_activation_bytes", "kernel_launch_latency_s",
+    "cuda_graph_max_batch", "kernel_launch_s", "kernel_launch_eager_s", "kernel_latency_s", "overhead_s",
+    "sequence_overhead_s", "cpu_overlap_frac", "eta_flop", "moe_tile_rows", "expert_imbalance_factor",
+    # DecodeConstants
+    "bw_eta", "routed_bw", "peak_eta", "attn_peak_eta", "routed_flop_rate", "imb", "nr_fixed_bytes",
+    "nr_token_bytes", "nr_active", "r_active", "indexer_scale", "exp_rate", "tp_layers", "tbo", "overlap", "stage",
+    "t_moe_s", "t_layers_s",
+    # Collectives (AlphaBeta a1, b1, a2, b2) and MoECollectives' layout
+    "tpar_a1", "tpar_b1", "tpar_a2", "tpar_b2", "pipe_a1", "pipe_b1", "pipe_a2", "pipe_b2",
+    "mtp_a1", "mtp_b1", "mtp_a2", "mtp_b2", "mst_a1", "mst_b1", "mst_a2", "mst_b2",
+    "metp_a1", "metp_b1", "metp_a2", "metp_b2", "a2a_a1", "a2a_b1", "moe_tp", "moe_dp", "moe_ep",
+    # capacity and cost
+    "kv_replication", "free_hbm_bytes", "usd_per_gpu_hour",
+)
+"""Columns of the per-combination table (:func:`combination_table`), one row per combination; the kernel reads them
+by their index (``econ.engine._fused_kernel``)."""
+_NUMBA: dict = {}
+"""The compiled kernel once built ({"kernel": dispatcher} or {"kernel": None} when numba is absent)."""
+
+
+def enabled() -> bool:
+    """True unless ``ECON_FUSED=0`` (or ``false``/``off``/``no``) is set in the environment."""
+    return os.environ.get("ECON_FUSED", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def kernel():
+    """The compiled kernel, or None when numba does not import (the numpy path then runs)."""
+    if "kernel" not in _NUMBA:
+        _NUMBA["kernel"] = _build()
+    return _NUMBA["kernel"]
+
+
+def covers(columns) -> bool:
+    """True when every requested result column is one the kernel writes (and the switch is on)."""
+    return enabled() and set(columns) <= COLUMNS
+
+
+def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_embedding: bool,
+                      usd_per_gpu_hour) -> np.ndarray:
+    """The per-combination table of a block, shape (combinations, len(FIELDS)), float64.
+
+    Parameters
+    ----------
+    inp : EngineInputs with ``combos`` (a row of each combination, each row's combination index)
+    usable_hbm_frac : Assumptions.usable_hbm_frac [-]
+    stream_input_embedding : Assumptions.stream_input_embedding
+    usd_per_gpu_hour : scalar or array of the combinations, the cost chain's $/GPU-hour [USD/h]
+
+    Notes
+    -----
+    Every entry is a value the numpy path computes for those rows: bundle fields, :func:`combination_terms`,
+    :func:`replica_weights`, :func:`econ.physics.memory.kv_replication`; ``free_hbm_bytes`` is the numerator of
+    :func:`econ.physics.memory.max_batch_size` before its floor at 0.
+    """
+    rows, _ = inp.combos
+    n = len(rows)
+    comm, const = combination_terms(inp, stream_input_embedding)
+    sub = EngineInputs(model=_take(inp.model, rows), hardware=_take(inp.hardware, rows),
+                       layout=_take(inp.layout, rows), formats=_take(inp.formats, rows), eff=_take(inp.eff, rows),
+                       workload=inp.workload, serving=inp.serving, spec=None)
+    m, hw, lay, fm, eff = sub.model, sub.hardware, sub.layout, sub.formats, sub.eff
+    _, _, _, replica_w = replica_weights(sub)
+    cols = dict(tp=lay.tp, dp=lay.dp, pp=lay.pp, ep=lay.ep, expert_tp=lay.expert_tp, num_gpus=lay.num_gpus,
+                expert_bytes=fm.expert_bytes, kv_bytes_per_element=fm.kv_bytes_per_element,
+                attention_peak_flop_per_s=fm.attention_peak_flop_per_s,
+                kv_replication=kv_replication(lay.tp, m.kv_shard_heads),
+                free_hbm_bytes=lay.num_gpus * hw.hbm_capacity_bytes * usable_hbm_frac - replica_w,
+                usd_per_gpu_hour=usd_per_gpu_hour)
+    for name in FIELDS[6:22]:
+        cols[name] = getattr(m, name)
+    for name in FIELDS[25:39]:
+        cols[name] = getattr(eff, name)
+    for name in FIELDS[39:57]:
+        cols[name] = getattr(const, name)
+    if comm is None:
+        raise ValueError("combination_table: the block's collectives were given per row (EngineInputs.comm)")
+    for prefix, ab in (("tpar", comm.tp_allreduce), ("pipe", comm.pipeline), ("mtp", comm.moe.tp_allreduce),
+                       ("mst", comm.moe.stage_allreduce), ("metp", comm.moe.expert_tp_allreduce)):
+        for k in ("a1", "b1", "a2", "b2"):
+            cols[f"{prefix}_{k}"] = getattr(ab, k)
+    cols.update(a2a_a1=comm.moe.alltoall.a1, a2a_b1=comm.moe.alltoall.b1, moe_tp=comm.moe.tp, moe_dp=comm.moe.dp,
+                moe_ep=comm.moe.ep)
+    table = np.empty((n, len(FIELDS)))
+    for j, name in enumerate(FIELDS):
+        table[:, j] = np.broadcast_to(np.asarray(cols[name], dtype=float), (n,))
+    return table
+
+
+def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, index, table, out: dict) -> bool:
+    """Run the kernel on a block's rows; write the :data:`COLUMNS` arrays of ``out`` (float64 / bool / int8).
+
+    Parameters
+    ----------
+    batch : (rows,) float [sequences per instance]; decode_context_tokens, capacity_context_tokens : (rows,) [tokens]
+    blocked : (rows,) bool, infeasible for a reason other than capacity (:func:`econ.engine.core.run_status`'s
+        unsupported precision, missing price, invalid layout, context over the maximum, format too wide, speculation)
+    index : (rows,) int, each row's combination; table : :func:`combination_table`
+    out : dict of the output arrays (rows,) for every name of :data:`COLUMNS`
+
+    Returns
+    -------
+    bool: False when numba is absent (nothing written; the caller runs the numpy path).
+    """
+    k = kernel()
+    if k is None:
+        return False
+    table = np.ascontiguousarray(table, dtype=np.float64)
+    moe = bool(np.any(table[:, FIELDS.index("num_moe_layers")]))  # decode_step's block-level MoE switch
+    any_tbo = bool(np.any(table[:, FIELDS.index("tbo")] > 0))  # and its two-batch-overlap switch
+    n = len(index)
+    k(np.broadcast_to(np.asarray(batch, dtype=np.float64), (n,)),
+      np.broadcast_to(np.asarray(decode_context_tokens, dtype=np.float64), (n,)),
+      np.broadcast_to(np.asarray(capacity_context_tokens, dtype=np.float64), (n,)),
+      np.broadcast_to(np.asarray(blocked, dtype=np.bool_), (n,)), np.asarray(index, dtype=np.intp), table, moe,
+      any_tbo,
+      out["feasible"], out["binding_wall"], out["max_batch_size"], out["tpot_s"], out["tokens_per_s_per_user"],
+      out["output_tokens_per_s_per_gpu"], out["usd_per_gpu_hour"], out["usd_per_m_output_tokens"])
+    return True
+
+
+def _build():
+    """The compiled kernel (from numba's cache when there is one), or None when numba does not import."""
+    try:
+        from econ.engine import _fused_kernel
+    except ImportError:
+        return None
+    return _fused_kernel.decode_cost_kernel
