@@ -134,7 +134,7 @@ def _parts(b, ctx, kv_dec, attended, t, moe):
 
 
 @_jit
-def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, moe, any_tbo,
+def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, moe, any_tbo, usd_h_row, per_row,
                        feasible, wall, max_batch, tpot, tps_user, tps_gpu, usd_h, usd_out):
     """Decode step, capacity, status and cost of every row (see econ.engine.fused.decode_cost)."""
     for i in range(batch.shape[0]):
@@ -196,6 +196,6 @@ def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, m
         feasible[i] = (not over) and (not blocked[i])
         wall[i] = 0 if over else code
         # costs_of: $/GPU-hour of the combination; usd_per_m_tokens(gh + 0, tokens/s/GPU x pool use 1)
-        gh = t[USD_PER_GPU_HOUR]
+        gh = usd_h_row[i] if per_row else t[USD_PER_GPU_HOUR]
         usd_h[i] = gh
         usd_out[i] = (gh + 0.0) / (_SECONDS_PER_HOUR * (out_gpu * 1.0)) * _TOKENS_PER_M

@@ -26,7 +26,7 @@ Polars is used only at the edges: to read the input columns and to build the res
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -922,8 +922,10 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
                        workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     decode_only = ctx.decode_only and not any_dis and bool(np.isnan(raw["arrival_rate_per_s"]).all())
-    if ctx.fused and decode_only and combos is not None and tiers is None and not np.any(spec.draft_tokens):
-        got = _fused_block(ctx, inp, bc, rate, raw, hw, unsupported | price_missing | layout_bad | context_over
+    if ctx.fused and decode_only and tiers is None and not np.any(spec.draft_tokens):
+        every = np.arange(nb)  # without combinations (layouts given per row, small blocks): a row is its own
+        got = _fused_block(ctx, inp if combos is not None else replace(inp, combos=(every, every)), bc, rate, raw, hw,
+                           unsupported | price_missing | layout_bad | context_over
                            | too_wide | (spec_problem >= 0), layout_bad)
         if got is not None:
             return got
@@ -942,26 +944,30 @@ class _FusedBlock(NamedTuple):
 
 
 def _fused_block(ctx: _Context, inp: EngineInputs, bc, rate, raw: dict, hw, blocked, layout_bad):
-    """The :data:`econ.engine.fused.COLUMNS` of a decode-only block by the fused kernel, or None where it does not
-    cover the block (economics, cost tier or capex that vary by row; numba absent): the numpy path then runs.
+    """The :data:`econ.engine.fused.COLUMNS` of a decode-only block by the fused kernel, or None where numba is absent
+    (the numpy path then runs). The $/GPU-hour is per combination when the block has one tier, one set of economics
+    and the catalog's capex, else per row (:func:`econ.engine.core.usd_per_gpu_hour`, the cost chain's own step).
 
     ``blocked``: rows infeasible for a reason other than capacity (see :func:`econ.engine.fused.decode_cost`)."""
-    if not (_uniform_codes(bc) and np.isnan(raw["all_in_capex_usd"]).all()
-            and all(_uniform(raw[k]) for k in ECONOMIC_COLUMNS + ("usd_per_gpu_hour",))):
-        return None
     rows, index = inp.combos
     nb = len(index)
-    cost = CostInputs(basis_code=bc[rows], usd_per_gpu_hour=raw["usd_per_gpu_hour"][rows],
-                      tier_usd_per_gpu_hour=np.broadcast_to(rate, (nb,))[rows],
-                      **{k: raw[k][rows] for k in ECONOMIC_COLUMNS})
-    gh, _ = usd_per_gpu_hour(take_bundle(hw, rows), cost)
+    if (_uniform_codes(bc) and np.isnan(raw["all_in_capex_usd"]).all()
+            and all(_uniform(raw[k]) for k in ECONOMIC_COLUMNS + ("usd_per_gpu_hour",))):
+        take = rows  # one tier and one set of economics: $/GPU-hour per combination
+    else:
+        take = slice(None)  # by row
+    cost = CostInputs(basis_code=bc[take], usd_per_gpu_hour=raw["usd_per_gpu_hour"][take],
+                      tier_usd_per_gpu_hour=np.broadcast_to(rate, (nb,))[take],
+                      **{k: raw[k][take] for k in ECONOMIC_COLUMNS})
+    gh, _ = usd_per_gpu_hour(take_bundle(hw, take) if take is rows else hw, cost)
     a = ctx.assumptions
-    table = fused.combination_table(inp, a.usable_hbm_frac, a.stream_input_embedding, gh)
+    table = fused.combination_table(inp, a.usable_hbm_frac, a.stream_input_embedding,
+                                    gh if take is rows else np.nan)
     values = {c: np.empty(nb, dtype=bool if c == "feasible" else np.int8 if c == "binding_wall" else float)
               for c in fused.COLUMNS}
     wl = inp.workload
     if not fused.decode_cost(wl.batch_size, wl.decode_context_tokens, wl.capacity_context_tokens, blocked, index,
-                             table, values):
+                             table, values, None if take is rows else gh):
         return None
     return _FusedBlock(values, layout_bad)
 

@@ -11,11 +11,14 @@ of the kernel names the numpy function it mirrors; the formulas, their sources a
 (one home for the physics: this module holds no constant or formula of its own).
 
 Covered (:func:`covers`): the columns :data:`COLUMNS` only; decode-only blocks (aggregated serving, no arrival
-rate, no prefill-side column); rows whose per-combination terms the engine computed (``EngineInputs.combos``);
-one cost tier and one set of economics per block, catalog capex. Not covered (the numpy path runs, same results):
-speculative decoding (a draft with k > 0), KV offload and prefix-cache tiers (issue 22.2), disaggregated serving,
-arrival rates, per-row capex, per-row layouts or economics that vary within a block, the ``physics`` memo of
-:func:`econ.engine.evaluate`, and any column outside :data:`COLUMNS`.
+rate, no prefill-side column); blocks whose per-combination terms the engine computes (``EngineInputs.combos``:
+given layout columns equal on every row of the block); any model (dense, MoE, MLA, sliding-window, sparse
+attention), layout (tp, dp, ep, pp, two-batch overlap, redundant experts), format, cost tier and economics. The
+$/GPU-hour is per combination when the block has one tier and one set of economics, else per row by the numpy chain
+(:func:`econ.engine.core.usd_per_gpu_hour`). Not covered (the numpy path runs, same results): speculative decoding
+(any row with a draft, including the models' default MTP), KV offload and prefix-cache tiers (issue 22.2),
+disaggregated serving, arrival rates, layouts given per row that differ within a block, the ``physics`` memo of
+:func:`econ.engine.evaluate`, ``sweet_spot``, and any column outside :data:`COLUMNS`.
 
 The switch: ``ECON_FUSED=0`` in the environment turns the kernel off; without numba (an optional dependency,
 ``pip install numba``) the numpy path runs. The kernel is compiled on first use (``cache=True``: numba's cache
@@ -91,7 +94,8 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
 
     Parameters
     ----------
-    inp : EngineInputs with ``combos`` (a row of each combination, each row's combination index)
+    inp : EngineInputs with ``combos`` (a row of each combination, each row's combination index; ``(arange(n),
+        arange(n))`` makes every row a combination of its own)
     usable_hbm_frac : Assumptions.usable_hbm_frac [-]
     stream_input_embedding : Assumptions.stream_input_embedding
     usd_per_gpu_hour : scalar or array of the combinations, the cost chain's $/GPU-hour [USD/h]
@@ -122,8 +126,6 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
         cols[name] = getattr(eff, name)
     for name in FIELDS[39:57]:
         cols[name] = getattr(const, name)
-    if comm is None:
-        raise ValueError("combination_table: the block's collectives were given per row (EngineInputs.comm)")
     for prefix, ab in (("tpar", comm.tp_allreduce), ("pipe", comm.pipeline), ("mtp", comm.moe.tp_allreduce),
                        ("mst", comm.moe.stage_allreduce), ("metp", comm.moe.expert_tp_allreduce)):
         for k in ("a1", "b1", "a2", "b2"):
@@ -136,7 +138,8 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
     return table
 
 
-def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, index, table, out: dict) -> bool:
+def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, index, table, out: dict,
+                usd_per_gpu_hour_rows=None) -> bool:
     """Run the kernel on a block's rows; write the :data:`COLUMNS` arrays of ``out`` (float64 / bool / int8).
 
     Parameters
@@ -146,6 +149,8 @@ def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, 
         unsupported precision, missing price, invalid layout, context over the maximum, format too wide, speculation)
     index : (rows,) int, each row's combination; table : :func:`combination_table`
     out : dict of the output arrays (rows,) for every name of :data:`COLUMNS`
+    usd_per_gpu_hour_rows : (rows,) float, optional, each row's $/GPU-hour (:func:`econ.engine.core.usd_per_gpu_hour`)
+        where economics or capex vary by row; None: the table's per-combination column [USD/h]
 
     Returns
     -------
@@ -158,11 +163,14 @@ def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, 
     moe = bool(np.any(table[:, FIELDS.index("num_moe_layers")]))  # decode_step's block-level MoE switch
     any_tbo = bool(np.any(table[:, FIELDS.index("tbo")] > 0))  # and its two-batch-overlap switch
     n = len(index)
-    k(np.broadcast_to(np.asarray(batch, dtype=np.float64), (n,)),
-      np.broadcast_to(np.asarray(decode_context_tokens, dtype=np.float64), (n,)),
-      np.broadcast_to(np.asarray(capacity_context_tokens, dtype=np.float64), (n,)),
-      np.broadcast_to(np.asarray(blocked, dtype=np.bool_), (n,)), np.asarray(index, dtype=np.intp), table, moe,
-      any_tbo,
+    def rows(v, dtype=np.float64):
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=dtype), (n,)))
+
+    k(rows(batch), rows(decode_context_tokens), rows(capacity_context_tokens), rows(blocked, np.bool_),
+      rows(index, np.intp), table, moe,
+      any_tbo, np.zeros(1) if usd_per_gpu_hour_rows is None else
+      np.ascontiguousarray(np.broadcast_to(np.asarray(usd_per_gpu_hour_rows, dtype=np.float64), (n,))),
+      usd_per_gpu_hour_rows is not None,
       out["feasible"], out["binding_wall"], out["max_batch_size"], out["tpot_s"], out["tokens_per_s_per_user"],
       out["output_tokens_per_s_per_gpu"], out["usd_per_gpu_hour"], out["usd_per_m_output_tokens"])
     return True
