@@ -341,7 +341,7 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
             physics.update(_points=points, _catalog=weakref.ref(catalog), _fingerprint=fingerprint)
     decode_only = not (set(want) & _PREFILL_COLUMNS)
     ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n, decode_only=decode_only,
-                   physics=physics, fused=decode_only and physics is None and fused.covers(want))
+                   physics=physics, fused=decode_only and physics is None and fused.covers(want, n))
     coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
              "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else

@@ -20,8 +20,9 @@ $/GPU-hour is per combination when the block has one tier and one set of economi
 disaggregated serving, arrival rates, layouts given per row that differ within a block, the ``physics`` memo of
 :func:`econ.engine.evaluate`, ``sweet_spot``, and any column outside :data:`COLUMNS`.
 
-The switch: ``ECON_FUSED=0`` in the environment turns the kernel off; without numba (an optional dependency,
-``pip install numba``) the numpy path runs. The kernel is compiled on first use (``cache=True``: numba's cache
+The switch: ``ECON_FUSED=0`` in the environment turns the kernel off, ``ECON_FUSED=1`` on for calls of any size; by
+default it runs on calls of :data:`MIN_ROWS` rows or more. Without numba (an optional dependency, the ``fast``
+extra of pyproject.toml) the numpy path runs. The kernel is compiled on first use (``cache=True``: numba's cache
 directory next to this file, or ``NUMBA_CACHE_DIR``; a cache that cannot be written only costs a compile per
 process).
 """
@@ -71,9 +72,19 @@ _NUMBA: dict = {}
 """The compiled kernel once built ({"kernel": dispatcher} or {"kernel": None} when numba is absent)."""
 
 
-def enabled() -> bool:
-    """True unless ``ECON_FUSED=0`` (or ``false``/``off``/``no``) is set in the environment."""
-    return os.environ.get("ECON_FUSED", "1").strip().lower() not in ("0", "false", "off", "no")
+MIN_ROWS = 4096
+"""Rows of an :func:`econ.engine.evaluate` call from which the kernel runs by default. Below it the numpy path runs:
+loading numba and the cached kernel costs ~0.5 s once per process (compiling it, ~2 s, once per install), and the
+per-block work around the kernel, not the kernel, is most of a small call's time."""
+
+
+def enabled(rows: int) -> bool:
+    """Whether a call of ``rows`` rows tries the kernel: ``ECON_FUSED=0`` (or ``false``/``off``/``no``) never,
+    ``ECON_FUSED=1`` always, unset (or ``auto``) from :data:`MIN_ROWS` rows."""
+    flag = os.environ.get("ECON_FUSED", "auto").strip().lower()
+    if flag in ("0", "false", "off", "no"):
+        return False
+    return flag in ("1", "true", "on", "yes") or rows >= MIN_ROWS
 
 
 def kernel():
@@ -83,9 +94,9 @@ def kernel():
     return _NUMBA["kernel"]
 
 
-def covers(columns) -> bool:
-    """True when every requested result column is one the kernel writes (and the switch is on)."""
-    return enabled() and set(columns) <= COLUMNS
+def covers(columns, rows: int) -> bool:
+    """True when every requested result column is one the kernel writes and the switch is on (:func:`enabled`)."""
+    return set(columns) <= COLUMNS and enabled(rows)
 
 
 def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_embedding: bool,
@@ -134,7 +145,7 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
                 moe_ep=comm.moe.ep)
     table = np.empty((n, len(FIELDS)))
     for j, name in enumerate(FIELDS):
-        table[:, j] = np.broadcast_to(np.asarray(cols[name], dtype=float), (n,))
+        table[:, j] = cols[name]  # a scalar or an array of the combinations
     return table
 
 

@@ -174,3 +174,15 @@ def test_the_kernel_is_used_only_for_its_columns(catalog, monkeypatch):
     assert sum(seen) == 0
     evaluate(points.head(200), catalog, strict=False, columns=("tpot_s",))
     assert sum(seen) > 0
+
+
+def test_by_default_the_kernel_runs_from_min_rows(catalog, monkeypatch):
+    """Unset ``ECON_FUSED``: calls below ``fused.MIN_ROWS`` rows keep the numpy path (no numba import for one row)."""
+    points = cases(catalog)["grid"][0].with_columns(spec_draft_tokens=pl.lit(0)).head(300)
+    seen = _rows_through_kernel(monkeypatch)
+    monkeypatch.delenv("ECON_FUSED", raising=False)
+    evaluate(points, catalog, strict=False, columns=COLUMNS)
+    assert sum(seen) == 0
+    monkeypatch.setattr(fused, "MIN_ROWS", 300)
+    evaluate(points, catalog, strict=False, columns=COLUMNS)
+    assert sum(seen) == 300
