@@ -22,8 +22,9 @@ _I = FIELDS.index
  R_ACTIVE, INDEXER_SCALE, EXP_RATE, TP_LAYERS, TBO, OVERLAP, STAGE, T_MOE, T_LAYERS,
  TPAR_A1, TPAR_B1, TPAR_A2, TPAR_B2, PIPE_A1, PIPE_B1, PIPE_A2, PIPE_B2, MTP_A1, MTP_B1, MTP_A2, MTP_B2,
  MST_A1, MST_B1, MST_A2, MST_B2, METP_A1, METP_B1, METP_A2, METP_B2, A2A_A1, A2A_B1, MOE_TP, MOE_DP, MOE_EP,
- REPL, FREE_HBM, USD_PER_GPU_HOUR) = range(len(FIELDS))
-assert _I("usd_per_gpu_hour") == USD_PER_GPU_HOUR and _I("moe_tp") == MOE_TP and _I("bw_eta") == BW_ETA
+ REPL, FREE_HBM, USD_PER_GPU_HOUR, SPEC_METHOD, SPEC_K, SPEC_ACCEPTANCE, NUM_LAYERS, MTP_KERNELS, MOE_LAYER_OVERHEAD,
+ LAYER_OVERHEAD, SINGLE_OVERLAP) = range(len(FIELDS))
+assert _I("single_batch_overlap_frac") == SINGLE_OVERLAP and _I("usd_per_gpu_hour") == USD_PER_GPU_HOUR and _I("moe_tp") == MOE_TP and _I("bw_eta") == BW_ETA
 
 _SECONDS_PER_HOUR = float(units.SECONDS_PER_HOUR)
 _TOKENS_PER_M = float(units.TOKENS_PER_M)
@@ -68,14 +69,14 @@ def _time_s(a1, b1, a2, b2, message):
 
 
 @_jit
-def _parts(b, ctx, kv_dec, attended, t, moe):
-    """econ.physics.performance._step_parts at tokens_per_seq = 1 for one row (``t``: its combination's table row).
+def _parts(tokens_per_seq, b, ctx, kv_dec, attended, t, moe):
+    """econ.physics.performance._step_parts for one row (``t``: its combination's table row).
 
     Returns (n_mb, nr_bytes, r_bytes, t_mem_nr, r_mem, t_flop_nr, r_flop, attn, t_tp, t_ep, t_pp, roof_nr)."""
     tp, dp, pp = t[TP], t[DP], t[PP]
     n_mb = _minimum(pp, b)  # np.minimum(pp, batch_size)
     even = b / n_mb  # pipeline_microbatch_tokens
-    m = (np.ceil(even - 1e-9) if pp > 1.0 else even) * 1.0  # x tokens_per_seq
+    m = (np.ceil(even - 1e-9) if pp > 1.0 else even) * tokens_per_seq
     group = m / dp
     nr_bytes = t[NR_FIXED] + t[NR_TOKEN] * group  # non_routed_bytes_read of the group
     r_bytes = 0.0
@@ -134,7 +135,7 @@ def _parts(b, ctx, kv_dec, attended, t, moe):
 
 
 @_jit
-def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, moe, any_tbo, usd_h_row, per_row,
+def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, moe, any_tbo, any_k, usd_h_row, per_row,
                        feasible, wall, max_batch, tpot, tps_user, tps_gpu, usd_h, usd_out):
     """Decode step, capacity, status and cost of every row (see econ.engine.fused.decode_cost)."""
     for i in range(batch.shape[0]):
@@ -151,7 +152,7 @@ def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, m
         kv_cap = held * t[KV_EL] * t[KV_BPE] + t[L_G] * cap_ctx * t[IDX_BYTES]
         # decode_step
         (n_mb, nr_bytes, r_bytes, t_mem_nr, r_mem, t_flop_nr, r_flop, attn, t_tp, t_ep, t_pp,
-         roof_nr) = _parts(b, ctx, kv_dec, attended, t, moe)
+         roof_nr) = _parts(1.0 + t[SPEC_K], b, ctx, kv_dec, attended, t, moe)
         t_mem = t_mem_nr + r_mem
         t_flop = t_flop_nr + r_flop
         t_comm = t_tp + t_ep + t_pp
@@ -166,7 +167,7 @@ def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, m
         comm_run = t_comm
         if any_tbo and tbo > 0.0:  # two-batch overlap: the half batch's pass
             (_, _, _, _, h_r_mem, _, h_r_flop, _, h_t_tp, h_t_ep, h_t_pp,
-             h_roof_nr) = _parts(b / 2.0, ctx, kv_dec, attended, t, moe)
+             h_roof_nr) = _parts(1.0 + t[SPEC_K], b / 2.0, ctx, kv_dec, attended, t, moe)
             compute = 2.0 * (h_roof_nr + (h_r_mem + h_r_flop))
             comm_run = 2.0 * (h_t_tp + h_t_ep + h_t_pp)
         stage = t[STAGE]
@@ -181,8 +182,25 @@ def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, m
         cpu = _maximum(cpu - t[CPU_OVERLAP] * gpu, 0.0)  # exposed_cpu_time_s
         fixed = cpu + t_launch + t[T_LAYERS] + t[T_MOE]
         t_verify = busy + exposed + fixed
-        step = t_verify + 0.0  # no draft
-        tp_ = step / 1.0  # one accepted token per step
+        t_draft = 0.0
+        accepted = 1.0
+        if any_k:  # speculative decoding: k MTP draft passes (_draft_pass_s), accepted_tokens_per_step
+            k = t[SPEC_K]
+            (_, _, _, _, o_r_mem, _, o_r_flop, _, o_t_tp, o_t_ep, _,
+             o_roof_nr) = _parts(1.0, b, ctx, kv_dec, attended, t, moe)
+            L = t[NUM_LAYERS]
+            nr_layer = o_roof_nr / L
+            r_layer = (o_r_mem + o_r_flop) / _maximum(t[L_MOE], 1.0)
+            comm_layer = (1.0 - t[SINGLE_OVERLAP]) * (o_t_tp + o_t_ep) / L
+            moe_on = _minimum(t[L_MOE], 1.0)
+            per_kernel = t[KERNEL_LAT] * t[H] / _KERNEL_WIDTH + gap
+            mtp = nr_layer + moe_on * (r_layer + t[MOE_LAYER_OVERHEAD]) + comm_layer + t[LAYER_OVERHEAD] \
+                + t[MTP_KERNELS] * per_kernel
+            t_draft = k * (mtp if t[SPEC_METHOD] == 1.0 else 0.0)
+            a = t[SPEC_ACCEPTANCE]
+            accepted = (1.0 - a ** (k + 1.0)) / (1.0 - a)
+        step = t_verify + t_draft
+        tp_ = step / accepted
         tpot[i] = tp_
         tps_user[i] = 1.0 / tp_
         out_gpu = b / (tp_ * (t[TP] * t[DP] * t[PP]))

@@ -593,6 +593,8 @@ def _uniform_codes(codes: np.ndarray) -> bool:
 
 def _uniform(v: np.ndarray) -> bool:
     """True when every element of ``v`` equals the first, or all are NaN."""
+    if v.ndim == 1 and v.strides[0] == 0:  # a broadcast view of one value (an absent column, :func:`_filled`)
+        return True
     return bool((v == v[0]).all() or np.isnan(v).all())
 
 
@@ -922,7 +924,11 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
                        workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     decode_only = ctx.decode_only and not any_dis and bool(np.isnan(raw["arrival_rate_per_s"]).all())
-    if ctx.fused and decode_only and tiers is None and not np.any(spec.draft_tokens):
+    plain = not np.any(spec.draft_tokens)
+    if ctx.fused and decode_only and tiers is None and (plain or (
+            not np.any(spec.method_code > 1) and (raw["spec_method_code"] < 0).all()
+            and np.isnan(raw["spec_draft_tokens"]).all() and np.isnan(raw["spec_acceptance"]).all())):
+        # plain decoding, or the models' default MTP (a function of the model: equal on a combination's rows)
         every = np.arange(nb)  # without combinations (layouts given per row, small blocks): a row is its own
         got = _fused_block(ctx, inp if combos is not None else replace(inp, combos=(every, every)), bc, rate, raw, hw,
                            unsupported | price_missing | layout_bad | context_over
@@ -961,8 +967,9 @@ def _fused_block(ctx: _Context, inp: EngineInputs, bc, rate, raw: dict, hw, bloc
                       **{k: raw[k][take] for k in ECONOMIC_COLUMNS})
     gh, _ = usd_per_gpu_hour(take_bundle(hw, take) if take is rows else hw, cost)
     a = ctx.assumptions
+    spec = None if inp.spec is None or not np.any(inp.spec.draft_tokens) else take_bundle(inp.spec, rows)
     table = fused.combination_table(inp, a.usable_hbm_frac, a.stream_input_embedding,
-                                    gh if take is rows else np.nan)
+                                    gh if take is rows else np.nan, spec)
     values = {c: np.empty(nb, dtype=bool if c == "feasible" else np.int8 if c == "binding_wall" else float)
               for c in fused.COLUMNS}
     wl = inp.workload

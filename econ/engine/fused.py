@@ -13,10 +13,11 @@ of the kernel names the numpy function it mirrors; the formulas, their sources a
 Covered (:func:`covers`): the columns :data:`COLUMNS` only; decode-only blocks (aggregated serving, no arrival
 rate, no prefill-side column); blocks whose per-combination terms the engine computes (``EngineInputs.combos``:
 given layout columns equal on every row of the block); any model (dense, MoE, MLA, sliding-window, sparse
-attention), layout (tp, dp, ep, pp, two-batch overlap, redundant experts), format, cost tier and economics. The
+attention), layout (tp, dp, ep, pp, two-batch overlap, redundant experts), format, cost tier and economics; plain
+decoding and the models' default MTP drafting (no ``spec_*`` column given). The
 $/GPU-hour is per combination when the block has one tier and one set of economics, else per row by the numpy chain
 (:func:`econ.engine.core.usd_per_gpu_hour`). Not covered (the numpy path runs, same results): speculative decoding
-(any row with a draft, including the models' default MTP), KV offload and prefix-cache tiers (issue 22.2),
+set by ``spec_*`` columns (EAGLE heads, draft models, given MTP lengths or acceptance), KV offload and prefix-cache tiers (issue 22.2),
 disaggregated serving, arrival rates, layouts given per row that differ within a block, the ``physics`` memo of
 :func:`econ.engine.evaluate`, ``sweet_spot``, and any column outside :data:`COLUMNS`.
 
@@ -65,6 +66,9 @@ FIELDS = (
     "metp_a1", "metp_b1", "metp_a2", "metp_b2", "a2a_a1", "a2a_b1", "moe_tp", "moe_dp", "moe_ep",
     # capacity and cost
     "kv_replication", "free_hbm_bytes", "usd_per_gpu_hour",
+    # speculative decoding with the model's MTP module (Speculation; the draft pass's model and efficiency terms)
+    "spec_method", "spec_k", "spec_acceptance", "num_layers", "mtp_module_kernels", "moe_layer_overhead_s",
+    "layer_overhead_s", "single_batch_overlap_frac",
 )
 """Columns of the per-combination table (:func:`combination_table`), one row per combination; the kernel reads them
 by their index (``econ.engine._fused_kernel``)."""
@@ -100,7 +104,7 @@ def covers(columns, rows: int) -> bool:
 
 
 def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_embedding: bool,
-                      usd_per_gpu_hour) -> np.ndarray:
+                      usd_per_gpu_hour, spec=None) -> np.ndarray:
     """The per-combination table of a block, shape (combinations, len(FIELDS)), float64.
 
     Parameters
@@ -110,6 +114,8 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
     usable_hbm_frac : Assumptions.usable_hbm_frac [-]
     stream_input_embedding : Assumptions.stream_input_embedding
     usd_per_gpu_hour : scalar or array of the combinations, the cost chain's $/GPU-hour [USD/h]
+    spec : Speculation of the combinations (one row each, as ``combos``' rows), or None (plain decoding); its
+        ``method_code`` is 0 or 1 (MTP) on every row (the caller checks)
 
     Notes
     -----
@@ -122,7 +128,7 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
     comm, const = combination_terms(inp, stream_input_embedding)
     sub = EngineInputs(model=_take(inp.model, rows), hardware=_take(inp.hardware, rows),
                        layout=_take(inp.layout, rows), formats=_take(inp.formats, rows), eff=_take(inp.eff, rows),
-                       workload=inp.workload, serving=inp.serving, spec=None)
+                       workload=inp.workload, serving=inp.serving, spec=spec)
     m, hw, lay, fm, eff = sub.model, sub.hardware, sub.layout, sub.formats, sub.eff
     _, _, _, replica_w = replica_weights(sub)
     cols = dict(tp=lay.tp, dp=lay.dp, pp=lay.pp, ep=lay.ep, expert_tp=lay.expert_tp, num_gpus=lay.num_gpus,
@@ -130,7 +136,13 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
                 attention_peak_flop_per_s=fm.attention_peak_flop_per_s,
                 kv_replication=kv_replication(lay.tp, m.kv_shard_heads),
                 free_hbm_bytes=lay.num_gpus * hw.hbm_capacity_bytes * usable_hbm_frac - replica_w,
-                usd_per_gpu_hour=usd_per_gpu_hour)
+                usd_per_gpu_hour=usd_per_gpu_hour,
+                spec_method=0.0 if spec is None else spec.method_code,
+                spec_k=0.0 if spec is None else spec.draft_tokens,
+                spec_acceptance=0.0 if spec is None else spec.acceptance,
+                num_layers=m.num_layers, mtp_module_kernels=m.mtp_module_kernels,
+                moe_layer_overhead_s=eff.moe_layer_overhead_s, layer_overhead_s=eff.layer_overhead_s,
+                single_batch_overlap_frac=eff.single_batch_overlap_frac)
     for name in FIELDS[6:22]:
         cols[name] = getattr(m, name)
     for name in FIELDS[25:39]:
@@ -173,13 +185,14 @@ def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, 
     table = np.ascontiguousarray(table, dtype=np.float64)
     moe = bool(np.any(table[:, FIELDS.index("num_moe_layers")]))  # decode_step's block-level MoE switch
     any_tbo = bool(np.any(table[:, FIELDS.index("tbo")] > 0))  # and its two-batch-overlap switch
+    any_k = bool(np.any(table[:, FIELDS.index("spec_k")] > 0))  # and its speculative-decoding switch
     n = len(index)
     def rows(v, dtype=np.float64):
         return np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=dtype), (n,)))
 
     k(rows(batch), rows(decode_context_tokens), rows(capacity_context_tokens), rows(blocked, np.bool_),
       rows(index, np.intp), table, moe,
-      any_tbo, np.zeros(1) if usd_per_gpu_hour_rows is None else
+      any_tbo, any_k, np.zeros(1) if usd_per_gpu_hour_rows is None else
       np.ascontiguousarray(np.broadcast_to(np.asarray(usd_per_gpu_hour_rows, dtype=np.float64), (n,))),
       usd_per_gpu_hour_rows is not None,
       out["feasible"], out["binding_wall"], out["max_batch_size"], out["tpot_s"], out["tokens_per_s_per_user"],

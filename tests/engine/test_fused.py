@@ -97,11 +97,11 @@ def test_fused_equals_numpy_on_the_regression_cases(name, plain, catalog, monkey
     fast, slow, n_fused = _both(points, catalog, monkeypatch, **kw)
     _assert_same(fast, slow)
     assert slow["feasible"].sum() > 0 and (~slow["feasible"]).sum() > 0
-    if plain:
-        assert n_fused == points.height  # the kernel wrote every row
+    if plain or name in ("grid", "economics", "ideal", "decode_cost"):  # no spec_*, disaggregated or arrival column
+        assert n_fused == points.height  # the kernel wrote every row (the models' default MTP included)
 
 
-def _sample(catalog, rng, n: int, layout: bool) -> pl.DataFrame:
+def _sample(catalog, rng, n: int, layout: bool, plain: bool = True) -> pl.DataFrame:
     models = catalog.models["id"].to_list()
     hws = catalog.accelerators["id"].to_list()
     pts = pl.DataFrame({
@@ -111,6 +111,8 @@ def _sample(catalog, rng, n: int, layout: bool) -> pl.DataFrame:
         "context_tokens": np.round(np.exp(rng.uniform(np.log(64), np.log(400_000), n))).astype(np.int64),
         "spec_draft_tokens": np.zeros(n, dtype=np.int64),  # plain decoding: MTP models (DeepSeek) reach the kernel
     })
+    if not plain:  # the models' default speculative decoding (DeepSeek's MTP module)
+        pts = pts.drop("spec_draft_tokens")
     if layout:  # one given layout for the whole frame (the engine's combinations need equal layout columns)
         tp, dp, pp = (int(rng.choice(v)) for v in ([1, 2, 4, 8], [1, 2, 4, 16], [1, 2, 3]))
         ep = int(rng.choice([1, tp * dp]))
@@ -119,11 +121,11 @@ def _sample(catalog, rng, n: int, layout: bool) -> pl.DataFrame:
     return pts
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**31 - 1), layout=st.booleans(), small=st.booleans())
-def test_fused_equals_numpy_on_random_catalog_samples(seed, layout, small, catalog, monkeypatch):
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**31 - 1), layout=st.booleans(), small=st.booleans(), plain=st.booleans())
+def test_fused_equals_numpy_on_random_catalog_samples(seed, layout, small, plain, catalog, monkeypatch):
     rng = np.random.default_rng(seed)
-    pts = _sample(catalog, rng, 7 if small else 1500, layout)
+    pts = _sample(catalog, rng, 7 if small else 1500, layout, plain)
     fast, slow, n_fused = _both(pts, catalog, monkeypatch, strict=False)
     _assert_same(fast, slow)
     assert n_fused == pts.height  # every row of these samples is one the kernel covers
@@ -186,3 +188,18 @@ def test_by_default_the_kernel_runs_from_min_rows(catalog, monkeypatch):
     monkeypatch.setattr(fused, "MIN_ROWS", 300)
     evaluate(points, catalog, strict=False, columns=COLUMNS)
     assert sum(seen) == 300
+
+
+def test_default_mtp_drafting_runs_in_the_kernel(catalog, monkeypatch):
+    """DeepSeek-V3 decodes with its MTP module by default (one drafted token): the kernel's draft pass and accepted
+    tokens give the numpy path's numbers, and plain decoding (k = 0) differs from them."""
+    n = 64
+    pts = pl.DataFrame({"model": ["deepseek-v3"] * n, "hardware": ["h200-sxm", "b200"] * (n // 2),
+                        "precision": ["fp8"] * n, "batch_size": np.geomspace(1, 2048, n).round().astype(np.int64),
+                        "context_tokens": [2048, 16384] * (n // 2)})
+    fast, slow, n_fused = _both(pts, catalog, monkeypatch, strict=False)
+    _assert_same(fast, slow)
+    assert n_fused == n and slow["feasible"].sum() > 10
+    plain, _, _ = _both(pts.with_columns(spec_draft_tokens=pl.lit(0)), catalog, monkeypatch, strict=False)
+    ok = slow["feasible"].to_numpy()
+    assert (np.abs(plain["tpot_s"].to_numpy()[ok] / slow["tpot_s"].to_numpy()[ok] - 1.0) > 0.05).all()
