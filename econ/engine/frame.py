@@ -341,7 +341,7 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
             physics.update(_points=points, _catalog=weakref.ref(catalog), _fingerprint=fingerprint)
     decode_only = not (set(want) & _PREFILL_COLUMNS)
     ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n, decode_only=decode_only,
-                   physics=physics, fused=decode_only and physics is None and fused.covers(want, n))
+                   physics=physics, fused=decode_only and physics is None and fused.covers([c for c in want if c not in _ID_COLUMNS], n))
     coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
              "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else
@@ -403,6 +403,10 @@ _PREFILL_COLUMNS = frozenset({
     "usd_per_m_output_tokens_all_in_high", "layout", "disaggregated", "billed_input_tokens_per_s_per_gpu",
     "prefix_load_s"})
 """Result columns that need the prefill side of the physics; a request without any of them skips it."""
+
+
+_ID_COLUMNS = frozenset({"model", "hardware", "precision", "kv_precision", "basis"})
+"""Result columns that echo the input's ids (built from its codes, not computed per block)."""
 
 
 _QUEUE_COLUMNS = frozenset({"ttft_percentile_s", "prefill_utilization_frac"})
