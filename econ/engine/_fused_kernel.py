@@ -82,8 +82,10 @@ def _parts(tokens_per_seq, b, ctx, kv_dec, attended, t, moe):
     r_bytes = 0.0
     moe_tp = 0.0
     moe_ep = 0.0
+    imb = 1.0
+    local = 0.0
     if moe:
-        # _routed_bytes -> routed_bytes_read_per_gpu
+        # _routed_bytes -> routed_bytes_read_per_gpu (imb, touched and local are also _routed_flop's: computed once)
         imb = 1.0 + (t[IMBALANCE] - 1.0) * _indicator(t[EP] - 1.0)
         touched = -t[E] * np.expm1(m * t[LOG_MISS])  # expected_experts_touched
         local = _minimum(imb * touched / t[EP], t[E] / t[EP])
@@ -117,10 +119,7 @@ def _parts(tokens_per_seq, b, ctx, kv_dec, attended, t, moe):
     t_flop_nr = t_flop_w + group * attn_t / tp / t[ATTN_PEAK_ETA]
     roof_nr = _maximum(t_mem_w, t_flop_w) + t_attn
     if moe:
-        # _routed_flop / routed_flop_rate
-        imb = 1.0 + (t[IMBALANCE] - 1.0) * _indicator(t[EP] - 1.0)
-        touched = -t[E] * np.expm1(m * t[LOG_MISS])
-        local = _minimum(imb * touched / t[EP], t[E] / t[EP])
+        # _routed_flop / routed_flop_rate (imb, touched, local as above)
         tokens = m * t[K] * imb / t[EP]
         per = tokens / _maximum(local, 1e-30)  # grouped_gemm_padded_rows
         rows = local * np.ceil(per / t[TILE_ROWS]) * t[TILE_ROWS] if t[TILE_ROWS] > 1.0 else tokens

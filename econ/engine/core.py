@@ -335,13 +335,15 @@ def _broadcast(bundle, index):
     return _rebuild(bundle, (), values)
 
 
-def combination_terms(inp: EngineInputs, stream: bool) -> tuple[Collectives, DecodeConstants]:
+def combination_terms(inp: EngineInputs, stream: bool, eff_per_combination: bool = False
+                      ) -> tuple[Collectives, DecodeConstants]:
     """The collectives (``inp.comm``'s rows when given) and decode constants of one row of each distinct combination
     of ``inp.combos`` (arrays of the combinations' length, not broadcast): the per-combination terms that
     :func:`_per_combination` broadcasts to the rows and :mod:`econ.engine.fused` indexes per row (issue 20.2, 20.3).
-    ``inp.combos`` must not be None."""
+    ``inp.combos`` must not be None; ``eff_per_combination``: ``inp.eff`` holds the combinations' rows already."""
     rows, _ = inp.combos
-    hw, lay, eff = take_bundle(inp.hardware, rows), take_bundle(inp.layout, rows), take_bundle(inp.eff, rows)
+    hw, lay = take_bundle(inp.hardware, rows), take_bundle(inp.layout, rows)
+    eff = inp.eff if eff_per_combination else take_bundle(inp.eff, rows)
     const = decode_constants(take_bundle(inp.model, rows), hw, lay, take_bundle(inp.formats, rows), eff, stream)
     return (collectives(hw, lay, eff) if inp.comm is None else take_bundle(inp.comm, rows)), const
 

@@ -925,8 +925,6 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
         combos = _combinations(code)
     if auto_comm and combos is None:  # with combinations, run_physics computes them per combination (same values)
         comm = _gather(st.auto_collectives, key)
-    inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
-                       workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     decode_only = ctx.decode_only and not any_dis and bool(np.isnan(raw["arrival_rate_per_s"]).all())
     plain = not np.any(spec.draft_tokens)
     if ctx.fused and decode_only and tiers is None and (plain or (
@@ -934,11 +932,17 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
             and np.isnan(raw["spec_draft_tokens"]).all() and np.isnan(raw["spec_acceptance"]).all())):
         # plain decoding, or the models' default MTP (a function of the model: equal on a combination's rows)
         every = np.arange(nb)  # without combinations (layouts given per row, small blocks): a row is its own
-        got = _fused_block(ctx, inp if combos is not None else replace(inp, combos=(every, every)), bc, rate, raw, hw,
-                           unsupported | price_missing | layout_bad | context_over
+        fc = combos if combos is not None else (every, every)
+        # the efficiencies are a function of (accelerator, precision): gathered for the combinations only
+        finp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats,
+                            eff=efficiency(ctx.arrays, a, da, hc[fc[0]], pc[fc[0]]), workload=workload,
+                            serving=serving, comm=comm, spec=spec, combos=fc)
+        got = _fused_block(ctx, finp, bc, rate, raw, hw, unsupported | price_missing | layout_bad | context_over
                            | too_wide | (spec_problem >= 0), layout_bad)
         if got is not None:
             return got
+    inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
+                       workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     phys = run_physics(inp, a, da, decode_only=decode_only, queue=queue)
     return _BlockPhysics(phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain,
                          dis, red, batch, input_len, output_len, capacity_ctx, context_over, layout_bad)
@@ -955,7 +959,7 @@ class _FusedBlock(NamedTuple):
 
 def _fused_block(ctx: _Context, inp: EngineInputs, bc, rate, raw: dict, hw, blocked, layout_bad):
     """The :data:`econ.engine.fused.COLUMNS` of a decode-only block by the fused kernel, or None where numba is absent
-    (the numpy path then runs). The $/GPU-hour is per combination when the block has one tier, one set of economics
+    (``inp.eff``: the efficiencies of ``inp.combos``' rows, one per combination); the numpy path then runs. The $/GPU-hour is per combination when the block has one tier, one set of economics
     and the catalog's capex, else per row (:func:`econ.engine.core.usd_per_gpu_hour`, the cost chain's own step).
 
     ``blocked``: rows infeasible for a reason other than capacity (see :func:`econ.engine.fused.decode_cost`)."""
@@ -973,7 +977,7 @@ def _fused_block(ctx: _Context, inp: EngineInputs, bc, rate, raw: dict, hw, bloc
     a = ctx.assumptions
     spec = None if inp.spec is None or not np.any(inp.spec.draft_tokens) else take_bundle(inp.spec, rows)
     table = fused.combination_table(inp, a.usable_hbm_frac, a.stream_input_embedding,
-                                    gh if take is rows else np.nan, spec)
+                                    gh if take is rows else np.nan, spec, eff_per_combination=True)
     values = {c: np.empty(nb, dtype=bool if c == "feasible" else np.int8 if c == "binding_wall" else float)
               for c in fused.COLUMNS}
     wl = inp.workload

@@ -104,7 +104,7 @@ def covers(columns, rows: int) -> bool:
 
 
 def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_embedding: bool,
-                      usd_per_gpu_hour, spec=None) -> np.ndarray:
+                      usd_per_gpu_hour, spec=None, eff_per_combination: bool = False) -> np.ndarray:
     """The per-combination table of a block, shape (combinations, len(FIELDS)), float64.
 
     Parameters
@@ -116,6 +116,7 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
     usd_per_gpu_hour : scalar or array of the combinations, the cost chain's $/GPU-hour [USD/h]
     spec : Speculation of the combinations (one row each, as ``combos``' rows), or None (plain decoding); its
         ``method_code`` is 0 or 1 (MTP) on every row (the caller checks)
+    eff_per_combination : bool, ``inp.eff`` holds the efficiencies of the combinations' rows (not of every row)
 
     Notes
     -----
@@ -125,9 +126,10 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
     """
     rows, _ = inp.combos
     n = len(rows)
-    comm, const = combination_terms(inp, stream_input_embedding)
+    comm, const = combination_terms(inp, stream_input_embedding, eff_per_combination)
     sub = EngineInputs(model=_take(inp.model, rows), hardware=_take(inp.hardware, rows),
-                       layout=_take(inp.layout, rows), formats=_take(inp.formats, rows), eff=_take(inp.eff, rows),
+                       layout=_take(inp.layout, rows), formats=_take(inp.formats, rows),
+                       eff=inp.eff if eff_per_combination else _take(inp.eff, rows),
                        workload=inp.workload, serving=inp.serving, spec=spec)
     m, hw, lay, fm, eff = sub.model, sub.hardware, sub.layout, sub.formats, sub.eff
     _, _, _, replica_w = replica_weights(sub)
