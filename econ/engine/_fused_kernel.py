@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 from econ import units
-from econ.engine.fused import FIELDS
+from econ.engine._fused_fields import FIELDS
 from econ.physics.performance import KERNEL_REFERENCE_WIDTH
 
 _I = FIELDS.index
@@ -24,7 +24,8 @@ _I = FIELDS.index
  MST_A1, MST_B1, MST_A2, MST_B2, METP_A1, METP_B1, METP_A2, METP_B2, A2A_A1, A2A_B1, MOE_TP, MOE_DP, MOE_EP,
  REPL, FREE_HBM, USD_PER_GPU_HOUR, SPEC_METHOD, SPEC_K, SPEC_ACCEPTANCE, NUM_LAYERS, MTP_KERNELS, MOE_LAYER_OVERHEAD,
  LAYER_OVERHEAD, SINGLE_OVERLAP) = range(len(FIELDS))
-assert _I("single_batch_overlap_frac") == SINGLE_OVERLAP and _I("usd_per_gpu_hour") == USD_PER_GPU_HOUR and _I("moe_tp") == MOE_TP and _I("bw_eta") == BW_ETA
+assert (_I("bw_eta"), _I("moe_tp"), _I("usd_per_gpu_hour"), _I("single_batch_overlap_frac")) == (
+    BW_ETA, MOE_TP, USD_PER_GPU_HOUR, SINGLE_OVERLAP) and len(FIELDS) == SINGLE_OVERLAP + 1
 
 _SECONDS_PER_HOUR = float(units.SECONDS_PER_HOUR)
 _TOKENS_PER_M = float(units.TOKENS_PER_M)

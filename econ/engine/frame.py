@@ -341,7 +341,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
             physics.update(_points=points, _catalog=weakref.ref(catalog), _fingerprint=fingerprint)
     decode_only = not (set(want) & _PREFILL_COLUMNS)
     ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n, decode_only=decode_only,
-                   physics=physics, fused=decode_only and physics is None and fused.covers([c for c in want if c not in _ID_COLUMNS], n))
+                   physics=physics,
+                   fused=decode_only and physics is None and fused.covers([c for c in want if c not in _ID_COLUMNS], n))
     coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
              "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else
@@ -959,8 +960,9 @@ class _FusedBlock(NamedTuple):
 
 def _fused_block(ctx: _Context, inp: EngineInputs, bc, rate, raw: dict, hw, blocked, layout_bad):
     """The :data:`econ.engine.fused.COLUMNS` of a decode-only block by the fused kernel, or None where numba is absent
-    (``inp.eff``: the efficiencies of ``inp.combos``' rows, one per combination); the numpy path then runs. The $/GPU-hour is per combination when the block has one tier, one set of economics
-    and the catalog's capex, else per row (:func:`econ.engine.core.usd_per_gpu_hour`, the cost chain's own step).
+    (the numpy path then runs). ``inp.eff`` holds the efficiencies of ``inp.combos``' rows, one per combination. The
+    $/GPU-hour is per combination when the block has one tier, one set of economics and the catalog's capex, else per
+    row (:func:`econ.engine.core.usd_per_gpu_hour`, the cost chain's own step).
 
     ``blocked``: rows infeasible for a reason other than capacity (see :func:`econ.engine.fused.decode_cost`)."""
     rows, index = inp.combos

@@ -1,31 +1,29 @@
 """A fused decode + cost kernel (issue 20.3): the per-row part of the decode-and-cost chain in one compiled pass.
 
 The engine computes every term that depends only on the (model, accelerator, precision, KV format, layout)
-combination once per block (:func:`econ.engine.core.combination_terms`: :class:`~econ.physics.performance.DecodeConstants`
-and :class:`~econ.physics.performance.Collectives`; :func:`econ.engine.core.replica_weights`; the $/GPU-hour of
-:func:`econ.engine.core.costs_of`'s chain). What is left depends on each row's batch and context: the numpy path
+combination once per block (:func:`econ.engine.core.combination_terms`: ``DecodeConstants`` and ``Collectives`` of
+:mod:`econ.physics.performance`; :func:`econ.engine.core.replica_weights`; the $/GPU-hour of
+:func:`econ.engine.core.usd_per_gpu_hour`). What is left depends on each row's batch and context: the numpy path
 (:func:`econ.physics.performance.decode_step` / ``_step_parts``, :func:`econ.engine.core.run_physics`,
 :func:`econ.engine.core.costs_of`, :func:`econ.engine.core.run_status`) evaluates it with a few hundred full-length
 temporaries; :func:`decode_cost` evaluates the same formulas row by row in one numba loop (no temporaries). Each line
 of the kernel names the numpy function it mirrors; the formulas, their sources and their units are there, not here
 (one home for the physics: this module holds no constant or formula of its own).
 
-Covered (:func:`covers`): the columns :data:`COLUMNS` only; decode-only blocks (aggregated serving, no arrival
-rate, no prefill-side column); blocks whose per-combination terms the engine computes (``EngineInputs.combos``:
-given layout columns equal on every row of the block); any model (dense, MoE, MLA, sliding-window, sparse
-attention), layout (tp, dp, ep, pp, two-batch overlap, redundant experts), format, cost tier and economics; plain
-decoding and the models' default MTP drafting (no ``spec_*`` column given). The
-$/GPU-hour is per combination when the block has one tier and one set of economics, else per row by the numpy chain
-(:func:`econ.engine.core.usd_per_gpu_hour`). Not covered (the numpy path runs, same results): speculative decoding
-set by ``spec_*`` columns (EAGLE heads, draft models, given MTP lengths or acceptance), KV offload and prefix-cache tiers (issue 22.2),
-disaggregated serving, arrival rates, layouts given per row that differ within a block, the ``physics`` memo of
-:func:`econ.engine.evaluate`, ``sweet_spot``, and any column outside :data:`COLUMNS`.
+Covered: the columns :data:`COLUMNS` (and the input's id columns beside them); decode-only blocks (aggregated
+serving, no arrival rate, no prefill-side column); any model (dense, MoE, MLA, sliding-window, sparse attention),
+layout (tp, dp, ep, pp, two-batch overlap, redundant experts; a block whose layouts are given per row makes each row a
+combination of its own), weight format, cost tier, economics and capex (the $/GPU-hour per combination when a block
+has one tier, one set of economics and the catalog's capex, else per row); plain decoding and the models' default MTP
+drafting. Not covered (the numpy path runs, same results): speculative decoding set by ``spec_*`` columns (EAGLE
+heads, draft models, given MTP lengths or acceptance), KV offload and prefix-cache tiers (issue 22.2), disaggregated
+serving, arrival rates, the ``physics`` memo of :func:`econ.engine.evaluate`, ``sweet_spot``, and any other column.
 
 The switch: ``ECON_FUSED=0`` in the environment turns the kernel off, ``ECON_FUSED=1`` on for calls of any size; by
 default it runs on calls of :data:`MIN_ROWS` rows or more. Without numba (an optional dependency, the ``fast``
-extra of pyproject.toml) the numpy path runs. The kernel is compiled on first use (``cache=True``: numba's cache
-directory next to this file, or ``NUMBA_CACHE_DIR``; a cache that cannot be written only costs a compile per
-process).
+extra of pyproject.toml) the numpy path runs. The kernel is compiled on first use (~2 s) and kept in numba's on-disk
+cache (``cache=True``: ``__pycache__`` beside ``econ/engine/_fused_kernel.py``, or ``NUMBA_CACHE_DIR``), so a later
+process loads it (~0.5 s with numba's import); where no cache directory can be written it compiles once per process.
 """
 
 from __future__ import annotations
@@ -34,44 +32,14 @@ import os
 
 import numpy as np
 
-from econ.engine.core import EngineInputs, combination_terms, replica_weights, take_bundle as _take
+from econ.engine._fused_fields import FIELDS
+from econ.engine.core import EngineInputs, combination_terms, replica_weights, take_bundle
 from econ.physics.memory import kv_replication
-from econ.physics.performance import KERNEL_REFERENCE_WIDTH
 
 COLUMNS = frozenset({"feasible", "binding_wall", "max_batch_size", "tpot_s", "tokens_per_s_per_user",
                      "output_tokens_per_s_per_gpu", "usd_per_gpu_hour", "usd_per_m_output_tokens"})
 """Result columns the kernel writes (the decode + cost columns of ``benchmarks/bench_engine.py``)."""
 
-FIELDS = (
-    # layout
-    "tp", "dp", "pp", "ep", "expert_tp", "num_gpus",
-    # model
-    "num_moe_layers", "num_experts", "experts_per_token", "routed_expert_params", "log_expert_miss", "hidden_size",
-    "num_global_layers", "num_sliding_layers", "sliding_window_tokens", "index_topk",
-    "attention_flop_per_context_token_decode", "indexer_flop_per_context_token", "num_attention_heads",
-    "forward_kernels", "kv_elements_per_token_per_layer", "indexer_bytes_per_token_per_layer",
-    # formats
-    "expert_bytes", "kv_bytes_per_element", "attention_peak_flop_per_s",
-    # efficiencies
-    "activation_bytes", "dispatch_activation_bytes", "combine_activation_bytes", "kernel_launch_latency_s",
-    "cuda_graph_max_batch", "kernel_launch_s", "kernel_launch_eager_s", "kernel_latency_s", "overhead_s",
-    "sequence_overhead_s", "cpu_overlap_frac", "eta_flop", "moe_tile_rows", "expert_imbalance_factor",
-    # DecodeConstants
-    "bw_eta", "routed_bw", "peak_eta", "attn_peak_eta", "routed_flop_rate", "imb", "nr_fixed_bytes",
-    "nr_token_bytes", "nr_active", "r_active", "indexer_scale", "exp_rate", "tp_layers", "tbo", "overlap", "stage",
-    "t_moe_s", "t_layers_s",
-    # Collectives (AlphaBeta a1, b1, a2, b2) and MoECollectives' layout
-    "tpar_a1", "tpar_b1", "tpar_a2", "tpar_b2", "pipe_a1", "pipe_b1", "pipe_a2", "pipe_b2",
-    "mtp_a1", "mtp_b1", "mtp_a2", "mtp_b2", "mst_a1", "mst_b1", "mst_a2", "mst_b2",
-    "metp_a1", "metp_b1", "metp_a2", "metp_b2", "a2a_a1", "a2a_b1", "moe_tp", "moe_dp", "moe_ep",
-    # capacity and cost
-    "kv_replication", "free_hbm_bytes", "usd_per_gpu_hour",
-    # speculative decoding with the model's MTP module (Speculation; the draft pass's model and efficiency terms)
-    "spec_method", "spec_k", "spec_acceptance", "num_layers", "mtp_module_kernels", "moe_layer_overhead_s",
-    "layer_overhead_s", "single_batch_overlap_frac",
-)
-"""Columns of the per-combination table (:func:`combination_table`), one row per combination; the kernel reads them
-by their index (``econ.engine._fused_kernel``)."""
 _NUMBA: dict = {}
 """The compiled kernel once built ({"kernel": dispatcher} or {"kernel": None} when numba is absent)."""
 
@@ -127,9 +95,9 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
     rows, _ = inp.combos
     n = len(rows)
     comm, const = combination_terms(inp, stream_input_embedding, eff_per_combination)
-    sub = EngineInputs(model=_take(inp.model, rows), hardware=_take(inp.hardware, rows),
-                       layout=_take(inp.layout, rows), formats=_take(inp.formats, rows),
-                       eff=inp.eff if eff_per_combination else _take(inp.eff, rows),
+    sub = EngineInputs(model=take_bundle(inp.model, rows), hardware=take_bundle(inp.hardware, rows),
+                       layout=take_bundle(inp.layout, rows), formats=take_bundle(inp.formats, rows),
+                       eff=inp.eff if eff_per_combination else take_bundle(inp.eff, rows),
                        workload=inp.workload, serving=inp.serving, spec=spec)
     m, hw, lay, fm, eff = sub.model, sub.hardware, sub.layout, sub.formats, sub.eff
     _, _, _, replica_w = replica_weights(sub)
