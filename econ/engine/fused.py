@@ -20,7 +20,7 @@ heads, draft models, given MTP lengths or acceptance), KV offload and prefix-cac
 serving, arrival rates, the ``physics`` memo of :func:`econ.engine.evaluate`, ``sweet_spot``, and any other column.
 
 The switch: ``ECON_FUSED=0`` in the environment turns the kernel off, ``ECON_FUSED=1`` on for calls of any size; by
-default it runs on calls of :data:`MIN_ROWS` rows or more. Without numba (an optional dependency, the ``fast``
+default it runs on calls of :data:`MIN_ROWS` rows or more, and of :data:`LOADED_MIN_ROWS` once loaded in the process. Without numba (an optional dependency, the ``fast``
 extra of pyproject.toml) the numpy path runs. The kernel is compiled on first use (~2 s) and kept in numba's on-disk
 cache (``cache=True``: ``__pycache__`` beside ``econ/engine/_fused_kernel.py``, or ``NUMBA_CACHE_DIR``), so a later
 process loads it (~0.5 s with numba's import); where no cache directory can be written it compiles once per process.
@@ -44,19 +44,26 @@ _NUMBA: dict = {}
 """The compiled kernel once built ({"kernel": dispatcher} or {"kernel": None} when numba is absent)."""
 
 
-MIN_ROWS = 4096
-"""Rows of an :func:`econ.engine.evaluate` call from which the kernel runs by default. Below it the numpy path runs:
-loading numba and the cached kernel costs ~0.5 s once per process (compiling it, ~2 s, once per install), and the
-per-block work around the kernel, not the kernel, is most of a small call's time."""
+MIN_ROWS = 250_000
+"""Rows of an :func:`econ.engine.evaluate` call from which the kernel runs by default when it is not loaded yet.
+Loading numba and the cached kernel costs ~0.5-0.9 s once per process (compiling it, ~2-4 s, once per install), about
+what the kernel saves on 0.6-1M rows (~0.8 us a row on this 2-core machine), so small calls in a short process keep
+the numpy path."""
+
+LOADED_MIN_ROWS = 1024
+"""Rows of a call from which the kernel runs by default once it is loaded in this process (below it the per-block work
+around the kernel, not the kernel, is most of a call's time)."""
 
 
 def enabled(rows: int) -> bool:
     """Whether a call of ``rows`` rows tries the kernel: ``ECON_FUSED=0`` (or ``false``/``off``/``no``) never,
-    ``ECON_FUSED=1`` always, unset (or ``auto``) from :data:`MIN_ROWS` rows."""
+    ``ECON_FUSED=1`` always, unset (or ``auto``) from :data:`MIN_ROWS` rows, or :data:`LOADED_MIN_ROWS` once loaded."""
     flag = os.environ.get("ECON_FUSED", "auto").strip().lower()
     if flag in ("0", "false", "off", "no"):
         return False
-    return flag in ("1", "true", "on", "yes") or rows >= MIN_ROWS
+    if flag in ("1", "true", "on", "yes") or rows >= MIN_ROWS:
+        return True
+    return rows >= LOADED_MIN_ROWS and _NUMBA.get("kernel") is not None
 
 
 def kernel():
@@ -171,9 +178,15 @@ def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, 
 
 
 def _build():
-    """The compiled kernel (from numba's cache when there is one), or None when numba does not import."""
+    """The compiled kernel (from numba's cache when there is one), or None when numba does not import. One call on a
+    row of zeros compiles or loads it here, so that "loaded" (:func:`enabled`) means ready."""
     try:
         from econ.engine import _fused_kernel
     except ImportError:
         return None
-    return _fused_kernel.decode_cost_kernel
+    k = _fused_kernel.decode_cost_kernel
+    one, flag = np.ones(1), np.zeros(1, dtype=np.bool_)
+    with np.errstate(all="ignore"):
+        k(one, one, one, flag, np.zeros(1, dtype=np.intp), np.zeros((1, len(FIELDS))), False, False, False,
+          np.zeros(1), False, np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.int8), *(np.zeros(1) for _ in range(6)))
+    return k

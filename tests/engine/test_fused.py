@@ -181,15 +181,22 @@ def test_the_kernel_is_used_only_for_its_columns(catalog, monkeypatch):
 
 
 def test_by_default_the_kernel_runs_from_min_rows(catalog, monkeypatch):
-    """Unset ``ECON_FUSED``: calls below ``fused.MIN_ROWS`` rows keep the numpy path (no numba import for one row)."""
+    """Unset ``ECON_FUSED``: calls below ``fused.MIN_ROWS`` rows keep the numpy path while the kernel is not loaded
+    (no numba import for a small call), and from ``fused.LOADED_MIN_ROWS`` rows once it is."""
     points = cases(catalog)["grid"][0].with_columns(spec_draft_tokens=pl.lit(0)).head(300)
     seen = _rows_through_kernel(monkeypatch)
     monkeypatch.delenv("ECON_FUSED", raising=False)
+    monkeypatch.setattr(fused, "_NUMBA", {})  # not loaded in this process
     evaluate(points, catalog, strict=False, columns=COLUMNS)
-    assert sum(seen) == 0
+    assert sum(seen) == 0 and fused._NUMBA == {}
     monkeypatch.setattr(fused, "MIN_ROWS", 300)
     evaluate(points, catalog, strict=False, columns=COLUMNS)
-    assert sum(seen) == 300
+    assert sum(seen) == 300 and fused._NUMBA["kernel"] is not None
+    monkeypatch.setattr(fused, "MIN_ROWS", 10**9)
+    monkeypatch.setattr(fused, "LOADED_MIN_ROWS", 200)
+    evaluate(points.head(250), catalog, strict=False, columns=COLUMNS)
+    evaluate(points.head(150), catalog, strict=False, columns=COLUMNS)
+    assert sum(seen) == 550  # loaded: 250 rows through the kernel, 150 not
 
 
 def test_default_mtp_drafting_runs_in_the_kernel(catalog, monkeypatch):
