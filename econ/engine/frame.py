@@ -26,7 +26,7 @@ Polars is used only at the edges: to read the input columns and to build the res
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -695,16 +695,19 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
         d, p = phys.decode, phys.prefill
         values = {
             "num_gpus": ngpu, "tp": tp, "pp": np.round(pp), "batch_size": batch, "context_tokens": capacity_ctx,
-            "input_len": input_len, "output_len": output_len, "max_batch_size": phys.max_batch_size, "feasible": feasible,
+            "input_len": input_len, "output_len": output_len, "max_batch_size": phys.max_batch_size,
+            "feasible": feasible,
             "binding_wall": wall, "infeasible_reason": code, "weight_bytes": phys.weight_bytes,
             "kv_bytes_per_sequence": phys.kv_bytes_per_sequence, "hbm_used_frac": phys.hbm_used_frac,
             "t_mem_s": d.t_mem_s, "t_flop_s": d.t_flop_s, "t_comm_s": d.t_comm_s, "tpot_s": d.tpot_s,
-            "tokens_per_s_per_user": d.tokens_per_s_per_user, "output_tokens_per_s_per_gpu": d.output_tokens_per_s_per_gpu,
+            "tokens_per_s_per_user": d.tokens_per_s_per_user,
+            "output_tokens_per_s_per_gpu": d.output_tokens_per_s_per_gpu,
             "ttft_s": phys.ttft_s, "input_tokens_per_s_per_gpu": p.input_tokens_per_s_per_gpu,
             "arithmetic_intensity_flop_per_byte": d.arithmetic_intensity_flop_per_byte,
             "usd_per_gpu_hour": costs.usd_per_gpu_hour, "usd_per_gpu_hour_capex": costs.usd_per_gpu_hour_capex,
             "usd_per_gpu_hour_facility": costs.usd_per_gpu_hour_facility,
-            "usd_per_gpu_hour_opex": costs.usd_per_gpu_hour_opex, "usd_per_gpu_hour_power": costs.usd_per_gpu_hour_power,
+            "usd_per_gpu_hour_opex": costs.usd_per_gpu_hour_opex,
+            "usd_per_gpu_hour_power": costs.usd_per_gpu_hour_power,
             "usd_per_m_input_tokens": costs.usd_per_m_input_tokens,
             "usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
             "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,

@@ -20,10 +20,11 @@ heads, draft models, given MTP lengths or acceptance), KV offload and prefix-cac
 serving, arrival rates, the ``physics`` memo of :func:`econ.engine.evaluate`, ``sweet_spot``, and any other column.
 
 The switch: ``ECON_FUSED=0`` in the environment turns the kernel off, ``ECON_FUSED=1`` on for calls of any size; by
-default it runs on calls of :data:`MIN_ROWS` rows or more, and of :data:`LOADED_MIN_ROWS` once loaded in the process. Without numba (an optional dependency, the ``fast``
-extra of pyproject.toml) the numpy path runs. The kernel is compiled on first use (~2 s) and kept in numba's on-disk
-cache (``cache=True``: ``__pycache__`` beside ``econ/engine/_fused_kernel.py``, or ``NUMBA_CACHE_DIR``), so a later
-process loads it (~0.5 s with numba's import); where no cache directory can be written it compiles once per process.
+default it runs on calls of :data:`MIN_ROWS` rows or more, and of :data:`LOADED_MIN_ROWS` once loaded in the process.
+Without numba (an optional dependency, the ``fast`` extra of pyproject.toml) the numpy path runs. The kernel is
+compiled on first use (~2-4 s) and kept in numba's on-disk cache (``cache=True``: ``__pycache__`` beside
+``econ/engine/_fused_kernel.py``, or ``NUMBA_CACHE_DIR``), so a later process loads it (~0.5-0.9 s with numba's
+import); where no cache directory can be written it compiles once per process.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ the kernel did run. Without numba (simulated) or with ``ECON_FUSED=0`` the numpy
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -212,3 +214,17 @@ def test_default_mtp_drafting_runs_in_the_kernel(catalog, monkeypatch):
     plain, _, _ = _both(pts.with_columns(spec_draft_tokens=pl.lit(0)), catalog, monkeypatch, strict=False)
     ok = slow["feasible"].to_numpy()
     assert (np.abs(plain["tpot_s"].to_numpy()[ok] / slow["tpot_s"].to_numpy()[ok] - 1.0) > 0.05).all()
+
+
+def test_the_kernel_is_cached_on_disk_or_compiled_in_the_process_when_it_cannot_be():
+    """``cache=True`` keeps the compile out of later processes; with no writable cache directory (numba finds no
+    cache locator) the module still loads and the kernel compiles for the process, silently (no exception)."""
+    assert type(fused.kernel()._cache).__name__ != "NullCache"
+    code = ("import numba.core.caching as c; c.CacheImpl._locator_classes = []\n"
+            "from econ.engine import fused\n"
+            "k = fused.kernel()\n"
+            "print(k is not None, type(k._cache).__name__)")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env, check=True)
+    assert out.stdout.split() == ["True", "NullCache"]
