@@ -9,6 +9,7 @@ the kernel did run. Without numba (simulated) or with ``ECON_FUSED=0`` the numpy
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -24,7 +25,8 @@ from econ.engine import evaluate, fused
 from econ.physics import precision as prec
 from econ.tables.catalog import load_catalog
 
-pytest.importorskip("numba")
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (the optional 'fast' extra)")
 
 HERE = Path(__file__).parent / "fixtures" / "engine_speed"
 sys.path.insert(0, str(HERE))
@@ -86,6 +88,7 @@ _NOT_COVERED = ("disaggregated", "arrival_rate_per_s", "prefill_tp", "prefill_dp
                 "spec_draft_model")
 
 
+@needs_numba
 @pytest.mark.parametrize("plain", [False, True])
 @pytest.mark.parametrize("name", ["grid", "layouts", "spec", "economics", "ideal", "decode_cost", "small"])
 def test_fused_equals_numpy_on_the_regression_cases(name, plain, catalog, monkeypatch):
@@ -123,6 +126,7 @@ def _sample(catalog, rng, n: int, layout: bool, plain: bool = True) -> pl.DataFr
     return pts
 
 
+@needs_numba
 @settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**31 - 1), layout=st.booleans(), small=st.booleans(), plain=st.booleans())
 def test_fused_equals_numpy_on_random_catalog_samples(seed, layout, small, plain, catalog, monkeypatch):
@@ -145,6 +149,7 @@ def test_random_samples_reach_every_kind_of_model(catalog):
     assert drawn == set(m["id"])
 
 
+@needs_numba
 def test_deepseek_wide_expert_parallel_layout_runs_in_the_kernel(catalog, monkeypatch):
     """MLA + MoE with ep 16 over two domains (two-batch overlap on, the all-to-all over the NICs), plain decoding."""
     pts = pl.DataFrame({"model": ["deepseek-v3"] * 40, "hardware": ["h100-sxm"] * 40, "precision": ["fp8"] * 40,
@@ -159,16 +164,22 @@ def test_deepseek_wide_expert_parallel_layout_runs_in_the_kernel(catalog, monkey
 
 
 def test_without_numba_the_numpy_path_gives_the_same_frame(catalog, monkeypatch):
+    """numba absent (really, or simulated where it is installed): the kernel is None and the numpy path runs."""
     points, _ = cases(catalog)["grid"]
     seen = _rows_through_kernel(monkeypatch)
     monkeypatch.setenv("ECON_FUSED", "1")
-    monkeypatch.setattr(fused, "_NUMBA", {"kernel": None})  # as if `import numba` failed
+    if HAVE_NUMBA:
+        monkeypatch.setattr(fused, "_NUMBA", {"kernel": None})  # as if `import numba` failed
+    else:
+        monkeypatch.setattr(fused, "_NUMBA", {})
+        assert fused.kernel() is None
     absent = evaluate(points, catalog, strict=False, columns=COLUMNS)
     assert sum(seen) == 0
     monkeypatch.setenv("ECON_FUSED", "0")
     _assert_same(absent, evaluate(points, catalog, strict=False, columns=COLUMNS))
 
 
+@needs_numba
 def test_the_kernel_is_used_only_for_its_columns(catalog, monkeypatch):
     points = cases(catalog)["grid"][0].with_columns(spec_draft_tokens=pl.lit(0))
     seen = _rows_through_kernel(monkeypatch)
@@ -182,6 +193,7 @@ def test_the_kernel_is_used_only_for_its_columns(catalog, monkeypatch):
     assert sum(seen) == 400  # the id columns come from the input
 
 
+@needs_numba
 def test_by_default_the_kernel_runs_from_min_rows(catalog, monkeypatch):
     """Unset ``ECON_FUSED``: calls below ``fused.MIN_ROWS`` rows keep the numpy path while the kernel is not loaded
     (no numba import for a small call), and from ``fused.LOADED_MIN_ROWS`` rows once it is."""
@@ -201,6 +213,7 @@ def test_by_default_the_kernel_runs_from_min_rows(catalog, monkeypatch):
     assert sum(seen) == 550  # loaded: 250 rows through the kernel, 150 not
 
 
+@needs_numba
 def test_default_mtp_drafting_runs_in_the_kernel(catalog, monkeypatch):
     """DeepSeek-V3 decodes with its MTP module by default (one drafted token): the kernel's draft pass and accepted
     tokens give the numpy path's numbers, and plain decoding (k = 0) differs from them."""
@@ -216,6 +229,7 @@ def test_default_mtp_drafting_runs_in_the_kernel(catalog, monkeypatch):
     assert (np.abs(plain["tpot_s"].to_numpy()[ok] / slow["tpot_s"].to_numpy()[ok] - 1.0) > 0.05).all()
 
 
+@needs_numba
 def test_the_kernel_is_cached_on_disk_or_compiled_in_the_process_when_it_cannot_be():
     """``cache=True`` keeps the compile out of later processes; with no writable cache directory (numba finds no
     cache locator) the module still loads and the kernel compiles for the process, silently (no exception)."""
