@@ -170,6 +170,11 @@ def main() -> None:
     except ImportError:
         r["numba"] = None
     evaluate(pts.head(1000), catalog, strict=False)  # warm-up (static tables, imports)
+    from econ.engine import fused
+    t0 = time.perf_counter()
+    r["fused_kernel"] = fused.kernel() is not None and fused.enabled(pts.height)  # numba's import and cached kernel:
+    r["fused_load_s"] = time.perf_counter() - t0  # a process's one-off cost (compiled ~2-4 s once per install)
+    print(f"fused kernel: {r['fused_kernel']}, loaded in {r['fused_load_s']:.2f} s")
     t = roofline_tables(catalog)
     arr = catalog_arrays(catalog)
     mc = pts["model"].cast(pl.Enum(list(arr.model_ids))).to_physical().to_numpy()

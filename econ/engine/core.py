@@ -335,16 +335,28 @@ def _broadcast(bundle, index):
     return _rebuild(bundle, (), values)
 
 
+def combination_terms(inp: EngineInputs, stream: bool, eff_per_combination: bool = False
+                      ) -> tuple[Collectives, DecodeConstants]:
+    """The collectives (``inp.comm``'s rows when given) and decode constants of one row of each distinct combination
+    of ``inp.combos`` (arrays of the combinations' length, not broadcast): the per-combination terms that
+    :func:`_per_combination` broadcasts to the rows and :mod:`econ.engine.fused` indexes per row (issue 20.2, 20.3).
+    ``inp.combos`` must not be None; ``eff_per_combination``: ``inp.eff`` holds the combinations' rows already."""
+    rows, _ = inp.combos
+    hw, lay = take_bundle(inp.hardware, rows), take_bundle(inp.layout, rows)
+    eff = inp.eff if eff_per_combination else take_bundle(inp.eff, rows)
+    const = decode_constants(take_bundle(inp.model, rows), hw, lay, take_bundle(inp.formats, rows), eff, stream)
+    return (collectives(hw, lay, eff) if inp.comm is None else take_bundle(inp.comm, rows)), const
+
+
 def _per_combination(inp: EngineInputs, stream: bool) -> tuple[Collectives, DecodeConstants | None]:
     """The block's collectives (``inp.comm`` when given) and decode constants (None: decode_step computes them per
     row), each computed once per distinct combination of ``inp.combos`` and broadcast to the rows (issue 20.2)."""
     if inp.combos is None:
         comm = collectives(inp.hardware, inp.layout, inp.eff) if inp.comm is None else inp.comm
         return comm, None
-    rows, index = inp.combos
-    hw, lay, eff = take_bundle(inp.hardware, rows), take_bundle(inp.layout, rows), take_bundle(inp.eff, rows)
-    const = decode_constants(take_bundle(inp.model, rows), hw, lay, take_bundle(inp.formats, rows), eff, stream)
-    comm = _broadcast(collectives(hw, lay, eff), index) if inp.comm is None else inp.comm
+    _, index = inp.combos
+    comm_c, const = combination_terms(inp, stream)
+    comm = _broadcast(comm_c, index) if inp.comm is None else inp.comm
     return comm, _broadcast(const, index)
 
 
@@ -411,6 +423,23 @@ def _kv_offload(tiers: KvTiers, n, free_hbm_bytes, kv_cap, kv_dec, repl, batch):
     return max_b, frac.sum(axis=-1), off_s, usd_h, placed[..., 0]
 
 
+def replica_weights(inp: EngineInputs):
+    """Weight bytes of a decode instance's replica: (resident, non-routed, routed incl. redundant experts, the replica
+    with non-routed weights copied to each of its dp attention groups). [B] each; the speculative head included.
+
+    Notes
+    -----
+    Non-routed weights are replicated over the dp attention groups, routed experts are sharded (DESIGN.md
+    "Capacity"); redundant hot experts add ``redundant_experts / num_experts`` of the routed weights."""
+    m, fm, lay = inp.model, inp.formats, inp.layout
+    head_nr, head_routed = _head_bytes(inp)
+    w_res = _resident(m, fm) + head_nr + head_routed
+    slots = (m.num_experts + lay.redundant_experts) / np.maximum(m.num_experts, 1.0)
+    routed_res = (m.routed_params_total * fm.expert_bytes + head_routed) * slots  # + redundant hot experts
+    nr_res = w_res - m.routed_params_total * fm.expert_bytes - head_routed
+    return w_res, nr_res, routed_res, nr_res * lay.dp + routed_res
+
+
 def _slowed(d: DecodeStep, extra_s) -> DecodeStep:
     """``d`` with ``extra_s`` of memory time added to every step (rates scaled by the step's growth)."""
     grow = (d.step_s + extra_s) / d.step_s
@@ -463,15 +492,10 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     tp, dp, pp = lay.tp, lay.dp, lay.pp
     n = lay.num_gpus
     batch = wl.batch_size
-    head_nr, head_routed = _head_bytes(inp)
-    w_res = _resident(m, fm) + head_nr + head_routed
-    slots = (m.num_experts + lay.redundant_experts) / np.maximum(m.num_experts, 1.0)
-    routed_res = (m.routed_params_total * fm.expert_bytes + head_routed) * slots  # + redundant hot experts
-    nr_res = w_res - m.routed_params_total * fm.expert_bytes - head_routed
+    w_res, nr_res, routed_res, replica_w = replica_weights(inp)
     repl = kv_replication(tp, m.kv_shard_heads)
     kv_cap = _kv_bytes(wl.capacity_context_tokens, m, fm)
     kv_dec = _kv_read(wl.decode_context_tokens, m, fm)
-    replica_w = nr_res * dp + routed_res
     comm, const = _per_combination(inp, a.stream_input_embedding)  # alpha-beta coefficients, decode constants
     d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm, const)
     max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
@@ -776,18 +800,8 @@ def costs_of(basis: CostBasis, cost: CostInputs) -> Costs:
     accelerator of the unit over the unit's output rate. ``billed_*_tokens_per_s_per_gpu`` are the token rates
     per charged accelerator-hour these $/M divide by (the export's live formulas use them).
     """
-    hardware, b = basis.hardware, basis
-    parts = gpu_hour_cost_components(hardware.all_in_capex_usd, hardware.all_in_power_w, cost.build_usd_per_mw_it,
-                                     cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
-                                     cost.accelerator_life_years, cost.facility_life_years,
-                                     cost.opex_frac_of_capex_per_year, cost.utilization_frac)
-    rate = (tier_rate(hardware, cost.basis_code, cost.usd_per_gpu_hour) if cost.tier_usd_per_gpu_hour is None
-            else cost.tier_usd_per_gpu_hour)
-    rent = usd_per_gpu_hour_rented(rate, cost.utilization_frac)
-    owned = cost.owned
-    zero = np.zeros(np.shape(owned))
-    split = {k: np.where(owned, v, zero) for k, v in parts.items()}
-    gh = np.where(owned, parts["capex"] + parts["facility"] + parts["opex"] + parts["power"], rent)
+    b = basis
+    gh, split = usd_per_gpu_hour(basis.hardware, cost)
     dis = b.disaggregated
     served = b.served_requests_per_s
     # the token rate per charged accelerator-hour: aggregated, the phase's rate times the unit's use of its
@@ -809,6 +823,28 @@ def costs_of(basis: CostBasis, cost: CostInputs) -> Costs:
                  usd_per_m_output_tokens=usd_out, usd_per_m_blended_tokens=blend,
                  usd_per_m_output_tokens_all_in=usd_per_m_tokens(gh_all_in, b.served_output_tokens_per_s_per_gpu),
                  billed_input_tokens_per_s_per_gpu=billed_in, billed_output_tokens_per_s_per_gpu=billed_out)
+
+
+def usd_per_gpu_hour(hardware: HardwareFacts, cost: CostInputs):
+    """$/GPU-hour of each row and its owned split: the first step of :func:`costs_of` (its Notes give the chain).
+
+    Returns
+    -------
+    (usd_per_gpu_hour, split) : float array [USD per utilized accelerator-hour] and ``{"capex", "facility", "opex",
+    "power"}`` of the owned rows (0 where rented) [USD per utilized accelerator-hour]
+    """
+    parts = gpu_hour_cost_components(hardware.all_in_capex_usd, hardware.all_in_power_w, cost.build_usd_per_mw_it,
+                                     cost.pue, cost.usd_per_kwh, cost.cost_of_capital_frac,
+                                     cost.accelerator_life_years, cost.facility_life_years,
+                                     cost.opex_frac_of_capex_per_year, cost.utilization_frac)
+    rate = (tier_rate(hardware, cost.basis_code, cost.usd_per_gpu_hour) if cost.tier_usd_per_gpu_hour is None
+            else cost.tier_usd_per_gpu_hour)
+    rent = usd_per_gpu_hour_rented(rate, cost.utilization_frac)
+    owned = cost.owned
+    zero = np.zeros(np.shape(owned))
+    split = {k: np.where(owned, v, zero) for k, v in parts.items()}
+    gh = np.where(owned, parts["capex"] + parts["facility"] + parts["opex"] + parts["power"], rent)
+    return gh, split
 
 
 def tier_rate(hardware: HardwareFacts, basis_code, custom_usd_per_gpu_hour=np.nan):

@@ -49,7 +49,8 @@ from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArra
                                 profile_band, resolve_formats)
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, KvTiers, Serving, Workload, _kv_bytes,
                               _leaves, _rebuild, _resident, run_costs, run_physics, run_status, sweet_spot,
-                              take_bundle, tier_rate)
+                              take_bundle, tier_rate, usd_per_gpu_hour)
+from econ.engine import fused
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
 
 
@@ -338,8 +339,10 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
                 or physics.get("_fingerprint") != fingerprint):
             physics.clear()
             physics.update(_points=points, _catalog=weakref.ref(catalog), _fingerprint=fingerprint)
-    ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n,
-                   decode_only=not (set(want) & _PREFILL_COLUMNS), physics=physics)
+    decode_only = not (set(want) & _PREFILL_COLUMNS)
+    ctx = _Context(points, catalog, arr, static, assumptions, deployment, strict, n, decode_only=decode_only,
+                   physics=physics,
+                   fused=decode_only and physics is None and fused.covers([c for c in want if c not in _ID_COLUMNS], n))
     coded = ("binding_wall", "infeasible_reason", "weight_format", "expert_weight_format", "spec_method",
              "efficiency_profile")
     out = {c: (np.empty(n, dtype=np.int8) if c in coded else
@@ -386,6 +389,8 @@ class _Context:
     n: int
     decode_only: bool = False
     physics: dict | None = None
+    fused: bool = False
+    """Try the fused decode + cost kernel (:mod:`econ.engine.fused`) on each block it covers."""
 
 
 _PREFILL_COLUMNS = frozenset({
@@ -399,6 +404,10 @@ _PREFILL_COLUMNS = frozenset({
     "usd_per_m_output_tokens_all_in_high", "layout", "disaggregated", "billed_input_tokens_per_s_per_gpu",
     "prefix_load_s"})
 """Result columns that need the prefill side of the physics; a request without any of them skips it."""
+
+
+_ID_COLUMNS = frozenset({"model", "hardware", "precision", "kv_precision", "basis"})
+"""Result columns that echo the input's ids (built from its codes, not computed per block)."""
 
 
 _QUEUE_COLUMNS = frozenset({"ttft_percentile_s", "prefill_utilization_frac"})
@@ -589,6 +598,8 @@ def _uniform_codes(codes: np.ndarray) -> bool:
 
 def _uniform(v: np.ndarray) -> bool:
     """True when every element of ``v`` equals the first, or all are NaN."""
+    if v.ndim == 1 and v.strides[0] == 0:  # a broadcast view of one value (an absent column, :func:`_filled`)
+        return True
     return bool((v == v[0]).all() or np.isnan(v).all())
 
 
@@ -666,70 +677,76 @@ def _evaluate_block(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, out: d
     kept = None if ctx.physics is None else ctx.physics.get(sl.start)
     if kept is None:  # a memo entry is the same rows' physics under the same fingerprint (see evaluate)
         kept = _block_physics(ctx, sl, mc, hc, bc, key, raw, model, hw, owned, price_missing,
-                              queue=bool(_QUEUE_COLUMNS & out.keys()))
+                              queue=bool(_QUEUE_COLUMNS & out.keys()), rate=rate)
         if ctx.physics is not None:
             ctx.physics[sl.start] = kept
-    (phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain, dis, red,
-     batch, input_len, output_len, capacity_ctx, context_over, layout_bad) = kept
-    econ_rows = {k: raw[k] for k in ECONOMIC_COLUMNS}
-    pc = raw["precision_code"]
-    costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"],
-                                                tier_usd_per_gpu_hour=rate, **econ_rows))
-    feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
-                                      layout_bad=layout_bad, context_over=context_over, too_wide=too_wide,
-                                      spec_bad=spec_problem >= 0)
-    d, p = phys.decode, phys.prefill
-    values = {
-        "num_gpus": ngpu, "tp": tp, "pp": np.round(pp), "batch_size": batch, "context_tokens": capacity_ctx,
-        "input_len": input_len, "output_len": output_len, "max_batch_size": phys.max_batch_size, "feasible": feasible,
-        "binding_wall": wall, "infeasible_reason": code, "weight_bytes": phys.weight_bytes,
-        "kv_bytes_per_sequence": phys.kv_bytes_per_sequence, "hbm_used_frac": phys.hbm_used_frac,
-        "t_mem_s": d.t_mem_s, "t_flop_s": d.t_flop_s, "t_comm_s": d.t_comm_s, "tpot_s": d.tpot_s,
-        "tokens_per_s_per_user": d.tokens_per_s_per_user, "output_tokens_per_s_per_gpu": d.output_tokens_per_s_per_gpu,
-        "ttft_s": phys.ttft_s, "input_tokens_per_s_per_gpu": p.input_tokens_per_s_per_gpu,
-        "arithmetic_intensity_flop_per_byte": d.arithmetic_intensity_flop_per_byte,
-        "usd_per_gpu_hour": costs.usd_per_gpu_hour, "usd_per_gpu_hour_capex": costs.usd_per_gpu_hour_capex,
-        "usd_per_gpu_hour_facility": costs.usd_per_gpu_hour_facility,
-        "usd_per_gpu_hour_opex": costs.usd_per_gpu_hour_opex, "usd_per_gpu_hour_power": costs.usd_per_gpu_hour_power,
-        "usd_per_m_input_tokens": costs.usd_per_m_input_tokens,
-        "usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
-        "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,
-        "input_output_mix": econ_rows["input_output_mix"], "cache_hit_frac": econ_rows["cache_hit_frac"],
-        "ep": ep, "dp": dp, "expert_tp": tp * dp / ep, "scale_up_domain_size": domain, "disaggregated": dis > 0,
-        "num_microbatches": d.num_microbatches, "bubble_frac": d.bubble_frac,
-        "two_batch_overlap": np.broadcast_to(d.two_batch_overlap, (nb,)) > 0,
-        "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
-        "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s, "t_comm_pp_s": d.t_comm_pp_s,
-        "expert_imbalance_factor": np.where(ep > 1, da.expert_imbalance_factor, 1.0),
-        "prefill_tp": phys.prefill_layout.tp, "prefill_dp": phys.prefill_layout.dp,
-        "prefill_ep": phys.prefill_layout.ep, "prefill_pp": phys.prefill_layout.pp,
-        "prefill_num_gpus": phys.prefill_layout.num_gpus, "prefill_instances": phys.prefill_instances,
-        "decode_instances": phys.decode_instances, "total_gpus": phys.total_gpus,
-        "kv_transfer_bytes": phys.kv_transfer_bytes, "kv_transfer_s": phys.kv_transfer_s,
-        "kv_link_frac": phys.kv_link_frac, "prefill_stall_s": phys.prefill_stall_s,
-        "served_tpot_s": phys.served_tpot_s, "served_ttft_s": phys.served_ttft_s,
-        "served_tokens_per_s_per_user": phys.served_tokens_per_s_per_user,
-        "served_output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
-        "served_requests_per_s": phys.served_requests_per_s, "pool_utilization_frac": phys.pool_utilization_frac,
-        "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
-        "billed_input_tokens_per_s_per_gpu": costs.billed_input_tokens_per_s_per_gpu,
-        "billed_output_tokens_per_s_per_gpu": costs.billed_output_tokens_per_s_per_gpu,
-        "weight_format": wcode, "expert_weight_format": ecode, "spec_method": spec.method_code,
-        "spec_draft_tokens": spec.draft_tokens, "spec_acceptance": spec.acceptance,
-        "accepted_tokens_per_step": d.accepted_tokens_per_step, "step_s": d.step_s, "redundant_experts": red,
-        "ttft_percentile_s": phys.ttft_percentile_s, "tpot_percentile_s": phys.tpot_percentile_s,
-        "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
-        "cp": raw["cp"], "max_batch_size_hbm": phys.max_batch_size_hbm, "kv_offload_frac": phys.kv_offload_frac,
-        "kv_offload_s": phys.kv_offload_s, "kv_tier_usd_per_gpu_hour": phys.kv_tier_usd_per_gpu_hour,
-        "prefix_load_s": phys.prefix_load_s,
-    }
-    if any(c in out for c in _BAND_COLUMNS):
-        values.update(band(values, *profile_band(ctx.arrays, a, hc, pc)))
-    if "efficiency_profile" in out:
-        g = ctx.arrays.generation_code[hc] if ctx.arrays.generation_code.size else np.full(nb, -1)
-        known = np.array([bool(x) for x in ctx.arrays.profile_ids] + [False])
-        code = np.where(g >= 0, g * len(prec.PRECISIONS) + pc, -1)
-        values["efficiency_profile"] = np.where(known[code] & bool(a.calibrated_fields), code, -1)
+    if isinstance(kept, _FusedBlock):  # the fused kernel wrote the requested columns (issue 20.3)
+        values, feasible, layout_bad = kept.values, kept.values["feasible"], kept.layout_bad
+    else:
+        (phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain, dis, red,
+         batch, input_len, output_len, capacity_ctx, context_over, layout_bad) = kept
+        econ_rows = {k: raw[k] for k in ECONOMIC_COLUMNS}
+        pc = raw["precision_code"]
+        costs = run_costs(phys, inp, hw, CostInputs(basis_code=bc, usd_per_gpu_hour=raw["usd_per_gpu_hour"],
+                                                    tier_usd_per_gpu_hour=rate, **econ_rows))
+        feasible, code, wall = run_status(phys, inp, unsupported=unsupported, price_missing=price_missing, owned=owned,
+                                          layout_bad=layout_bad, context_over=context_over, too_wide=too_wide,
+                                          spec_bad=spec_problem >= 0)
+        d, p = phys.decode, phys.prefill
+        values = {
+            "num_gpus": ngpu, "tp": tp, "pp": np.round(pp), "batch_size": batch, "context_tokens": capacity_ctx,
+            "input_len": input_len, "output_len": output_len, "max_batch_size": phys.max_batch_size,
+            "feasible": feasible,
+            "binding_wall": wall, "infeasible_reason": code, "weight_bytes": phys.weight_bytes,
+            "kv_bytes_per_sequence": phys.kv_bytes_per_sequence, "hbm_used_frac": phys.hbm_used_frac,
+            "t_mem_s": d.t_mem_s, "t_flop_s": d.t_flop_s, "t_comm_s": d.t_comm_s, "tpot_s": d.tpot_s,
+            "tokens_per_s_per_user": d.tokens_per_s_per_user,
+            "output_tokens_per_s_per_gpu": d.output_tokens_per_s_per_gpu,
+            "ttft_s": phys.ttft_s, "input_tokens_per_s_per_gpu": p.input_tokens_per_s_per_gpu,
+            "arithmetic_intensity_flop_per_byte": d.arithmetic_intensity_flop_per_byte,
+            "usd_per_gpu_hour": costs.usd_per_gpu_hour, "usd_per_gpu_hour_capex": costs.usd_per_gpu_hour_capex,
+            "usd_per_gpu_hour_facility": costs.usd_per_gpu_hour_facility,
+            "usd_per_gpu_hour_opex": costs.usd_per_gpu_hour_opex,
+            "usd_per_gpu_hour_power": costs.usd_per_gpu_hour_power,
+            "usd_per_m_input_tokens": costs.usd_per_m_input_tokens,
+            "usd_per_m_output_tokens": costs.usd_per_m_output_tokens,
+            "usd_per_m_blended_tokens": costs.usd_per_m_blended_tokens,
+            "input_output_mix": econ_rows["input_output_mix"], "cache_hit_frac": econ_rows["cache_hit_frac"],
+            "ep": ep, "dp": dp, "expert_tp": tp * dp / ep, "scale_up_domain_size": domain, "disaggregated": dis > 0,
+            "num_microbatches": d.num_microbatches, "bubble_frac": d.bubble_frac,
+            "two_batch_overlap": np.broadcast_to(d.two_batch_overlap, (nb,)) > 0,
+            "weight_bytes_per_gpu": phys.weight_bytes_per_gpu, "kv_bytes_per_gpu": phys.kv_bytes_per_gpu,
+            "t_comm_tp_s": d.t_comm_tp_s, "t_comm_ep_s": d.t_comm_ep_s, "t_comm_pp_s": d.t_comm_pp_s,
+            "expert_imbalance_factor": np.where(ep > 1, da.expert_imbalance_factor, 1.0),
+            "prefill_tp": phys.prefill_layout.tp, "prefill_dp": phys.prefill_layout.dp,
+            "prefill_ep": phys.prefill_layout.ep, "prefill_pp": phys.prefill_layout.pp,
+            "prefill_num_gpus": phys.prefill_layout.num_gpus, "prefill_instances": phys.prefill_instances,
+            "decode_instances": phys.decode_instances, "total_gpus": phys.total_gpus,
+            "kv_transfer_bytes": phys.kv_transfer_bytes, "kv_transfer_s": phys.kv_transfer_s,
+            "kv_link_frac": phys.kv_link_frac, "prefill_stall_s": phys.prefill_stall_s,
+            "served_tpot_s": phys.served_tpot_s, "served_ttft_s": phys.served_ttft_s,
+            "served_tokens_per_s_per_user": phys.served_tokens_per_s_per_user,
+            "served_output_tokens_per_s_per_gpu": phys.served_output_tokens_per_s_per_gpu,
+            "served_requests_per_s": phys.served_requests_per_s, "pool_utilization_frac": phys.pool_utilization_frac,
+            "usd_per_m_output_tokens_all_in": costs.usd_per_m_output_tokens_all_in,
+            "billed_input_tokens_per_s_per_gpu": costs.billed_input_tokens_per_s_per_gpu,
+            "billed_output_tokens_per_s_per_gpu": costs.billed_output_tokens_per_s_per_gpu,
+            "weight_format": wcode, "expert_weight_format": ecode, "spec_method": spec.method_code,
+            "spec_draft_tokens": spec.draft_tokens, "spec_acceptance": spec.acceptance,
+            "accepted_tokens_per_step": d.accepted_tokens_per_step, "step_s": d.step_s, "redundant_experts": red,
+            "ttft_percentile_s": phys.ttft_percentile_s, "tpot_percentile_s": phys.tpot_percentile_s,
+            "prefill_utilization_frac": phys.prefill_utilization_frac, "latency_percentile": a.latency_percentile,
+            "cp": raw["cp"], "max_batch_size_hbm": phys.max_batch_size_hbm, "kv_offload_frac": phys.kv_offload_frac,
+            "kv_offload_s": phys.kv_offload_s, "kv_tier_usd_per_gpu_hour": phys.kv_tier_usd_per_gpu_hour,
+            "prefix_load_s": phys.prefix_load_s,
+        }
+        if any(c in out for c in _BAND_COLUMNS):
+            values.update(band(values, *profile_band(ctx.arrays, a, hc, pc)))
+        if "efficiency_profile" in out:
+            g = ctx.arrays.generation_code[hc] if ctx.arrays.generation_code.size else np.full(nb, -1)
+            known = np.array([bool(x) for x in ctx.arrays.profile_ids] + [False])
+            code = np.where(g >= 0, g * len(prec.PRECISIONS) + pc, -1)
+            values["efficiency_profile"] = np.where(known[code] & bool(a.calibrated_fields), code, -1)
     infeasible = ~feasible
     masks = (infeasible, layout_bad)
     masked = (bool(infeasible.any()), bool(layout_bad.any()))
@@ -793,9 +810,11 @@ class _BlockPhysics(NamedTuple):
 
 
 def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, hw, owned, price_missing,
-                   queue: bool) -> tuple:
+                   queue: bool, rate=None) -> tuple:
     """The physics of rows ``sl`` (everything :func:`_evaluate_block` computes before the cost chain): what a
-    ``physics`` memo of :func:`evaluate` keeps per block, as a :class:`_BlockPhysics`."""
+    ``physics`` memo of :func:`evaluate` keeps per block, as a :class:`_BlockPhysics`; or, where the fused kernel
+    covers the block (``ctx.fused``, :func:`_fused_block`), its result columns as a :class:`_FusedBlock`. ``rate``:
+    each row's tier $/GPU-hour (:func:`_evaluate_block`), read by the fused kernel only."""
     a, da, st = ctx.assumptions, ctx.deployment, ctx.static
     nb = len(mc)
     wc_in, ec_in = raw["weight_format_code"], raw["expert_weight_format_code"]
@@ -910,15 +929,67 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
         combos = _combinations(code)
     if auto_comm and combos is None:  # with combinations, run_physics computes them per combination (same values)
         comm = _gather(st.auto_collectives, key)
+    decode_only = ctx.decode_only and not any_dis and bool(np.isnan(raw["arrival_rate_per_s"]).all())
+    plain = not np.any(spec.draft_tokens)
+    if ctx.fused and decode_only and tiers is None and (plain or (
+            not np.any(spec.method_code > 1) and (raw["spec_method_code"] < 0).all()
+            and np.isnan(raw["spec_draft_tokens"]).all() and np.isnan(raw["spec_acceptance"]).all())):
+        # plain decoding, or the models' default MTP (a function of the model: equal on a combination's rows)
+        every = np.arange(nb)  # without combinations (layouts given per row, small blocks): a row is its own
+        fc = combos if combos is not None else (every, every)
+        # the efficiencies are a function of (accelerator, precision): gathered for the combinations only
+        finp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats,
+                            eff=efficiency(ctx.arrays, a, da, hc[fc[0]], pc[fc[0]]), workload=workload,
+                            serving=serving, comm=comm, spec=spec, combos=fc)
+        got = _fused_block(ctx, finp, bc, rate, raw, hw, unsupported | price_missing | layout_bad | context_over
+                           | too_wide | (spec_problem >= 0), layout_bad)
+        if got is not None:
+            return got
     inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
                        workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
-    phys = run_physics(inp, a, da, decode_only=ctx.decode_only and not any_dis
-                       and bool(np.isnan(raw["arrival_rate_per_s"]).all()),
-                       queue=queue)
+    phys = run_physics(inp, a, da, decode_only=decode_only, queue=queue)
     return _BlockPhysics(phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain,
                          dis, red, batch, input_len, output_len, capacity_ctx, context_over, layout_bad)
 
 
+
+
+class _FusedBlock(NamedTuple):
+    """What :func:`_fused_block` returns: the fused kernel's result columns of a block and its layout mask."""
+
+    values: dict
+    layout_bad: np.ndarray
+
+
+def _fused_block(ctx: _Context, inp: EngineInputs, bc, rate, raw: dict, hw, blocked, layout_bad):
+    """The :data:`econ.engine.fused.COLUMNS` of a decode-only block by the fused kernel, or None where numba is absent
+    (the numpy path then runs). ``inp.eff`` holds the efficiencies of ``inp.combos``' rows, one per combination. The
+    $/GPU-hour is per combination when the block has one tier, one set of economics and the catalog's capex, else per
+    row (:func:`econ.engine.core.usd_per_gpu_hour`, the cost chain's own step).
+
+    ``blocked``: rows infeasible for a reason other than capacity (see :func:`econ.engine.fused.decode_cost`)."""
+    rows, index = inp.combos
+    nb = len(index)
+    if (_uniform_codes(bc) and np.isnan(raw["all_in_capex_usd"]).all()
+            and all(_uniform(raw[k]) for k in ECONOMIC_COLUMNS + ("usd_per_gpu_hour",))):
+        take = rows  # one tier and one set of economics: $/GPU-hour per combination
+    else:
+        take = slice(None)  # by row
+    cost = CostInputs(basis_code=bc[take], usd_per_gpu_hour=raw["usd_per_gpu_hour"][take],
+                      tier_usd_per_gpu_hour=np.broadcast_to(rate, (nb,))[take],
+                      **{k: raw[k][take] for k in ECONOMIC_COLUMNS})
+    gh, _ = usd_per_gpu_hour(take_bundle(hw, take) if take is rows else hw, cost)
+    a = ctx.assumptions
+    spec = None if inp.spec is None or not np.any(inp.spec.draft_tokens) else take_bundle(inp.spec, rows)
+    table = fused.combination_table(inp, a.usable_hbm_frac, a.stream_input_embedding,
+                                    gh if take is rows else np.nan, spec, eff_per_combination=True)
+    values = {c: np.empty(nb, dtype=bool if c == "feasible" else np.int8 if c == "binding_wall" else float)
+              for c in fused.COLUMNS}
+    wl = inp.workload
+    if not fused.decode_cost(wl.batch_size, wl.decode_context_tokens, wl.capacity_context_tokens, blocked, index,
+                             table, values, None if take is rows else gh):
+        return None
+    return _FusedBlock(values, layout_bad)
 
 
 def kv_tier_arrays(catalog: Catalog, arr: CatalogArrays):
