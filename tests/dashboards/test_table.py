@@ -1,0 +1,44 @@
+"""dashboards.components.table: the prefix-tree alternation that names catalog ids in text (issue 19.5)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+pytest.importorskip("streamlit")
+
+from dashboards.components import table  # noqa: E402
+from econ.tables.catalog import load_catalog  # noqa: E402
+
+
+def _listed(ids) -> str:
+    """The alternation the prefix tree replaces: every id, longest first."""
+    return "|".join(sorted(map(re.escape, ids), key=len, reverse=True))
+
+
+def test_id_alternation_matches_as_the_longest_first_list():
+    """The prefix tree matches exactly what the longest-first list of ids matches, under the lookarounds of both
+    patterns that use it (table.id_pattern, the Quote checker's name_ids): on the catalog's accelerator, system and
+    model ids inside texts built to break it (an id inside a longer id, a path, a file name, an id followed by a dot,
+    ids that are prefixes of others) and on random texts made of ids, their pieces and separators."""
+    cat = load_catalog()
+    ids = [*cat.accelerators["id"].to_list(), *cat.models["id"].to_list(), "h20", "h200", "h200-sxm", "b2", "b200-x"]
+    ids = list(dict.fromkeys(ids))
+    names = {i: f"<{i.upper()}>" for i in ids}
+    wrappers = [(r"(?<![\w./-])(", r")(?![\w-]|\.\w)"), (r"(?<![\w.-])(", r")(?![\w-])")]
+    rng = random.Random(19)
+    pieces = ids + [i[: len(i) // 2] for i in ids] + [" ", ".", "-", "/", ",", "(", ")", ".csv", "x", "0", ": ", "\n"]
+    texts = ["b200", "gb200-nvl72.", "xb200", "b200-x", "b200.csv", "-b200", ".b200", "(b200)", "b2000",
+             "h20 h200-sxm h200-sxmx h200-nvl h20-x h20. h200.", "data/h100-sxm.csv", "h100-sxm-h100-pcie", "",
+             "llama-3.1-8b on h100-sxm, then llama-3.1-8b."]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
+    for pre, post in wrappers:
+        tree = re.compile(pre + table.id_alternation(ids) + post)
+        listed = re.compile(pre + _listed(ids) + post)
+        for t in texts:
+            assert tree.sub(lambda m: names[m.group(1)], t) == listed.sub(lambda m: names[m.group(1)], t), t
+    assert table.id_pattern(names).sub(lambda m: names[m.group(1)], "gb200-nvl72 and b200.csv, b200.") == \
+        "<GB200-NVL72> and b200.csv, <B200>."
+    assert re.search(table.id_alternation([]), "anything") is None  # no ids: matches nothing
