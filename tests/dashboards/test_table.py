@@ -42,3 +42,48 @@ def test_id_alternation_matches_as_the_longest_first_list():
     assert table.id_pattern(names).sub(lambda m: names[m.group(1)], "gb200-nvl72 and b200.csv, b200.") == \
         "<GB200-NVL72> and b200.csv, <B200>."
     assert re.search(table.id_alternation([]), "anything") is None  # no ids: matches nothing
+
+
+def _with_names_before(frame, catalog):
+    """table.with_names as it was before issue 19.5's rerun work (map_elements over the columns with an id), the
+    reference the list-based one must equal."""
+    import polars as pl
+
+    text = [c for c in frame.columns if frame.schema[c] == pl.Utf8 and c not in table.KEEP_TEXT]
+    if not text or frame.height == 0:
+        return frame
+    names = table.catalog_names(catalog)
+    pattern = re.compile(rf"(?<![\w./-])({_listed(names)})(?![\w-]|\.\w)")
+
+    def rename(value):
+        return pattern.sub(lambda m: names[m.group(1)], value) if value else value
+
+    exprs = []
+    for c in text:
+        if c in table.NAME_COLUMNS:
+            exprs.append(pl.col(c).replace(names))
+        elif any(v and pattern.search(v) for v in frame[c].unique().to_list()):
+            exprs.append(pl.col(c).map_elements(rename, return_dtype=pl.String, skip_nulls=True))
+    return frame.with_columns(exprs) if exprs else frame
+
+
+def test_with_names_equals_the_map_elements_version():
+    """Issue 19.5: table.with_names names ids in text cells through a list (each distinct text once) instead of
+    map_elements: the very frame the earlier version gives, on Hardware comparison's tables (winners with rank and
+    profile notes naming accelerators, the frontier) and on a frame with nulls, empty texts, repeated texts, ids
+    inside paths and a column with no id."""
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from econ.analyses.compare import hardware_comparison
+
+    cat = load_catalog()
+    r = hardware_comparison(cat, model="llama-3.3-70b")
+    made = pl.DataFrame({"hardware": ["b200", None, "h100-sxm", "b200"],
+                         "rank_note": ["not distinguishable from b200, gb200-nvl72", None, "", "see data/b200.csv"],
+                         "other": ["x", "y", None, "x"], "source": ["b200", "b200", "b200", "b200"],
+                         "n": [1, 2, 3, 4]})
+    for frame in (r.best, r.frontier, made, made.head(0)):
+        assert_frame_equal(table.with_names(frame, cat), _with_names_before(frame, cat), check_exact=True)
+    assert "<" not in table.with_names(r.best, cat)["rank_note"].str.join("").item()
+    assert table.with_names(made, cat)["rank_note"].to_list()[0] != made["rank_note"].to_list()[0]  # named
