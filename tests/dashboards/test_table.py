@@ -87,3 +87,27 @@ def test_with_names_equals_the_map_elements_version():
         assert_frame_equal(table.with_names(frame, cat), _with_names_before(frame, cat), check_exact=True)
     assert "<" not in table.with_names(r.best, cat)["rank_note"].str.join("").item()
     assert table.with_names(made, cat)["rank_note"].to_list()[0] != made["rank_note"].to_list()[0]  # named
+
+
+def test_spec_bytes_is_near_the_json_size():
+    """chart.spec_bytes (the bound of the specs kept, without encoding every record) is within 30% of the JSON size
+    of the Quote checker's band chart and of a small spec, exactly that size when the data are short or absent."""
+    import json
+
+    import polars as pl
+
+    import dashboards.pages.quote_checker as qc
+    from dashboards.components import chart
+    from econ.analyses.quotes import check_quotes
+    from econ.tables.quote_files import load_quotes
+
+    cat = load_catalog()
+    r = check_quotes(load_quotes(cat), cat)
+    spec = qc.quote_band_spec(qc.with_names(r.summary.with_columns(pl.lit("catalog").alias("quote_set")), cat),
+                              qc.with_names(r.per_hardware, cat))
+    full = len(json.dumps(spec, default=str))
+    assert full > 100_000 and abs(chart.spec_bytes(spec) - full) < 0.3 * full
+    small = {"mark": "bar", "datasets": {"d": [{"a": 1}, {"a": 22}]}, "data": {"name": "d"}}
+    assert chart.spec_bytes(small) == len(json.dumps({"mark": "bar", "data": {"name": "d"}})) + len(
+        json.dumps(small["datasets"]["d"]))
+    assert chart.spec_bytes({"mark": "bar"}) == len(json.dumps({"mark": "bar"}))
