@@ -901,10 +901,17 @@ def _evaluate_kept(catalog: Catalog, key: tuple, make_points, assumptions: Assum
     """:func:`_evaluate_rows` on grid points kept under ``key`` with the engine's memo of their physics
     (:data:`_PHYSICS_MEMOS`): ``make_points()`` builds them on a miss; on a hit only the cost chain runs again."""
     kept = _PHYSICS_MEMOS.get(catalog, key)
+    before = None
     if kept is None:
         kept = (make_points().drop("_cfg", strict=False), {})
+    else:
+        before = dict(kept[1])  # the memo's entries (held, so an unchanged entry is the very object after the call)
     res = _evaluate_rows(kept[0], catalog, assumptions, economics, percentile, physics=kept[1])
-    _PHYSICS_MEMOS.put(catalog, key, kept)  # sized now that the engine has filled the memo
+    memo = kept[1]
+    if before is None or len(memo) != len(before) or any(memo.get(k) is not v for k, v in before.items()):
+        _PHYSICS_MEMOS.put(catalog, key, kept)  # sized now that the engine has filled the memo
+    # else: a hit whose memo the engine only read: its size is the one kept (get made it the newest), not measured
+    # again (~400 arrays walked per put: a few ms a rerun)
     return res
 
 

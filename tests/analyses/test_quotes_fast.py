@@ -259,6 +259,31 @@ def test_repriced_physics_equals_a_fresh_check(catalog):
     assert quotes._PHYSICS_MEMOS.bytes() <= quotes.PHYSICS_MEMO_BYTES
 
 
+def test_kept_physics_memo_size_is_measured_when_it_changes(catalog, monkeypatch):
+    """A rerun whose kept physics memos the engine only read does not measure them again (_evaluate_kept): the bytes
+    the cache accounts still equal a fresh measurement of every value kept, and a memo the engine refills (another
+    tier: another fingerprint) is measured again."""
+    from dataclasses import replace
+
+    from econ.tables.catalog import nbytes_of
+
+    q = load_quotes(catalog)
+    quotes._PHYSICS_MEMOS._items.clear()
+    quotes._PHYSICS_MEMOS._sizes.clear()
+    check_quotes(q, catalog)
+    puts = []
+    real = quotes._PHYSICS_MEMOS.put
+    monkeypatch.setattr(quotes._PHYSICS_MEMOS, "put", lambda *a, **k: (puts.append(a[1]), real(*a, **k)))
+    for e in (replace(Economics(), pue=1.41), replace(Economics(), basis="neocloud")):
+        puts.clear()
+        check_quotes(q, catalog, economics=e)
+        fresh = sum(nbytes_of(v[1]) for v in quotes._PHYSICS_MEMOS._items.values())
+        assert quotes._PHYSICS_MEMOS.bytes() == fresh
+        if e.basis == "owned":
+            assert puts == []  # PUE only: the memos were read, not refilled
+    assert puts  # the tier changed: refilled and measured
+
+
 def test_kept_search_order_equals_a_sort(catalog, monkeypatch):
     """Issue 19.5: _feasible_rows keeps the permutation that sorts the floor search's rows (:data:`quotes.SEARCH_ORDER`)
     and gathers a rerun's rows by it: on the screened rows and the floors' curves of checks at other economics, the
