@@ -415,7 +415,8 @@ def with_names(frame: pl.DataFrame, cat) -> pl.DataFrame:
         elif c in HARDWARE_COLUMNS and schema[c] == pl.String:
             out.append(pl.col(c).replace(hw))
         elif c in TEXT_COLUMNS and schema[c] == pl.String:
-            out.append(pl.Series(c, [name_ids(t, short) for t in frame[c].to_list()], dtype=pl.String))
+            named = {t: name_ids(t, short) for t in frame[c].unique().to_list()}  # each distinct text once
+            out.append(pl.Series(c, [named[t] for t in frame[c].to_list()], dtype=pl.String))
     return frame.with_columns(out) if out else frame
 
 

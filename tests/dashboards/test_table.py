@@ -111,3 +111,22 @@ def test_spec_bytes_is_near_the_json_size():
     assert chart.spec_bytes(small) == len(json.dumps({"mark": "bar", "data": {"name": "d"}})) + len(
         json.dumps(small["datasets"]["d"]))
     assert chart.spec_bytes({"mark": "bar"}) == len(json.dumps({"mark": "bar"}))
+
+
+def test_quote_checker_names_each_text_as_its_own_row():
+    """The Quote checker names each distinct reason and assumption once (with_names): the same column as naming
+    every row's text on its own (name_ids), nulls kept."""
+    import polars as pl
+
+    import dashboards.pages.quote_checker as qc
+    from econ.analyses.quotes import check_quotes
+    from econ.tables.quote_files import load_quotes
+
+    cat = load_catalog()
+    s = check_quotes(load_quotes(cat), cat).summary
+    s = pl.concat([s, s.head(3).with_columns(pl.lit(None, pl.String).alias("floor_assumes"))])
+    short = qc._names(cat)[1]
+    named = qc.with_names(s, cat)
+    for c in qc.TEXT_COLUMNS:
+        assert named[c].to_list() == [qc.name_ids(t, short) for t in s[c].to_list()]
+    assert named["floor_assumes"].null_count() >= 3 and named["reason"].str.contains("gb200-nvl72").sum() == 0
