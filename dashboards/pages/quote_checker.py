@@ -399,8 +399,7 @@ def _id_pattern(ids: tuple[str, ...]):
     """The regex of :func:`name_ids` for these ids (built once: a page names hundreds of cells)."""
     import re
 
-    return re.compile(r"(?<![\w.-])(" + "|".join(re.escape(k) for k in sorted(ids, key=len, reverse=True))
-                      + r")(?![\w-])")
+    return re.compile(r"(?<![\w.-])(" + table.id_alternation(ids) + r")(?![\w-])")  # a prefix tree: ~40% faster
 
 
 def with_names(frame: pl.DataFrame, cat) -> pl.DataFrame:
@@ -409,13 +408,15 @@ def with_names(frame: pl.DataFrame, cat) -> pl.DataFrame:
     (:func:`econ.formatting.short_accelerator_name`). Quote ids and downloads keep the ids."""
     hw, short, models = _names(cat)
     out = []
+    schema = frame.schema  # read once: each ``frame.schema`` builds a Schema (~0.1 ms on the check's wide frames)
     for c in frame.columns:
-        if c == "model" and frame.schema[c] == pl.String:
+        if c == "model" and schema[c] == pl.String:
             out.append(pl.col(c).replace(models))
-        elif c in HARDWARE_COLUMNS and frame.schema[c] == pl.String:
+        elif c in HARDWARE_COLUMNS and schema[c] == pl.String:
             out.append(pl.col(c).replace(hw))
-        elif c in TEXT_COLUMNS and frame.schema[c] == pl.String:
-            out.append(pl.Series(c, [name_ids(t, short) for t in frame[c].to_list()], dtype=pl.String))
+        elif c in TEXT_COLUMNS and schema[c] == pl.String:
+            named = {t: name_ids(t, short) for t in frame[c].unique().to_list()}  # each distinct text once
+            out.append(pl.Series(c, [named[t] for t in frame[c].to_list()], dtype=pl.String))
     return frame.with_columns(out) if out else frame
 
 
@@ -569,7 +570,8 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
         col.metric(VERDICT_LABELS[v], f"{counts.get(v, 0):,}", help=VERDICT_HELP[v])
     view_hw = per_hw.filter(pl.col("quote_id").is_in(view["quote_id"].implode()))
     named = with_names(view, cat)  # once for the chart and the table (the reasons' ids named: ~10 ms a rerun)
-    chart.show(quote_band_spec, named, with_names(view_hw, cat), key="qc.chart",  # built once
+    ticks = view_hw.filter(pl.col("meets_floor") & pl.col("in_scope"))  # the rows the chart draws, named alone
+    chart.show(quote_band_spec, named, with_names(ticks, cat), key="qc.chart",  # built once
                cache_key=(cat_in_use.token, sc, *inputs.values(), tuple(models), tuple(providers), tuple(verdicts)))
     st.caption("Grey bar: modeled floor from the cheapest to the dearest accelerator in the quote's scope that meets "
                "its speed; grey ticks: each such accelerator; diamond: the quoted blended price. A diamond without a "

@@ -259,6 +259,79 @@ def test_repriced_physics_equals_a_fresh_check(catalog):
     assert quotes._PHYSICS_MEMOS.bytes() <= quotes.PHYSICS_MEMO_BYTES
 
 
+def test_kept_physics_memo_size_is_measured_when_it_changes(catalog, monkeypatch):
+    """A rerun whose kept physics memos the engine only read does not measure them again (_evaluate_kept): the bytes
+    the cache accounts still equal a fresh measurement of every value kept, and a memo the engine refills (another
+    tier: another fingerprint) is measured again."""
+    from dataclasses import replace
+
+    from econ.tables.catalog import nbytes_of
+
+    q = load_quotes(catalog)
+    quotes._PHYSICS_MEMOS._items.clear()
+    quotes._PHYSICS_MEMOS._sizes.clear()
+    check_quotes(q, catalog)
+    puts = []
+    real = quotes._PHYSICS_MEMOS.put
+    monkeypatch.setattr(quotes._PHYSICS_MEMOS, "put", lambda *a, **k: (puts.append(a[1]), real(*a, **k)))
+    for e in (replace(Economics(), pue=1.41), replace(Economics(), basis="neocloud")):
+        puts.clear()
+        check_quotes(q, catalog, economics=e)
+        fresh = sum(nbytes_of(v[1]) for v in quotes._PHYSICS_MEMOS._items.values())
+        assert quotes._PHYSICS_MEMOS.bytes() == fresh
+        if e.basis == "owned":
+            assert puts == []  # PUE only: the memos were read, not refilled
+    assert puts  # the tier changed: refilled and measured
+
+
+def test_kept_search_order_equals_a_sort(catalog, monkeypatch):
+    """Issue 19.5: _feasible_rows keeps the permutation that sorts the floor search's rows (:data:`quotes.SEARCH_ORDER`)
+    and gathers a rerun's rows by it: on the screened rows and the floors' curves of checks at other economics, the
+    kept order equals the sort exactly (ties included), a whole check equals one with no kept order, and rows whose
+    order columns differ from the kept ones are sorted again, never gathered by a stale permutation."""
+    from dataclasses import replace
+
+    from polars.testing import assert_frame_equal
+
+    seen = []
+    real = quotes._feasible_rows
+
+    def spy(res, cat, band, order_key=None):
+        out = real(res, cat, band, order_key)
+        seen.append((order_key, out, real(res, cat, band)))  # without a key: the plain sort
+        return out
+
+    q = load_quotes(catalog)
+    base = Economics()
+    monkeypatch.setattr(quotes, "_feasible_rows", spy)
+    for e in (base, replace(base, pue=1.377), replace(base, utilization_frac=0.45), replace(base, basis="neocloud")):
+        kept = check_quotes(q, catalog, economics=e)
+        monkeypatch.setattr(quotes, "_feasible_rows", real)
+        quotes._FEASIBLE_ORDERS._items.clear()
+        fresh = check_quotes(q, catalog, economics=e)
+        monkeypatch.setattr(quotes, "_feasible_rows", spy)
+        assert_frame_equal(kept.summary, fresh.summary, check_exact=True)
+        assert_frame_equal(kept.per_hardware, fresh.per_hardware, check_exact=True)
+    keyed = [(k, out, want) for k, out, want in seen if k is not None]
+    kinds = {k[1] if isinstance(k[1], str) else k[1][0] for k, _, _ in keyed}
+    assert kinds >= {"search", "curves"}, kinds  # the screened rows and the floors' curves both kept
+    assert len(keyed) > len({k for k, _, _ in keyed})  # and read again on a rerun
+    for _, out, want in keyed:
+        assert_frame_equal(out, want, check_exact=True)
+    # a kept order under a key whose rows now differ: sorted again (the kept permutation is not applied)
+    res = pl.DataFrame({"feasible": [True] * 4, "model": ["m", "m", "a", "a"], "hardware": ["h"] * 4,
+                        "precision": ["bf16"] * 4, "num_gpus": [1, 1, 1, 1], "batch_size": [2, 1, 2, 1]})
+    small = {c: res[c] for c in res.columns}
+    monkeypatch.setattr(quotes, "_RES_COLUMNS", ("model", "hardware", "precision", "num_gpus", "batch_size"))
+    monkeypatch.setattr(quotes, "_OPTIONAL_RES_COLUMNS", ())
+    frame = pl.DataFrame(small).with_columns(pl.lit(None, pl.String).alias("_wf_in"),
+                                             pl.lit(None, pl.String).alias("_spec_in"))
+    first = real(frame, catalog, False, ("order", "test"))
+    assert first["batch_size"].to_list() == [1, 2, 1, 2] and first["model"].to_list() == ["a", "a", "m", "m"]
+    other = frame.with_columns(pl.Series("batch_size", [1, 2, 3, 4]))
+    assert_frame_equal(real(other, catalog, False, ("order", "test")), real(other, catalog, False), check_exact=True)
+
+
 def test_kept_reason_expression_equals_a_fresh_one(catalog):
     """The reasons' expression is built once per EAGLE draft length (functools.lru_cache on quotes._reason): a check
     with the kept expression equals one with a freshly built expression, exactly."""

@@ -135,7 +135,8 @@ def test_the_provider_pnl_floor_runs_on_request_and_names_accelerators(catalog):
 def test_band_chart_spec_built_fast_equals_altairs():
     """Issue 19.5: quote_band_spec (the chart's structure kept per quotes order / verdicts / width, the data filled in)
     is the very dict Altair's to_dict gives for quote_band_chart: on the catalog's quotes, on a filtered view (another
-    order and other verdicts) and after a PUE change (the kept structure, new floors)."""
+    order and other verdicts) and after a PUE change (the kept structure, new floors); and from the tick rows alone
+    (the accelerators meeting the floor in scope, named on their own as the page does)."""
     from dataclasses import replace
 
     import polars as pl
@@ -155,6 +156,10 @@ def test_band_chart_spec_built_fast_equals_altairs():
             view_hw = hw.filter(pl.col("quote_id").is_in(view["quote_id"].implode()))
             want = quote_band_chart(view, view_hw).to_dict(validate=False)
             assert quote_band_spec(view, view_hw) == want
+            # the page names and passes only the rows the chart draws (ticks): the same spec
+            ticks = r.per_hardware.filter(pl.col("quote_id").is_in(view["quote_id"].implode())
+                                          & pl.col("meets_floor") & pl.col("in_scope"))
+            assert quote_band_spec(view, with_names(ticks, cat)) == want
             assert quote_band_spec(view, view_hw, width=400) == quote_band_chart(view, view_hw, width=400).to_dict(
                 validate=False)
 
