@@ -187,8 +187,6 @@ def mean_decode_context_tokens(input_len, output_len, output_len_cv=0.0):
     return input_len + output_len * (1.0 + output_len_cv * output_len_cv) / 2.0
 
 
-__all__ = ["erlang_c", "waiting_time_quantile_s", "MAX_UTILIZATION_FRAC", "mean_decode_context_tokens",
-           "service_variability_factor", "prefill_wait_quantile_s"]
 
 
 def closed_loop_wait_s(users, service_s, think_s):
@@ -204,6 +202,12 @@ def closed_loop_wait_s(users, service_s, think_s):
     Returns
     -------
     scalar or array [s]: the mean wait in queue, excluding the request's own service; 0 for one user.
+
+    Raises
+    ------
+    Nothing of its own: the inputs are the engine's validated results (callers: the calibration's TTFT of
+    fixed-concurrency cases, :func:`econ.analyses.calibration.predict`); a NaN ``users`` raises ValueError from
+    ``int``.
 
     Notes
     -----
@@ -238,3 +242,8 @@ def closed_loop_wait_s(users, service_s, think_s):
         q = np.where(live, n * rn / (rn + z), q)
     out = np.maximum(resp - s, 0.0)
     return out if out.ndim else float(out)
+
+
+__all__ = ["erlang_c", "waiting_time_quantile_s", "MAX_UTILIZATION_FRAC", "mean_decode_context_tokens",
+           "service_variability_factor", "prefill_wait_quantile_s",
+           "closed_loop_wait_s"]
