@@ -1,6 +1,6 @@
 """Calibration per (accelerator generation, matmul precision) with grouped cross-validation (issue 9, items 6-7).
 
-econ/analyses/calibration.py, `econ calibrate`, data/calibration.csv. One fit (~5 s) and one leave-one-group-out
+econ/analyses/calibration.py, `econ calibrate`, data/calibration.csv. One fit (~25 s) and one leave-one-group-out
 cross-validation (~25-30 min on a busy 2-core machine) are shared by the module. Known answers: the cases keep
 the measured definitions (offline at the KV-capacity batch, MLPerf Server under its p99 limits), the committed
 table equals a refit, the held-out errors stay at what was measured and published in the README.
