@@ -686,7 +686,8 @@ def _rows_by_id(df: pl.DataFrame, id_col: str) -> dict:
 
 def nbytes_of(obj, _seen: set | None = None) -> int:
     """Bytes of the numpy arrays and Polars frames reachable from ``obj`` through dataclasses, tuples, lists and dicts,
-    each counted once: the ``size_of`` of a :class:`CatalogCache` that keeps engine results (scalars count 0). [B]"""
+    each counted once: the ``size_of`` of a :class:`CatalogCache` that keeps engine results (scalars and broadcast
+    views count 0). [B]"""
     import dataclasses
 
     import numpy as np
@@ -695,8 +696,8 @@ def nbytes_of(obj, _seen: set | None = None) -> int:
     if id(obj) in seen:
         return 0
     seen.add(id(obj))
-    if isinstance(obj, np.ndarray):
-        return int(obj.nbytes)
+    if isinstance(obj, np.ndarray):  # a broadcast view (a zero stride) holds no memory of its own
+        return 0 if obj.ndim and 0 in obj.strides else int(obj.nbytes)
     if isinstance(obj, pl.DataFrame):
         return int(obj.estimated_size())
     if isinstance(obj, (tuple, list)):

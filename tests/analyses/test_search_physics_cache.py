@@ -138,3 +138,6 @@ def test_nbytes_of_counts_each_array_and_frame_once():
     assert nbytes_of(block) == 8000 + frame.estimated_size()
     assert nbytes_of(([block], {"k": a}, 3.5, "text")) == 8000 + frame.estimated_size()
     assert nbytes_of(None) == 0
+    # a broadcast view (the engine's absent input columns) holds only its one element: 0; a scalar array its own bytes
+    assert nbytes_of(np.broadcast_to(np.float64(2.0), (10_000,))) == 0
+    assert nbytes_of((np.zeros(3), np.array(1.0))) == 24 + 8

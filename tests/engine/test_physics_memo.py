@@ -49,8 +49,11 @@ def test_memo_is_reused_only_for_its_own_fingerprint(catalog, points):
     memo: dict = {}
     evaluate(points, catalog, DEFAULT, Economics(), strict=False, physics=memo)
     kept = {k: v for k, v in memo.items() if isinstance(k, int)}
+    codes, labels = memo["_codes"], memo["_layout"]
     evaluate(points, catalog, DEFAULT, Economics(pue=1.5), strict=False, physics=memo)  # the cost side only: reused
     assert all(memo[k] is v for k, v in kept.items())
+    assert memo["_codes"] is codes and memo["_layout"] is labels  # the id codes and layout labels kept too
+    assert not codes[0].flags.writeable  # kept codes cannot be changed in place by a later call
     other = points.head(10)  # another frame: emptied, never read
     assert_frame_equal(evaluate(other, catalog, DEFAULT, Economics(), strict=False, physics=memo),
                        evaluate(other, catalog, DEFAULT, Economics(), strict=False), check_exact=True)
