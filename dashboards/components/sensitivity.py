@@ -11,7 +11,7 @@ import polars as pl
 import streamlit as st
 
 from dashboards import charts
-from dashboards.components import chart, memory, safe_text, table
+from dashboards.components import chart, memory, safe_text, state, table
 from econ.analyses import sensitivity as S
 from econ.assumptions import Assumptions, Economics
 
@@ -82,9 +82,11 @@ def _fmt(result: S.Sensitivity, x) -> str:
 
 
 def _toggle(key: str) -> bool:
-    return st.toggle("What moves this answer (sensitivity)", key=key,
-                     help="A tornado over each assumption's sourced range and the calibration band, and a Monte "
-                          "Carlo band over all of them (econ sensitivity on the command line).")
+    """The panel's on/off switch; kept while a lazy tab that holds it is closed (:func:`state.kept`)."""
+    return state.keep(key, st.toggle("What moves this answer (sensitivity)", key=key, value=state.kept(key, False),
+                                     help="A tornado over each assumption's sourced range and the calibration band, "
+                                          "and a Monte Carlo band over all of them (econ sensitivity on the command "
+                                          "line)."))
 
 
 def cost_panel(cat, token: str, sc, *, key: str) -> None:

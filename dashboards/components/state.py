@@ -311,6 +311,27 @@ def seed(field: str, value) -> str:
     return key
 
 
+KEPT_KEY = "_econ_kept"
+"""Session entry holding the last value of widgets drawn in lazy tabs ({widget key: value}, :func:`kept`)."""
+
+
+def kept(key: str, default):
+    """The value the widget ``key`` starts from: the one it had the last time it was drawn (:func:`keep`), else
+    ``default``.
+
+    Streamlit drops a keyed widget's state after a run that does not draw it (a tab of a page that runs only its open
+    tab, ``st.tabs(..., on_change="rerun")``); a plain session entry is kept, so passing ``kept(key, default)`` as
+    the widget's initial value brings the user's value back when the tab opens again. The widget's key is its identity
+    (Streamlit 1.67 ``key_as_main_identity``), so a changed initial value never resets a drawn widget."""
+    return st.session_state.get(KEPT_KEY, {}).get(key, default)
+
+
+def keep(key: str, value):
+    """Remember ``value`` as the widget ``key``'s (see :func:`kept`); returns ``value``."""
+    st.session_state.setdefault(KEPT_KEY, {})[key] = value
+    return value
+
+
 def token_of(catalog: Catalog) -> str | None:
     """The cache token of ``catalog`` if it is the session's catalog in force, else None (no safe cache key)."""
     cur = catalog_in_use()
@@ -324,5 +345,5 @@ def cache_token(cat_in_use: CatalogInUse | None = None) -> str:
 
 __all__ = ["CatalogInUse", "catalog", "catalog_in_use", "base_catalog_in_use", "custom_error", "build_catalog", "apply_catalog", "raw_table", "scenario",
            "base_scenario", "page_overrides", "set_page", "page_id", "is_shared", "set_scenario", "update",
-           "warnings", "stopped", "release", "sync_url", "widget_key", "seed", "cache_token", "token_of", "data_dir", "SCENARIO_FIELDS",
+           "warnings", "stopped", "release", "sync_url", "widget_key", "seed", "kept", "keep", "KEPT_KEY", "cache_token", "token_of", "data_dir", "SCENARIO_FIELDS",
            "SHARED_FIELDS", "SIDEBAR_FIELDS", "APP_FLAG"]

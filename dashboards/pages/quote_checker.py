@@ -126,6 +126,9 @@ DETAIL_COLUMNS = ["hardware", "generation", "in_scope", "meets_floor", "usd_per_
                   "margin_blended_frac", "usd_per_gpu_hour", "usd_per_m_input_tokens", "usd_per_m_output_tokens",
                   "precision", "layout", "num_gpus", "batch_size", "tokens_per_s_per_user", "binding_wall",
                   "fastest_tokens_per_s_per_user", "note"]
+SECTIONS = ("Every quote", "Check one price", "Provider P&L")
+"""The page's tabs (``qc.section``): the catalog's and an uploaded file's quotes, one typed price, a provider's day."""
+
 SINGLE_COLUMNS = ["verdict", "price_usd_per_m_blended_tokens", "floor_usd_per_m_blended_tokens", "margin_text",
                   "floor_usd_per_m_blended_tokens_low", "floor_usd_per_m_blended_tokens_high", "floor_assumes",
                   "cost_basis",
@@ -511,35 +514,54 @@ def render() -> None:
         f"on the blended gross margin: below-floor < 0 <= thin < 20% <= plausible <= 80% < rich; not-gpu-comparable "
         f"when there is no GPU floor to compare with.")
     data = upload.getvalue() if upload is not None else None
+    # the page's three parts as tabs that run only when open (Streamlit 1.67 lazy tabs): a rerun of the quote table
+    # does not redraw the two forms' ~25 widgets (~35 ms each rerun on 2 cores); the forms' values are kept across
+    # tab switches (state.kept)
+    t_all, t_one, t_pnl = st.tabs(list(SECTIONS), key="qc.section", on_change="rerun")
+    result = None
+    if t_all.open:
+        with t_all:
+            result = _all_quotes(cat, cat_in_use, sc, econ_, dict(include=include, data=data, speed=speed, tier=tier,
+                                                                  rate=rate, gens=tuple(gens)),
+                                 upload.name if upload else None)
+    if t_one.open:
+        with t_one:
+            _single_form(cat, cat_in_use, sc, tier, rate, tuple(gens), float(speed))
+    if t_pnl.open:
+        with t_pnl:
+            _pnl_form(cat, cat_in_use, sc)
+    st.divider()
+    sources.show(cat, sc.assumptions(), econ_, key="qc.sources",
+                 hardware=result.summary["floor_hardware"].drop_nulls().unique().sort().to_list() if result else None,
+                 region=sc.region)
+
+
+def _all_quotes(cat, cat_in_use, sc, econ_, inputs: dict, upload_name: str | None) -> QuoteCheck | None:
+    """The tab of every quote (the catalog's and an upload's): verdicts, chart, tables. Returns the check (None when
+    there is none)."""
     try:
-        result, sets, error = run_check(cat_in_use.token, sc, include, data, upload.name if upload else None,
-                                        float(speed), tier, rate, tuple(gens), _catalog=cat)
+        result, sets, error = run_check(cat_in_use.token, sc, inputs["include"], inputs["data"], upload_name,
+                                        float(inputs["speed"]), inputs["tier"], inputs["rate"], inputs["gens"],
+                                        _catalog=cat)
     except EconError as exc:
         st.error(safe_text.error(exc), icon=":material/error:")
-        return
+        return None
     if error:
         st.error("Your file was not used; fix these problems and upload it again:", icon=":material/error:")
         st.code(error, language=None)
     if result is None:
         st.info("No quotes to check: include the catalog's quotes or upload your own.", icon=":material/info:")
-    else:
-        notes = decoding_captions(result, sc, cat)
-        if sc.slo_percentile is not None:
-            st.caption(safe_text.md(notes.pop()))
-        given = sc.decoding().columns()
-        head = ("set in the sidebar: " + ", ".join(f"{k} {v}" for k, v in given.items())) if given else "automatic"
-        with st.expander(f"Formats and speculative decoding of the floors ({safe_text.md(head)})", expanded=False):
-            for note in notes:  # the formats and speculative decoding each floor used, and where each came from
-                st.caption(safe_text.md(note))
-        _results(cat, cat_in_use, sc, result, sets, econ_, dict(include=include, data=data, speed=speed, tier=tier,
-                                                               rate=rate, gens=tuple(gens)))
-    st.divider()
-    _single_form(cat, cat_in_use, sc, tier, rate, tuple(gens), float(speed))
-    st.divider()
-    _pnl_form(cat, cat_in_use, sc)
-    sources.show(cat, sc.assumptions(), econ_, key="qc.sources",
-                 hardware=result.summary["floor_hardware"].drop_nulls().unique().sort().to_list() if result else None,
-                 region=sc.region)
+        return None
+    notes = decoding_captions(result, sc, cat)
+    if sc.slo_percentile is not None:
+        st.caption(safe_text.md(notes.pop()))
+    given = sc.decoding().columns()
+    head = ("set in the sidebar: " + ", ".join(f"{k} {v}" for k, v in given.items())) if given else "automatic"
+    with st.expander(f"Formats and speculative decoding of the floors ({safe_text.md(head)})", expanded=False):
+        for note in notes:  # the formats and speculative decoding each floor used, and where each came from
+            st.caption(safe_text.md(note))
+    _results(cat, cat_in_use, sc, result, sets, econ_, inputs)
+    return result
 
 
 def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict) -> None:
@@ -548,12 +570,16 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
 
     f1, f2, f3 = st.columns(3)
     model_names = _names(cat)[2]
-    models = f1.multiselect("Models", sorted(summary["model"].unique()), key="qc.models", placeholder="All models",
-                            format_func=lambda m: model_names.get(m, m))
-    providers = f2.multiselect("Providers", sorted(summary["provider"].unique()), key="qc.providers",
-                               placeholder="All providers")
-    verdicts = f3.multiselect("Verdicts", list(VERDICTS), key="qc.verdicts", placeholder="All verdicts",
-                              format_func=VERDICT_LABELS.get)
+    model_opts, provider_opts = sorted(summary["model"].unique()), sorted(summary["provider"].unique())
+    models = state.keep("qc.models", f1.multiselect(
+        "Models", model_opts, key="qc.models", placeholder="All models", format_func=lambda m: model_names.get(m, m),
+        default=[m for m in state.kept("qc.models", []) if m in model_opts]))
+    providers = state.keep("qc.providers", f2.multiselect(
+        "Providers", provider_opts, key="qc.providers", placeholder="All providers",
+        default=[p for p in state.kept("qc.providers", []) if p in provider_opts]))
+    verdicts = state.keep("qc.verdicts", f3.multiselect(
+        "Verdicts", list(VERDICTS), key="qc.verdicts", placeholder="All verdicts", format_func=VERDICT_LABELS.get,
+        default=[v for v in state.kept("qc.verdicts", []) if v in VERDICTS]))
     view = summary
     if models:
         view = view.filter(pl.col("model").is_in(models))
@@ -595,7 +621,9 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
     table.downloads(view, key="qc.dl", name="quote-check", assumptions=assumptions, metadata=meta)
 
     st.subheader("One quote across accelerators")
-    pick = st.selectbox("Quote", view["quote_id"].to_list(), key="qc.pick")
+    ids = view["quote_id"].to_list()
+    last = state.kept("qc.pick", None)
+    pick = state.keep("qc.pick", st.selectbox("Quote", ids, key="qc.pick", index=ids.index(last) if last in ids else 0))
     row = view.filter(pl.col("quote_id") == pick).row(0, named=True)
     st.markdown(f"**{VERDICT_LABELS[row['verdict']]}** — "
                 f"{safe_text.md(name_ids(row['reason'], _names(cat)[1]).split(': ', 1)[1])}")  # $ is not LaTeX
@@ -619,34 +647,44 @@ def _hardware_options(cat) -> dict[str, str]:
 
 
 def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
-    st.subheader("Check one price")
     st.caption(f"A price you type, checked like a quote of the table (same cost tier, generations and speed floor). "
                f"Empty speed: the speed floor above ({speed_default:g} tokens/s per user).")
     models = dict(cat.models.select("id", "display_name").rows())
     hw_names = _hardware_options(cat)
     with st.form("qc.single"):
         a, b, c = st.columns(3)
-        model = a.selectbox("Model", list(models), format_func=models.get, key="qc.s.model",
-                            index=list(models).index("llama-3.3-70b") if "llama-3.3-70b" in models else 0)
-        provider = b.text_input("Provider (a label)", value="my-quote", max_chars=40, key="qc.s.provider")
-        hardware = c.selectbox("Provider's hardware", list(hw_names), format_func=hw_names.get, key="qc.s.hw",
-                               help="Unknown: the cheapest accelerator of the generations picked above; a Groq, "
-                                    "Cerebras or SambaNova system: not GPU-comparable (a GPU floor is shown for "
-                                    "reference)")
+        model_ids, hw_ids, wf_opts = list(models), list(hw_names), ["", *WEIGHT_FORMATS]
+
+        def index(key, options, default):  # the kept value's position (the tab was closed in between), else default's
+            value = state.kept(key, default)
+            return options.index(value) if value in options else options.index(default) if default in options else 0
+
+        model = state.keep("qc.s.model", a.selectbox("Model", model_ids, format_func=models.get, key="qc.s.model",
+                                                     index=index("qc.s.model", model_ids, "llama-3.3-70b")))
+        provider = state.keep("qc.s.provider", b.text_input(
+            "Provider (a label)", value=state.kept("qc.s.provider", "my-quote"), max_chars=40, key="qc.s.provider"))
+        hardware = state.keep("qc.s.hw", c.selectbox(
+            "Provider's hardware", hw_ids, format_func=hw_names.get, key="qc.s.hw", index=index("qc.s.hw", hw_ids, ""),
+            help="Unknown: the cheapest accelerator of the generations picked above; a Groq, Cerebras or SambaNova "
+                 "system: not GPU-comparable (a GPU floor is shown for reference)"))
         d, e, f = st.columns(3)
-        p_in = d.number_input("Input price ($ per M tokens)", min_value=0.0001, max_value=10_000.0, value=0.59,
-                              step=0.01, format="%.4f", key="qc.s.in")
-        p_out = e.number_input("Output price ($ per M tokens)", min_value=0.0001, max_value=10_000.0, value=0.79,
-                               step=0.01, format="%.4f", key="qc.s.out")
-        p_c = f.number_input("Cached input price ($ per M tokens, optional)", min_value=0.0, max_value=10_000.0,
-                             value=None, step=0.01, format="%.4f", key="qc.s.cached",
-                             help="Empty: cache hits are billed at the input price")
+        p_in = state.keep("qc.s.in", d.number_input(
+            "Input price ($ per M tokens)", min_value=0.0001, max_value=10_000.0, value=state.kept("qc.s.in", 0.59),
+            step=0.01, format="%.4f", key="qc.s.in"))
+        p_out = state.keep("qc.s.out", e.number_input(
+            "Output price ($ per M tokens)", min_value=0.0001, max_value=10_000.0,
+            value=state.kept("qc.s.out", 0.79), step=0.01, format="%.4f", key="qc.s.out"))
+        p_c = state.keep("qc.s.cached", f.number_input(
+            "Cached input price ($ per M tokens, optional)", min_value=0.0, max_value=10_000.0,
+            value=state.kept("qc.s.cached", None), step=0.01, format="%.4f", key="qc.s.cached",
+            help="Empty: cache hits are billed at the input price"))
         g, h = st.columns(2)
-        s = g.number_input("Output speed (tokens/s per user, optional)", min_value=0.1, max_value=100_000.0,
-                           value=None, step=5.0, key="qc.s.speed")
-        wf_opts = ["", *WEIGHT_FORMATS]
-        wf = h.selectbox("Weight format served", wf_opts, key="qc.s.wf",
-                         format_func=lambda x: x or "By the rule ('Turbo'/'fp8' name, else the checkpoint's)")
+        s = state.keep("qc.s.speed", g.number_input(
+            "Output speed (tokens/s per user, optional)", min_value=0.1, max_value=100_000.0,
+            value=state.kept("qc.s.speed", None), step=5.0, key="qc.s.speed"))
+        wf = state.keep("qc.s.wf", h.selectbox(
+            "Weight format served", wf_opts, key="qc.s.wf", index=index("qc.s.wf", wf_opts, ""),
+            format_func=lambda x: x or "By the rule ('Turbo'/'fp8' name, else the checkpoint's)"))
         submitted = st.form_submit_button("Check this price")
     if not submitted and "qc.s.last" not in st.session_state:
         return
@@ -683,6 +721,11 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
                  placeholder=table.PLACEHOLDER)
 
 
+def _position(options: list, value) -> int:
+    """``value``'s index in ``options`` (0 when it is not there: a catalog without it)."""
+    return options.index(value) if value in options else 0
+
+
 def _pnl_defaults(cat) -> dict:
     from econ.analyses.provider_economics import load_disclosure
     d = memory.memo(load_disclosure, data_dir=cat.data_dir, key=str(cat.data_dir),  # a file read once per change
@@ -693,7 +736,6 @@ def _pnl_defaults(cat) -> dict:
 
 
 def _pnl_form(cat, cat_in_use, sc) -> None:
-    st.subheader("Provider P&L")
     try:
         dflt = _pnl_defaults(cat)
     except EconError as exc:
@@ -706,34 +748,39 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
     models = dict(cat.models.select("id", "display_name").rows())
     gpus_names = dict(cat.accelerators.select("id", "display_name").rows())
     with st.form("qc.pnl"):
+        def number(col, label, key, default, **kw):  # the value kept while the tab was closed, else the default
+            return col.number_input(label, value=state.kept(key, default), key=key, **kw)
+
         a, b, c = st.columns(3)
-        gpus = a.number_input("GPUs serving (average)", min_value=1.0, max_value=1e7, value=float(dflt["gpus"]),
-                              step=8.0, key="qc.p.gpus")
-        rate = b.number_input("$ per GPU-hour", min_value=0.01, max_value=1000.0,
-                              value=float(dflt["usd_per_gpu_hour"]), step=0.1, key="qc.p.rate")
-        speed = c.number_input("Output speed (tokens/s per user)", min_value=0.1, max_value=100_000.0,
-                               value=float(dflt["speed"]), step=1.0, key="qc.p.speed")
+        gpus = number(a, "GPUs serving (average)", "qc.p.gpus", float(dflt["gpus"]), min_value=1.0, max_value=1e7,
+                      step=8.0)
+        rate = number(b, "$ per GPU-hour", "qc.p.rate", float(dflt["usd_per_gpu_hour"]), min_value=0.01,
+                      max_value=1000.0, step=0.1)
+        speed = number(c, "Output speed (tokens/s per user)", "qc.p.speed", float(dflt["speed"]), min_value=0.1,
+                       max_value=100_000.0, step=1.0)
         d, e, f = st.columns(3)
-        t_in = d.number_input("Input tokens per day (billions)", min_value=0.0, max_value=1e7,
-                              value=dflt["input_tokens_per_day"] / 1e9, step=1.0, key="qc.p.in")
-        t_c = e.number_input("of which cache hits (billions)", min_value=0.0, max_value=1e7,
-                             value=dflt["cached_input_tokens_per_day"] / 1e9, step=1.0, key="qc.p.cached")
-        t_out = f.number_input("Output tokens per day (billions)", min_value=0.0, max_value=1e7,
-                               value=dflt["output_tokens_per_day"] / 1e9, step=1.0, key="qc.p.out")
+        t_in = number(d, "Input tokens per day (billions)", "qc.p.in", dflt["input_tokens_per_day"] / 1e9,
+                      min_value=0.0, max_value=1e7, step=1.0)
+        t_c = number(e, "of which cache hits (billions)", "qc.p.cached", dflt["cached_input_tokens_per_day"] / 1e9,
+                     min_value=0.0, max_value=1e7, step=1.0)
+        t_out = number(f, "Output tokens per day (billions)", "qc.p.out", dflt["output_tokens_per_day"] / 1e9,
+                       min_value=0.0, max_value=1e7, step=1.0)
         g, h, i = st.columns(3)
-        p_in = g.number_input("Input price ($ per M, cache miss)", min_value=0.0, max_value=10_000.0,
-                              value=float(dflt["usd_per_m_input_tokens"]), step=0.01, format="%.4f", key="qc.p.pin")
-        p_c = h.number_input("Cached input price ($ per M)", min_value=0.0, max_value=10_000.0,
-                             value=float(dflt["usd_per_m_cached_input_tokens"]), step=0.01, format="%.4f",
-                             key="qc.p.pc")
-        p_out = i.number_input("Output price ($ per M)", min_value=0.0, max_value=10_000.0,
-                               value=float(dflt["usd_per_m_output_tokens"]), step=0.01, format="%.4f", key="qc.p.pout")
+        p_in = number(g, "Input price ($ per M, cache miss)", "qc.p.pin", float(dflt["usd_per_m_input_tokens"]),
+                      min_value=0.0, max_value=10_000.0, step=0.01, format="%.4f")
+        p_c = number(h, "Cached input price ($ per M)", "qc.p.pc", float(dflt["usd_per_m_cached_input_tokens"]),
+                     min_value=0.0, max_value=10_000.0, step=0.01, format="%.4f")
+        p_out = number(i, "Output price ($ per M)", "qc.p.pout", float(dflt["usd_per_m_output_tokens"]),
+                       min_value=0.0, max_value=10_000.0, step=0.01, format="%.4f")
         j, k = st.columns(2)
         model = j.selectbox("Model served", list(models), format_func=models.get, key="qc.p.model",
-                            index=list(models).index(dflt["model"]) if dflt["model"] in models else 0)
+                            index=_position(list(models), state.kept("qc.p.model", dflt["model"])))
         hardware = k.selectbox("Accelerator", list(gpus_names), format_func=gpus_names.get, key="qc.p.hw",
-                               index=list(gpus_names).index(dflt["hardware"]) if dflt["hardware"] in gpus_names else 0)
+                               index=_position(list(gpus_names), state.kept("qc.p.hw", dflt["hardware"])))
         asked = st.form_submit_button("Compute the P&L")
+    for k, v in (("gpus", gpus), ("rate", rate), ("speed", speed), ("in", t_in), ("cached", t_c), ("out", t_out),
+                 ("pin", p_in), ("pc", p_c), ("pout", p_out), ("model", model), ("hw", hardware)):
+        state.keep(f"qc.p.{k}", v)  # brought back when the tab opens again (state.kept)
     inputs = (("gpu_hours_per_day", float(gpus) * 24.0), ("usd_per_gpu_hour", float(rate)),
               ("input_tokens_per_day", float(t_in) * 1e9), ("cached_input_tokens_per_day", float(t_c) * 1e9),
               ("output_tokens_per_day", float(t_out) * 1e9), ("usd_per_m_input_tokens", float(p_in)),

@@ -114,7 +114,9 @@ def test_the_provider_pnl_floor_runs_on_request_and_names_accelerators(catalog):
     """Issue 19.5: the P&L's modeled floor is a search of its own, run when "Compute the P&L" is pressed (as "Check
     one price" is); before that the provider's own figures are shown. Pressed, the floor's KPIs and its reason (with
     display names, no ids) appear, and they stay on later reruns."""
-    at = run(page("quote_checker"))
+    at = page("quote_checker")
+    at.session_state["qc.section"] = "Provider P&L"  # the P&L's tab (the page runs only its open tab)
+    run(at)
     labels = [m.label for m in at.metric]
     assert "Provider's gross margin" in labels and "Floor's gross margin" not in labels
     assert "Compute the P&L" in _captions(at)
@@ -208,3 +210,34 @@ def test_table_from_the_charts_names_equals_the_table_named_on_its_own(catalog):
     want = _display(view.select(TABLE_COLUMNS), catalog)
     assert_frame_equal(_scaled(with_names(view, catalog).select(TABLE_COLUMNS)), want, check_exact=True)
     assert not want.equals(view.select(TABLE_COLUMNS))  # names and scales changed something
+
+
+def test_tabs_run_only_when_open_and_keep_what_the_user_set():
+    """Issue 19.5: the page's three parts are lazy tabs (a rerun of the quote table does not draw the forms' widgets);
+    a filter of the quote table, a submitted price and a P&L input come back when their tab opens again."""
+    at = run(page("quote_checker"))
+    keys = {w.key for w in at.number_input} | {w.key for w in at.selectbox}
+    assert "qc.pick" in keys and not any(k.startswith(("qc.s.", "qc.p.")) for k in keys)  # the first tab only
+    at.multiselect(key="qc.verdicts").set_value(["thin"])
+    run(at)
+    at.session_state["qc.section"] = "Check one price"
+    run(at)
+    assert "qc.pick" not in {w.key for w in at.selectbox}  # the quote table's tab is not run
+    at.number_input(key="qc.s.in").set_value(0.91)
+    next(b for b in at.button if b.label == "Check this price").click()
+    run(at)
+    at.session_state["qc.section"] = "Provider P&L"
+    run(at)
+    at.number_input(key="qc.p.gpus").set_value(123.0)
+    next(b for b in at.button if b.label == "Compute the P&L").click()
+    run(at)
+    at.session_state["qc.section"] = "Every quote"
+    run(at)
+    assert at.multiselect(key="qc.verdicts").value == ["thin"]
+    at.session_state["qc.section"] = "Check one price"
+    run(at)
+    assert at.number_input(key="qc.s.in").value == pytest.approx(0.91)
+    assert "Verdict" in [m.label for m in at.metric]  # the last checked price is still shown
+    at.session_state["qc.section"] = "Provider P&L"
+    run(at)
+    assert at.number_input(key="qc.p.gpus").value == pytest.approx(123.0)
