@@ -541,8 +541,13 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
                             eff=inp.eff, stream_input_embedding=a.stream_input_embedding, comm=p_comm,
                             prefix_tokens=cached)
 
-    p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
-    lone = pre(np.ones_like(req))  # the request's own prompt alone (queueing not modeled)
+    kv_pre = kv_prompt * p_repl
+    steps = _prefill_steps(inp, a, m, hw, pl_, fm, p_comm, new_tok, req, kv_pre, prefix, dis)
+    if steps is None:  # rows' own prefill steps
+        p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
+        lone = pre(np.ones_like(req))  # the request's own prompt alone (queueing not modeled)
+    else:  # each distinct prefill step once, gathered to its rows (issue 20.2)
+        p, lone = steps
     ttft = lone.time_s
     cp = sv.cp
     if np.any(np.asarray(cp) > 1):  # context parallelism: cp ranks split the prompt, ring attention (issue 22.3)
@@ -616,6 +621,47 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         served_requests_per_s=served, pool_utilization_frac=util,
         served_output_tokens_per_s_per_gpu=served * s_out / total, prefix_load_s=load_s + 0.0 * ttft)
     return _with_offload(phys, max_b_hbm, off)
+
+
+def _prefill_steps(inp: EngineInputs, a: Assumptions, m: ModelFacts, hw: HardwareFacts, pl_: Layout, fm: Formats,
+                   p_comm: Collectives, new_tok, req, kv_pre, prefix, dis):
+    """The throughput and lone-prompt :class:`PrefillStep` of :func:`run_physics`, each computed once per distinct
+    prefill of the block and gathered to its rows, or None (the rows' own steps are computed instead).
+
+    A prefill step is elementwise in its row inputs: the combination (``inp.combos``: equal model, hardware, layout,
+    formats and efficiencies, hence collectives) and the prompt tokens, prompts per step and KV bytes per prompt. The
+    distinct prefills are the combinations refined by those three arrays (a grid over batch and context has one per
+    combination), so the result equals the per-row step bit for bit. None where there are no combinations, where a row
+    is disaggregated (its prefill layout is not the combination's) or prefills after a cached prefix, or where the
+    distinct prefills are more than half the rows (nothing to gain).
+    """
+    if inp.combos is None or np.any(dis) or np.ndim(prefix) or prefix != 0.0:
+        return None
+    rows, index = inp.combos
+    shape = np.shape(index)
+    code = index
+    for v in (new_tok, req, kv_pre):
+        v = np.broadcast_to(v, shape)
+        if np.array_equal(v, v[rows][index]):  # a function of the combination (NaN: refined below)
+            continue
+        _, inv = np.unique(v, return_inverse=True)
+        code = code * (int(inv.max()) + 1) + inv.ravel()
+    if code is not index:
+        _, rows, index = np.unique(code, return_index=True, return_inverse=True)
+        index = index.ravel()
+    if 2 * len(rows) > shape[0]:
+        return None
+
+    def at(v):
+        return np.broadcast_to(v, shape)[rows]
+
+    kw = dict(prompt_tokens=at(new_tok), kv_bytes_per_sequence=at(kv_pre), model=take_bundle(m, rows),
+              hardware=take_bundle(hw, rows), layout=take_bundle(pl_, rows), formats=take_bundle(fm, rows),
+              eff=take_bundle(inp.eff, rows), stream_input_embedding=a.stream_input_embedding,
+              comm=take_bundle(p_comm, rows), prefix_tokens=prefix)
+    r = at(req)
+    return (take_bundle(prefill_step(requests_per_step=r, **kw), index),
+            take_bundle(prefill_step(requests_per_step=np.ones_like(r), **kw), index))
 
 
 def _with_offload(phys: Physics, max_b_hbm, off: dict | None) -> Physics:
