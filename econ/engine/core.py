@@ -25,8 +25,9 @@ from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
-from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillStep, collectives,
-                                      crossover_batch, decode_constants, decode_step, prefill_step)
+from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillConstants, PrefillStep,
+                                      collectives, crossover_batch, decode_constants, decode_step, prefill_constants,
+                                      prefill_step)
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
 from econ.physics.serving import prefill_wait_quantile_s, tpot_tail_at_percentile
 from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
@@ -360,6 +361,19 @@ def _per_combination(inp: EngineInputs, stream: bool) -> tuple[Collectives, Deco
     return comm, _broadcast(const, index)
 
 
+def _prefill_constants(inp: EngineInputs, stream: bool) -> PrefillConstants | None:
+    """:func:`econ.physics.performance.prefill_constants` of the decode instance, computed once per distinct combination
+    of ``inp.combos`` and broadcast to the rows (issue 20.2); None without combinations (prefill_step computes them
+    per row)."""
+    if inp.combos is None:
+        return None
+    rows, index = inp.combos
+    const = prefill_constants(take_bundle(inp.model, rows), take_bundle(inp.hardware, rows),
+                              take_bundle(inp.layout, rows), take_bundle(inp.formats, rows),
+                              take_bundle(inp.eff, rows), stream)
+    return _broadcast(const, index)
+
+
 def _head_bytes(inp: EngineInputs):
     """Weights the speculative draft adds to a replica: (non-routed, routed-expert) bytes. [B]
 
@@ -539,10 +553,12 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         return prefill_step(prompt_tokens=tokens, requests_per_step=requests,
                             kv_bytes_per_sequence=kv_prompt * p_repl, model=m, hardware=hw, layout=pl_, formats=fm,
                             eff=inp.eff, stream_input_embedding=a.stream_input_embedding, comm=p_comm,
-                            prefix_tokens=cached)
+                            prefix_tokens=cached, const=p_const)
 
     kv_pre = kv_prompt * p_repl
     steps = _prefill_steps(inp, a, m, hw, pl_, fm, p_comm, new_tok, req, kv_pre, prefix, dis)
+    # the prefill constants once per combination where the prefill instance is the decode one (None: per row)
+    p_const = _prefill_constants(inp, a.stream_input_embedding) if steps is None and pl_ is lay else None
     if steps is None:  # rows' own prefill steps
         p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
         lone = pre(np.ones_like(req))  # the request's own prompt alone (queueing not modeled)
