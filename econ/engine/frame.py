@@ -1040,6 +1040,15 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
             and not (~np.isnan(default_a) & (model.mtp_modules > 0)).any():
         zero = np.zeros(np.shape(mc))  # nothing given, no model drafts by default: plain decoding (issue 20.2)
         return Speculation(method_code=zero, draft_tokens=zero, acceptance=zero), np.full(np.shape(mc), -1, np.int8)
+    if np.ndim(mc) and len(mc) > _SMALL_FRAME_ROWS and _uniform_codes(mc) and (method < 0).all() \
+            and np.isnan(k_in).all() and np.isnan(a_in).all() and (raw["spec_draft_model_code"] < 0).all():
+        # nothing given on a block of one model (a grid's usual block): its default, resolved once and repeated
+        first = slice(0, 1)
+        sub = {k: raw[k][first] for k in ("spec_method_code", "spec_draft_tokens", "spec_acceptance",
+                                          "spec_draft_model_code")}
+        spec, problem = _resolve_spec(ctx, mc[first], take_bundle(model, first), take_bundle(formats, first), sub)
+        every = np.zeros(len(mc), dtype=np.intp)
+        return take_bundle(spec, every), problem[every]
     eagle_a = ctx.arrays.eagle_acceptance[mc] if ctx.arrays.eagle_acceptance.size else np.full(np.shape(mc), np.nan)
     eagle_k = ctx.arrays.eagle_draft_tokens[mc] if ctx.arrays.eagle_draft_tokens.size else np.full(np.shape(mc), np.nan)
     has_mtp = model.mtp_modules > 0

@@ -114,3 +114,19 @@ def test_prefill_steps_refine_combinations_by_prompt():
     np.testing.assert_allclose(got["ttft_s"][[0, 2]].to_numpy(), one["ttft_s"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(got["input_tokens_per_s_per_gpu"][[0, 2]].to_numpy(),
                                one["input_tokens_per_s_per_gpu"].to_numpy(), rtol=1e-12)
+
+
+def test_default_speculation_resolved_once_per_model_block():
+    """A block of one model with no speculation columns resolves the model's default (DeepSeek-V3: MTP, one drafted
+    token, acceptance 0.85) once and repeats it: the frame equals blocks of <= 16 rows, resolved row by row."""
+    points = pl.DataFrame({"model": ["deepseek-v3"] * 64 + ["llama-3.3-70b"] * 64,
+                           "hardware": np.resize(["h200-sxm", "b200"], 128), "precision": ["fp8"] * 128,
+                           "batch_size": np.resize([1, 8, 64, 512], 128),
+                           "input_len": np.resize([256, 2048, 8192], 128)})
+    whole = engine.evaluate(points, CATALOG, strict=False, threads=1, block_rows=64)
+    rows = engine.evaluate(points, CATALOG, strict=False, threads=1, block_rows=engine_frame._SMALL_FRAME_ROWS)
+    assert whole["spec_method"].to_list() == ["mtp"] * 64 + ["none"] * 64
+    deepseek = whole.head(64).filter(pl.col("feasible"))
+    assert deepseek.height > 0
+    np.testing.assert_allclose(deepseek["accepted_tokens_per_step"].to_numpy(), 1.85, rtol=1e-12)
+    assert_frame_equal(whole, rows, check_exact=False, rel_tol=1e-9, abs_tol=0.0)
