@@ -134,7 +134,9 @@ class EngineInputs:
     combos: tuple[np.ndarray, np.ndarray] | None = None
     """(a row of each distinct combination, each row's combination index): rows of one combination have equal
     ``model``, ``hardware``, ``layout``, ``formats`` and ``eff`` (the engine builds it from its codes, issue 20.2), so
-    the decode constants and collectives are computed on one row per combination and broadcast. None = per row."""
+    the decode and prefill constants and the collectives are computed on one row per combination and broadcast, and the
+    prefill steps once per distinct (combination, prompt, prompts per step, KV bytes) (:func:`_prefill_steps`).
+    None = per row."""
 
 
 @dataclass(slots=True)
