@@ -536,7 +536,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     else:
         pl_ = Layout(*(dis * getattr(sv.prefill, k) + (1.0 - dis) * getattr(lay, k) for k in ("tp", "dp", "ep", "pp")),
                      scale_up_domain_size=lay.scale_up_domain_size, two_batch_overlap=lay.two_batch_overlap)
-        p_comm = collectives(hw, pl_, inp.eff)
+        p_comm = None  # collectives(hw, pl_, inp.eff): per distinct prefill step, else per row (below)
     p_repl = kv_replication(pl_.tp, m.kv_shard_heads)
     pn = pl_.num_gpus
     p_max_b = max_batch_size(pn, hw.hbm_capacity_bytes, a.usable_hbm_frac, nr_res * pl_.dp + routed_res, kv_prompt,
@@ -558,9 +558,11 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
                             prefix_tokens=cached, const=p_const)
 
     kv_pre = kv_prompt * p_repl
-    steps = _prefill_steps(inp, a, m, hw, pl_, fm, p_comm, new_tok, req, kv_pre, prefix, dis)
+    steps = _prefill_steps(inp, a, m, hw, pl_, fm, p_comm, new_tok, req, kv_pre, prefix)
     # the prefill constants once per combination where the prefill instance is the decode one (None: per row)
     p_const = _prefill_constants(inp, a.stream_input_embedding) if steps is None and pl_ is lay else None
+    if steps is None and p_comm is None:
+        p_comm = collectives(hw, pl_, inp.eff)
     if steps is None:  # rows' own prefill steps
         p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
         lone = pre(np.ones_like(req))  # the request's own prompt alone (queueing not modeled)
@@ -642,28 +644,34 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
 
 
 def _prefill_steps(inp: EngineInputs, a: Assumptions, m: ModelFacts, hw: HardwareFacts, pl_: Layout, fm: Formats,
-                   p_comm: Collectives, new_tok, req, kv_pre, prefix, dis):
+                   p_comm: Collectives | None, new_tok, req, kv_pre, prefix):
     """The throughput and lone-prompt :class:`PrefillStep` of :func:`run_physics`, each computed once per distinct
     prefill of the block and gathered to its rows, or None (the rows' own steps are computed instead).
 
-    A prefill step is elementwise in its row inputs: the combination (``inp.combos``: equal model, hardware, layout,
-    formats and efficiencies, hence collectives) and the prompt tokens, prompts per step and KV bytes per prompt. The
-    distinct prefills are the combinations refined by those three arrays (a grid over batch and context has one per
-    combination), so the result equals the per-row step bit for bit. None where there are no combinations, where a row
-    is disaggregated (its prefill layout is not the combination's) or prefills after a cached prefix, or where the
-    distinct prefills are more than half the rows (nothing to gain).
+    A prefill step is elementwise in its row inputs: the combination (``inp.combos``: equal model, hardware, decode
+    layout, formats and efficiencies), the prefill instance's tp, dp, ep and pp (the decode layout's unless the row is
+    disaggregated; its collectives, ``p_comm``, follow: None = computed here for the distinct steps), and the prompt
+    tokens, prompts per step, KV bytes per prompt and cached prefix. The distinct prefills are the combinations
+    refined by those arrays (a grid over batch and context has one per combination), so the result equals the per-row
+    step bit for bit. None without combinations, or where the distinct prefills are more than half the rows (nothing
+    to gain).
     """
-    if inp.combos is None or np.any(dis) or np.ndim(prefix) or prefix != 0.0:
+    if inp.combos is None:
         return None
     rows, index = inp.combos
     shape = np.shape(index)
     code = index
-    for v in (new_tok, req, kv_pre):
+    varying = [new_tok, req, kv_pre] + ([] if pl_ is inp.layout else [pl_.tp, pl_.dp, pl_.ep, pl_.pp]) \
+        + ([prefix] if np.ndim(prefix) else [])
+    for v in varying:
         v = np.broadcast_to(v, shape)
         if np.array_equal(v, v[rows][index]):  # a function of the combination (NaN: refined below)
             continue
         _, inv = np.unique(v, return_inverse=True)
-        code = code * (int(inv.max()) + 1) + inv.ravel()
+        k = int(inv.max()) + 1
+        if int(code.max()) >= (1 << 62) // k:  # renumber the codes (< rows) before they could overflow
+            code = np.unique(code, return_inverse=True)[1].ravel()
+        code = code * k + inv.ravel()
     if code is not index:
         _, rows, index = np.unique(code, return_index=True, return_inverse=True)
         index = index.ravel()
@@ -676,7 +684,8 @@ def _prefill_steps(inp: EngineInputs, a: Assumptions, m: ModelFacts, hw: Hardwar
     kw = dict(prompt_tokens=at(new_tok), kv_bytes_per_sequence=at(kv_pre), model=take_bundle(m, rows),
               hardware=take_bundle(hw, rows), layout=take_bundle(pl_, rows), formats=take_bundle(fm, rows),
               eff=take_bundle(inp.eff, rows), stream_input_embedding=a.stream_input_embedding,
-              comm=take_bundle(p_comm, rows), prefix_tokens=prefix)
+              comm=None if p_comm is None else take_bundle(p_comm, rows),
+              prefix_tokens=at(prefix) if np.ndim(prefix) else prefix)
     r = at(req)
     return (take_bundle(prefill_step(requests_per_step=r, **kw), index),
             take_bundle(prefill_step(requests_per_step=np.ones_like(r), **kw), index))
