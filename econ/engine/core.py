@@ -25,8 +25,9 @@ from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
-from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillStep, collectives,
-                                      crossover_batch, decode_constants, decode_step, prefill_step)
+from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillConstants, PrefillStep,
+                                      collectives, crossover_batch, decode_constants, decode_step, prefill_constants,
+                                      prefill_step)
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
 from econ.physics.serving import prefill_wait_quantile_s, tpot_tail_at_percentile
 from econ.economics.tco import gpu_hour_cost_components, usd_per_gpu_hour_rented
@@ -133,7 +134,9 @@ class EngineInputs:
     combos: tuple[np.ndarray, np.ndarray] | None = None
     """(a row of each distinct combination, each row's combination index): rows of one combination have equal
     ``model``, ``hardware``, ``layout``, ``formats`` and ``eff`` (the engine builds it from its codes, issue 20.2), so
-    the decode constants and collectives are computed on one row per combination and broadcast. None = per row."""
+    the decode and prefill constants and the collectives are computed on one row per combination and broadcast, and the
+    prefill steps once per distinct (combination, prompt, prompts per step, KV bytes) (:func:`_prefill_steps`).
+    None = per row."""
 
 
 @dataclass(slots=True)
@@ -360,6 +363,19 @@ def _per_combination(inp: EngineInputs, stream: bool) -> tuple[Collectives, Deco
     return comm, _broadcast(const, index)
 
 
+def _prefill_constants(inp: EngineInputs, stream: bool) -> PrefillConstants | None:
+    """:func:`econ.physics.performance.prefill_constants` of the decode instance, computed once per distinct combination
+    of ``inp.combos`` and broadcast to the rows (issue 20.2); None without combinations (prefill_step computes them
+    per row)."""
+    if inp.combos is None:
+        return None
+    rows, index = inp.combos
+    const = prefill_constants(take_bundle(inp.model, rows), take_bundle(inp.hardware, rows),
+                              take_bundle(inp.layout, rows), take_bundle(inp.formats, rows),
+                              take_bundle(inp.eff, rows), stream)
+    return _broadcast(const, index)
+
+
 def _head_bytes(inp: EngineInputs):
     """Weights the speculative draft adds to a replica: (non-routed, routed-expert) bytes. [B]
 
@@ -520,7 +536,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     else:
         pl_ = Layout(*(dis * getattr(sv.prefill, k) + (1.0 - dis) * getattr(lay, k) for k in ("tp", "dp", "ep", "pp")),
                      scale_up_domain_size=lay.scale_up_domain_size, two_batch_overlap=lay.two_batch_overlap)
-        p_comm = collectives(hw, pl_, inp.eff)
+        p_comm = None  # collectives(hw, pl_, inp.eff): per distinct prefill step, else per row (below)
     p_repl = kv_replication(pl_.tp, m.kv_shard_heads)
     pn = pl_.num_gpus
     p_max_b = max_batch_size(pn, hw.hbm_capacity_bytes, a.usable_hbm_frac, nr_res * pl_.dp + routed_res, kv_prompt,
@@ -539,10 +555,19 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         return prefill_step(prompt_tokens=tokens, requests_per_step=requests,
                             kv_bytes_per_sequence=kv_prompt * p_repl, model=m, hardware=hw, layout=pl_, formats=fm,
                             eff=inp.eff, stream_input_embedding=a.stream_input_embedding, comm=p_comm,
-                            prefix_tokens=cached)
+                            prefix_tokens=cached, const=p_const)
 
-    p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
-    lone = pre(np.ones_like(req))  # the request's own prompt alone (queueing not modeled)
+    kv_pre = kv_prompt * p_repl
+    steps = _prefill_steps(inp, a, m, hw, pl_, fm, p_comm, new_tok, req, kv_pre, prefix)
+    # the prefill constants once per combination where the prefill instance is the decode one (None: per row)
+    p_const = _prefill_constants(inp, a.stream_input_embedding) if steps is None and pl_ is lay else None
+    if steps is None and p_comm is None:
+        p_comm = collectives(hw, pl_, inp.eff)
+    if steps is None:  # rows' own prefill steps
+        p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
+        lone = pre(np.ones_like(req))  # the request's own prompt alone (queueing not modeled)
+    else:  # each distinct prefill step once, gathered to its rows (issue 20.2)
+        p, lone = steps
     ttft = lone.time_s
     cp = sv.cp
     if np.any(np.asarray(cp) > 1):  # context parallelism: cp ranks split the prompt, ring attention (issue 22.3)
@@ -616,6 +641,54 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         served_requests_per_s=served, pool_utilization_frac=util,
         served_output_tokens_per_s_per_gpu=served * s_out / total, prefix_load_s=load_s + 0.0 * ttft)
     return _with_offload(phys, max_b_hbm, off)
+
+
+def _prefill_steps(inp: EngineInputs, a: Assumptions, m: ModelFacts, hw: HardwareFacts, pl_: Layout, fm: Formats,
+                   p_comm: Collectives | None, new_tok, req, kv_pre, prefix):
+    """The throughput and lone-prompt :class:`PrefillStep` of :func:`run_physics`, each computed once per distinct
+    prefill of the block and gathered to its rows, or None (the rows' own steps are computed instead).
+
+    A prefill step is elementwise in its row inputs: the combination (``inp.combos``: equal model, hardware, decode
+    layout, formats and efficiencies), the prefill instance's tp, dp, ep and pp (the decode layout's unless the row is
+    disaggregated; its collectives, ``p_comm``, follow: None = computed here for the distinct steps), and the prompt
+    tokens, prompts per step, KV bytes per prompt and cached prefix. The distinct prefills are the combinations
+    refined by those arrays (a grid over batch and context has one per combination), so the result equals the per-row
+    step bit for bit. None without combinations, or where the distinct prefills are more than half the rows (nothing
+    to gain).
+    """
+    if inp.combos is None:
+        return None
+    rows, index = inp.combos
+    shape = np.shape(index)
+    code = index
+    varying = [new_tok, req, kv_pre] + ([] if pl_ is inp.layout else [pl_.tp, pl_.dp, pl_.ep, pl_.pp]) \
+        + ([prefix] if np.ndim(prefix) else [])
+    for v in varying:
+        v = np.broadcast_to(v, shape)
+        if np.array_equal(v, v[rows][index]):  # a function of the combination (NaN: refined below)
+            continue
+        _, inv = np.unique(v, return_inverse=True)
+        k = int(inv.max()) + 1
+        if int(code.max()) >= (1 << 62) // k:  # renumber the codes (< rows) before they could overflow
+            code = np.unique(code, return_inverse=True)[1].ravel()
+        code = code * k + inv.ravel()
+    if code is not index:
+        _, rows, index = np.unique(code, return_index=True, return_inverse=True)
+        index = index.ravel()
+    if 2 * len(rows) > shape[0]:
+        return None
+
+    def at(v):
+        return np.broadcast_to(v, shape)[rows]
+
+    kw = dict(prompt_tokens=at(new_tok), kv_bytes_per_sequence=at(kv_pre), model=take_bundle(m, rows),
+              hardware=take_bundle(hw, rows), layout=take_bundle(pl_, rows), formats=take_bundle(fm, rows),
+              eff=take_bundle(inp.eff, rows), stream_input_embedding=a.stream_input_embedding,
+              comm=None if p_comm is None else take_bundle(p_comm, rows),
+              prefix_tokens=at(prefix) if np.ndim(prefix) else prefix)
+    r = at(req)
+    return (take_bundle(prefill_step(requests_per_step=r, **kw), index),
+            take_bundle(prefill_step(requests_per_step=np.ones_like(r), **kw), index))
 
 
 def _with_offload(phys: Physics, max_b_hbm, off: dict | None) -> Physics:

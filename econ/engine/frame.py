@@ -47,8 +47,8 @@ from econ.vocabulary import (FIELDS, KV_OFFLOAD_CHOICES, KV_TIER_CHOICES, MAX_BA
                              MAX_PARALLEL, REASONS, TIER_ALIASES, TIERS, Tier, tier_code)
 from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArrays, band, catalog_arrays, efficiency,
                                 profile_band, resolve_formats)
-from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, KvTiers, Serving, Workload, _kv_bytes,
-                              _leaves, _rebuild, _resident, run_costs, run_physics, run_status, sweet_spot,
+from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, KvTiers, Serving, Workload, _broadcast,
+                              _kv_bytes, _leaves, _rebuild, _resident, run_costs, run_physics, run_status, sweet_spot,
                               take_bundle, tier_rate, usd_per_gpu_hour)
 from econ.engine import fused
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
@@ -957,6 +957,8 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
     if auto_comm and combos is None:  # with combinations, run_physics computes them per combination (same values)
         comm = _gather(st.auto_collectives, key)
     decode_only = ctx.decode_only and not any_dis and bool(np.isnan(raw["arrival_rate_per_s"]).all())
+    # the efficiencies are a function of (accelerator, precision): gathered for the combinations only (issue 20.2)
+    eff_c = None if combos is None else efficiency(ctx.arrays, a, da, hc[combos[0]], pc[combos[0]])
     plain = not np.any(spec.draft_tokens)
     if ctx.fused and decode_only and tiers is None and (plain or (
             not np.any(spec.method_code > 1) and (raw["spec_method_code"] < 0).all()
@@ -964,16 +966,16 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
         # plain decoding, or the models' default MTP (a function of the model: equal on a combination's rows)
         every = np.arange(nb)  # without combinations (layouts given per row, small blocks): a row is its own
         fc = combos if combos is not None else (every, every)
-        # the efficiencies are a function of (accelerator, precision): gathered for the combinations only
         finp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats,
-                            eff=efficiency(ctx.arrays, a, da, hc[fc[0]], pc[fc[0]]), workload=workload,
+                            eff=efficiency(ctx.arrays, a, da, hc, pc) if eff_c is None else eff_c, workload=workload,
                             serving=serving, comm=comm, spec=spec, combos=fc)
         got = _fused_block(ctx, finp, bc, rate, raw, hw, unsupported | price_missing | layout_bad | context_over
                            | too_wide | (spec_problem >= 0), layout_bad)
         if got is not None:
             return got
-    inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=efficiency(ctx.arrays, a, da, hc, pc),
-                       workload=workload, serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
+    eff = efficiency(ctx.arrays, a, da, hc, pc) if eff_c is None else _broadcast(eff_c, combos[1])
+    inp = EngineInputs(model=model, hardware=hw, layout=lay, formats=formats, eff=eff, workload=workload,
+                       serving=serving, comm=comm, spec=spec, tiers=tiers, combos=combos)
     phys = run_physics(inp, a, da, decode_only=decode_only, queue=queue)
     return _BlockPhysics(phys, inp, unsupported, too_wide, wcode, ecode, spec, spec_problem, ngpu, tp, pp, dp, ep, domain,
                          dis, red, batch, input_len, output_len, capacity_ctx, context_over, layout_bad)
@@ -1065,6 +1067,15 @@ def _resolve_spec(ctx: _Context, mc, model: ModelFacts, formats: Formats, raw: d
             and not (~np.isnan(default_a) & (model.mtp_modules > 0)).any():
         zero = np.zeros(np.shape(mc))  # nothing given, no model drafts by default: plain decoding (issue 20.2)
         return Speculation(method_code=zero, draft_tokens=zero, acceptance=zero), np.full(np.shape(mc), -1, np.int8)
+    if np.ndim(mc) and len(mc) > _SMALL_FRAME_ROWS and _uniform_codes(mc) and (method < 0).all() \
+            and np.isnan(k_in).all() and np.isnan(a_in).all() and (raw["spec_draft_model_code"] < 0).all():
+        # nothing given on a block of one model (a grid's usual block): its default, resolved once and repeated
+        first = slice(0, 1)
+        sub = {k: raw[k][first] for k in ("spec_method_code", "spec_draft_tokens", "spec_acceptance",
+                                          "spec_draft_model_code")}
+        spec, problem = _resolve_spec(ctx, mc[first], take_bundle(model, first), take_bundle(formats, first), sub)
+        every = np.zeros(len(mc), dtype=np.intp)
+        return take_bundle(spec, every), problem[every]
     eagle_a = ctx.arrays.eagle_acceptance[mc] if ctx.arrays.eagle_acceptance.size else np.full(np.shape(mc), np.nan)
     eagle_k = ctx.arrays.eagle_draft_tokens[mc] if ctx.arrays.eagle_draft_tokens.size else np.full(np.shape(mc), np.nan)
     has_mtp = model.mtp_modules > 0

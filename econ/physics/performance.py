@@ -44,7 +44,7 @@ orchestration (which arrays go in) is :mod:`econ.engine`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -357,13 +357,6 @@ def routed_bytes_read_per_gpu(tokens, num_moe_layers, num_experts, experts_per_t
     touched = expected_experts_touched(tokens, num_experts, experts_per_token, log_expert_miss)
     local = np.minimum(imb * touched / ep, num_experts / ep)
     return num_moe_layers * local * routed_expert_params * weight_bytes_per_param / expert_tp
-
-
-def non_routed_weight_bytes_read(tokens, model: ModelFacts, formats: Formats, stream_input_embedding=False):
-    """:func:`non_routed_bytes_read` from the bundles (whole model, one attention group's micro-batch). [B]"""
-    return non_routed_bytes_read(tokens, model.dense_params_read, model.embedding_params, model.lm_head_params,
-                                 model.hidden_size, formats.weight_bytes_per_param, formats.embedding_bytes_per_param,
-                                 stream_input_embedding)
 
 
 @dataclass(slots=True)
@@ -790,6 +783,53 @@ def decode_constants(model: ModelFacts, hardware: HardwareFacts, layout: Layout,
         t_moe_s=model.num_moe_layers * eff.moe_layer_overhead_s, t_layers_s=model.num_layers * eff.layer_overhead_s)
 
 
+@dataclass(slots=True)
+class PrefillConstants:
+    """The terms of :func:`prefill_step` that depend on neither the prompt nor the prompts per step: functions of the
+    model, accelerator, formats, efficiencies and (prefill) layout alone (:func:`prefill_constants`). The engine
+    computes them once per distinct combination of a block and broadcasts them (issue 20.2), as
+    :class:`DecodeConstants` for decode.
+
+    Attributes
+    ----------
+    step : DecodeConstants of the prefill instance with the prefill MFU ``eta_prefill`` in place of ``eta_flop``
+        (``peak_eta``, ``attn_peak_eta`` and ``routed_flop_rate`` at eta_prefill; the byte, indexer, exponential,
+        collective-count, two-batch-overlap and per-layer terms as decode's)
+    sm_share : [-] share of the SMs the kernels run on: 1 - ``comm_sm_frac`` under two-batch overlap, else 1
+    kernels_s : [s] (1 + two-batch overlap) x the pass's kernel floors and eager launch gaps (:func:`kernel_time_s`)
+    """
+
+    step: DecodeConstants
+    sm_share: np.ndarray | float
+    kernels_s: np.ndarray | float
+
+
+def prefill_constants(model: ModelFacts, hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
+                      stream_input_embedding=False) -> PrefillConstants:
+    """:class:`PrefillConstants` of each row (the formulas of :func:`prefill_step` that involve no prompt).
+
+    Parameters
+    ----------
+    model, hardware, layout, formats, eff : bundles of :mod:`econ.physics.inputs` (broadcastable arrays); ``layout``
+        is the prefill instance's
+    stream_input_embedding : bool, see :func:`non_routed_bytes_read`
+
+    Returns
+    -------
+    PrefillConstants (units there). Sources: :func:`prefill_step`'s Notes and :func:`decode_constants` (the shared
+    terms are computed there, one home per formula).
+    """
+    step = decode_constants(model, hardware, layout, formats, replace(eff, eta_flop=eff.eta_prefill),
+                            stream_input_embedding)
+    tbo = step.tbo
+    floor, launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s,
+                                  eff.kernel_launch_eager_s)
+    # under two-batch overlap the all-to-all kernels of one micro-batch hold comm_sm_frac of the SMs while the other
+    # computes (DeepEP's normal kernels: 24 of an H800's 132 SMs), so the kernels run on the rest
+    return PrefillConstants(step=step, sm_share=np.where(tbo > 0, 1.0 - eff.comm_sm_frac, 1.0),
+                            kernels_s=(1.0 + tbo) * (floor + launch))
+
+
 def _step_parts(tokens_per_seq, batch_size, context_tokens, kv_bytes_per_sequence, kv_replication, model, hardware,
                 layout, formats, eff, stream_input_embedding, comm, const: DecodeConstants):
     """One forward pass of ``batch_size`` sequences x ``tokens_per_seq`` tokens: roofline pieces (dict)."""
@@ -1033,7 +1073,8 @@ def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, form
 
 def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, model: ModelFacts,
                  hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
-                 stream_input_embedding=False, comm: Collectives | None = None, prefix_tokens=0.0) -> PrefillStep:
+                 stream_input_embedding=False, comm: Collectives | None = None, prefix_tokens=0.0,
+                 const: PrefillConstants | None = None) -> PrefillStep:
     """One prefill step: each of the dp groups prefills ``requests_per_step`` prompts through all stages.
 
     Parameters
@@ -1051,6 +1092,8 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
         attend without prefilling it (prefix caching; 0 = whole prompts). Its attention pairs are
         :func:`causal_attended_tokens` with the prefix; ``kv_bytes_per_sequence`` should then be the whole context's
         KV (the new tokens' KV written plus the prefix's read by their attention).
+    const : PrefillConstants, optional; :func:`prefill_constants` of the rows (computed here when not given; the
+        engine computes them once per distinct combination and broadcasts them)
 
     Returns
     -------
@@ -1064,7 +1107,8 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     accelerator is tokens / (t x tp).
     """
     tp, dp = layout.tp, layout.dp
-    bw, peak = hardware.hbm_bandwidth_bytes_per_s, formats.peak_flop_per_s
+    c = prefill_constants(model, hardware, layout, formats, eff, stream_input_embedding) if const is None else const
+    k = c.step
     tokens = requests_per_step * prompt_tokens
     pairs = causal_attended_tokens(prompt_tokens, model.num_global_layers, model.num_sliding_layers,
                                    model.sliding_window_tokens, model.index_topk, prefix_tokens)
@@ -1072,50 +1116,41 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     dense_pairs = causal_attended_tokens(prompt_tokens, 1.0, 0.0, 0.0, 0.0, prefix_tokens)
     attn = model.attention_flop_per_context_token_prefill * pairs \
         + model.num_global_layers * dense_pairs * model.indexer_flop_per_context_token
-    attn_t = model.attention_flop_per_context_token_prefill * pairs \
-        + indexer_flop_at_attention_peak(dense_pairs, model, hardware, formats)
-    nr_active, r_active = model.non_routed_active_params, model.routed_active_params
+    # the indexer at the attention peak (indexer_flop_at_attention_peak)
+    attn_t = model.attention_flop_per_context_token_prefill * pairs + k.indexer_scale * dense_pairs
+    nr_active, r_active = k.nr_active, k.r_active
     nr_flop = requests_per_step * (2.0 * nr_active * prompt_tokens + attn)
-    attn_peak = formats.attention_peak_flop_per_s
-    t_flop_w = requests_per_step * 2.0 * nr_active * prompt_tokens / tp / (peak * eff.eta_prefill)
+    t_flop_w = requests_per_step * 2.0 * nr_active * prompt_tokens / tp / k.peak_eta
+    # attention_time_s with the bandwidth already times eta_bw (x 1.0: the same value; no KV read from HBM)
     t_attn = attention_time_s(0.0, requests_per_step * attn_t / tp,
-                              requests_per_step * model.num_attention_heads * pairs / tp, bw, eff.eta_bw, attn_peak,
-                              exp_rate_per_s(hardware.exp_per_s), eff.eta_prefill)
-    t_flop_nr = t_flop_w + requests_per_step * attn_t / tp / (attn_peak * eff.eta_prefill)
+                              requests_per_step * model.num_attention_heads * pairs / tp, k.bw_eta, 1.0,
+                              formats.attention_peak_flop_per_s, k.exp_rate, eff.eta_prefill)
+    t_flop_nr = t_flop_w + requests_per_step * attn_t / tp / k.attn_peak_eta
     moe = bool(np.any(model.num_moe_layers))  # False: dense rows only, every routed term is 0 (not computed)
-    if moe:
-        r_flop = _routed_flop(tokens * dp, model, layout, eff) / (formats.expert_peak * eff.eta_prefill
-                                                                 * eff.eta_routed_flop_frac
-                                                                 * _routed_width_efficiency(model, layout, eff))
-        r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / (bw * eff.eta_bw * eff.eta_routed_bw_frac)
+    if moe:  # routed-expert FLOPs at eta_prefill x eta_routed_flop_frac x the width efficiency (routed_flop_rate)
+        r_flop = _routed_flop(tokens * dp, model, layout, eff) / k.routed_flop_rate
+        r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / k.routed_bw
     else:
         r_flop = r_mem = np.zeros(np.shape(tokens))
-    t_mem_nr = (non_routed_weight_bytes_read(tokens, model, formats, stream_input_embedding) / tp
-                + requests_per_step * kv_bytes_per_sequence / tp) / (bw * eff.eta_bw)
+    # the non-routed weights read (non_routed_bytes_read of the step's tokens) and the prompts' KV written
+    t_mem_nr = ((k.nr_fixed_bytes + k.nr_token_bytes * tokens) / tp
+                + requests_per_step * kv_bytes_per_sequence / tp) / k.bw_eta
     comm = collectives(hardware, layout, eff) if comm is None else comm
 
     def comm_of(tok):
         message = tok * model.hidden_size * eff.activation_bytes
-        t = (2.0 * model.num_layers - model.num_moe_layers) * comm.tp_allreduce.time_s(message)
+        t = k.tp_layers * comm.tp_allreduce.time_s(message)  # 2 L - L_moe all-reduces
         if moe:  # dense rows add L_moe x (...) = 0
             moe_tp, moe_ep = _moe_comm(comm, tok * dp, tok, model, eff)
             t = t + model.num_moe_layers * (moe_tp + moe_ep)
         return t + comm.pipeline.time_s(message)
 
     t_comm = comm_of(tokens)
-    tbo = two_batch_overlap_on(layout)  # two micro-batches (DeepSeek's prefill): kernels twice, collectives halved
+    tbo = k.tbo  # two micro-batches (DeepSeek's prefill): kernels twice, collectives halved
     # the halved collectives only where a row runs two-batch overlap (none: the step's own)
     comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm) if np.any(tbo > 0) else t_comm
-    floor, launch = kernel_time_s(model.forward_kernels, model.hidden_size, eff.kernel_latency_s,
-                                  eff.kernel_launch_eager_s)
-    # under two-batch overlap the all-to-all kernels of one micro-batch hold comm_sm_frac of the SMs while the other
-    # computes (DeepEP's normal kernels: 24 of an H800's 132 SMs), so the kernels run on the rest
-    sm_share = np.where(tbo > 0, 1.0 - eff.comm_sm_frac, 1.0)
-    busy = ((np.maximum(t_flop_w, t_mem_nr) + t_attn + grouped_gemm_time_s(r_mem, r_flop)) / sm_share
-            + (1.0 + tbo) * (floor + launch))
-    overlap = np.where(tbo > 0, eff.overlap_frac, eff.single_batch_overlap_frac)
-    t = (overlapped_time_s(busy, comm_run, overlap) + model.num_moe_layers * eff.moe_layer_overhead_s
-         + model.num_layers * eff.layer_overhead_s)
+    busy = (np.maximum(t_flop_w, t_mem_nr) + t_attn + grouped_gemm_time_s(r_mem, r_flop)) / c.sm_share + c.kernels_s
+    t = overlapped_time_s(busy, comm_run, k.overlap) + k.t_moe_s + k.t_layers_s
     flop = dp * (nr_flop + tokens * 2.0 * r_active)
     return PrefillStep(time_s=t, prefill_flop=flop, t_mem_s=t_mem_nr + r_mem, t_flop_s=t_flop_nr + r_flop,
                        t_comm_s=comm_run + 0.0 * t, input_tokens_per_s_per_gpu=tokens / (t * tp),

@@ -3,7 +3,7 @@
 :func:`econ.physics.performance.decode_constants` holds the formulas of :func:`decode_step` that involve neither the
 batch nor the context; a step given them (even as the scalars of one combination, broadcast against many rows) must
 equal the step that computes them itself, and :func:`non_routed_bytes_terms` must add up to
-:func:`non_routed_bytes_read`.
+:func:`non_routed_bytes_read`. Likewise :func:`prefill_constants` for :func:`prefill_step` (no prompt involved).
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from econ.engine import catalog_arrays, resolve_formats
 from econ.physics.architecture import kv_bytes_read_per_query
 from econ.physics.inputs import Efficiency, Layout
 from econ.physics.memory import kv_replication
-from econ.physics.performance import (decode_constants, decode_step, non_routed_bytes_read, non_routed_bytes_terms)
+from econ.physics.performance import (decode_constants, decode_step, non_routed_bytes_read, non_routed_bytes_terms,
+                                      prefill_constants, prefill_step)
 from econ.physics.precision import KV_BYTES_PER_ELEMENT, PRECISIONS
 from econ.tables.catalog import load_catalog
 
@@ -82,6 +83,33 @@ def test_step_given_constants_of_one_combination_equals_the_step_alone(model, ha
         np.testing.assert_allclose(np.broadcast_to(getattr(given, f.name), (n,)),
                                    np.broadcast_to(getattr(alone, f.name), (n,)), rtol=1e-12, err_msg=f.name)
     assert np.all(np.isfinite(alone.tpot_s)) and np.all(np.diff(alone.tpot_s) > 0)  # a real, growing step
+
+
+@pytest.mark.parametrize("model, hardware, precision, tp, dp, ep, pp", [
+    ("llama-3.3-70b", "h100-sxm", "fp8", 4, 1, 1, 1),
+    ("gpt-oss-120b", "b200", "fp4", 2, 1, 1, 2),  # sliding window, MoE, pipeline
+    ("deepseek-v3.2", "h200-sxm", "fp8", 1, 16, 16, 1),  # sparse attention (indexer), two-batch overlap on
+])
+@pytest.mark.parametrize("stream", [False, True])
+def test_prefill_given_constants_of_one_combination_equals_the_step_alone(model, hardware, precision, tp, dp, ep, pp,
+                                                                          stream):
+    n = 10
+    m, hw, fm, lay = _rows(model, hardware, precision, n, tp, dp, ep, pp)
+    eff = Efficiency.from_assumptions(DEFAULT, DEFAULT_DEPLOYMENT)
+    prompt = np.geomspace(64, 131072, n).round()
+    requests = np.maximum(8192.0 / prompt, 1.0)
+    args = dict(prompt_tokens=prompt, requests_per_step=requests, kv_bytes_per_sequence=prompt * 7e4, model=m,
+                hardware=hw, layout=lay, formats=fm, eff=eff, stream_input_embedding=stream,
+                prefix_tokens=np.where(np.arange(n) % 2 == 0, 0.0, 4096.0))
+    alone = prefill_step(**args)
+    one = prefill_constants(*(_first(x) for x in (m, hw, lay, fm)), eff, stream)  # scalars of the one combination
+    assert all(np.ndim(getattr(one.step, f.name)) == 0 for f in fields(one.step))
+    given = prefill_step(**args, const=one)
+    for f in fields(alone):
+        np.testing.assert_allclose(np.broadcast_to(getattr(given, f.name), (n,)),
+                                   np.broadcast_to(getattr(alone, f.name), (n,)), rtol=1e-12, err_msg=f.name)
+    assert np.all(np.isfinite(alone.time_s)) and np.all(alone.time_s > 0)  # a real step
+    assert np.all(np.diff(alone.time_s[::2]) > 0)  # longer whole prompts take longer
 
 
 def _first(bundle):
