@@ -50,7 +50,7 @@ from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArra
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, KvTiers, Serving, Workload, _kv_bytes,
                               _leaves, _rebuild, _resident, run_costs, run_physics, run_status, sweet_spot,
                               take_bundle, tier_rate, usd_per_gpu_hour)
-from econ.engine import fused
+from econ.engine import fused, small
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
 
 
@@ -312,6 +312,11 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         raise InvalidInputError(f"output={output!r} is not one of ['frame', 'dict', 'records']")
     require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
     require_integer("threads", threads, 1, 64)
+    if n <= small.ROWS and physics is None:  # a few rows: plain Python scalars and a per-row cache (issue 20.4)
+        got = small.evaluate(evaluate, points, catalog, assumptions, economics, deployment, strict, want, block_rows,
+                             output)
+        if got is not None:
+            return got
     arr = catalog_arrays(catalog)
     model_code = _codes(points["model"], arr.model_ids, "model", "model")
     hw_code = _codes(points["hardware"], arr.hardware_ids, "hardware", "hardware")
