@@ -31,7 +31,8 @@ Routing (from :func:`econ.engine.evaluate`): at most :data:`ROWS` rows in one bl
 requested column in :data:`COLUMNS` (the kernel's :data:`econ.engine.fused.COLUMNS` and the id columns; all columns
 stay on the vectorized path), and a row the fused kernel covers (decode only, no ``spec_*`` columns, no KV offload or
 prefix tiers, no disaggregation, no arrival rate: decided by the vectorized path on the miss, and remembered for a
-one-row key). ``ECON_SMALL=0`` (or ``false``/``off``/``no``) in the environment turns the path off. Results equal the
+one-row key). ``ECON_SMALL=0`` (or ``false``/``off``/``no``) in the environment turns the path off, and so does
+``ECON_FUSED=0`` (the numpy reference path everywhere). Results equal the
 vectorized path's within 1e-9 relative, nulls, flags, ids, dtypes and column order exactly
 (tests/engine/test_small.py). Numba is not needed.
 """
@@ -80,9 +81,15 @@ class _Entry(NamedTuple):
     output_len_cv: float
 
 
+_OFF = ("0", "false", "off", "no")
+
+
 def enabled() -> bool:
-    """False when ``ECON_SMALL`` is 0/false/off/no in the environment."""
-    return os.environ.get("ECON_SMALL", "1").strip().lower() not in ("0", "false", "off", "no")
+    """False when ``ECON_SMALL`` or ``ECON_FUSED`` (:func:`econ.engine.fused.enabled`: the numpy reference path
+    everywhere) is 0/false/off/no in the environment."""
+    env = os.environ
+    return (env.get("ECON_SMALL", "1").strip().lower() not in _OFF
+            and env.get("ECON_FUSED", "auto").strip().lower() not in _OFF)
 
 
 def evaluate(full, points: pl.DataFrame, catalog, assumptions, economics, deployment, strict: bool, want: tuple,
