@@ -310,8 +310,11 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         want = want + ("sweet_spot_batch",)
     if output not in ("frame", "dict", "records"):
         raise InvalidInputError(f"output={output!r} is not one of ['frame', 'dict', 'records']")
-    require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
-    require_integer("threads", threads, 1, 64)
+    if (block_rows, threads) not in _CHECKED_CALLS:  # checked once per value (issue 20.4: ~40 us a call)
+        require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
+        require_integer("threads", threads, 1, 64)
+        if len(_CHECKED_CALLS) < 64:
+            _CHECKED_CALLS.add((block_rows, threads))
     if n <= small.ROWS and physics is None:  # a few rows: plain Python scalars and a per-row cache (issue 20.4)
         got = small.evaluate(evaluate, points, catalog, assumptions, economics, deployment, strict, want, block_rows,
                              output)
@@ -380,6 +383,10 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         names, lists, _ = _result_lists(columns)
         return dict(zip(names, lists)) if output == "dict" else [dict(zip(names, r)) for r in zip(*lists)]
     return _result_frame(points, out, want, prec_code, kv_code, basis_code, need_layout, arr)
+
+
+_CHECKED_CALLS: set = set()
+"""(block_rows, threads) pairs of :func:`evaluate` that passed their range checks (a few entries)."""
 
 
 @dataclass(frozen=True)
