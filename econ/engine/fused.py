@@ -25,6 +25,12 @@ Without numba (an optional dependency, the ``fast`` extra of pyproject.toml) the
 compiled on first use (~2-4 s) and kept in numba's on-disk cache (``cache=True``: ``__pycache__`` beside
 ``econ/engine/_fused_kernel.py``, or ``NUMBA_CACHE_DIR``), so a later process loads it (~0.5-0.9 s with numba's
 import); where no cache directory can be written it compiles once per process.
+
+Plain-Python mode (issue 20.4): :func:`pure_kernel` loads the same kernel source a second time without numba (its
+``_jit`` the identity, its ``np`` scalar ``math``), and :func:`pure_row` evaluates one row on Python floats. The
+small-input path (:mod:`econ.engine.small`, at most 16 rows) uses it: its cache of table rows is filled by one ordinary
+evaluation inside :class:`capturing`, during which :func:`covers` is True and :func:`decode_cost` runs the
+plain-Python row function and records its block.
 """
 
 from __future__ import annotations
