@@ -316,8 +316,8 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         if len(_CHECKED_CALLS) < 64:
             _CHECKED_CALLS.add((block_rows, threads))
     if n <= small.ROWS and physics is None:  # a few rows: plain Python scalars and a per-row cache (issue 20.4)
-        got = small.evaluate(evaluate, points, catalog, assumptions, economics, deployment, strict, want, block_rows,
-                             output)
+        got = small.evaluate(evaluate, _SMALL_RULES, points, catalog, assumptions, economics, deployment, strict, want,
+                             block_rows, output)
         if got is not None:
             return got
     arr = catalog_arrays(catalog)
@@ -510,6 +510,11 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
         values = raw[name][given] if name == "usd_per_gpu_hour" else raw[name]
         require_in_range(name, values, f.lo, f.hi, f.unit, lo_inclusive=not f.lo_open)
     return raw
+
+
+_SMALL_RULES = small.Rules(_INPUT_DEFAULTS, frozenset(_UNGATED), frozenset(_LAYOUT_GATED), frozenset(_INT_COLUMNS),
+                           frozenset(_TEXT_COLUMNS))
+"""What the small-input path (:mod:`econ.engine.small`) reads of this module."""
 
 
 _CHECKED_ECONOMICS: dict = {}

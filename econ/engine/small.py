@@ -45,6 +45,7 @@ from typing import NamedTuple
 import polars as pl
 
 from econ.engine import fused
+from econ.engine.arrays import catalog_arrays
 from econ.physics.performance import WALLS
 from econ.physics.serving import mean_decode_context_tokens
 from econ.tables.catalog import CatalogCache
@@ -67,6 +68,18 @@ _VARYING = ("batch_size", "context_tokens", "input_len", "output_len")
 _CACHE = CatalogCache(ENTRIES)
 _NOT_COVERED = "not covered"
 """Value kept for a one-row key the fused kernel does not cover (the vectorized path runs without a capture)."""
+
+
+class Rules(NamedTuple):
+    """What the small path reads of :mod:`econ.engine.frame` (which imports this module; passed in, not imported):
+    its input defaults (``_INPUT_DEFAULTS``) and its result-column sets (``_UNGATED``, ``_LAYOUT_GATED``,
+    ``_INT_COLUMNS``, ``_TEXT_COLUMNS``)."""
+
+    input_defaults: dict
+    ungated: frozenset
+    layout_gated: frozenset
+    int_columns: frozenset
+    text_columns: frozenset
 
 
 class _Entry(NamedTuple):
@@ -92,11 +105,11 @@ def enabled() -> bool:
             and env.get("ECON_FUSED", "auto").strip().lower() not in _OFF)
 
 
-def evaluate(full, points: pl.DataFrame, catalog, assumptions, economics, deployment, strict: bool, want: tuple,
-             block_rows: int, output: str):
+def evaluate(full, rules: Rules, points: pl.DataFrame, catalog, assumptions, economics, deployment, strict: bool,
+             want: tuple, block_rows: int, output: str):
     """:func:`econ.engine.evaluate`'s result by the small path, or None where it does not apply (the caller then
-    runs the vectorized path). ``full``: :func:`econ.engine.evaluate` (run on a miss). Raises what the vectorized
-    path raises (it is the one that runs on a miss or on any doubt)."""
+    runs the vectorized path). ``full``: :func:`econ.engine.evaluate` (run on a miss); ``rules``: :class:`Rules`.
+    Raises what the vectorized path raises (it is the one that runs on a miss or on any doubt)."""
     n = points.height
     if n > ROWS or n > block_rows or fused.capture_open() or not enabled():
         return None
@@ -117,14 +130,14 @@ def evaluate(full, points: pl.DataFrame, catalog, assumptions, economics, deploy
     if any(e is _NOT_COVERED for e in entries):
         return None
     if all(e is not None for e in entries):
-        recs = _hits(rows, pos, entries)
-        return None if recs is None else _output(want, recs, output)
-    return _miss(full, points, catalog, assumptions, economics, deployment, strict, want, block_rows, output, rows,
-                 pos, keys)
+        recs = _hits(rules, rows, pos, entries)
+        return None if recs is None else _output(rules, want, recs, output)
+    return _miss(full, rules, points, catalog, assumptions, economics, deployment, strict, want, block_rows, output,
+                 rows, pos, keys)
 
 
-def _miss(full, points, catalog, assumptions, economics, deployment, strict, want, block_rows, output, rows, pos,
-          keys):
+def _miss(full, rules, points, catalog, assumptions, economics, deployment, strict, want, block_rows, output, rows,
+          pos, keys):
     """The vectorized path, once (its block through the plain-Python kernel), and its clean rows kept."""
     with fused.capturing() as captured:
         res = full(points, catalog, assumptions, economics, deployment, strict=strict, columns=_ALL,
@@ -134,28 +147,25 @@ def _miss(full, points, catalog, assumptions, economics, deployment, strict, wan
     if not captured and n == 1:
         _CACHE.put(catalog, keys[0], _NOT_COVERED)
     elif len(captured) == 1 and captured[0] is not None:
-        _keep(catalog, captured[0], recs, rows, pos, keys, points.columns)
-    return _output(want, recs, output)
+        _keep(rules, catalog, captured[0], recs, rows, pos, keys, points.columns)
+    return _output(rules, want, recs, output)
 
 
-def _keep(catalog, block: dict, recs: list, rows, pos, keys, names) -> None:
+def _keep(rules, catalog, block: dict, recs: list, rows, pos, keys, names) -> None:
     """Keep each clean row of a captured block (see :class:`econ.engine.fused.capturing`), after checking that this
     module reads its batch and context as the vectorized path did."""
-    from econ.engine.arrays import catalog_arrays
-    from econ.engine.frame import _INPUT_DEFAULTS
-
     arr = catalog_arrays(catalog)
     dp_col = fused.FIELDS.index("dp")
     cv_at = names.index("output_len_cv") if "output_len_cv" in names else -1
     for i, r in enumerate(rows):
         if block["blocked"][i]:
             continue
-        cv = r[cv_at] if cv_at >= 0 and r[cv_at] is not None else _INPUT_DEFAULTS["output_len_cv"]
+        cv = r[cv_at] if cv_at >= 0 and r[cv_at] is not None else rules.input_defaults["output_len_cv"]
         t = block["table"][block["index"][i]]
         max_ctx = float(arr.models(arr.model_ids.index(recs[i]["model"])).max_context_tokens)
         entry = _Entry(tuple(recs[i][c] for c in _IDS), t, block["usd_per_gpu_hour"][i], t[dp_col], max_ctx,
                        float(cv))
-        got = _row_inputs(r, pos, entry)
+        got = _row_inputs(rules, r, pos, entry)
         if got != (block["batch"][i], block["decode_context_tokens"][i], block["capacity_context_tokens"][i]):
             continue  # pragma: no cover - this module would read the row otherwise than the engine: never kept
         _CACHE.put(catalog, keys[i], entry)
@@ -169,12 +179,10 @@ def _whole(v, lo: float, hi: float):
     return x if lo <= x <= hi and x == round(x) else None
 
 
-def _row_inputs(r: tuple, pos: tuple, entry: _Entry):
+def _row_inputs(rules: Rules, r: tuple, pos: tuple, entry: _Entry):
     """(batch, decode context, capacity context) of a row as :func:`econ.engine.frame._block_physics` derives them
     from :func:`econ.engine.frame._read_inputs`' columns, or None where the vectorized path must run (a value out of
     its range, a context beyond the model's maximum, a batch below the layout's dp)."""
-    from econ.engine.frame import _INPUT_DEFAULTS
-
     pb, pc, pi, po = pos
     b = _whole(r[pb], 1, MAX_BATCH)  # _read_inputs: require_integer("batch_size", ..., 1, MAX_BATCH)
     if b is None or b < entry.dp:  # layout_problems: batch_size >= dp (a given layout)
@@ -183,7 +191,7 @@ def _row_inputs(r: tuple, pos: tuple, entry: _Entry):
     for p, name in ((pi, "input_len"), (po, "output_len")):
         v = None if p < 0 else r[p]
         if v is None:
-            lens.append(_INPUT_DEFAULTS[name])
+            lens.append(rules.input_defaults[name])
         else:  # _read_inputs: require_integer(name, ..., 1, MAX_CONTEXT)
             x = _whole(v, 1, MAX_CONTEXT)
             if x is None:
@@ -203,22 +211,15 @@ def _row_inputs(r: tuple, pos: tuple, entry: _Entry):
     return b, dctx, cctx
 
 
-_GATED: list = []
-"""The float columns of :data:`COLUMNS` that are null on an infeasible row (filled from econ.engine.frame's sets)."""
-
-
-def _hits(rows, pos, entries):
+def _hits(rules: Rules, rows, pos, entries):
     """Each row's result dict from its kept entry and its batch and context, or None where the vectorized path must
     run."""
-    if not _GATED:
-        from econ.engine.frame import _LAYOUT_GATED, _UNGATED
-        _GATED.append(frozenset(c for c in fused.COLUMNS if c not in _UNGATED and c not in _LAYOUT_GATED
-                                and c not in ("feasible", "binding_wall")))
-    gated = _GATED[0]
+    gated = [c for c in fused.COLUMNS if c not in rules.ungated and c not in rules.layout_gated
+             and c not in ("feasible", "binding_wall")]  # float columns null on an infeasible row
     row_fn = fused.pure_kernel().decode_cost_row
     recs = []
     for r, e in zip(rows, entries):
-        got = _row_inputs(r, pos, e)
+        got = _row_inputs(rules, r, pos, e)
         if got is None:
             return None
         try:
@@ -242,12 +243,11 @@ _SCHEMAS: dict = {}
 """want -> the Polars schema of :func:`econ.engine.evaluate`'s frame for those columns."""
 
 
-def _schema(want: tuple) -> dict:
+def _schema(rules: Rules, want: tuple) -> dict:
     """The dtypes :func:`econ.engine.frame._result_lists` gives these columns (text, whole numbers, flags, floats)."""
     got = _SCHEMAS.get(want)
     if got is None:
-        from econ.engine.frame import _INT_COLUMNS, _TEXT_COLUMNS
-        got = {c: pl.String if c in _TEXT_COLUMNS else pl.Int64 if c in _INT_COLUMNS else
+        got = {c: pl.String if c in rules.text_columns else pl.Int64 if c in rules.int_columns else
                pl.Boolean if c == "feasible" else pl.Float64 for c in want}
         if len(_SCHEMAS) > 256:
             _SCHEMAS.clear()
@@ -255,10 +255,10 @@ def _schema(want: tuple) -> dict:
     return got
 
 
-def _output(want: tuple, recs: list, output: str):
+def _output(rules: Rules, want: tuple, recs: list, output: str):
     """The result as :func:`econ.engine.evaluate` returns it: a frame, ``{column: list}`` or one dict per row."""
     if output == "records":
         return [{c: rec[c] for c in want} for rec in recs]
     if output == "dict":
         return {c: [rec[c] for rec in recs] for c in want}
-    return pl.DataFrame([tuple(rec[c] for c in want) for rec in recs], schema=_schema(want), orient="row")
+    return pl.DataFrame([tuple(rec[c] for c in want) for rec in recs], schema=_schema(rules, want), orient="row")

@@ -53,8 +53,8 @@ def hits(monkeypatch):
     seen = [0]
     real = small._hits
 
-    def counting(rows, pos, entries):
-        got = real(rows, pos, entries)
+    def counting(rules, rows, pos, entries):
+        got = real(rules, rows, pos, entries)
         seen[0] += 0 if got is None else len(got)
         return got
 
