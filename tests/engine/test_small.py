@@ -315,3 +315,31 @@ def test_records_of_the_bench_row_are_exact_on_a_hit(catalog, hits):
     again = evaluate(ONE, catalog, columns=DECODE_COST, output="records")
     assert first == again and hits[0] == 1
     assert np.isfinite(first[0]["tpot_s"])
+
+
+def test_enum_ids_custom_rate_and_per_row_economics(catalog, hits, monkeypatch):
+    """Enum id columns, the custom tier with its per-row rate, a per-row utilization: equal on the miss and the hit."""
+    models, hws = catalog.models["id"].to_list(), catalog.accelerators["id"].to_list()
+    pts = pl.DataFrame({"model": ["llama-3.3-70b", "llama-3.3-70b"], "hardware": ["h100-sxm", "h100-sxm"],
+                        "precision": ["fp8", "bf16"], "batch_size": [16, 32], "basis": ["custom", "owned"],
+                        "usd_per_gpu_hour": [2.5, None], "utilization_frac": [0.6, 0.9]}).with_columns(
+        pl.col("model").cast(pl.Enum(models)), pl.col("hardware").cast(pl.Enum(hws)))
+    slow = _off(monkeypatch, pts, catalog, columns=WITH_IDS)
+    for _ in range(2):
+        _assert_same(evaluate(pts, catalog, columns=WITH_IDS), slow)
+    assert hits[0] == 2
+
+
+def test_threads_share_the_cache_safely(catalog, hits, monkeypatch):
+    """Callers in threads (dashboard sessions) get their own rows' numbers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    frames = [ONE.with_columns(batch_size=pl.lit(b, dtype=pl.Int64), num_gpus=pl.lit(g, dtype=pl.Int64))
+              for b in (1, 16, 64, 300) for g in (2, 4, 8)]
+    want = [_off(monkeypatch, f, catalog, columns=WITH_IDS, output="records") for f in frames]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for _ in range(3):
+            got = list(pool.map(lambda f: evaluate(f, catalog, columns=WITH_IDS, output="records"), frames))
+            for a, b in zip(got, want):
+                _assert_same(a, b)
+    assert hits[0] > 0
