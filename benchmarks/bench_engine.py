@@ -14,7 +14,9 @@ writes benchmarks/results/bench_engine.json:
    do not depend on how busy the machine is;
 3. 1e7 points (decode + cost) in a child process, three calls in a row: seconds per call, peak RSS and the
    traced (tracemalloc) peak of each call;
-4. one row: decode + cost and all columns, as a frame and as records (``output="records"``);
+4. one row: decode + cost and all columns, as a frame and as records (``output="records"``); the same row repeated,
+   so decode + cost is the small-input path's cache hit (:mod:`econ.engine.small`); its miss (the first call of a
+   row) is measured too (``one_row_decode_cost_*_miss_*``);
 5. ``econ.analyses.optimize.frontier`` for DeepSeek-V3 over every accelerator, in-process;
 6. processes: ``econ cost`` one row, ``econ quotes check`` (all shipped quotes), ``econ --help``, and
    ``python -c "import numpy, polars"`` (the floor of any process that computes).
@@ -210,6 +212,18 @@ def main() -> None:
                 times.append(time.perf_counter() - t0)
             r[f"{label}_{out}_median_s"], r[f"{label}_{out}_best_s"] = float(np.median(times)), min(times)
             print(f"{label} ({out}): median {np.median(times) * 1e3:.2f} ms, best {min(times) * 1e3:.2f} ms")
+    from econ.engine import small
+    for out in ("frame", "records"):  # the small path's first call of a row (its cache emptied before each call)
+        times = []
+        for _ in range(100):
+            small._CACHE.clear()
+            t0 = time.perf_counter()
+            evaluate(one, catalog, columns=DECODE_COST, output=out)
+            times.append(time.perf_counter() - t0)
+        r[f"one_row_decode_cost_{out}_miss_median_s"] = float(np.median(times))
+        r[f"one_row_decode_cost_{out}_miss_best_s"] = min(times)
+        print(f"one_row_decode_cost ({out}), small path's miss: median {np.median(times) * 1e3:.2f} ms, "
+              f"best {min(times) * 1e3:.2f} ms")
     from econ.analyses.optimize import frontier
     frontier(catalog, model="deepseek-v3")  # warm-up
     r["frontier_s"] = best_of(lambda: frontier(catalog, model="deepseek-v3"), max(2, rep // 2))

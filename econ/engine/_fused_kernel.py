@@ -3,12 +3,45 @@
 Every statement names the numpy function it mirrors, and keeps that function's order of operations, so the two
 paths agree to rounding (tests/engine/test_fused.py: within 1e-9 relative). No formula or constant lives here that
 is not in the function named beside it.
+
+The same source also runs as plain Python on Python floats (issue 20.4, the small-input path of
+:mod:`econ.engine.small`): :func:`econ.engine.fused.pure_kernel` loads this file a second time under another module
+name with ``_PURE = True`` set in its namespace before it runs; then ``_jit`` is the identity, numba is not imported,
+and ``np`` is :class:`_ScalarMath` (``math``'s functions on floats, equal to numpy's on finite values; a NaN or
+infinite argument of ``ceil`` / ``floor`` passes through as numpy's does). A division by zero or an overflow there
+raises (ZeroDivisionError, OverflowError, ValueError) where numpy would return inf or NaN: the caller then runs the
+numpy path.
 """
 
 from __future__ import annotations
 
-import numba
-import numpy as np
+import math
+
+_PURE = bool(globals().get("_PURE", False))  # set by econ.engine.fused.pure_kernel before this source runs
+
+
+class _ScalarMath:
+    """The numpy functions the kernel calls, on Python floats (plain-Python mode only)."""
+
+    nan = math.nan
+    expm1 = staticmethod(math.expm1)
+
+    @staticmethod
+    def ceil(x):
+        """np.ceil of a float (NaN and inf pass through)."""
+        return float(math.ceil(x)) if x - x == 0.0 else x
+
+    @staticmethod
+    def floor(x):
+        """np.floor of a float (NaN and inf pass through)."""
+        return float(math.floor(x)) if x - x == 0.0 else x
+
+
+if _PURE:
+    np = _ScalarMath
+else:
+    import numba
+    import numpy as np
 
 from econ import units
 from econ.engine._fused_fields import FIELDS
@@ -34,7 +67,10 @@ _OPTIONS = dict(fastmath=False, nogil=True, error_model="numpy")
 
 
 def _jit(fn):
-    """``numba.njit`` with the on-disk cache, or without it where no cache directory can be written."""
+    """``numba.njit`` with the on-disk cache, or without it where no cache directory can be written; the identity in
+    plain-Python mode."""
+    if _PURE:
+        return fn
     try:
         return numba.njit(cache=True, **_OPTIONS)(fn)
     except RuntimeError:  # numba: "cannot cache function ...: no locator available" (read-only install)
@@ -140,80 +176,89 @@ def decode_cost_kernel(batch, decode_ctx, capacity_ctx, blocked, index, table, m
     """Decode step, capacity, status and cost of every row (see econ.engine.fused.decode_cost)."""
     for i in range(batch.shape[0]):
         t = table[index[i]]
-        b = batch[i]
-        ctx = decode_ctx[i]
-        cap_ctx = capacity_ctx[i]
-        # attended_tokens(decode context)
-        main = (_minimum(ctx, t[TOPK]) if t[TOPK] > 0.0 else ctx)
-        attended = t[L_G] * main + t[L_S] * _minimum(ctx, t[WINDOW])
-        # kv_bytes_read_per_query(decode context), kv_bytes_per_sequence(capacity context) (core._kv_read, _kv_bytes)
-        kv_dec = attended * t[KV_EL] * t[KV_BPE] + t[L_G] * ctx * t[IDX_BYTES]
-        held = t[L_G] * cap_ctx + t[L_S] * _minimum(cap_ctx, t[WINDOW])  # held_tokens
-        kv_cap = held * t[KV_EL] * t[KV_BPE] + t[L_G] * cap_ctx * t[IDX_BYTES]
-        # decode_step
-        (n_mb, nr_bytes, r_bytes, t_mem_nr, r_mem, t_flop_nr, r_flop, attn, t_tp, t_ep, t_pp,
-         roof_nr) = _parts(1.0 + t[SPEC_K], b, ctx, kv_dec, attended, t, moe)
-        t_mem = t_mem_nr + r_mem
-        t_flop = t_flop_nr + r_flop
-        t_comm = t_tp + t_ep + t_pp
-        t_routed = r_mem + r_flop  # grouped_gemm_time_s
-        roof = roof_nr + t_routed
-        gap = t[GAP_GRAPH] if b / t[DP] <= t[GRAPH_MAX] else t[GAP_EAGER]  # launch_gap_s
-        t_floor = t[KERNELS] * t[KERNEL_LAT] * t[H] / _KERNEL_WIDTH  # kernel_time_s
-        t_launch = t[KERNELS] * gap
-        tbo = t[TBO]
-        passes = 1.0 + tbo
-        compute = roof
-        comm_run = t_comm
-        if any_tbo and tbo > 0.0:  # two-batch overlap: the half batch's pass
-            (_, _, _, _, h_r_mem, _, h_r_flop, _, h_t_tp, h_t_ep, h_t_pp,
-             h_roof_nr) = _parts(1.0 + t[SPEC_K], b / 2.0, ctx, kv_dec, attended, t, moe)
-            compute = 2.0 * (h_roof_nr + (h_r_mem + h_r_flop))
-            comm_run = 2.0 * (h_t_tp + h_t_ep + h_t_pp)
-        stage = t[STAGE]
-        t_floor = passes * stage * t_floor
-        t_launch = passes * stage * t_launch
-        compute = stage * compute
-        comm_run = stage * comm_run
-        busy = compute + t_floor
-        exposed = (busy + comm_run - t[OVERLAP] * _minimum(busy, comm_run)) - busy  # overlapped_time_s - busy
-        cpu = n_mb * t[OVERHEAD] + t[SEQ_OVERHEAD] * b / t[DP]
-        gpu = busy + exposed + t_launch + t[T_LAYERS] + t[T_MOE]
-        cpu = _maximum(cpu - t[CPU_OVERLAP] * gpu, 0.0)  # exposed_cpu_time_s
-        fixed = cpu + t_launch + t[T_LAYERS] + t[T_MOE]
-        t_verify = busy + exposed + fixed
-        t_draft = 0.0
-        accepted = 1.0
-        if any_k:  # speculative decoding: k MTP draft passes (_draft_pass_s), accepted_tokens_per_step
-            k = t[SPEC_K]
-            (_, _, _, _, o_r_mem, _, o_r_flop, _, o_t_tp, o_t_ep, _,
-             o_roof_nr) = _parts(1.0, b, ctx, kv_dec, attended, t, moe)
-            L = t[NUM_LAYERS]
-            nr_layer = o_roof_nr / L
-            r_layer = (o_r_mem + o_r_flop) / _maximum(t[L_MOE], 1.0)
-            comm_layer = (1.0 - t[SINGLE_OVERLAP]) * (o_t_tp + o_t_ep) / L
-            moe_on = _minimum(t[L_MOE], 1.0)
-            per_kernel = t[KERNEL_LAT] * t[H] / _KERNEL_WIDTH + gap
-            mtp = nr_layer + moe_on * (r_layer + t[MOE_LAYER_OVERHEAD]) + comm_layer + t[LAYER_OVERHEAD] \
-                + t[MTP_KERNELS] * per_kernel
-            t_draft = k * (mtp if t[SPEC_METHOD] == 1.0 else 0.0)
-            a = t[SPEC_ACCEPTANCE]
-            accepted = (1.0 - a ** (k + 1.0)) / (1.0 - a)
-        step = t_verify + t_draft
-        tp_ = step / accepted
-        tpot[i] = tp_
-        tps_user[i] = 1.0 / tp_
-        out_gpu = b / (tp_ * (t[TP] * t[DP] * t[PP]))
-        tps_gpu[i] = out_gpu
-        code = 3 if exposed > compute else (2 if t_flop > t_mem else 1)
-        # max_batch_size
-        mb = np.floor(_maximum(t[FREE_HBM], 0.0) / (kv_cap * t[REPL]))
-        max_batch[i] = mb
-        # run_status (decode only: the prefill instance fits, no KV link)
-        over = b > mb
-        feasible[i] = (not over) and (not blocked[i])
-        wall[i] = 0 if over else code
-        # costs_of: $/GPU-hour of the combination; usd_per_m_tokens(gh + 0, tokens/s/GPU x pool use 1)
         gh = usd_h_row[i] if per_row else t[USD_PER_GPU_HOUR]
-        usd_h[i] = gh
-        usd_out[i] = (gh + 0.0) / (_SECONDS_PER_HOUR * (out_gpu * 1.0)) * _TOKENS_PER_M
+        (f, w, mb, tp_, u, g, h, o) = decode_cost_row(batch[i], decode_ctx[i], capacity_ctx[i], blocked[i], t, moe,
+                                                      any_tbo, any_k, gh)
+        feasible[i] = f
+        wall[i] = w
+        max_batch[i] = mb
+        tpot[i] = tp_
+        tps_user[i] = u
+        tps_gpu[i] = g
+        usd_h[i] = h
+        usd_out[i] = o
+
+
+@_jit
+def decode_cost_row(b, ctx, cap_ctx, blocked, t, moe, any_tbo, any_k, gh):
+    """Decode step, capacity, status and cost of one row: ``t`` its combination's table row, ``gh`` its $/GPU-hour.
+
+    Returns (feasible, binding-wall code, max_batch_size, tpot_s, tokens/s/user, output tokens/s/GPU, $/GPU-hour,
+    $/M output tokens)."""
+    # attended_tokens(decode context)
+    main = (_minimum(ctx, t[TOPK]) if t[TOPK] > 0.0 else ctx)
+    attended = t[L_G] * main + t[L_S] * _minimum(ctx, t[WINDOW])
+    # kv_bytes_read_per_query(decode context), kv_bytes_per_sequence(capacity context) (core._kv_read, _kv_bytes)
+    kv_dec = attended * t[KV_EL] * t[KV_BPE] + t[L_G] * ctx * t[IDX_BYTES]
+    held = t[L_G] * cap_ctx + t[L_S] * _minimum(cap_ctx, t[WINDOW])  # held_tokens
+    kv_cap = held * t[KV_EL] * t[KV_BPE] + t[L_G] * cap_ctx * t[IDX_BYTES]
+    # decode_step
+    (n_mb, nr_bytes, r_bytes, t_mem_nr, r_mem, t_flop_nr, r_flop, attn, t_tp, t_ep, t_pp,
+     roof_nr) = _parts(1.0 + t[SPEC_K], b, ctx, kv_dec, attended, t, moe)
+    t_mem = t_mem_nr + r_mem
+    t_flop = t_flop_nr + r_flop
+    t_comm = t_tp + t_ep + t_pp
+    t_routed = r_mem + r_flop  # grouped_gemm_time_s
+    roof = roof_nr + t_routed
+    gap = t[GAP_GRAPH] if b / t[DP] <= t[GRAPH_MAX] else t[GAP_EAGER]  # launch_gap_s
+    t_floor = t[KERNELS] * t[KERNEL_LAT] * t[H] / _KERNEL_WIDTH  # kernel_time_s
+    t_launch = t[KERNELS] * gap
+    tbo = t[TBO]
+    passes = 1.0 + tbo
+    compute = roof
+    comm_run = t_comm
+    if any_tbo and tbo > 0.0:  # two-batch overlap: the half batch's pass
+        (_, _, _, _, h_r_mem, _, h_r_flop, _, h_t_tp, h_t_ep, h_t_pp,
+         h_roof_nr) = _parts(1.0 + t[SPEC_K], b / 2.0, ctx, kv_dec, attended, t, moe)
+        compute = 2.0 * (h_roof_nr + (h_r_mem + h_r_flop))
+        comm_run = 2.0 * (h_t_tp + h_t_ep + h_t_pp)
+    stage = t[STAGE]
+    t_floor = passes * stage * t_floor
+    t_launch = passes * stage * t_launch
+    compute = stage * compute
+    comm_run = stage * comm_run
+    busy = compute + t_floor
+    exposed = (busy + comm_run - t[OVERLAP] * _minimum(busy, comm_run)) - busy  # overlapped_time_s - busy
+    cpu = n_mb * t[OVERHEAD] + t[SEQ_OVERHEAD] * b / t[DP]
+    gpu = busy + exposed + t_launch + t[T_LAYERS] + t[T_MOE]
+    cpu = _maximum(cpu - t[CPU_OVERLAP] * gpu, 0.0)  # exposed_cpu_time_s
+    fixed = cpu + t_launch + t[T_LAYERS] + t[T_MOE]
+    t_verify = busy + exposed + fixed
+    t_draft = 0.0
+    accepted = 1.0
+    if any_k:  # speculative decoding: k MTP draft passes (_draft_pass_s), accepted_tokens_per_step
+        k = t[SPEC_K]
+        (_, _, _, _, o_r_mem, _, o_r_flop, _, o_t_tp, o_t_ep, _,
+         o_roof_nr) = _parts(1.0, b, ctx, kv_dec, attended, t, moe)
+        L = t[NUM_LAYERS]
+        nr_layer = o_roof_nr / L
+        r_layer = (o_r_mem + o_r_flop) / _maximum(t[L_MOE], 1.0)
+        comm_layer = (1.0 - t[SINGLE_OVERLAP]) * (o_t_tp + o_t_ep) / L
+        moe_on = _minimum(t[L_MOE], 1.0)
+        per_kernel = t[KERNEL_LAT] * t[H] / _KERNEL_WIDTH + gap
+        mtp = nr_layer + moe_on * (r_layer + t[MOE_LAYER_OVERHEAD]) + comm_layer + t[LAYER_OVERHEAD] \
+            + t[MTP_KERNELS] * per_kernel
+        t_draft = k * (mtp if t[SPEC_METHOD] == 1.0 else 0.0)
+        a = t[SPEC_ACCEPTANCE]
+        accepted = (1.0 - a ** (k + 1.0)) / (1.0 - a)
+    step = t_verify + t_draft
+    tp_ = step / accepted
+    out_gpu = b / (tp_ * (t[TP] * t[DP] * t[PP]))
+    code = 3 if exposed > compute else (2 if t_flop > t_mem else 1)
+    # max_batch_size
+    mb = np.floor(_maximum(t[FREE_HBM], 0.0) / (kv_cap * t[REPL]))
+    # run_status (decode only: the prefill instance fits, no KV link)
+    over = b > mb
+    # costs_of: $/GPU-hour of the combination; usd_per_m_tokens(gh + 0, tokens/s/GPU x pool use 1)
+    return ((not over) and (not blocked), 0 if over else code, mb, tp_, 1.0 / tp_, out_gpu, gh,
+            (gh + 0.0) / (_SECONDS_PER_HOUR * (out_gpu * 1.0)) * _TOKENS_PER_M)

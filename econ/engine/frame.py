@@ -50,7 +50,7 @@ from econ.engine.arrays import (BAND_OF_COST, BAND_OF_RATE, FORMATS, CatalogArra
 from econ.engine.core import (ECONOMIC_COLUMNS, CostInputs, EngineInputs, KvTiers, Serving, Workload, _broadcast,
                               _kv_bytes, _leaves, _rebuild, _resident, run_costs, run_physics, run_status, sweet_spot,
                               take_bundle, tier_rate, usd_per_gpu_hour)
-from econ.engine import fused
+from econ.engine import fused, small
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
 
 
@@ -310,8 +310,16 @@ def evaluate(points: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = 
         want = want + ("sweet_spot_batch",)
     if output not in ("frame", "dict", "records"):
         raise InvalidInputError(f"output={output!r} is not one of ['frame', 'dict', 'records']")
-    require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
-    require_integer("threads", threads, 1, 64)
+    if (block_rows, threads) not in _CHECKED_CALLS:  # checked once per value (issue 20.4: ~40 us a call)
+        require_integer("block_rows", block_rows, 1, 1 << 24, "rows")
+        require_integer("threads", threads, 1, 64)
+        if len(_CHECKED_CALLS) < 64:
+            _CHECKED_CALLS.add((block_rows, threads))
+    if n <= small.ROWS and physics is None:  # a few rows: plain Python scalars and a per-row cache (issue 20.4)
+        got = small.evaluate(evaluate, _SMALL_RULES, points, catalog, assumptions, economics, deployment, strict, want,
+                             block_rows, output)
+        if got is not None:
+            return got
     arr = catalog_arrays(catalog)
     if physics is not None:  # the memo is this frame's physics under this fingerprint, else emptied
         import weakref
@@ -402,6 +410,10 @@ def _input_codes(points: pl.DataFrame, present: set, arr: CatalogArrays, economi
         if v.flags.writeable:
             v.setflags(write=False)
     return model_code, hw_code, prec_code, kv_code, basis_code, optional
+
+
+_CHECKED_CALLS: set = set()
+"""(block_rows, threads) pairs of :func:`evaluate` that passed their range checks (a few entries)."""
 
 
 @dataclass(frozen=True)
@@ -525,6 +537,11 @@ def _read_inputs(points: pl.DataFrame, economics: Economics) -> dict:
         values = raw[name][given] if name == "usd_per_gpu_hour" else raw[name]
         require_in_range(name, values, f.lo, f.hi, f.unit, lo_inclusive=not f.lo_open)
     return raw
+
+
+_SMALL_RULES = small.Rules(_INPUT_DEFAULTS, frozenset(_UNGATED), frozenset(_LAYOUT_GATED), frozenset(_INT_COLUMNS),
+                           frozenset(_TEXT_COLUMNS))
+"""What the small-input path (:mod:`econ.engine.small`) reads of this module."""
 
 
 _CHECKED_ECONOMICS: dict = {}

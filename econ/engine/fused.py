@@ -25,11 +25,19 @@ Without numba (an optional dependency, the ``fast`` extra of pyproject.toml) the
 compiled on first use (~2-4 s) and kept in numba's on-disk cache (``cache=True``: ``__pycache__`` beside
 ``econ/engine/_fused_kernel.py``, or ``NUMBA_CACHE_DIR``), so a later process loads it (~0.5-0.9 s with numba's
 import); where no cache directory can be written it compiles once per process.
+
+Plain-Python mode (issue 20.4): :func:`pure_kernel` loads the same kernel source a second time without numba (its
+``_jit`` the identity, its ``np`` scalar ``math``), and :func:`pure_row` evaluates one row on Python floats. The
+small-input path (:mod:`econ.engine.small`, at most 16 rows) uses it: its cache of table rows is filled by one ordinary
+evaluation inside :class:`capturing`, during which :func:`covers` is True and :func:`decode_cost` runs the
+plain-Python row function and records its block.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import threading
 
 import numpy as np
 
@@ -75,8 +83,72 @@ def kernel():
 
 
 def covers(columns, rows: int) -> bool:
-    """True when every requested result column is one the kernel writes and the switch is on (:func:`enabled`)."""
-    return set(columns) <= COLUMNS and enabled(rows)
+    """True when every requested result column is one the kernel writes and the switch is on (:func:`enabled`), or
+    a capture of :func:`capturing` is open in this thread (the small-input path's miss, :mod:`econ.engine.small`)."""
+    return set(columns) <= COLUMNS and (enabled(rows) or getattr(_CAPTURE, "rows", None) is not None)
+
+
+_CAPTURE = threading.local()
+"""``rows``: the list :func:`decode_cost` appends its blocks to while :func:`capturing` is open in this thread."""
+
+
+class capturing:
+    """Context manager (issue 20.4): while open in this thread, :func:`covers` is True for the kernel's columns and
+    :func:`decode_cost` runs the plain-Python kernel (:func:`pure_kernel`, no numba needed) row by row, with each
+    row's own MoE / two-batch-overlap / speculation switches, and appends what it was given to the list the context
+    returns: one dict per block with ``batch``, ``decode_context_tokens``, ``capacity_context_tokens``, ``blocked``,
+    ``index``, ``table`` and ``usd_per_gpu_hour`` (each row's $/GPU-hour); a block the kernel could not evaluate in
+    plain Python (a division by zero, an overflow) is appended as None and left to the numpy path. Used by
+    :mod:`econ.engine.small` to fill its cache from one ordinary evaluation (a one-block call, in the caller's
+    thread)."""
+
+    def __enter__(self) -> list:
+        self.rows: list = []
+        self._before = getattr(_CAPTURE, "rows", None)
+        _CAPTURE.rows = self.rows
+        return self.rows
+
+    def __exit__(self, *exc) -> None:
+        _CAPTURE.rows = self._before
+
+
+def capture_open() -> bool:
+    """Whether a :func:`capturing` context is open in this thread."""
+    return getattr(_CAPTURE, "rows", None) is not None
+
+
+_PURE_KERNEL: dict = {}
+"""The plain-Python kernel module once loaded ({"module": module})."""
+
+
+def pure_kernel():
+    """``econ/engine/_fused_kernel.py`` loaded a second time as plain Python (module
+    ``econ.engine._fused_kernel_pure``): ``_PURE = True`` is set in its namespace before its source runs, so its
+    ``_jit`` is the identity, numba is not imported and its ``np`` is scalar ``math`` (see that module). One source,
+    two modes: :func:`decode_cost_row` of the returned module is the numba kernel's row, on Python floats."""
+    got = _PURE_KERNEL.get("module")
+    if got is None:
+        spec = importlib.util.find_spec("econ.engine._fused_kernel")
+        spec = importlib.util.spec_from_file_location("econ.engine._fused_kernel_pure", spec.origin)
+        got = importlib.util.module_from_spec(spec)
+        got._PURE = True
+        spec.loader.exec_module(got)
+        _PURE_KERNEL["module"] = got
+    return got
+
+
+def pure_row(row_fn, b: float, decode_ctx: float, capacity_ctx: float, blocked: bool, t, gh: float) -> tuple:
+    """The kernel's row (``row_fn`` = ``pure_kernel().decode_cost_row``) on Python floats, with the row's own
+    switches (:func:`decode_cost` takes them per block: equal results, the extra terms of a switch that is on for a
+    row that does not need it are zeros). ``t``: the row's table row as a list of floats.
+
+    Raises ZeroDivisionError / OverflowError / ValueError where numpy would give inf or NaN."""
+    return row_fn(b, decode_ctx, capacity_ctx, blocked, t, t[_MOE_FIELD] != 0.0, t[_TBO_FIELD] > 0.0,
+                  t[_SPEC_K_FIELD] > 0.0, gh)
+
+
+_MOE_FIELD, _TBO_FIELD, _SPEC_K_FIELD, _USD_FIELD = (FIELDS.index(c) for c in ("num_moe_layers", "tbo", "spec_k",
+                                                                                "usd_per_gpu_hour"))
 
 
 def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_embedding: bool,
@@ -157,6 +229,10 @@ def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, 
     -------
     bool: False when numba is absent (nothing written; the caller runs the numpy path).
     """
+    captured = getattr(_CAPTURE, "rows", None)
+    if captured is not None:
+        return _decode_cost_pure(batch, decode_context_tokens, capacity_context_tokens, blocked, index, table, out,
+                                 usd_per_gpu_hour_rows, captured)
     k = kernel()
     if k is None:
         return False
@@ -175,6 +251,32 @@ def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, 
       usd_per_gpu_hour_rows is not None,
       out["feasible"], out["binding_wall"], out["max_batch_size"], out["tpot_s"], out["tokens_per_s_per_user"],
       out["output_tokens_per_s_per_gpu"], out["usd_per_gpu_hour"], out["usd_per_m_output_tokens"])
+    return True
+
+
+def _decode_cost_pure(batch, decode_context_tokens, capacity_context_tokens, blocked, index, table, out: dict,
+                      usd_per_gpu_hour_rows, captured: list) -> bool:
+    """:func:`decode_cost` by the plain-Python kernel (a :func:`capturing` context is open); False (nothing written)
+    where a row cannot be evaluated in plain Python."""
+    n = len(index)
+    def rows(v, dtype=np.float64):
+        return np.broadcast_to(np.asarray(v, dtype=dtype), (n,)).tolist()
+
+    b, dctx, cctx, blk, idx = (rows(batch), rows(decode_context_tokens), rows(capacity_context_tokens),
+                               rows(blocked, np.bool_), rows(index, np.intp))
+    tab = np.asarray(table, dtype=np.float64).tolist()
+    gh = ([tab[i][_USD_FIELD] for i in idx] if usd_per_gpu_hour_rows is None else rows(usd_per_gpu_hour_rows))
+    row_fn = pure_kernel().decode_cost_row
+    try:
+        got = [pure_row(row_fn, b[i], dctx[i], cctx[i], blk[i], tab[idx[i]], gh[i]) for i in range(n)]
+    except (ArithmeticError, ValueError):
+        captured.append(None)
+        return False
+    for j, c in enumerate(("feasible", "binding_wall", "max_batch_size", "tpot_s", "tokens_per_s_per_user",
+                           "output_tokens_per_s_per_gpu", "usd_per_gpu_hour", "usd_per_m_output_tokens")):
+        out[c][:] = [g[j] for g in got]
+    captured.append(dict(batch=b, decode_context_tokens=dctx, capacity_context_tokens=cctx, blocked=blk, index=idx,
+                         table=tab, usd_per_gpu_hour=gh))
     return True
 
 
