@@ -100,9 +100,9 @@ def bench(repeat: int, page: bool) -> list[tuple[str, float, float]]:
         rows.append((name, 1e3 * statistics.median(xs), 1e3 * _pct(xs, 0.9)))
         print(f"{name:<28} {rows[-1][1]:>10.0f} {rows[-1][2]:>8.0f}", file=sys.stderr, flush=True)
     if page:
-        from benchmarks.bench_dashboard import bench_apptest
+        from benchmarks.bench_dashboard import bench_apptest, rows_of
 
-        for stem, kind, med, p90 in bench_apptest(repeat, ("quote_checker",)):
+        for _page, kind, med, p90, *_cpu_and_load in rows_of(bench_apptest(repeat, ("quote_checker",))):
             rows.append((f"page {kind}", med, p90))
     return rows
 
