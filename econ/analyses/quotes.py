@@ -49,6 +49,7 @@ accelerator-hour is cheapest.
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -900,18 +901,20 @@ def _evaluate_kept(catalog: Catalog, key: tuple, make_points, assumptions: Assum
                    percentile: float | None) -> pl.DataFrame:
     """:func:`_evaluate_rows` on grid points kept under ``key`` with the engine's memo of their physics
     (:data:`_PHYSICS_MEMOS`): ``make_points()`` builds them on a miss; on a hit only the cost chain runs again."""
-    kept = _PHYSICS_MEMOS.get(catalog, key)
-    before = None
-    if kept is None:
-        kept = (make_points().drop("_cfg", strict=False), {})
-    else:
-        before = dict(kept[1])  # the memo's entries (held, so an unchanged entry is the very object after the call)
-    res = _evaluate_rows(kept[0], catalog, assumptions, economics, percentile, physics=kept[1])
-    memo = kept[1]
-    if before is None or len(memo) != len(before) or any(memo.get(k) is not v for k, v in before.items()):
-        _PHYSICS_MEMOS.put(catalog, key, kept)  # sized now that the engine has filled the memo
-    # else: a hit whose memo the engine only read: its size is the one kept (get made it the newest), not measured
-    # again (~400 arrays walked per put: a few ms a rerun)
+    with _MEMO_LOCK:  # one call at a time on a kept memo: dashboard sessions (threads) share it, and a call under
+        # another tier empties and refills it (the engine's fingerprint) while another would be reading it
+        kept = _PHYSICS_MEMOS.get(catalog, key)
+        before = None
+        if kept is None:
+            kept = (make_points().drop("_cfg", strict=False), {})
+        else:
+            before = dict(kept[1])  # the memo's entries (held, so an unchanged entry is the very object after the call)
+        res = _evaluate_rows(kept[0], catalog, assumptions, economics, percentile, physics=kept[1])
+        memo = kept[1]
+        if before is None or len(memo) != len(before) or any(memo.get(k) is not v for k, v in before.items()):
+            _PHYSICS_MEMOS.put(catalog, key, kept)  # sized now that the engine has filled the memo
+        # else: a hit whose memo the engine only read: its size is the one kept (get made it the newest), not measured
+        # again (~400 arrays walked per put: a few ms a rerun)
     return res
 
 
@@ -930,6 +933,10 @@ a memo above a quarter of it (a screen of ~36,000 rows: a large upload) is not k
 
 _PHYSICS_MEMOS = CatalogCache(PHYSICS_MEMO_ENTRIES, max_bytes=PHYSICS_MEMO_BYTES, size_of=nbytes_of)
 """(id(catalog), the screen's key) -> (the screened points, the engine's physics memo of them)."""
+
+_MEMO_LOCK = threading.RLock()
+"""Held while :func:`_evaluate_kept` reads and fills a kept memo (an ``evaluate`` call on it; the engine is not
+re-entered there, the lock is reentrant for safety)."""
 
 
 def check_quotes(quotes: pl.DataFrame, catalog: Catalog, assumptions: Assumptions = DEFAULT,

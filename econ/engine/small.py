@@ -65,6 +65,9 @@ COLUMNS = frozenset(_ALL)
 _VARYING = ("batch_size", "context_tokens", "input_len", "output_len")
 """Input columns read on every call (not in the key)."""
 
+_NAN = object()
+"""Stands for a NaN input value in a cache key (NaN is not equal to itself: a key holding one would never be found)."""
+
 _CACHE = CatalogCache(ENTRIES)
 _NOT_COVERED = "not covered"
 """Value kept for a one-row key the fused kernel does not cover (the vectorized path runs without a capture)."""
@@ -122,7 +125,7 @@ def evaluate(full, rules: Rules, points: pl.DataFrame, catalog, assumptions, eco
     pos = tuple(names.index(c) if c in names else -1 for c in _VARYING)
     vary = frozenset(pos)
     call = (tuple(names), tuple(points.dtypes), bool(strict), assumptions, deployment, economics)
-    keys = [(call, tuple(v for j, v in enumerate(r) if j not in vary)) for r in rows]
+    keys = [(call, tuple(_NAN if v != v else v for j, v in enumerate(r) if j not in vary)) for r in rows]
     try:
         entries = [_CACHE.get(catalog, k) for k in keys]
     except TypeError:  # an unhashable value (a list column, an unhashable assumption): not cached

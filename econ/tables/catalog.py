@@ -686,8 +686,8 @@ def _rows_by_id(df: pl.DataFrame, id_col: str) -> dict:
 
 def nbytes_of(obj, _seen: set | None = None) -> int:
     """Bytes of the numpy arrays and Polars frames reachable from ``obj`` through dataclasses, tuples, lists and dicts,
-    each counted once: the ``size_of`` of a :class:`CatalogCache` that keeps engine results (scalars and broadcast
-    views count 0). [B]"""
+    each counted once: the ``size_of`` of a :class:`CatalogCache` that keeps engine results (scalars count 0; a
+    broadcast view counts the array it views, once). [B]"""
     import dataclasses
 
     import numpy as np
@@ -696,9 +696,9 @@ def nbytes_of(obj, _seen: set | None = None) -> int:
     if id(obj) in seen:
         return 0
     seen.add(id(obj))
-    if isinstance(obj, np.ndarray):  # a broadcast view (a zero stride) holds no memory of its own
-        return 0 if obj.ndim and 0 in obj.strides else int(obj.nbytes)
-    if isinstance(obj, pl.DataFrame):
+    if isinstance(obj, np.ndarray):  # a broadcast view (a zero stride) holds only the array it views
+        return nbytes_of(obj.base, seen) if obj.ndim and 0 in obj.strides else int(obj.nbytes)
+    if isinstance(obj, (pl.DataFrame, pl.Series)):
         return int(obj.estimated_size())
     if isinstance(obj, (tuple, list)):
         return sum(nbytes_of(v, seen) for v in obj)
@@ -738,7 +738,13 @@ class CatalogCache:
         self.max_bytes, self._size_of = max_bytes, size_of
         self._items: "OrderedDict[tuple, tuple]" = OrderedDict()
         self._sizes: dict[tuple, int] = {}
+        self._refs: dict[int, object] = {}  # id(obj) -> one weak reference per live object, shared by its entries
+        self._dead = False  # an object with entries is gone: the next put drops them (set by the reference's callback)
         self._lock = threading.Lock()
+
+    def _gone(self, _ref) -> None:
+        """Weak-reference callback: an object with entries was collected (a flag only: it may run inside a put)."""
+        self._dead = True
 
     def bytes(self) -> int:
         """Bytes of the values kept (0 without ``size_of``). [B]"""
@@ -766,11 +772,17 @@ class CatalogCache:
         if self.max_bytes is not None and size > self.max_bytes // 4:
             return  # too large to keep
         with self._lock:
-            self._items[full] = (weakref.ref(catalog), value)
+            ref = self._refs.get(id(catalog))
+            if ref is None or ref() is not catalog:  # a new object (or a dead one's id reused)
+                ref = self._refs[id(catalog)] = weakref.ref(catalog, self._gone)
+            self._items[full] = (ref, value)
             self._sizes[full] = size
             self._items.move_to_end(full)
-            for k in [k for k, (ref, _) in self._items.items() if ref() is None]:
-                self._drop(k)  # catalogs that are gone
+            if self._dead:  # catalogs that are gone: their entries dropped (scanned only when one went)
+                self._dead = False
+                for k in [k for k, (r, _) in self._items.items() if r() is None]:
+                    self._drop(k)
+                self._refs = {i: r for i, r in self._refs.items() if r() is not None}
             while len(self._items) > self.entries or (
                     self.max_bytes is not None and sum(self._sizes.values()) > self.max_bytes and len(self._items) > 1):
                 self._drop(next(iter(self._items)))

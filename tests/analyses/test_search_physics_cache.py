@@ -126,6 +126,31 @@ def test_the_kept_physics_is_bounded_in_bytes(catalog):
     assert cache.bytes() <= 100 and cache.get(catalog, ("a",)) is None  # the oldest went first
 
 
+def test_a_gone_objects_entries_are_dropped_and_an_id_reused_is_a_miss():
+    """CatalogCache keys by id(obj) with one weak reference per object: when the object is collected its entries go
+    at the next put (flagged by the reference's callback, not scanned on every put), and another object that reuses
+    the id never reads them."""
+    import gc
+
+    from econ.tables.catalog import CatalogCache
+
+    class Obj:
+        pass
+
+    cache = CatalogCache(100)
+    a, b = Obj(), Obj()
+    for i in range(3):
+        cache.put(a, (i,), i)
+    cache.put(b, ("b",), "kept")
+    assert len(cache) == 4 and cache.get(a, (1,)) == 1
+    del a
+    gc.collect()
+    cache.put(b, ("c",), "new")  # the put after a's collection drops its entries
+    assert len(cache) == 2 and cache.get(b, ("b",)) == "kept"
+    c = Obj()  # may reuse a's id: its keys are misses
+    assert all(cache.get(c, (i,)) is None for i in range(3))
+
+
 def test_nbytes_of_counts_each_array_and_frame_once():
     """The one size of a kept engine result (optimize's physics cache, the quote checker's memos)."""
     import polars as pl
@@ -138,6 +163,10 @@ def test_nbytes_of_counts_each_array_and_frame_once():
     assert nbytes_of(block) == 8000 + frame.estimated_size()
     assert nbytes_of(([block], {"k": a}, 3.5, "text")) == 8000 + frame.estimated_size()
     assert nbytes_of(None) == 0
-    # a broadcast view (the engine's absent input columns) holds only its one element: 0; a scalar array its own bytes
-    assert nbytes_of(np.broadcast_to(np.float64(2.0), (10_000,))) == 0
+    # a broadcast view (the engine's absent input columns) holds only the array it views, counted once
+    assert nbytes_of(np.broadcast_to(np.float64(2.0), (10_000,))) <= 8
+    column = np.zeros((1000, 1))
+    assert nbytes_of((np.broadcast_to(column, (1000, 50)), column)) == 8000
     assert nbytes_of((np.zeros(3), np.array(1.0))) == 24 + 8
+    labels = pl.Series(["TP8"] * 1000)  # a Polars Series (the memo's layout labels) counts its own size
+    assert nbytes_of(labels) == labels.estimated_size() > 0
