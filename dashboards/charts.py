@@ -776,9 +776,10 @@ def trend_chart(table: pl.DataFrame, *, width: int = 640) -> alt.LayerChart:
         x=alt.X("accelerator:N", sort=[label[h] for h in order], title="Accelerator",
                 axis=alt.Axis(labelAngle=0, labelLimit=0)),
         y=alt.Y(f"{cost}:Q", scale=alt.Scale(type="log", domain=[lo / 1.5, hi * 1.5], nice=False),
-                title=column_title(cost), axis=alt.Axis(format="$,.3~f", titleLimit=0)),
+                title=column_title(cost), axis=alt.Axis(format="$,.3~f", titleLimit=0, values=[
+                    v for v in (m * 10.0 ** e for e in range(-4, 4) for m in (1, 2, 5)) if lo / 1.5 <= v <= hi * 1.5])),
         color=alt.Color("segment:N", title="Basis", scale=alt.Scale(domain=domain, range=[OKABE_ITO[0], OKABE_ITO[5]]),
-                        legend=alt.Legend(orient="top", labelLimit=0)),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0)),  # whole at 390 px
         strokeDash=alt.StrokeDash("segment:N", scale=alt.Scale(domain=domain, range=[[1, 0], [6, 4]]), legend=None),
         tooltip=tooltip(["accelerator", "year", "availability", "basis", cost, "output_tokens_per_s_per_gpu",
                          "tokens_per_s_per_user", "precision", "layout", "cost_from", "remark"]))

@@ -101,7 +101,8 @@ def family_title(by: str, family: str, fallback: str | None = None) -> str:
     if by == "class-generation":  # "moe-hopper" -> "MoE models on Hopper"
         cls = max((c for b, c in FAMILY_TITLES if b == "class" and family.startswith(c + "-")), key=len, default="")
         if cls:
-            return f"{FAMILY_TITLES[('class', cls)].split(' (')[0]} on {family[len(cls) + 1:].capitalize()}"
+            gen = family[len(cls) + 1:]  # as vendors name it: "CDNA 4", "Ada Lovelace" (profiles.GENERATION_TITLES)
+            return f"{FAMILY_TITLES[('class', cls)].split(' (')[0]} on {profiles.GENERATION_TITLES.get(gen, gen.capitalize())}"
     return FAMILY_TITLES.get((by, family), family.replace("-", " ").capitalize())
 
 

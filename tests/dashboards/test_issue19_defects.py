@@ -236,3 +236,16 @@ def test_the_trend_chart_draws_no_point_on_the_bridge_row():
     assert marks["point"]["transform"] == [{"filter": "(datum.bridge === false)"}]
     data = next(iter(datasets(at).values()))
     assert data["bridge"].sum() == 1  # the one bridge row is there, for the line only
+
+
+def test_the_trend_chart_legend_stacks_below_the_chart():
+    """At 390 px the legend read "Projection (announc" cut off at the right edge (one row across the top): it stacks
+    its two entries vertically below the chart, labels never truncated."""
+    from tests.dashboards.test_dashboard import specs
+
+    spec = specs(run(page("generations")))[0]
+    legends = [layer["encoding"]["color"]["legend"] for layer in spec["layer"]
+               if "legend" in layer.get("encoding", {}).get("color", {})]
+    legends += [spec["encoding"]["color"]["legend"]] if "legend" in spec.get("encoding", {}).get("color", {}) else []
+    assert legends and all(lg["orient"] == "bottom" and lg["direction"] == "vertical" and lg["labelLimit"] == 0
+                           for lg in legends)
