@@ -622,8 +622,7 @@ def _results(cat, cat_in_use, sc, result: QuoteCheck, sets, econ_, inputs: dict)
 
     st.subheader("One quote across accelerators")
     ids = view["quote_id"].to_list()
-    last = state.kept("qc.pick", None)
-    pick = state.keep("qc.pick", st.selectbox("Quote", ids, key="qc.pick", index=ids.index(last) if last in ids else 0))
+    pick = state.keep("qc.pick", st.selectbox("Quote", ids, key="qc.pick", index=_kept_position("qc.pick", ids, None)))
     row = view.filter(pl.col("quote_id") == pick).row(0, named=True)
     st.markdown(f"**{VERDICT_LABELS[row['verdict']]}** — "
                 f"{safe_text.md(name_ids(row['reason'], _names(cat)[1]).split(': ', 1)[1])}")  # $ is not LaTeX
@@ -655,16 +654,13 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
         a, b, c = st.columns(3)
         model_ids, hw_ids, wf_opts = list(models), list(hw_names), ["", *WEIGHT_FORMATS]
 
-        def index(key, options, default):  # the kept value's position (the tab was closed in between), else default's
-            value = state.kept(key, default)
-            return options.index(value) if value in options else options.index(default) if default in options else 0
-
         model = state.keep("qc.s.model", a.selectbox("Model", model_ids, format_func=models.get, key="qc.s.model",
-                                                     index=index("qc.s.model", model_ids, "llama-3.3-70b")))
+                                                     index=_kept_position("qc.s.model", model_ids, "llama-3.3-70b")))
         provider = state.keep("qc.s.provider", b.text_input(
             "Provider (a label)", value=state.kept("qc.s.provider", "my-quote"), max_chars=40, key="qc.s.provider"))
         hardware = state.keep("qc.s.hw", c.selectbox(
-            "Provider's hardware", hw_ids, format_func=hw_names.get, key="qc.s.hw", index=index("qc.s.hw", hw_ids, ""),
+            "Provider's hardware", hw_ids, format_func=hw_names.get, key="qc.s.hw",
+            index=_kept_position("qc.s.hw", hw_ids, ""),
             help="Unknown: the cheapest accelerator of the generations picked above; a Groq, Cerebras or SambaNova "
                  "system: not GPU-comparable (a GPU floor is shown for reference)"))
         d, e, f = st.columns(3)
@@ -683,7 +679,7 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
             "Output speed (tokens/s per user, optional)", min_value=0.1, max_value=100_000.0,
             value=state.kept("qc.s.speed", None), step=5.0, key="qc.s.speed"))
         wf = state.keep("qc.s.wf", h.selectbox(
-            "Weight format served", wf_opts, key="qc.s.wf", index=index("qc.s.wf", wf_opts, ""),
+            "Weight format served", wf_opts, key="qc.s.wf", index=_kept_position("qc.s.wf", wf_opts, ""),
             format_func=lambda x: x or "By the rule ('Turbo'/'fp8' name, else the checkpoint's)"))
         submitted = st.form_submit_button("Check this price")
     if not submitted and "qc.s.last" not in st.session_state:
@@ -721,9 +717,13 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
                  placeholder=table.PLACEHOLDER)
 
 
-def _position(options: list, value) -> int:
-    """``value``'s index in ``options`` (0 when it is not there: a catalog without it)."""
-    return options.index(value) if value in options else 0
+def _kept_position(key: str, options: list, default) -> int:
+    """The index a select widget ``key`` starts from: its kept value's (:func:`state.kept`: the tab was closed in
+    between), else ``default``'s, else 0 (a catalog without either)."""
+    for value in (state.kept(key, default), default):
+        if value in options:
+            return options.index(value)
+    return 0
 
 
 def _pnl_defaults(cat) -> dict:
@@ -774,9 +774,9 @@ def _pnl_form(cat, cat_in_use, sc) -> None:
                        min_value=0.0, max_value=10_000.0, step=0.01, format="%.4f")
         j, k = st.columns(2)
         model = j.selectbox("Model served", list(models), format_func=models.get, key="qc.p.model",
-                            index=_position(list(models), state.kept("qc.p.model", dflt["model"])))
+                            index=_kept_position("qc.p.model", list(models), dflt["model"]))
         hardware = k.selectbox("Accelerator", list(gpus_names), format_func=gpus_names.get, key="qc.p.hw",
-                               index=_position(list(gpus_names), state.kept("qc.p.hw", dflt["hardware"])))
+                               index=_kept_position("qc.p.hw", list(gpus_names), dflt["hardware"]))
         asked = st.form_submit_button("Compute the P&L")
     for k, v in (("gpus", gpus), ("rate", rate), ("speed", speed), ("in", t_in), ("cached", t_c), ("out", t_out),
                  ("pin", p_in), ("pc", p_c), ("pout", p_out), ("model", model), ("hw", hardware)):

@@ -45,8 +45,11 @@ from econ.engine._fused_fields import FIELDS
 from econ.engine.core import EngineInputs, combination_terms, replica_weights, take_bundle
 from econ.physics.memory import kv_replication
 
-COLUMNS = frozenset({"feasible", "binding_wall", "max_batch_size", "tpot_s", "tokens_per_s_per_user",
-                     "output_tokens_per_s_per_gpu", "usd_per_gpu_hour", "usd_per_m_output_tokens"})
+OUTPUTS = ("feasible", "binding_wall", "max_batch_size", "tpot_s", "tokens_per_s_per_user",
+           "output_tokens_per_s_per_gpu", "usd_per_gpu_hour", "usd_per_m_output_tokens")
+"""The kernel's outputs in its order (its output arrays, and the tuple its row function returns)."""
+
+COLUMNS = frozenset(OUTPUTS)
 """Result columns the kernel writes (the decode + cost columns of ``benchmarks/bench_engine.py``)."""
 
 _NUMBA: dict = {}
@@ -85,7 +88,7 @@ def kernel():
 def covers(columns, rows: int) -> bool:
     """True when every requested result column is one the kernel writes and the switch is on (:func:`enabled`), or
     a capture of :func:`capturing` is open in this thread (the small-input path's miss, :mod:`econ.engine.small`)."""
-    return set(columns) <= COLUMNS and (enabled(rows) or getattr(_CAPTURE, "rows", None) is not None)
+    return set(columns) <= COLUMNS and (enabled(rows) or capture_open())
 
 
 _CAPTURE = threading.local()
@@ -237,9 +240,9 @@ def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, 
     if k is None:
         return False
     table = np.ascontiguousarray(table, dtype=np.float64)
-    moe = bool(np.any(table[:, FIELDS.index("num_moe_layers")]))  # decode_step's block-level MoE switch
-    any_tbo = bool(np.any(table[:, FIELDS.index("tbo")] > 0))  # and its two-batch-overlap switch
-    any_k = bool(np.any(table[:, FIELDS.index("spec_k")] > 0))  # and its speculative-decoding switch
+    moe = bool(np.any(table[:, _MOE_FIELD]))  # decode_step's block-level MoE switch
+    any_tbo = bool(np.any(table[:, _TBO_FIELD] > 0))  # and its two-batch-overlap switch
+    any_k = bool(np.any(table[:, _SPEC_K_FIELD] > 0))  # and its speculative-decoding switch
     n = len(index)
     def rows(v, dtype=np.float64):
         return np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=dtype), (n,)))
@@ -248,9 +251,7 @@ def decode_cost(batch, decode_context_tokens, capacity_context_tokens, blocked, 
       rows(index, np.intp), table, moe,
       any_tbo, any_k, np.zeros(1) if usd_per_gpu_hour_rows is None else
       np.ascontiguousarray(np.broadcast_to(np.asarray(usd_per_gpu_hour_rows, dtype=np.float64), (n,))),
-      usd_per_gpu_hour_rows is not None,
-      out["feasible"], out["binding_wall"], out["max_batch_size"], out["tpot_s"], out["tokens_per_s_per_user"],
-      out["output_tokens_per_s_per_gpu"], out["usd_per_gpu_hour"], out["usd_per_m_output_tokens"])
+      usd_per_gpu_hour_rows is not None, *(out[c] for c in OUTPUTS))
     return True
 
 
@@ -272,8 +273,7 @@ def _decode_cost_pure(batch, decode_context_tokens, capacity_context_tokens, blo
     except (ArithmeticError, ValueError):
         captured.append(None)
         return False
-    for j, c in enumerate(("feasible", "binding_wall", "max_batch_size", "tpot_s", "tokens_per_s_per_user",
-                           "output_tokens_per_s_per_gpu", "usd_per_gpu_hour", "usd_per_m_output_tokens")):
+    for j, c in enumerate(OUTPUTS):
         out[c][:] = [g[j] for g in got]
     captured.append(dict(batch=b, decode_context_tokens=dctx, capacity_context_tokens=cctx, blocked=blk, index=idx,
                          table=tab, usd_per_gpu_hour=gh))

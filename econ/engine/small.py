@@ -226,15 +226,15 @@ def _hits(rules: Rules, rows, pos, entries):
         if got is None:
             return None
         try:
-            f, w, mb, tp, u, g, h, o = fused.pure_row(row_fn, *got, False, e.table, e.usd_per_gpu_hour)
+            values = fused.pure_row(row_fn, *got, False, e.table, e.usd_per_gpu_hour)  # in fused.OUTPUTS' order
         except (ArithmeticError, ValueError):
             return None
-        values = (mb, tp, u, g, h, o)
-        if any(x - x != 0.0 for x in values):  # NaN or inf: the vectorized path refuses or nulls it
+        if any(x - x != 0.0 for x in values[2:]):  # NaN or inf: the vectorized path refuses or nulls it
             return None
         rec = dict(zip(_IDS, e.ids))
-        rec.update(feasible=f, binding_wall=WALLS[w], max_batch_size=int(mb), tpot_s=tp, tokens_per_s_per_user=u,
-                   output_tokens_per_s_per_gpu=g, usd_per_gpu_hour=h, usd_per_m_output_tokens=o)
+        rec.update(zip(fused.OUTPUTS, values))
+        f = rec["feasible"]
+        rec.update(binding_wall=WALLS[rec["binding_wall"]], max_batch_size=int(rec["max_batch_size"]))
         if not f:
             for c in gated:
                 rec[c] = None
