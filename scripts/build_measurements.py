@@ -953,17 +953,21 @@ def _moe_precision(text: str, model: str, hardware: str):
         return "bf16", "int4", kv, f"source precision '{text}' (INT4 weight-only: bf16 matmuls)", reasons
     if t.startswith("not stated"):
         return "", "", kv, "", ["matmul precision not stated"]
-    if t.startswith("table label fp8"):
-        return "fp8", "mxfp4", kv, (f"source precision '{text}': the table labels the Hopper column FP8; the "
-                                    "gpt-oss checkpoint's MoE weights are MXFP4 (bf16 elsewhere)"), reasons
+    if t.startswith("table label fp8"):  # gpt-oss on Hopper: BF16 activations x MXFP4 experts, KV auto (bf16)
+        return "bf16", "mxfp4", kv or "bf16", (
+            f"source precision '{text}': the table labels the Hopper column FP8, but TensorRT-LLM runs gpt-oss on "
+            "Hopper with the TRITON MoE backend, BF16 activations x MXFP4 MoE weights (TensorRT-LLM 'Deployment "
+            "Guide for GPT-OSS', MoE Backend Support Matrix: H200 | BF16 | MXFP4 | TRITON, "
+            "nvidia.github.io/TensorRT-LLM/deployment-guide/deployment-guide-for-gpt-oss-on-trtllm.html), and the "
+            "doc's KV dtype auto is the checkpoint's bf16: bf16 matmuls, MXFP4 experts, bf16 KV"), reasons
     if t.startswith("fp4"):
         if GENERATION.get(hardware) in ("hopper", "ampere", "ada", "cdna3"):
             reasons.append(f"source labels the matmuls fp4 ('{text}') on {hardware}, which has no FP4 matmul: the "
                            "precision actually run is not stated")
         w = "mxfp4" if "mxfp4" in t or model.startswith("gpt-oss") else "nvfp4"
         return "fp4", w, kv, f"source precision '{text}'", reasons
-    if t.startswith("fp8"):
-        return "fp8", "fp8", kv, f"source precision '{text}'", reasons
+    if t.startswith("fp8"):  # 'moe fp8_block', 'native fp8 block': 128 x 128 block-scaled FP8 weights
+        return "fp8", "fp8_block" if "block" in t else "fp8", kv, f"source precision '{text}'", reasons
     return "", "", kv, "", [f"precision not understood: '{text}'"]
 
 
@@ -1156,10 +1160,31 @@ def moe_rows(sources_dir: Path) -> list[dict]:
     return rows
 
 
+PER_TENSOR_FP8 = re.compile(r"moe fp8[),;]")
+"""A precision text stating per-tensor FP8 experts (AIConfigurator's 'gemm fp8, moe fp8', against 'moe fp8_block')."""
+
+
+def block_fp8_formats(rows: list[dict], models_csv: Path = REPO / "data" / "models.csv") -> None:
+    """FP8 weights of a model released in 128 x 128 block-scaled FP8 are that release (``fp8_block``), in place.
+
+    A model whose ``models.csv`` ``native_weight_dtype`` is ``fp8_block`` (DeepSeek-V3/R1/V3.2, Kimi-K2) and a row
+    reading its weights as ``fp8`` get ``weight_format = fp8_block`` (the basis says so), except where the source
+    states per-tensor FP8 experts (:data:`PER_TENSOR_FP8`): the engine then prices the experts' block-scaled GEMMs
+    (econ.physics.precision.BLOCK_FP8_MOE_FLOP_FRAC).
+    """
+    block = {m["id"] for m in read_csv(models_csv) if m["native_weight_dtype"] == "fp8_block"}
+    for r in rows:
+        if r["model"] in block and r["weight_format"] == "fp8" and not PER_TENSOR_FP8.search(r["precision_basis"]):
+            r["weight_format"] = "fp8_block"
+            r["precision_basis"] += ("; weights: the release's 128 x 128 block-scaled FP8 (models.csv native_weight_dtype "
+                                     "fp8_block)")
+
+
 def build(reference_dir: Path, validation_cases: Path, sources_dir: Path = DEFAULT_SOURCES) -> str:
     """Return the CSV text of data/measurements.csv built from the reference files and the repo's source tables."""
     vcases = read_csv(validation_cases)
     rows = mlperf_rows(reference_dir) + vp_rows(reference_dir, vcases) + moe_rows(sources_dir)
+    block_fp8_formats(rows)
     link_validation_cases(rows, vcases)
     ids = [r["case_id"] for r in rows]
     dup = {i for i in ids if ids.count(i) > 1}

@@ -350,7 +350,8 @@ def _inputs(catalog, model_id, hw_id, *, batch, input_len, output_len, capacity_
              for k in ("weight_format", "expert_weight_format")}
     formats = resolve_formats(hw, precision, kv_precision, arr.pinned_weight_format[i], arr.pinned_expert_format[i],
                               codes["weight_format"], codes["expert_weight_format"],
-                              embedding_bytes_per_param=a.embedding_bytes_per_param)[0]
+                              embedding_bytes_per_param=a.embedding_bytes_per_param,
+                              native_fp8=arr.native_fp8_format[i])[0]
     full = np.full
     workload = Workload(batch_size=batch, input_len=full(n, float(input_len)), output_len=full(n, float(output_len)),
                         decode_context_tokens=full(n, input_len + output_len / 2.0),

@@ -40,6 +40,8 @@ class CatalogArrays:
     pinned_weight_format, pinned_expert_format : int arrays per model, index into :data:`FORMATS` of the
         non-routed / routed-expert weight format its release pins (-1 = follow the matmul precision;
         :data:`econ.physics.precision.CHECKPOINT_FORMATS`)
+    native_fp8_format : int array per model, index into :data:`FORMATS` of the format an fp8 precision means for the
+        model by default (-1 = ``fp8``; DeepSeek-V3/R1: ``fp8_block``, :data:`econ.physics.precision.NATIVE_FP8_FORMAT`)
     mtp_acceptance : float array per model, the sourced MTP acceptance (NaN = speculative decoding off by default)
     eagle_acceptance, eagle_draft_tokens : float arrays per model, a published EAGLE-3 head's per-token acceptance and
         draft length (NaN = no head: ``spec_method=eagle`` then needs ``spec_acceptance``)
@@ -57,6 +59,7 @@ class CatalogArrays:
     pinned_weight_format: np.ndarray
     pinned_expert_format: np.ndarray
     mtp_acceptance: np.ndarray
+    native_fp8_format: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     eagle_acceptance: np.ndarray = field(default_factory=lambda: np.zeros(0))
     eagle_draft_tokens: np.ndarray = field(default_factory=lambda: np.zeros(0))
     generation_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -102,6 +105,8 @@ _KV_ATTENTION_BYTES = np.array([prec.WEIGHT_BYTES_PER_PARAM[prec.KV_ATTENTION_PR
                                 for k in prec.KV_BYTES_PER_ELEMENT])
 """Operand width the attention matmuls run at for each KV code (the format dequantized: KV_ATTENTION_PRECISION). [B]"""
 _DEFAULT_FORMAT = np.array([FORMATS.index(prec.DEFAULT_WEIGHT_FORMAT[p]) for p in prec.PRECISIONS])
+_FP8 = prec.PRECISIONS.index("fp8")
+_FP8_BLOCK = FORMATS.index("fp8_block")
 
 
 def _format_code(name: str | None) -> int:
@@ -109,7 +114,7 @@ def _format_code(name: str | None) -> int:
 
 
 def resolve_formats(hardware: HardwareFacts, precision_code, kv_code, pinned_weight, pinned_expert, weight_code=-1,
-                    expert_code=-1, embedding_bytes_per_param=2.0):
+                    expert_code=-1, embedding_bytes_per_param=2.0, native_fp8=-1):
     """Weight formats, bytes and matmul peaks of each row.
 
     Parameters
@@ -118,6 +123,8 @@ def resolve_formats(hardware: HardwareFacts, precision_code, kv_code, pinned_wei
     pinned_weight, pinned_expert : int arrays, formats a release pins (-1 = none; CatalogArrays)
     weight_code, expert_code : int arrays, formats a user gives (-1 = default)
     embedding_bytes_per_param : [B]
+    native_fp8 : int arrays, the format an fp8 precision defaults to for each row's model (-1 = ``fp8``;
+        ``CatalogArrays.native_fp8_format``)
 
     Returns
     -------
@@ -132,10 +139,12 @@ def resolve_formats(hardware: HardwareFacts, precision_code, kv_code, pinned_wei
     format unless pinned or given. A component whose (pinned) format is wider than the matmul precision runs
     its matmuls at its own width (gpt-oss attention in bf16 under an fp4 precision); a narrower format is
     dequantized into the matmul precision (W4A16, MXFP4 experts on Hopper), so it costs its bytes, not its
-    FLOPs.
+    FLOPs. Routed experts in ``fp8_block`` that multiply at fp8 run at the accelerator's
+    ``block_fp8_moe_flop_frac`` of its FP8 peak (:data:`econ.physics.precision.BLOCK_FP8_MOE_FLOP_FRAC`: 0.568 on
+    Hopper, 0.797 on Blackwell); the non-routed matmuls keep the peak.
     """
     pc = np.asarray(precision_code)
-    default = _DEFAULT_FORMAT[pc]
+    default = np.where((pc == _FP8) & (np.asarray(native_fp8) >= 0), native_fp8, _DEFAULT_FORMAT[pc])
     w = np.where(weight_code >= 0, weight_code, np.where(pinned_weight >= 0, pinned_weight, default))
     e = np.where(expert_code >= 0, expert_code, np.where(pinned_expert >= 0, pinned_expert, w))
     too_wide = ((weight_code >= 0) & (_FORMAT_BITS[np.maximum(weight_code, 0)] > _PREC_BITS[pc])) \
@@ -147,6 +156,9 @@ def resolve_formats(hardware: HardwareFacts, precision_code, kv_code, pinned_wei
 
     peak_w = np.choose(matmul(w), peaks)
     peak_e = np.choose(matmul(e), peaks)
+    block = (e == _FP8_BLOCK) & (matmul(e) == _FP8)  # block-scaled FP8 experts multiplied in FP8
+    if np.any(block):
+        peak_e = np.where(block, peak_e * hardware.block_fp8_moe_flop_frac, peak_e)
     unsupported = np.isnan(peak_w) | np.isnan(peak_e)
     peak_w, peak_e = np.where(np.isnan(peak_w), 1.0, peak_w), np.where(np.isnan(peak_e), 1.0, peak_e)
     kv_b = _KV_BYTES[kv_code]
@@ -172,6 +184,8 @@ def catalog_arrays(catalog: Catalog) -> CatalogArrays:
                                            for d in mods["native_weight_dtype"].to_list()]),
             pinned_expert_format=np.array([_format_code(prec.CHECKPOINT_FORMATS.get(d, (None, None))[1])
                                            for d in mods["native_weight_dtype"].to_list()]),
+            native_fp8_format=np.array([_format_code(prec.NATIVE_FP8_FORMAT.get(d))
+                                        for d in mods["native_weight_dtype"].to_list()], dtype=np.int64),
             mtp_acceptance=mods["mtp_acceptance"].cast(pl.Float64).to_numpy(),
             eagle_acceptance=mods["eagle_acceptance"].cast(pl.Float64).to_numpy(),
             eagle_draft_tokens=mods["eagle_draft_tokens"].cast(pl.Float64).to_numpy(),

@@ -663,7 +663,8 @@ def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: Depl
     model, hw = arr.models(mc), arr.accelerators(hc)
     formats, unsupported, _, wcode, ecode = resolve_formats(hw, pc, kc, arr.pinned_weight_format[mc],
                                                             arr.pinned_expert_format[mc],
-                                                            embedding_bytes_per_param=a.embedding_bytes_per_param)
+                                                            embedding_bytes_per_param=a.embedding_bytes_per_param,
+                                                            native_fp8=arr.native_fp8_format[mc])
     ngpu = _pow2_ceil(np.ceil(_resident(model, formats) / (hw.hbm_capacity_bytes * a.usable_hbm_frac)))
     tp, pp = resolve_parallelism(ngpu, hw.scale_up_domain_size, model.num_attention_heads)
     one = np.ones_like(tp)
@@ -868,7 +869,8 @@ def _block_physics(ctx: _Context, sl: slice, mc, hc, bc, key, raw: dict, model, 
     else:
         formats, unsupported, too_wide, wcode, ecode = resolve_formats(
             hw, raw["precision_code"], raw["kv_code"], ctx.arrays.pinned_weight_format[mc],
-            ctx.arrays.pinned_expert_format[mc], wc_in, ec_in, a.embedding_bytes_per_param)
+            ctx.arrays.pinned_expert_format[mc], wc_in, ec_in, a.embedding_bytes_per_param,
+            native_fp8=ctx.arrays.native_fp8_format[mc])
     spec, spec_problem = _resolve_spec(ctx, mc, model, formats, raw)
     # workload
     batch, input_len, output_len = raw["batch_size"], raw["input_len"], raw["output_len"]

@@ -110,6 +110,8 @@ class HardwareFacts:
     scale_up_domain_size : [accelerators] the catalog's (a layout may override it)
     bf16_peak_flop_per_s, fp8_peak_flop_per_s, fp4_peak_flop_per_s : [FLOP/s] dense; NaN = not in hardware
     exp_per_s : [exponentials/s] softmax exponentials the special-function units evaluate; NaN = not modelled
+    block_fp8_moe_flop_frac : [-] speed of a 128 x 128 block-scaled FP8 expert GEMM relative to per-tensor FP8 on the
+        generation (:data:`econ.physics.precision.BLOCK_FP8_MOE_FLOP_FRAC`; 1 where not measured)
     all_in_capex_usd : [USD]; all_in_power_w : [W]; rental_usd_per_hour : [USD/h]; NaN = not in catalog
     tco_hyperscaler_usd_per_hour, tco_neocloud_usd_per_hour, rental_3yr_usd_per_hour,
     rental_on_demand_hyperscaler_usd_per_hour, rental_on_demand_neocloud_usd_per_hour : [USD/h] the cost tiers
@@ -125,6 +127,7 @@ class HardwareFacts:
     fp8_peak_flop_per_s: np.ndarray
     fp4_peak_flop_per_s: np.ndarray
     exp_per_s: np.ndarray
+    block_fp8_moe_flop_frac: np.ndarray
     all_in_capex_usd: np.ndarray
     all_in_power_w: np.ndarray
     rental_usd_per_hour: np.ndarray

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from econ.errors import InvalidInputError
+from econ import vocabulary as V
 from econ.vocabulary import KV_PRECISIONS
 
 PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
@@ -83,11 +84,16 @@ def check_precision(name: str, values, allowed=PRECISIONS) -> None:
 
 WEIGHT_FORMATS: dict[str, float] = {
     "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.53125, "mxfp4": 0.53125, "nvfp4": 0.5625,
+    "fp8_block": 1.0 + 4.0 / 16384.0,
 }
 """Bytes per stored weight, scales included. [B]
 
-- bf16 2; fp8 1 (DeepSeek-V3's fp32 scale per 128 x 128 block adds 4/16384 B, neglected); int8 1
-  (per-channel scales neglected).
+- bf16 2; fp8 1 (one per-tensor or per-channel scale, neglected: the FP8 checkpoints of TensorRT Model Optimizer,
+  NVIDIA's MLPerf submissions); int8 1 (per-channel scales neglected).
+- fp8_block: FP8 E4M3 with one fp32 scale per 128 x 128 block of weights = 1 + 4/16384 B (DeepSeek-V3 report,
+  arXiv:2412.19437 sec. 3.3.2, "fine-grained quantization": 128 x 128 weight blocks; the ``quantization_config``
+  ``weight_block_size: [128, 128]`` of the released DeepSeek-V3/R1/V3.2 and Kimi-K2 checkpoints). Its bytes are
+  fp8's; its routed-expert GEMMs run slower on Hopper (:data:`BLOCK_FP8_MOE_FLOP_FRAC`).
 - int4 (W4A16 AWQ/GPTQ, group 128): 4 bits + an fp16 scale and an fp16 zero per 128 weights
   = 4.25 bits = 0.53125 B (Lin et al., AWQ, arXiv:2306.00978; the AutoAWQ/GPTQ default group size).
 - mxfp4 (OCP MX v1.0): 4-bit E2M1 + one 8-bit E8M0 scale per 32 = 4.25 bits = 0.53125 B (OCP
@@ -96,12 +102,15 @@ WEIGHT_FORMATS: dict[str, float] = {
   2025-06); the per-tensor fp32 scale is negligible.
 """
 
-FORMAT_BITS: dict[str, int] = {"bf16": 16, "fp8": 8, "int8": 8, "int4": 4, "mxfp4": 4, "nvfp4": 4}
+if tuple(WEIGHT_FORMATS) != V.WEIGHT_FORMATS:
+    raise ImportError("econ.physics.precision.WEIGHT_FORMATS and econ.vocabulary.WEIGHT_FORMATS disagree")  # one list
+
+FORMAT_BITS: dict[str, int] = {"bf16": 16, "fp8": 8, "int8": 8, "int4": 4, "mxfp4": 4, "nvfp4": 4, "fp8_block": 8}
 """Width of each weight format, to compare with a matmul precision (:data:`PRECISION_BITS`). [bit]"""
 PRECISION_BITS: dict[str, int] = {"bf16": 16, "fp8": 8, "fp4": 4}
 """Width of the operands of each matmul precision (the tensor-core format). [bit]"""
 FORMAT_PRECISION: dict[str, str] = {"bf16": "bf16", "fp8": "fp8", "int8": "fp8", "int4": "fp4", "mxfp4": "fp4",
-                                    "nvfp4": "fp4"}
+                                    "nvfp4": "fp4", "fp8_block": "fp8"}
 """The matmul precision a weight format's own width feeds (int8 runs at the fp8 rate on Hopper/Blackwell)."""
 DEFAULT_WEIGHT_FORMAT: dict[str, str] = {"bf16": "bf16", "fp8": "fp8", "fp4": "nvfp4"}
 """Weights stored in the matmul precision's own format unless stated otherwise (fp4 = NVFP4, the format
@@ -109,6 +118,7 @@ of the Blackwell fp4 peak)."""
 
 CHECKPOINT_FORMATS: dict[str, tuple[str | None, str | None]] = {
     "bf16": (None, None), "fp8": (None, None), "mxfp4": ("bf16", "mxfp4"), "int4": ("bf16", "int4"),
+    "fp8_block": (None, None),
 }
 """models.csv ``native_weight_dtype`` -> (non-routed, routed-expert) formats a release pins whatever the
 matmul precision (None = follow the precision). gpt-oss ships MXFP4 experts and bf16 attention, embeddings
@@ -117,7 +127,30 @@ MoE weights"; a 120b fits one 80 GB GPU). Kimi-K2-Thinking and Kimi-K2.5 ship IN
 the rest ("K2 Thinking is a native INT4 quantization model", quantization-aware training in post-training:
 moonshotai/Kimi-K2-Thinking model card, 2025-11; Kimi-K2.5's routed experts are compressed-tensors pack-quantized INT4,
 group size 32, in its released safetensors), served by INT4 W4A16 kernels. bf16 and fp8 checkpoints are converted
-freely, so a stated precision sets their weights."""
+freely, so a stated precision sets their weights. ``fp8_block`` (DeepSeek-V3/R1/V3.2, Kimi-K2: FP8 released in
+128 x 128 blocks) pins nothing either: at an fp8 precision its weights default to that block format
+(:data:`NATIVE_FP8_FORMAT`), at any other precision they follow it (NVFP4 releases of DeepSeek-R1 are NVFP4)."""
+
+NATIVE_FP8_FORMAT: dict[str, str] = {"fp8_block": "fp8_block"}
+"""models.csv ``native_weight_dtype`` -> the weight format an fp8 precision means for that model by default (absent:
+:data:`DEFAULT_WEIGHT_FORMAT`'s ``fp8``): serving DeepSeek's FP8 release at FP8 runs its 128 x 128 block-scaled
+weights (``--weight-format fp8`` asks for per-tensor FP8 instead, e.g. a requantized checkpoint)."""
+
+BLOCK_FP8_MOE_FLOP_FRAC: dict[str, float] = {"hopper": 0.568, "blackwell": 0.797}
+"""Speed of a routed-expert grouped GEMM on 128 x 128 block-scaled FP8 weights relative to per-tensor FP8, where the
+GEMM is compute-bound, by accelerator generation (a factor on the experts' FP8 peak; generations not listed: 1, no
+measurement). [-]
+
+Source: NVIDIA's fused-MoE kernel tables (AIConfigurator 0.12, TensorRT-LLM 1.3.0rc20 on H100/H200 and
+B200/GB200/B300/GB300; ``data/kernels/moe_efficiency.csv``): the median over matched rows (same accelerator, model,
+MoE TP/EP, routing and token count; Mixtral-8x7B and Qwen3-235B shapes) of the per-tensor FP8 latency over the
+``fp8_block`` latency at 1,024 or more tokens per expert, where the compute term dominates: Hopper 0.568 (12 pairs,
+interquartile 0.48-0.67), Blackwell 0.797 (24 pairs, 0.74-0.82); below 256 tokens per expert, where the weights'
+bytes dominate, the two formats run alike (0.98 on Hopper), as this factor on the FLOP term alone gives.
+Why: Hopper's tensor cores take one scale per operand, so a block-scaled GEMM rescales each 128-deep partial sum on
+the CUDA cores (DeepSeek-V3 report sec. 3.3.2, "promoted to CUDA cores" every 128 elements); Blackwell's tensor cores
+apply block scales natively (MXFP8). Dense GEMMs keep their speed (the same tables' dense FP8-block GEMMs run at
+0.95-1.2x per-tensor FP8), so only the experts' peak changes (:func:`econ.engine.resolve_formats`)."""
 
 
 def check_format(name: str, values, allowed=tuple(WEIGHT_FORMATS)) -> None:

@@ -584,11 +584,15 @@ def read_raw_csv(path: Path) -> pl.DataFrame:
 
 
 def _accelerators_si(df: pl.DataFrame) -> pl.DataFrame:
-    """Add the SI columns of the core (bytes, bytes/s, FLOP/s) to a validated accelerator table."""
+    """Add the SI columns of the core (bytes, bytes/s, FLOP/s) to a validated accelerator table, and each
+    generation's block-scaled FP8 expert-GEMM speed (``block_fp8_moe_flop_frac``,
+    :data:`econ.physics.precision.BLOCK_FP8_MOE_FLOP_FRAC`; 1 for a generation without a measurement)."""
     problems = df.filter(pl.col("all_in_capex_usd").is_null() & pl.col("rental_usd_per_hour").is_null())
     if problems.height:
         raise DataError("accelerators.csv: row(s) " + ", ".join(problems["id"]) +
                         ": need all_in_capex_usd or rental_usd_per_hour (or both)")
+    from econ.physics.precision import BLOCK_FP8_MOE_FLOP_FRAC  # per generation (sourced there)
+
     tf = units.FLOP_PER_TFLOP
     return df.with_columns(
         (pl.col("bf16_dense_tflop_per_s") * tf).alias("bf16_peak_flop_per_s"),
@@ -599,6 +603,8 @@ def _accelerators_si(df: pl.DataFrame) -> pl.DataFrame:
         (pl.col("scale_up_bandwidth_gb_per_s") * units.BYTES_PER_GB).alias("scale_up_bandwidth_bytes_per_s"),
         (pl.col("scale_out_bandwidth_gb_per_s") * units.BYTES_PER_GB).alias("scale_out_bandwidth_bytes_per_s"),
         (pl.col("exp_tera_per_s") * units.PER_TERA).alias("exp_per_s"),
+        pl.col("generation").replace_strict(BLOCK_FP8_MOE_FLOP_FRAC, default=1.0, return_dtype=pl.Float64)
+        .fill_null(1.0).alias("block_fp8_moe_flop_frac"),
     )
 
 

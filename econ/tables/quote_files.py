@@ -229,11 +229,13 @@ def native_weight_format(dtype_text: pl.Expr) -> pl.Expr:
 
     Returns
     -------
-    pl.Expr, String: nvfp4, mxfp4 (``mxfp4``/``mx4``), int4 (``fp4``/``int4``/``nf4``), int8, fp8
-    (``fp8``/``e4m3``/``f8``), else bf16; case-insensitive.
+    pl.Expr, String: nvfp4, mxfp4 (``mxfp4``/``mx4``), int4 (``fp4``/``int4``/``nf4``), int8, fp8_block
+    (``fp8_block``: a release of 128 x 128 block-scaled FP8), fp8 (``fp8``/``e4m3``/``f8``), else bf16;
+    case-insensitive.
     """
     t = dtype_text.str.to_lowercase()
-    return (pl.when(t.str.contains("nvfp4")).then(pl.lit("nvfp4"))
+    return (pl.when(t.str.contains("fp8_block")).then(pl.lit("fp8_block"))
+            .when(t.str.contains("nvfp4")).then(pl.lit("nvfp4"))
             .when(t.str.contains("mxfp4|mx4")).then(pl.lit("mxfp4"))
             .when(t.str.contains("fp4|int4|nf4")).then(pl.lit("int4"))
             .when(t.str.contains("int8")).then(pl.lit("int8"))
@@ -252,6 +254,24 @@ FP8_RELEASES: dict[str, str] = {
 """Models served in FP8 by default although released in bf16: model id -> why (the weight-format rule's step 4,
 basis ``fp8-release``). Only models whose bf16 weights do not fit one 8-accelerator node of the release's
 generation and whose FP8 checkpoint was published with the model."""
+
+
+def fp8_flavour(weight_format: pl.Expr, native_weight_dtype: pl.Expr) -> pl.Expr:
+    """``fp8`` as the model's own FP8: ``fp8_block`` for a model released in 128 x 128 block-scaled FP8
+    (``native_weight_dtype`` ``fp8_block``: DeepSeek-V3/R1/V3.2, Kimi-K2), else unchanged. A provider serving such a
+    model "in FP8" serves its FP8 release.
+
+    Parameters
+    ----------
+    weight_format, native_weight_dtype : pl.Expr (String): a weight format, the model's ``models.csv``
+        ``native_weight_dtype``
+
+    Returns
+    -------
+    pl.Expr (String)
+    """
+    block = native_weight_format(native_weight_dtype.fill_null("")) == "fp8_block"
+    return pl.when((weight_format == "fp8") & block).then(pl.lit("fp8_block")).otherwise(weight_format)
 
 
 def weight_format_rule(provider_model_name: pl.Expr, model: pl.Expr, native_weight_dtype: pl.Expr
@@ -280,6 +300,7 @@ def weight_format_rule(provider_model_name: pl.Expr, model: pl.Expr, native_weig
     5. otherwise the released checkpoint's format (``native``).
 
     A provider statement (``data/provider_speeds.csv``, basis ``provider-stated``) overrides the rule.
+    :func:`validate_quotes` then reads ``fp8`` as the model's own FP8 (:func:`fp8_flavour`).
     """
     name = provider_model_name.fill_null("").str.to_lowercase()
     fp8_release = model.is_in(list(FP8_RELEASES))
@@ -361,8 +382,8 @@ def validate_quotes(raw: pl.DataFrame, catalog: Catalog, name: str = "quotes.csv
     wb = pl.col("weight_format_basis").str.strip_chars().replace("", None)
     df = df.with_columns(q.alias("quantization"), w.alias("_w"), wb.alias("_wb"))
     by_quant = pl.col("quantization").replace_strict(QUANTIZATION_FORMAT, default=None)
-    df = df.with_columns(
-        pl.coalesce("_w", by_quant, rule_fmt).alias("weight_format"),
+    df = df.with_columns(  # fp8 of a model released in block-scaled FP8 is that release (fp8_flavour)
+        fp8_flavour(pl.coalesce("_w", by_quant, rule_fmt), pl.col("_native")).alias("weight_format"),
         pl.when(pl.col("_w").is_not_null()).then(pl.coalesce("_wb", pl.lit("given")))
         .when(by_quant.is_not_null()).then(pl.lit("stated"))
         .otherwise(rule_basis).alias("weight_format_basis"))

@@ -15,6 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from econ.assumptions import DEFAULT, IDEAL
+from econ.physics.precision import WEIGHT_FORMATS
 from econ.tables.catalog import load_catalog
 from econ.physics.communication import (allreduce_time_s, alltoall_time_s, communication_computation_ratio,
                                 hierarchical_allreduce_time_s, ring_allreduce_time_s, tier_link)
@@ -130,7 +131,7 @@ def test_attention_dp_shards_mla_kv_and_replicates_attention_weights():
     m = CATALOG.model("deepseek-v3")
     tp8 = _one(tp=8, dp=1, ep=8, batch_size=64)
     adp = _one(tp=1, dp=8, ep=8, batch_size=64)
-    routed = m["routed_params_total"] * 1.0
+    routed = m["routed_params_total"] * WEIGHT_FORMATS["fp8_block"]  # DeepSeek's fp8: its 128 x 128 block-scaled release
     non_routed = tp8["weight_bytes"] - routed
     assert tp8["weight_bytes_per_gpu"] == pytest.approx(non_routed / 8 + routed / 8, rel=1e-12)
     assert adp["weight_bytes_per_gpu"] == pytest.approx(non_routed + routed / 8, rel=1e-12)

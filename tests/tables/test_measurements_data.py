@@ -20,7 +20,7 @@ REFERENCE = REPO.parent / "shared" / "reference"
 
 SCENARIOS = {"offline", "server", "interactive", "latency", "throughput", "fixed-concurrency"}
 PRECISIONS = {"bf16", "fp8", "fp4"}
-WEIGHT_FORMATS = {"bf16", "fp8", "int4", "mxfp4", "nvfp4"}
+WEIGHT_FORMATS = {"bf16", "fp8", "int4", "mxfp4", "nvfp4", "fp8_block"}
 GENERATIONS = {"ampere", "hopper", "blackwell", "ada", "cdna3", "cdna4", "tpu", "gaudi", "trainium"}
 NUMERIC = ["num_gpus", "nodes", "tp", "pp", "ep", "dp", "input_len", "output_len", "ttft_limit_s",
            "tpot_limit_s", "latency_percentile", "tokens_per_s_per_user_target", "value", "system_value",

@@ -265,16 +265,24 @@ def test_weight_format_rule(catalog, quotes):
     from econ.tables.quote_files import FP8_RELEASES, load_provider_speeds
     native = dict(zip(catalog.models["id"], catalog.models["native_weight_dtype"]))
     stated = dict(load_provider_speeds().select("quote_id", "weight_format").drop_nulls().iter_rows())
+
+    def own_fp8(fmt, model):  # fp8 of a model released in 128 x 128 block-scaled FP8 is that release's format
+        return "fp8_block" if fmt == "fp8" and native[model] == "fp8_block" else fmt
+
     for r in quotes.iter_rows(named=True):
         name = r["provider_model_name"].lower()
         if r["weight_format_basis"] == "provider-stated":  # a sourced row of provider_speeds.csv, or the quote's notes
-            assert stated.get(r["quote_id"]) == r["weight_format"] or ("provider" in r["notes"] and "http" in r["notes"])
+            assert own_fp8(stated.get(r["quote_id"]), r["model"]) == r["weight_format"] \
+                or ("provider" in r["notes"] and "http" in r["notes"])
             continue
         want = ("fp8" if "turbo" in name or "fp8" in name else "mxfp4" if r["model"].startswith("gpt-oss")
                 else "fp8" if r["model"] in FP8_RELEASES else native[r["model"]])
-        assert r["weight_format"] == want, r["quote_id"]
+        assert r["weight_format"] == own_fp8(want, r["model"]), r["quote_id"]
         if r["quantization"]:  # the provider's stated precision and the assumed format never disagree
-            assert r["quantization"] == r["weight_format"], r["quote_id"]
+            assert own_fp8(r["quantization"], r["model"]) == r["weight_format"], r["quote_id"]
+    # DeepSeek served "in FP8" is its block-scaled release
+    assert set(quotes.filter(pl.col("model").is_in(["deepseek-v3", "deepseek-r1"]))["weight_format"]) <= \
+        {"fp8_block", "nvfp4", "int4", "bf16"}
 
 
 def test_every_filled_speed_is_sourced_and_dated(quotes):
