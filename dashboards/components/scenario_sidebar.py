@@ -20,10 +20,10 @@ from econ.vocabulary import GENERATIONS, KV_PRECISIONS, SPEC_METHODS, TIER_SPECS
 PRECISION_TITLES = {"bf16": "BF16", "fp8": "FP8", "fp4": "FP4 (NVFP4)"}
 LOADED_KEY = "_econ_loaded_file"
 
-FORMAT_TITLES = {"bf16": "BF16", "fp8": "FP8", "int8": "INT8", "int4": "INT4 (W4A16)", "mxfp4": "MXFP4",
-                 "nvfp4": "NVFP4"}
+FORMAT_TITLES = {"bf16": "BF16", "fp8": "FP8 (per-tensor)", "int8": "INT8", "int4": "INT4 (W4A16)", "mxfp4": "MXFP4",
+                 "nvfp4": "NVFP4", "fp8_block": "FP8 (128×128 blocks)"}
 """Human names of the weight formats (econ.vocabulary.WEIGHT_FORMATS)."""
-KV_TITLES = {**FORMAT_TITLES, "int4": "INT4"}
+KV_TITLES = {**{k: FORMAT_TITLES[k] for k in KV_PRECISIONS}, "fp8": "FP8", "int4": "INT4"}
 """Human names of the KV-cache formats (econ.vocabulary.KV_PRECISIONS; an INT4 cache is not W4A16)."""
 SPEC_TITLES = {"none": "Off", "mtp": "MTP (the model's own module)", "eagle": "EAGLE-style draft head",
                "draft": "Draft model"}

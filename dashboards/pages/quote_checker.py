@@ -680,7 +680,8 @@ def _single_form(cat, cat_in_use, sc, tier, rate, gens, speed_default) -> None:
             value=state.kept("qc.s.speed", None), step=5.0, key="qc.s.speed"))
         wf = state.keep("qc.s.wf", h.selectbox(
             "Weight format served", wf_opts, key="qc.s.wf", index=_kept_position("qc.s.wf", wf_opts, ""),
-            format_func=lambda x: x or "By the rule ('Turbo'/'fp8' name, else the checkpoint's)"))
+            format_func=lambda x: scenario_sidebar.FORMAT_TITLES.get(x, x) if x else
+            "By the rule ('Turbo'/'fp8' name, else the checkpoint's)"))
         submitted = st.form_submit_button("Check this price")
     if not submitted and "qc.s.last" not in st.session_state:
         return

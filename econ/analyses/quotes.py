@@ -925,10 +925,11 @@ utilization, token mix) prices the ~24,000 screened rows of the shipped quotes a
 CPU), and the ~1,100 rows of the floors' curves when the floors' deployments stay. The engine's memo checks its own
 fingerprint (the tier, a custom rate and the cache-hit rate included), so it is never read stale."""
 
-PHYSICS_MEMO_BYTES = 192 * 2**20
-"""Bytes of those memos (the arrays of each block's physics and inputs; ~30 MB for the screen of the shipped quotes,
-~1.5 MB for its curves: about six searches' screens at once, as :data:`econ.analyses.optimize.PHYSICS_CACHE_BYTES`);
-a memo above a quarter of it (a screen of ~36,000 rows: a large upload) is not kept and runs whole. [B]"""
+PHYSICS_MEMO_BYTES = 256 * 2**20
+"""Bytes of those memos (the arrays of each block's physics and inputs; ~36 MB for the screen of the shipped quotes at
+a cost tier, ~51 MB at a custom $/GPU-hour, which screens every accelerator, ~1.7 MB for its curves: about five
+searches' screens at once, as :data:`econ.analyses.optimize.PHYSICS_CACHE_BYTES`); a memo above a quarter of it (a
+screen of ~45,000 rows: a large upload) is not kept and runs whole. [B]"""
 
 
 _PHYSICS_MEMOS = CatalogCache(PHYSICS_MEMO_ENTRIES, max_bytes=PHYSICS_MEMO_BYTES, size_of=nbytes_of)

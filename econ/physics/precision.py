@@ -149,8 +149,9 @@ interquartile 0.48-0.67), Blackwell 0.797 (24 pairs, 0.74-0.82); below 256 token
 bytes dominate, the two formats run alike (0.98 on Hopper), as this factor on the FLOP term alone gives.
 Why: Hopper's tensor cores take one scale per operand, so a block-scaled GEMM rescales each 128-deep partial sum on
 the CUDA cores (DeepSeek-V3 report sec. 3.3.2, "promoted to CUDA cores" every 128 elements); Blackwell's tensor cores
-apply block scales natively (MXFP8). Dense GEMMs keep their speed (the same tables' dense FP8-block GEMMs run at
-0.95-1.2x per-tensor FP8), so only the experts' peak changes (:func:`econ.engine.resolve_formats`)."""
+apply block scales natively (MXFP8). Dense GEMMs keep their speed (the same tables' dense FP8-block GEMMs at
+M >= 1,024 run at a median 0.99-1.07x per-tensor FP8 on H200/H100 and faster on Blackwell,
+``data/kernels/gemm_efficiency.csv``), so only the experts' peak changes (:func:`econ.engine.resolve_formats`)."""
 
 
 def check_format(name: str, values, allowed=tuple(WEIGHT_FORMATS)) -> None:

@@ -4,7 +4,9 @@ large MoE models at batch 1 on 8 B200.
 - DeepSeek day 6 (deepseek-ai/open-infra-index 202502OpenSourceWeek/day_6_one_more_thing..., 2025-03-01;
   data/provider_disclosures.csv): decode on EP144 with 32 redundant experts (18 nodes of 8 H800), ~14.8k output
   tokens/s per node = 1,850 per H800; the mean KV length per output token 4,989; BF16 MLA cache and FP8 matmuls
-  (DeepSeek-V3 report); MTP on (one module); 128 requests per GPU (deepseek-ai/profile-data's decode profile).
+  on 128 x 128 block-scaled FP8 weights (DeepSeek-V3 report sec. 3.3.2: the engine's default weight format for
+  DeepSeek at fp8, ``fp8_block``); MTP on (one module); 128 requests per GPU (deepseek-ai/profile-data's decode
+  profile).
   Prefill on EP32 with 32 redundant experts (4 nodes), ~73.7k input tokens/s per node incl. cache hits = 9,212 per
   H800, 56.3% of input tokens hitting the on-disk KV cache; 16K tokens per GPU per step (profile-data). A request's
   mean prompt and answer follow from the day's totals: 608B input / 168B output tokens = 3.62 input per output, and
@@ -57,8 +59,8 @@ def test_deepseek_day6_decode_within_10_percent(catalog):
     r = _one(catalog, model="deepseek-v3", hardware="h800-sxm", precision="fp8", kv_precision="bf16",
              batch_size=128 * 144, num_gpus=144, tp=1, dp=144, ep=144, pp=1, redundant_experts=32,
              context_tokens=DAY6_KV, input_len=DAY6_ISL, output_len=DAY6_OSL,
-             columns=("output_tokens_per_s_per_gpu", "two_batch_overlap", "spec_method"))
-    assert r["two_batch_overlap"] and r["spec_method"] == "mtp"
+             columns=("output_tokens_per_s_per_gpu", "two_batch_overlap", "spec_method", "expert_weight_format"))
+    assert r["two_batch_overlap"] and r["spec_method"] == "mtp" and r["expert_weight_format"] == "fp8_block"
     assert r["output_tokens_per_s_per_gpu"] == pytest.approx(14.8e3 / 8, rel=0.10)
 
 
@@ -66,8 +68,8 @@ def test_deepseek_day6_prefill_within_15_percent(catalog):
     r = _one(catalog, DEFAULT.with_overrides(prefill_chunk_tokens=16_384), model="deepseek-v3", hardware="h800-sxm",
              precision="fp8", kv_precision="bf16", batch_size=32, num_gpus=32, tp=1, dp=32, ep=32, pp=1,
              redundant_experts=32, input_len=DAY6_ISL, output_len=DAY6_OSL, spec_method="none",
-             columns=("input_tokens_per_s_per_gpu", "two_batch_overlap"))
-    assert r["two_batch_overlap"]
+             columns=("input_tokens_per_s_per_gpu", "two_batch_overlap", "expert_weight_format"))
+    assert r["two_batch_overlap"] and r["expert_weight_format"] == "fp8_block"
     computed = r["input_tokens_per_s_per_gpu"]
     with_hits = computed / (1.0 - 0.563)  # cache hits load from disk: 2.3 prompt tokens served per computed one
     assert with_hits == pytest.approx(73.7e3 / 8, rel=0.15)

@@ -247,6 +247,21 @@ def test_source_table_known_answers(df):
     # H200 NVL is in the catalog: HPE's MLPerf v5.0 Mixtral runs are TP1 FP8 (Hopper base config)
     r = row("mlperf-v5.0-closed-hpe-hpe-proliant-dl380a-h200-nvl-141gbx8-trt-mixtral-8x7b-server")
     assert (r["hardware"], r["include"], r["tp"], r["precision"]) == ("h200-nvl", "true", 1, "fp8")
+    # FP8 scaling as the source states it: AIConfigurator's 'moe fp8_block' and a block release are fp8_block,
+    # its 'moe fp8' per-tensor; NVIDIA's ModelOpt Qwen3 FP8 is per-tensor
+    assert row("aic-deepseek-r1-h200-sxm-sglang-fp8-agg-1024-1024-c4-tpot")["weight_format"] in ("fp8", "fp8_block")
+    block = df.filter(pl.col("precision_basis").str.contains("moe fp8_block"))
+    assert block.height >= 40 and set(block["weight_format"]) == {"fp8_block"}
+    per_tensor = df.filter(pl.col("precision_basis").str.contains("moe fp8)", literal=True))
+    assert per_tensor.height >= 30 and set(per_tensor["weight_format"]) == {"fp8"}
+    assert row("trt12-qwen3-235b-a22b-h200-sxm-dep4-fp8-1024-1024")["weight_format"] == "fp8"
+    assert set(df.filter(pl.col("model").is_in(["deepseek-r1", "kimi-k2"]) & (pl.col("precision") == "fp8")
+                         & ~pl.col("precision_basis").str.contains("moe fp8\\)"))["weight_format"]) == {"fp8_block"}
+    # gpt-oss on Hopper in TensorRT-LLM's tables: BF16 activations x MXFP4 experts (TRITON MoE backend), KV auto = bf16
+    for cid in ("trt11-gpt-oss-120b-h100-sxm-dep4-fp8-1024-1024", "trt12-gpt-oss-20b-h200-sxm-tp1-fp8-1024-1024"):
+        r = row(cid)
+        assert (r["precision"], r["weight_format"], r["kv_precision"]) == ("bf16", "mxfp4", "bf16"), cid
+        assert "TRITON" in r["precision_basis"]
 
 
 def test_builder_refuses_a_reserved_source(tmp_path):
