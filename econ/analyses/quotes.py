@@ -1195,8 +1195,8 @@ def decoding_notes(summary: pl.DataFrame, decoding: Decoding, catalog: Catalog) 
                "spec_draft_tokens": tokens, "spec_acceptance": acc}
         note = decoding_note(row, decoding, catalog)
         if decoding.weight_format is None:  # a quote's floor runs the quote's own weight format
-            note = note.replace("(the precision's own format)", "(the quote's: as stated, else the weight-format "
-                                "rule)", 1)
+            for own in ("(the precision's own format)", "(the release's 128 x 128 block-scaled FP8)"):
+                note = note.replace(own, "(the quote's: as stated, else the weight-format rule)", 1)
         if decoding.spec_method is None:  # automatic: the floor search's cheaper variant
             note = (note.replace("(the model's published head)", "(the floor search's EAGLE-3 head, cheaper than "
                                  "plain decoding at the quote's speed: SPECULATION_BASIS)")

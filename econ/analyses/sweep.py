@@ -330,8 +330,11 @@ def decoding_note(frame, decoding: Decoding, catalog: Catalog) -> str:
     def why(name: str, default_text: str) -> str:
         return "set" if getattr(decoding, name) is not None else default_text
 
-    parts = [f"weights {r['weight_format']} ("
-             + why("weight_format", "the released checkpoint" if pinned else "the precision's own format") + ")"]
+    native = prec.NATIVE_FP8_FORMAT.get(model.get("native_weight_dtype"))
+    release_fp8 = native is not None and r["weight_format"] == native  # fp8 of a block-scaled FP8 release
+    own = ("the released checkpoint" if pinned else
+           "the release's 128 x 128 block-scaled FP8" if release_fp8 else "the precision's own format")
+    parts = [f"weights {r['weight_format']} (" + why("weight_format", own) + ")"]
     if (model.get("num_experts") or 0) > 0:
         parts.append(f"experts {r['expert_weight_format']} ("
                      + why("expert_weight_format", "the released checkpoint" if pinned else "follow the weights") + ")")
