@@ -382,11 +382,15 @@ def validate_quotes(raw: pl.DataFrame, catalog: Catalog, name: str = "quotes.csv
     wb = pl.col("weight_format_basis").str.strip_chars().replace("", None)
     df = df.with_columns(q.alias("quantization"), w.alias("_w"), wb.alias("_wb"))
     by_quant = pl.col("quantization").replace_strict(QUANTIZATION_FORMAT, default=None)
-    df = df.with_columns(  # fp8 of a model released in block-scaled FP8 is that release (fp8_flavour)
-        fp8_flavour(pl.coalesce("_w", by_quant, rule_fmt), pl.col("_native")).alias("weight_format"),
+    df = df.with_columns(
+        pl.coalesce("_w", by_quant, rule_fmt).alias("weight_format"),
         pl.when(pl.col("_w").is_not_null()).then(pl.coalesce("_wb", pl.lit("given")))
         .when(by_quant.is_not_null()).then(pl.lit("stated"))
         .otherwise(rule_basis).alias("weight_format_basis"))
+    # fp8 of a model released in block-scaled FP8 is that release (fp8_flavour), except a format given bare (a
+    # user's own row: taken as written, fp8 = per-tensor)
+    df = df.with_columns(pl.when(pl.col("weight_format_basis") == "given").then(pl.col("weight_format"))
+                         .otherwise(fp8_flavour(pl.col("weight_format"), pl.col("_native"))).alias("weight_format"))
     by_q = pl.col("quantization").replace_strict(QUANTIZATION_PRECISION, default=None)
     by_w = pl.col("weight_format").replace_strict(prec.FORMAT_PRECISION, default=None)
     return df.with_columns(

@@ -201,3 +201,17 @@ def test_bad_provider_speed_rows_are_named(tmp_path):
     with pytest.raises(DataError, match=r"row q1, column speed_kind: 'rumour' not in .*\n.*row q2, column speed_kind: "
                                         r"empty for a speed"):
         load_provider_speeds(tmp_path)
+
+
+def test_fp8_of_a_block_scaled_release_is_that_release_unless_given_bare(catalog):
+    """DeepSeek "in FP8" by the rule, a provider statement or a stated quantization is its 128 x 128 block-scaled
+    release (fp8_block); a weight format a user writes without a basis is taken as written (fp8 = per-tensor); a
+    bf16 release's fp8 stays fp8."""
+    raw = _raw([_q("rule", model="deepseek-v3"), _q("stated", model="deepseek-v3", quantization="fp8"),
+                _q("given", model="deepseek-v3", weight_format="fp8"), _q("llama", quantization="fp8"),
+                _q("block", model="deepseek-r1", weight_format="fp8_block")])
+    q = validate_quotes(raw, catalog)
+    got = dict(zip(q["quote_id"], zip(q["weight_format"], q["weight_format_basis"], q["reference_precision"])))
+    assert got == {"rule": ("fp8_block", "native", "fp8"), "stated": ("fp8_block", "stated", "fp8"),
+                   "given": ("fp8", "given", "fp8"), "llama": ("fp8", "stated", "fp8"),
+                   "block": ("fp8_block", "given", "fp8")}
