@@ -257,8 +257,8 @@ generation and whose FP8 checkpoint was published with the model."""
 
 
 def fp8_flavour(weight_format: pl.Expr, native_weight_dtype: pl.Expr) -> pl.Expr:
-    """``fp8`` as the model's own FP8: ``fp8_block`` for a model released in 128 x 128 block-scaled FP8
-    (``native_weight_dtype`` ``fp8_block``: DeepSeek-V3/R1/V3.2, Kimi-K2), else unchanged. A provider serving such a
+    """``fp8`` as the model's own FP8 (:data:`econ.physics.precision.NATIVE_FP8_FORMAT`, the engine's default for it):
+    ``fp8_block`` for a model released in 128 x 128 block-scaled FP8 (DeepSeek-V3/R1/V3.2, Kimi-K2), else unchanged. A provider serving such a
     model "in FP8" serves its FP8 release.
 
     Parameters
@@ -270,8 +270,8 @@ def fp8_flavour(weight_format: pl.Expr, native_weight_dtype: pl.Expr) -> pl.Expr
     -------
     pl.Expr (String)
     """
-    block = native_weight_format(native_weight_dtype.fill_null("")) == "fp8_block"
-    return pl.when((weight_format == "fp8") & block).then(pl.lit("fp8_block")).otherwise(weight_format)
+    own = native_weight_dtype.replace_strict(prec.NATIVE_FP8_FORMAT, default=None, return_dtype=pl.String)
+    return pl.when((weight_format == "fp8") & own.is_not_null()).then(own).otherwise(weight_format)
 
 
 def weight_format_rule(provider_model_name: pl.Expr, model: pl.Expr, native_weight_dtype: pl.Expr
