@@ -94,6 +94,10 @@ class Assumptions:
     kernel_launch_eager_s : float >= 0
         Idle time per kernel launch without CUDA graphs (prefill steps; decode batches above
         ``cuda_graph_max_batch``). [s]
+    prefill_layer_dispatch_s : float >= 0
+        Host (CPU) time to dispatch one decoder layer of a prefill pass, which runs outside CUDA graphs: TTFT
+        is at least ``num_layers`` x this (a floor of the latency, not of the prefill throughput). Per serving
+        engine (vocabulary source). [s]
     cuda_graph_max_batch : int >= 0
         Largest decode batch per attention group that runs as a captured CUDA graph. [sequences]
     moe_tile_rows : float >= 1
@@ -150,6 +154,7 @@ class Assumptions:
     kernel_latency_s: float = V.default("kernel_latency_s")
     kernel_launch_s: float = V.default("kernel_launch_s")
     kernel_launch_eager_s: float = V.default("kernel_launch_eager_s")
+    prefill_layer_dispatch_s: float = V.default("prefill_layer_dispatch_s")
     cuda_graph_max_batch: int = V.default("cuda_graph_max_batch")
     moe_tile_rows: float = V.default("moe_tile_rows")
     moe_gemm_half_width: float = V.default("moe_gemm_half_width")
@@ -210,7 +215,7 @@ IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1
                        overhead_s=0.0, sequence_overhead_s=0.0,
                        eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
                        layer_overhead_s=0.0, kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0,
-                       moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0, cpu_overlap_frac=1.0,
+                       prefill_layer_dispatch_s=0.0, moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0, cpu_overlap_frac=1.0,
                        calibrated=frozenset())
 
 DEFAULT = Assumptions()

@@ -544,6 +544,18 @@ _SOURCES: dict[str, str] = {
         "5 us per launch without CUDA graphs: 4-6 us per cudaLaunchKernel on the CPU side (susun-blog.com "
         "'pegainfer 3: CUDA graph', RTX 5070 Ti, CUDA 13; ~5 us quoted for A100 in secondary pages; low "
         "authority). Prefill steps and decode batches above cuda_graph_max_batch launch eagerly"),
+    "prefill_layer_dispatch_s": (
+        "0.8 ms per decoder layer, vLLM's: NVIDIA AIConfigurator's vLLM backend adds model layers x 0.8 ms of "
+        "'CPU-side Python dispatch across all layers' to each prefill, 'recalibrated ... against the full silicon "
+        "corpus' (ai-dynamo/aiconfigurator aic-core/src/aiconfigurator_core/sdk/backends/vllm_backend.py "
+        "_prefill_dispatch_overhead_ms @095f58a5). Prefill runs outside CUDA graphs, so the host issues every "
+        "operator of every layer before the first token can leave; a prompt alone takes max(host, GPU time), and "
+        "TTFT stops falling with TP: in the same AIConfigurator silicon sample, 1K-token prompts at concurrency 4-8 "
+        "take 156-383 ms on SGLang whatever the TP (4-64) and precision (Qwen3.5-397B-A17B, 60 layers: 4.7 ms per "
+        "layer, median of 78 rows) and 117-145 ms on TensorRT-LLM's PyTorch executor at TP4-8 (Qwen3-32B, 64 layers: "
+        "1.9 ms), models outside econ's measurement set; the calibration predicts each measurement with its "
+        "engine's value (econ.analyses.calibration.ENGINE_PREFILL_DISPATCH_S). Set 4.7e-3 for SGLang, 1.9e-3 for "
+        "TensorRT-LLM >= 1.0, 0 for a compiled engine (TensorRT-LLM's C++ runtime)"),
     "cuda_graph_max_batch": (
         "512 sequences per attention group: SGLang captures decode CUDA graphs up to cuda_graph_max_bs = 512 on "
         "B200/MI300 and 256 (tp < 4) or 512 on H200-class GPUs (sgl-project/sglang "
@@ -657,7 +669,11 @@ _SOURCES: dict[str, str] = {
     "expert_imbalance_factor": (
         "Assumption 1.2 for a deployment running an expert-parallel load balancer (redundant hot experts, "
         "DeepSeek EPLB / TensorRT-LLM wide-EP); unbalanced routing is commonly 1.2-1.8 max/mean and worse at "
-        "wide EP (TensorRT-LLM tech blogs 'Scaling Expert Parallelism', parts 1-2)"),
+        "wide EP (TensorRT-LLM tech blogs 'Scaling Expert Parallelism', parts 1-2). Without a balancer (vLLM, "
+        "SGLang and TensorRT-LLM leave it off by default) routing's own skew is ~1.56: AIConfigurator's EP8 "
+        "fused-MoE kernels under its power-law expert distribution over balanced ones, at >= 256 tokens per expert "
+        "(data/kernels/moe_efficiency.csv); the calibration predicts its measurements at that value "
+        "(econ.analyses.calibration.MEASURED_EXPERT_IMBALANCE), none stating a balancer"),
     "dispatch_activation_bytes": (
         "fp8 dispatch (DeepSeek-V3 report sec. 3.3; deepseek-ai/DeepEP: 'FP8 dispatching and BF16 combining')"),
     "combine_activation_bytes": (
@@ -926,6 +942,9 @@ _add("kernel_launch_s", "float", 1.3e-6, 0.0, 1e-3, "s", "Kernel launch gap (CUD
      "idle time per kernel boundary inside a captured CUDA graph", **_G)
 _add("kernel_launch_eager_s", "float", 5e-6, 0.0, 1e-3, "s", "Kernel launch gap (eager)",
      "idle time per kernel launch outside CUDA graphs (prefill, decode above the graph cap)", **_G)
+_add("prefill_layer_dispatch_s", "float", 8e-4, 0.0, 2e-2, "s", "Prefill host dispatch per layer",
+     "host (CPU) time to dispatch one decoder layer of an eager prefill pass; TTFT is at least layers x this",
+     **_G)
 _add("cuda_graph_max_batch", "int", 512, 0, MAX_BATCH, "sequences", "CUDA graph batch cap",
      "largest decode batch per attention group run as a captured CUDA graph (0 = none)", **_G)
 _add("moe_tile_rows", "float", 1.0, 1.0, 512.0, "rows", "Grouped-GEMM tile rows",

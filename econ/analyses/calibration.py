@@ -144,6 +144,37 @@ so ``overhead_s`` is fitted as the host time it is, hidden where the engine over
 per-generation average of hidden and exposed host time (:func:`engine_class`)."""
 
 
+MEASURED_EXPERT_IMBALANCE = 1.56
+"""Busiest expert-parallel rank's routed load over the mean in the measured deployments: none states an expert load
+balancer (EPLB, redundant experts), which vLLM, SGLang and TensorRT-LLM leave off by default, so each is predicted at
+routing's own skew: 1.56, the median latency of NVIDIA AIConfigurator's EP8 fused-MoE kernels under its power-law
+(alpha 1.01) expert distribution over the same kernels under a balanced one, at >= 256 tokens per expert where the
+busiest rank's FLOPs set the time (data/kernels/moe_efficiency.csv: 106 pairs, Qwen3-235B, gpt-oss-120b and
+DeepSeek-V3 on H100-GB300, interquartile 1.45-1.67; below ~32 tokens per expert the ratio is ~1, the weights being
+read whatever the routing, as :func:`econ.physics.performance` treats it). The product's default
+(``DeploymentAssumptions.expert_imbalance_factor`` 1.2) is a deployment with a load balancer. [-]"""
+
+ENGINE_PREFILL_DISPATCH_S: dict[str, tuple[float | None, str]] = {
+    "tensorrt-llm-cpp": (0.0, "a compiled TensorRT engine, enqueued whole by the C++ runtime: no per-operator host "
+                              "dispatch beyond the kernel launches (kernel_launch_eager_s)"),
+    "tensorrt-llm-pytorch": (1.9e-3, "the PyTorch executor dispatches each operator from Python: 1.9 ms per layer, "
+                                     "the median TTFT per layer of Qwen3-32B (64 layers) on H100 at TP4-8, 1K-token "
+                                     "prompts, concurrency 8, less a roofline prefill at half the peak (AIConfigurator "
+                                     "silicon_sample.csv @095f58a5, a model outside econ's measurements)"),
+    "sglang": (4.7e-3, "4.7 ms per layer: the median TTFT per layer of Qwen3.5-397B-A17B (60 layers) on "
+                       "H200/B200/B300 at TP4-64, 1K-token prompts, concurrency 4-8, less a roofline prefill at half "
+                       "the peak (78 rows of AIConfigurator silicon_sample.csv @095f58a5; 156-383 ms whatever the TP "
+                       "and precision)"),
+    "vllm-async": (None, "vLLM's torch.compile'd pass: the default, AIConfigurator's 0.8 ms per layer"),
+    "vllm-sync": (None, "as vllm-async"),
+    "unknown": (None, "the default (vLLM's)"),
+}
+"""Host dispatch time per decoder layer of a prefill pass per serving-engine class (``None``: the
+``Assumptions.prefill_layer_dispatch_s`` given, by default vLLM's), with its source: each measurement is predicted
+with its engine's (:func:`predict`), so TTFT at short prompts is held to the engine that was measured
+(:func:`econ.physics.performance.prefill_dispatch_s`)."""
+
+
 def engine_class(source_kind: str, framework: str | None, framework_version: str | None, case_id: str) -> str:
     """Serving-engine class of a measurement row (a key of :data:`ENGINE_OVERLAP_SCHEDULER`).
 
@@ -528,11 +559,33 @@ def _rate_log(metric_is_rate: np.ndarray, measured: np.ndarray, predicted: np.nd
     return np.where(metric_is_rate, r, -r)
 
 
-def _case_overlap_scheduler(table: pl.DataFrame) -> np.ndarray:
-    """Whether each case's serving engine runs an overlap scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`). [bool]"""
+def _case_engine_class(table: pl.DataFrame) -> np.ndarray:
+    """Serving-engine class of each case (:func:`engine_class`; where the table has none, "vllm-async": the
+    assumptions as given). [str]"""
     if "engine_class" not in table.columns:
-        return np.ones(table.height, dtype=bool)
-    return np.array([ENGINE_OVERLAP_SCHEDULER[c][0] for c in table["engine_class"].to_list()], dtype=bool)
+        return np.full(table.height, "vllm-async", dtype=object)
+    return np.array(table["engine_class"].to_list(), dtype=object)
+
+
+def _engine_assumptions(assumptions: Assumptions, engine: str) -> Assumptions:
+    """``assumptions`` for a measurement of serving-engine class ``engine``: no hidden host time without an overlap
+    scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`), the engine's prefill dispatch per layer
+    (:data:`ENGINE_PREFILL_DISPATCH_S`). A pure roofline (every efficiency 1) stays one."""
+    over = {}
+    if not ENGINE_OVERLAP_SCHEDULER[engine][0]:
+        over["cpu_overlap_frac"] = 0.0
+    dispatch = ENGINE_PREFILL_DISPATCH_S[engine][0]
+    if dispatch is not None and assumptions.prefill_layer_dispatch_s > 0.0:
+        over["prefill_layer_dispatch_s"] = dispatch
+    return assumptions.with_overrides(**over) if over else assumptions
+
+
+def _measured_deployment(deployment: DeploymentAssumptions) -> DeploymentAssumptions:
+    """``deployment`` as the measured systems ran: without an expert load balancer (:data:`MEASURED_EXPERT_IMBALANCE`),
+    unless the imbalance given is already 1 (a pure roofline, or a caller's perfectly balanced routing)."""
+    if deployment.expert_imbalance_factor == 1.0:
+        return deployment
+    return replace(deployment, expert_imbalance_factor=MEASURED_EXPERT_IMBALANCE)
 
 
 def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
@@ -557,17 +610,18 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     -----
     A case whose serving engine runs no overlap scheduler (``engine_class`` of ``cases.table``,
     :data:`ENGINE_OVERLAP_SCHEDULER`) is predicted with ``cpu_overlap_frac`` = 0; the others with ``assumptions``'
-    value (by default the calibrated profile's).
+    value (by default the calibrated profile's); every case with its engine's prefill dispatch per layer
+    (:data:`ENGINE_PREFILL_DISPATCH_S`, :func:`_engine_assumptions`), and expert parallelism at routing's own
+    imbalance (:data:`MEASURED_EXPERT_IMBALANCE`, :func:`_measured_deployment`).
     """
     case = cases.points["case"].to_numpy()
     mat = np.full((cases.points.height, len(_EVAL_COLUMNS)), np.nan)
-    overlaps = _case_overlap_scheduler(cases.table)[case]
-    for on in np.unique(overlaps):  # engines without an overlap scheduler hide no host time (ENGINE_OVERLAP_SCHEDULER)
-        rows = np.flatnonzero(overlaps == on)
-        pts = cases.points if rows.size == overlaps.size else cases.points[rows]
-        a = assumptions if on else assumptions.with_overrides(cpu_overlap_frac=0.0)
-        res = evaluate(pts.drop("case", "layout_id"), catalog, a, PHYSICS_ECONOMICS, deployment, strict=False,
-                       columns=_EVAL_COLUMNS)
+    engines = _case_engine_class(cases.table)[case]
+    for eng in np.unique(engines):
+        rows = np.flatnonzero(engines == eng)
+        pts = cases.points if rows.size == engines.size else cases.points[rows]
+        res = evaluate(pts.drop("case", "layout_id"), catalog, _engine_assumptions(assumptions, str(eng)),
+                       PHYSICS_ECONOMICS, _measured_deployment(deployment), strict=False, columns=_EVAL_COLUMNS)
         mat[rows] = res.select(pl.col(c).cast(pl.Float64) for c in _EVAL_COLUMNS).fill_null(float("nan")).to_numpy()
     v = {c: mat[:, j] for j, c in enumerate(_EVAL_COLUMNS)}
     layout = cases.points["layout_id"].to_numpy()

@@ -26,6 +26,7 @@ from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
 from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillConstants, PrefillStep,
+                                      prefill_dispatch_s,
                                       collectives, crossover_batch, decode_constants, decode_step, prefill_constants,
                                       prefill_step)
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
@@ -188,7 +189,8 @@ class Physics:
     ----------
     decode : DecodeStep of the decode instance at ``batch_size``
     prefill : PrefillStep of the prefill instance, prompts batched up to the prefill chunk (throughput)
-    ttft_s : [s] the request's own prompt prefilled alone (one per attention group; no queueing)
+    ttft_s : [s] the request's own prompt prefilled alone (one per attention group; no queueing), at least the host's
+        dispatch of the prefill pass (:func:`econ.physics.performance.prefill_dispatch_s`)
     prefill_layout : Layout the prompts are prefilled on (decode layout when aggregated)
     weight_bytes : [B] one replica's weights; weight_bytes_per_gpu : [B] on each accelerator
     kv_bytes_per_sequence : [B] at the capacity context; kv_replication : [-]
@@ -551,11 +553,11 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     req = np.maximum(a.prefill_chunk_tokens / new_tok, 1.0)
     req = dis * np.maximum(np.minimum(req, np.floor(p_max_b / pl_.dp)), 1.0) + (1.0 - dis) * req
 
-    def pre(requests, tokens=new_tok, cached=prefix) -> PrefillStep:
+    def pre(requests, tokens=new_tok, cached=prefix, busy=None) -> PrefillStep:
         return prefill_step(prompt_tokens=tokens, requests_per_step=requests,
                             kv_bytes_per_sequence=kv_prompt * p_repl, model=m, hardware=hw, layout=pl_, formats=fm,
                             eff=inp.eff, stream_input_embedding=a.stream_input_embedding, comm=p_comm,
-                            prefix_tokens=cached, const=p_const)
+                            prefix_tokens=cached, const=p_const, busy_groups=busy)
 
     kv_pre = kv_prompt * p_repl
     steps = _prefill_steps(inp, a, m, hw, pl_, fm, p_comm, new_tok, req, kv_pre, prefix)
@@ -565,7 +567,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         p_comm = collectives(hw, pl_, inp.eff)
     if steps is None:  # rows' own prefill steps
         p = pre(req)  # throughput: prompts batched up to prefill_chunk_tokens per attention group
-        lone = pre(np.ones_like(req))  # the request's own prompt alone (queueing not modeled)
+        lone = pre(np.ones_like(req), busy=1.0)  # the request's own prompt alone, one group's (queueing not modeled)
     else:  # each distinct prefill step once, gathered to its rows (issue 20.2)
         p, lone = steps
     ttft = lone.time_s
@@ -574,10 +576,13 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         t_cp = _context_parallel_s(lone, cp, kv_prompt * p_repl / pn, hw, a)
         p = replace(p, input_tokens_per_s_per_gpu=p.input_tokens_per_s_per_gpu * ttft / (cp * t_cp))
         ttft = t_cp
+    # the first token waits for the host's dispatch of the eager prefill pass, which runs alongside the GPU's work
+    # (a floor of the latency, not of the throughput: prefill_dispatch_s)
+    ttft = np.maximum(ttft, prefill_dispatch_s(m.num_layers, inp.eff.prefill_layer_dispatch_s))
     load_s = 0.0
     if tiers is not None and np.any((tiers.prefix_tier_code > 0) & (prefix > 0)):  # a prefix held beyond HBM
         load_s = _prefix_load_s(tiers, _kv_bytes(prefix, m, fm) * p_repl / pn, prefix,
-                                lambda: pre(np.ones_like(req), wl.input_len, 0.0 * prefix).time_s - lone.time_s)
+                                lambda: pre(np.ones_like(req), wl.input_len, 0.0 * prefix, 1.0).time_s - lone.time_s)
         ttft = ttft + load_s
 
     # serving the request mix
@@ -688,7 +693,7 @@ def _prefill_steps(inp: EngineInputs, a: Assumptions, m: ModelFacts, hw: Hardwar
               prefix_tokens=at(prefix) if np.ndim(prefix) else prefix)
     r = at(req)
     return (take_bundle(prefill_step(requests_per_step=r, **kw), index),
-            take_bundle(prefill_step(requests_per_step=np.ones_like(r), **kw), index))
+            take_bundle(prefill_step(requests_per_step=np.ones_like(r), busy_groups=1.0, **kw), index))
 
 
 def _with_offload(phys: Physics, max_b_hbm, off: dict | None) -> Physics:

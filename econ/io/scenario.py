@@ -113,7 +113,7 @@ class Scenario:
     usd_per_kwh ... cache_hit_frac
         :class:`econ.assumptions.Economics` fields (same names, units and defaults).
     eta_bw ... scale_out_latency_s, eta_routed_flop_frac, eta_routed_bw_frac, moe_layer_overhead_s, kernel_latency_s,
-    kernel_launch_s, kernel_launch_eager_s, cuda_graph_max_batch
+    kernel_launch_s, kernel_launch_eager_s, prefill_layer_dispatch_s, cuda_graph_max_batch
         :class:`econ.assumptions.Assumptions` fields (same names, units and defaults).
     min_tokens_per_s_per_user : float [tokens/s]
         Interactivity floor (SLO) of the hardware comparison, the optimizer and the cluster's serving
@@ -198,6 +198,7 @@ class Scenario:
     kernel_latency_s: float = _d("kernel_latency_s")
     kernel_launch_s: float = _d("kernel_launch_s")
     kernel_launch_eager_s: float = _d("kernel_launch_eager_s")
+    prefill_layer_dispatch_s: float = _d("prefill_layer_dispatch_s")
     cuda_graph_max_batch: int = _d("cuda_graph_max_batch")
     moe_tile_rows: float = _d("moe_tile_rows")
     moe_gemm_half_width: float = _d("moe_gemm_half_width")

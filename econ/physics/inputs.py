@@ -258,6 +258,7 @@ class Efficiency:
     kernel_latency_s: np.ndarray | float = 0.0
     kernel_launch_s: np.ndarray | float = 0.0
     kernel_launch_eager_s: np.ndarray | float = 0.0
+    prefill_layer_dispatch_s: np.ndarray | float = 0.0
     cuda_graph_max_batch: np.ndarray | float = np.inf
     moe_tile_rows: np.ndarray | float = 1.0
     moe_gemm_half_width: np.ndarray | float = 0.0

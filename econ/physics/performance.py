@@ -1071,11 +1071,42 @@ def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, form
     return np.where(code == 1, mtp, np.where(code == 2, head, np.where(code == 3, draft, 0.0)))
 
 
+def prefill_dispatch_s(num_layers, prefill_layer_dispatch_s):
+    """Least time to a request's first token: the host's dispatch of its eager prefill pass.
+
+    Parameters
+    ----------
+    num_layers : scalar or array, decoder layers of the model [layers]
+    prefill_layer_dispatch_s : scalar or array, >= 0, host time per layer (``Assumptions.prefill_layer_dispatch_s``) [s]
+
+    Returns
+    -------
+    scalar or array [s]: num_layers x prefill_layer_dispatch_s; the engine's TTFT is max(this, the prefill step).
+
+    Notes
+    -----
+    Prefill runs outside CUDA graphs, so the host (Python, the framework's dispatcher, the launches) issues every
+    operator of every layer before the request's first token can leave; it runs alongside the GPU, so a prompt
+    prefilled alone takes max(host time, GPU time): the host time is the TTFT of short prompts at high TP, where
+    the GPU's work is a few ms, which is why TTFT stops falling with TP (156-383 ms for 1K-token prompts on SGLang
+    at any TP, the vocabulary source of ``prefill_layer_dispatch_s``). Approximation: it bounds the latency only,
+    not the prefill throughput, as NVIDIA AIConfigurator charges it (0.8 ms per layer for vLLM,
+    ``_prefill_dispatch_overhead_ms`` in the TTFT and not in the step latencies, aic-core/src/aiconfigurator_core/
+    sdk/backends/vllm_backend.py and base_backend.py @095f58a5): under load a step carries many prompts and decode
+    tokens whose GPU time exceeds it, and measured throughputs of small models at 8K prompts show no such floor
+    (TensorRT-LLM Qwen3-30B-A3B, data/measurements.csv). A maximum rather than a sum: it fits the measured TTFT
+    of 1K- and 8K-token prompts of the same systems (in-sample median / P90 0.136 / 0.439 against 0.135 / 0.459
+    summed, stop 32).
+    """
+    return num_layers * prefill_layer_dispatch_s
+
+
 def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, model: ModelFacts,
                  hardware: HardwareFacts, layout: Layout, formats: Formats, eff: Efficiency,
                  stream_input_embedding=False, comm: Collectives | None = None, prefix_tokens=0.0,
-                 const: PrefillConstants | None = None) -> PrefillStep:
-    """One prefill step: each of the dp groups prefills ``requests_per_step`` prompts through all stages.
+                 const: PrefillConstants | None = None, busy_groups=None) -> PrefillStep:
+    """One prefill step: each of ``busy_groups`` of the dp groups prefills ``requests_per_step`` prompts through all
+    stages.
 
     Parameters
     ----------
@@ -1094,6 +1125,9 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
         KV (the new tokens' KV written plus the prefix's read by their attention).
     const : PrefillConstants, optional; :func:`prefill_constants` of the rows (computed here when not given; the
         engine computes them once per distinct combination and broadcasts them)
+    busy_groups : scalar or array in [1, dp], optional; attention groups prefilling in the step (None = all dp, the
+        throughput step). A prompt prefilled alone is one group's (1): its attention runs on that group while the
+        expert-parallel MoE and its all-to-all carry its tokens only, not dp groups' worth. [-]
 
     Returns
     -------
@@ -1104,9 +1138,10 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     DESIGN.md "Prefill": t = max(FLOPs / (tp peak eta_prefill), bytes / (tp BW eta_bw)) + comm, with
     FLOPs = R (2 P_active S + attention coefficient x causal pairs). A prompt crosses the pp stages one
     after another, so TTFT is the whole step; stages pipeline consecutive steps, so throughput per
-    accelerator is tokens / (t x tp).
+    accelerator is tokens / (t x tp). TTFT is at least the host's dispatch of the pass (:func:`prefill_dispatch_s`).
     """
     tp, dp = layout.tp, layout.dp
+    busy = dp if busy_groups is None else np.minimum(busy_groups, dp)
     c = prefill_constants(model, hardware, layout, formats, eff, stream_input_embedding) if const is None else const
     k = c.step
     tokens = requests_per_step * prompt_tokens
@@ -1128,8 +1163,8 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     t_flop_nr = t_flop_w + requests_per_step * attn_t / tp / k.attn_peak_eta
     moe = bool(np.any(model.num_moe_layers))  # False: dense rows only, every routed term is 0 (not computed)
     if moe:  # routed-expert FLOPs at eta_prefill x eta_routed_flop_frac x the width efficiency (routed_flop_rate)
-        r_flop = _routed_flop(tokens * dp, model, layout, eff) / k.routed_flop_rate
-        r_mem = _routed_bytes(tokens * dp, model, formats, layout, eff) / k.routed_bw
+        r_flop = _routed_flop(tokens * busy, model, layout, eff) / k.routed_flop_rate
+        r_mem = _routed_bytes(tokens * busy, model, formats, layout, eff) / k.routed_bw
     else:
         r_flop = r_mem = np.zeros(np.shape(tokens))
     # the non-routed weights read (non_routed_bytes_read of the step's tokens) and the prompts' KV written
@@ -1141,7 +1176,7 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
         message = tok * model.hidden_size * eff.activation_bytes
         t = k.tp_layers * comm.tp_allreduce.time_s(message)  # 2 L - L_moe all-reduces
         if moe:  # dense rows add L_moe x (...) = 0
-            moe_tp, moe_ep = _moe_comm(comm, tok * dp, tok, model, eff)
+            moe_tp, moe_ep = _moe_comm(comm, tok * busy, tok, model, eff)
             t = t + model.num_moe_layers * (moe_tp + moe_ep)
         return t + comm.pipeline.time_s(message)
 
@@ -1151,8 +1186,8 @@ def prefill_step(*, prompt_tokens, requests_per_step, kv_bytes_per_sequence, mod
     comm_run = np.where(tbo > 0, 2.0 * comm_of(tokens / 2.0), t_comm) if np.any(tbo > 0) else t_comm
     busy = (np.maximum(t_flop_w, t_mem_nr) + t_attn + grouped_gemm_time_s(r_mem, r_flop)) / c.sm_share + c.kernels_s
     t = overlapped_time_s(busy, comm_run, k.overlap) + k.t_moe_s + k.t_layers_s
-    flop = dp * (nr_flop + tokens * 2.0 * r_active)
+    flop = busy * (nr_flop + tokens * 2.0 * r_active)
     return PrefillStep(time_s=t, prefill_flop=flop, t_mem_s=t_mem_nr + r_mem, t_flop_s=t_flop_nr + r_flop,
                        t_comm_s=comm_run + 0.0 * t, input_tokens_per_s_per_gpu=tokens / (t * tp),
                        t_attn_s=t_attn,
-                       attention_flop=dp * requests_per_step * attn)
+                       attention_flop=busy * requests_per_step * attn)
