@@ -553,8 +553,8 @@ _SOURCES: dict[str, str] = {
         "TTFT stops falling with TP: in the same AIConfigurator silicon sample, 1K-token prompts at concurrency 4-8 "
         "take 156-383 ms on SGLang whatever the TP (4-64) and precision (Qwen3.5-397B-A17B, 60 layers: 4.7 ms per "
         "layer, median of 78 rows) and 117-145 ms on TensorRT-LLM's PyTorch executor at TP4-8 (Qwen3-32B, 64 layers: "
-        "1.9 ms), models outside econ's measurement set; the calibration predicts each measurement with its "
-        "engine's value (econ.analyses.calibration.ENGINE_PREFILL_DISPATCH_S). Set 4.7e-3 for SGLang, 1.9e-3 for "
+        "1.8 ms, 6 rows), models outside econ's measurement set; the calibration predicts each measurement with its "
+        "engine's value (econ.analyses.calibration.ENGINE_PREFILL_DISPATCH_S). Set 4.7e-3 for SGLang, 1.8e-3 for "
         "TensorRT-LLM >= 1.0, 0 for a compiled engine (TensorRT-LLM's C++ runtime)"),
     "cuda_graph_max_batch": (
         "512 sequences per attention group: SGLang captures decode CUDA graphs up to cuda_graph_max_bs = 512 on "

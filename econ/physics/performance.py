@@ -1096,7 +1096,7 @@ def prefill_dispatch_s(num_layers, prefill_layer_dispatch_s):
     tokens whose GPU time exceeds it, and measured throughputs of small models at 8K prompts show no such floor
     (TensorRT-LLM Qwen3-30B-A3B, data/measurements.csv). A maximum rather than a sum: it fits the measured TTFT
     of 1K- and 8K-token prompts of the same systems (in-sample median / P90 0.136 / 0.439 against 0.135 / 0.459
-    summed, stop 32).
+    summed, stop 31).
     """
     return num_layers * prefill_layer_dispatch_s
 

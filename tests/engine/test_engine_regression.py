@@ -61,7 +61,7 @@ RECORDED = Assumptions(eta_bw=0.60, eta_flop=0.30, eta_prefill=0.50, overlap_fra
                        cpu_overlap_frac=0.0, prefill_layer_dispatch_s=0.0)
 """Kernel, per-sequence and SM-share terms (issue 17.2-17.3: per-kernel latency floors, launch gaps, per-sequence CPU
 time and the SMs a two-batch prefill's all-to-all holds, added after the recording) at 0, no host time hidden, and no
-host floor under TTFT (the prefill dispatch, stop 32): the recorded step had one fixed 1.5 ms per step and 0.15 ms
+host floor under TTFT (the prefill dispatch, stop 31): the recorded step had one fixed 1.5 ms per step and 0.15 ms
 per MoE layer."""
 RECORDED_DEPLOYMENT = DeploymentAssumptions(expert_imbalance_factor=1.2, alltoall_scale_up_latency_s=10e-6,
                                             alltoall_scale_out_latency_s=40e-6, kernel_launch_latency_s=2e-6,
