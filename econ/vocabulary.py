@@ -525,7 +525,8 @@ _SOURCES: dict[str, str] = {
         "TensorRT-LLM >= 1.0's PyTorch executor ('Overlap Scheduler ... Enabled by default', "
         "nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), SGLang (disable_overlap_schedule False by "
         "default, sgl-project/sglang server_args.py), vLLM >= 0.14 (async scheduling on by default, "
-        "vllm-project/vllm #27614); 0.66-0.67 of the GPU time. Measurements of engines without one (TensorRT-LLM's "
+        "vllm-project/vllm #27614); 0.32-0.36 of the GPU time in stop 31's fit (0.66-0.67 in stop 27's, before "
+        "TTFT's host floor and the measured EP imbalance). Measurements of engines without one (TensorRT-LLM's "
         "C++ runtime in MLPerf, vLLM V0) are fitted at 0 (econ.analyses.calibration.ENGINE_OVERLAP_SCHEDULER). The "
         "default answer is therefore a current engine's; set 0 for an engine without an overlap scheduler (vLLM V0 "
         "left 5-13 ms GPU bubbles per step, #10634)"),

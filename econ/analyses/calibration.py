@@ -617,11 +617,16 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     case = cases.points["case"].to_numpy()
     mat = np.full((cases.points.height, len(_EVAL_COLUMNS)), np.nan)
     engines = _case_engine_class(cases.table)[case]
+    # one evaluation per distinct set of assumptions (engine classes that differ in nothing share one)
+    by_assumptions: dict[Assumptions, list[str]] = {}
     for eng in np.unique(engines):
-        rows = np.flatnonzero(engines == eng)
+        by_assumptions.setdefault(_engine_assumptions(assumptions, str(eng)), []).append(eng)
+    dep = _measured_deployment(deployment)
+    for a, engs in by_assumptions.items():
+        rows = np.flatnonzero(np.isin(engines, engs))
         pts = cases.points if rows.size == engines.size else cases.points[rows]
-        res = evaluate(pts.drop("case", "layout_id"), catalog, _engine_assumptions(assumptions, str(eng)),
-                       PHYSICS_ECONOMICS, _measured_deployment(deployment), strict=False, columns=_EVAL_COLUMNS)
+        res = evaluate(pts.drop("case", "layout_id"), catalog, a, PHYSICS_ECONOMICS, dep, strict=False,
+                       columns=_EVAL_COLUMNS)
         mat[rows] = res.select(pl.col(c).cast(pl.Float64) for c in _EVAL_COLUMNS).fill_null(float("nan")).to_numpy()
     v = {c: mat[:, j] for j, c in enumerate(_EVAL_COLUMNS)}
     layout = cases.points["layout_id"].to_numpy()
