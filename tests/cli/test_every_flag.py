@@ -150,8 +150,8 @@ EFFECT: dict[tuple[str, str], list[str]] = {
     **{(c, "--draft-model"): ["--speculation", "draft", "--acceptance", "0.6"] for c in DECODING_CMDS},
     ("compare", "--slo-percentile"): ["--ttft-ms", "30"],
     # a speed floor the served batch meets at the mean but not at p99 (at the default 25 tokens/s the chosen batch
-    # holds even its p99: 28.0 / tail 1.12 >= 25)
-    **{(c, "--slo-percentile"): ["--min-tokens-per-s-per-user", "35"]
+    # holds even its p99: 28.0 / tail 1.12 >= 25; after the stop-31 refit 35 is held at p99 too, 50 is not)
+    **{(c, "--slo-percentile"): ["--min-tokens-per-s-per-user", "50"]
        for c in ("cluster", "cost", "export cost", "fleet size")},
     ("prefill", "--decode-batch"): ["--chunk", "2048"],  # the batch chunked prefill rides with (refused alone)  # compare's one latency SLO is its TTFT limit
     # routed experts are an MoE model's (llama-3.1-8b is dense)
