@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from econ.analyses import calibration as cal
-from econ.assumptions import DEFAULT
+from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT
 from econ.tables.catalog import load_catalog
 from econ.vocabulary import GENERATIONS
 from econ.cli import main
@@ -134,11 +134,17 @@ def test_server_rows_are_predicted_under_their_p99_limits(cases, shipped):
     first = cases.points.group_by("case", maintain_order=True).first().filter(pl.col("case").is_in(idx))
     first = first.sort(pl.col("case").replace_strict({c: i for i, c in enumerate(idx)}))
     b = np.maximum(np.floor(slo["batch_predicted"].to_numpy()), 1).astype(np.int64)
-    # MLPerf's engines (TensorRT 9-10, vLLM V0) run no overlap scheduler: predicted as calibrate predicts them
-    assert not cal._case_overlap_scheduler(cases.table)[idx].any()
-    res = evaluate(first.drop("case", "layout_id").with_columns(batch_size=pl.Series(b)), CATALOG,
-                   DEFAULT.with_overrides(cpu_overlap_frac=0.0), economics=cal.PHYSICS_ECONOMICS, strict=False,
-                   columns=("feasible", "ttft_percentile_s", "tpot_percentile_s", "latency_percentile"))
+    # MLPerf's engines (TensorRT 9-10, vLLM V0) run no overlap scheduler: predicted as calibrate predicts them (each
+    # with its engine's assumptions and the measured deployments' EP imbalance)
+    engines = cal._case_engine_class(cases.table)[idx]
+    assert not any(cal.ENGINE_OVERLAP_SCHEDULER[e][0] for e in engines)
+    pts = first.drop("case", "layout_id").with_columns(batch_size=pl.Series(b))
+    cols = ("feasible", "ttft_percentile_s", "tpot_percentile_s", "latency_percentile")
+    parts = [evaluate(pts.filter(pl.Series(engines == e)), CATALOG, cal._engine_assumptions(DEFAULT, str(e)),
+                      cal.PHYSICS_ECONOMICS, cal._measured_deployment(DEFAULT_DEPLOYMENT), strict=False,
+                      columns=cols).with_columns(i=pl.Series(np.flatnonzero(engines == e)))
+             for e in np.unique(engines)]
+    res = pl.concat(parts).sort("i")
     assert res["feasible"].all() and (res["latency_percentile"] == 99.0).all()
     assert (res["ttft_percentile_s"].to_numpy() <= slo["ttft_limit_s"].to_numpy() * (1 + 1e-9)).all()
     assert (res["tpot_percentile_s"].to_numpy() <= slo["tpot_limit_s"].to_numpy() * (1 + 1e-9)).all()
