@@ -56,3 +56,10 @@ def input_type_triad():
             assert value == pytest.approx(scalar, rel=1e-12, abs=0.0)
 
     return check
+
+
+@pytest.fixture(scope="session")
+def catalog():
+    """The shipped catalog, loaded once for the session (a module may keep a fixture of its own, which overrides it)."""
+    from econ.tables.catalog import load_catalog
+    return load_catalog()

@@ -16,15 +16,9 @@ from econ.assumptions import DEFAULT_DEPLOYMENT, IDEAL, Assumptions
 from econ.engine import evaluate
 from econ.errors import InvalidInputError
 from econ.physics.performance import prefill_dispatch_s
-from econ.tables.catalog import load_catalog
 
 PINNED = Assumptions(calibrated=frozenset())
 COLS = ("ttft_s", "input_tokens_per_s_per_gpu", "output_tokens_per_s_per_gpu", "tpot_s", "feasible")
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog()
 
 
 def one(catalog, a=PINNED, **row):
