@@ -215,7 +215,8 @@ IDEAL_OVERRIDES = dict(eta_bw=1.0, eta_flop=1.0, eta_prefill=1.0, overlap_frac=1
                        overhead_s=0.0, sequence_overhead_s=0.0,
                        eta_routed_flop_frac=1.0, eta_routed_bw_frac=1.0, moe_layer_overhead_s=0.0,
                        layer_overhead_s=0.0, kernel_latency_s=0.0, kernel_launch_s=0.0, kernel_launch_eager_s=0.0,
-                       prefill_layer_dispatch_s=0.0, moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0, cpu_overlap_frac=1.0,
+                       prefill_layer_dispatch_s=0.0, moe_tile_rows=1.0, moe_gemm_half_width=0.0, tpot_tail_factor=1.0,
+                       cpu_overlap_frac=1.0,
                        calibrated=frozenset())
 
 DEFAULT = Assumptions()

@@ -159,8 +159,9 @@ ENGINE_PREFILL_DISPATCH_S: dict[str, tuple[float | None, str]] = {
                               "dispatch beyond the kernel launches (kernel_launch_eager_s)"),
     "tensorrt-llm-pytorch": (1.8e-3, "the PyTorch executor dispatches each operator from Python: 1.8 ms per layer, "
                                      "the median TTFT per layer of Qwen3-32B (64 layers) on H100 at TP4-8, 1K-token "
-                                     "prompts, concurrency 8, less a roofline prefill at half the peak (6 rows, 1.57-2.13 ms; AIConfigurator "
-                                     "silicon_sample.csv @095f58a5, a model outside econ's measurements)"),
+                                     "prompts, concurrency 8, less a roofline prefill at half the peak (6 rows, "
+                                     "1.57-2.13 ms; AIConfigurator silicon_sample.csv @095f58a5, a model outside "
+                                     "econ's measurements)"),
     "sglang": (4.7e-3, "4.7 ms per layer: the median TTFT per layer of Qwen3.5-397B-A17B (60 layers) on "
                        "H200/B200/B300 at TP4-64, 1K-token prompts, concurrency 4-8, less a roofline prefill at half "
                        "the peak (78 rows of AIConfigurator silicon_sample.csv @095f58a5; 156-383 ms whatever the TP "
