@@ -58,6 +58,11 @@ GENERATIONS: tuple[str, ...] = ("ampere", "hopper", "blackwell", "ada", "cdna3",
 MAX_BATCH = 1 << 20
 """Largest batch accepted anywhere (validation range, not a physical claim). [sequences]"""
 MAX_CONTEXT = 1 << 24
+PREFILL_LAYER_DISPATCH_BY_ENGINE_S: dict[str, float] = {"vllm": 8e-4, "sglang": 4.7e-3, "tensorrt-llm-pytorch": 1.8e-3,
+                                                        "tensorrt-llm-cpp": 0.0}
+"""Host dispatch time per decoder layer of an eager prefill pass per serving engine (the source of
+``prefill_layer_dispatch_s`` in :data:`_SOURCES` gives each value's basis; vLLM's is the field's default and
+:data:`econ.analyses.calibration.ENGINE_PREFILL_DISPATCH_S` predicts each measurement with its engine's). [s]"""
 KV_OFFLOAD_CHOICES: tuple[str, ...] = ("none", "host", "nvme")
 """How far the decode batch's KV may spill beyond HBM (index = the engine's offload code; issue 22.2)."""
 KV_TIER_CHOICES: tuple[str, ...] = ("hbm", "host", "nvme", "remote")
@@ -546,17 +551,20 @@ _SOURCES: dict[str, str] = {
         "'pegainfer 3: CUDA graph', RTX 5070 Ti, CUDA 13; ~5 us quoted for A100 in secondary pages; low "
         "authority). Prefill steps and decode batches above cuda_graph_max_batch launch eagerly"),
     "prefill_layer_dispatch_s": (
-        "0.8 ms per decoder layer, vLLM's: NVIDIA AIConfigurator's vLLM backend adds model layers x 0.8 ms of "
-        "'CPU-side Python dispatch across all layers' to each prefill, 'recalibrated ... against the full silicon "
-        "corpus' (ai-dynamo/aiconfigurator aic-core/src/aiconfigurator_core/sdk/backends/vllm_backend.py "
-        "_prefill_dispatch_overhead_ms @095f58a5). Prefill runs outside CUDA graphs, so the host issues every "
-        "operator of every layer before the first token can leave; a prompt alone takes max(host, GPU time), and "
-        "TTFT stops falling with TP: in the same AIConfigurator silicon sample, 1K-token prompts at concurrency 4-8 "
-        "take 156-383 ms on SGLang whatever the TP (4-64) and precision (Qwen3.5-397B-A17B, 60 layers: 4.7 ms per "
-        "layer, median of 78 rows) and 117-145 ms on TensorRT-LLM's PyTorch executor at TP4-8 (Qwen3-32B, 64 layers: "
-        "1.8 ms, 6 rows), models outside econ's measurement set; the calibration predicts each measurement with its "
-        "engine's value (econ.analyses.calibration.ENGINE_PREFILL_DISPATCH_S). Set 4.7e-3 for SGLang, 1.8e-3 for "
-        "TensorRT-LLM >= 1.0, 0 for a compiled engine (TensorRT-LLM's C++ runtime)"),
+        f"{PREFILL_LAYER_DISPATCH_BY_ENGINE_S['vllm'] * 1e3:.1f} ms per decoder layer, vLLM's: NVIDIA AIConfigurator's "
+        "vLLM backend adds model layers x 0.8 ms of 'CPU-side Python dispatch across all layers' to each prefill, "
+        "'recalibrated ... against the full silicon corpus' (ai-dynamo/aiconfigurator aic-core/src/"
+        "aiconfigurator_core/sdk/backends/vllm_backend.py _prefill_dispatch_overhead_ms @095f58a5). Prefill runs "
+        "outside CUDA graphs, so the host issues every operator of every layer before the first token can leave; a "
+        "prompt alone takes max(host, GPU time), and TTFT stops falling with TP: in the same AIConfigurator silicon "
+        "sample, 1K-token prompts at concurrency 4-8 take 156-383 ms on SGLang whatever the TP (4-64) and precision "
+        "(Qwen3.5-397B-A17B, 60 layers: the median of 78 rows less a roofline prefill at half the peak gives "
+        f"{PREFILL_LAYER_DISPATCH_BY_ENGINE_S['sglang'] * 1e3:.1f} ms per layer) and 117-145 ms on TensorRT-LLM's "
+        "PyTorch executor at TP4-8 (Qwen3-32B, 64 layers, 6 rows: "
+        f"{PREFILL_LAYER_DISPATCH_BY_ENGINE_S['tensorrt-llm-pytorch'] * 1e3:.1f} ms), models outside econ's "
+        "measurement set; a compiled engine (TensorRT-LLM's C++ runtime) has none beyond its kernel launches. "
+        "Per engine: econ.vocabulary.PREFILL_LAYER_DISPATCH_BY_ENGINE_S; the calibration predicts each measurement "
+        "with its engine's (econ.analyses.calibration.ENGINE_PREFILL_DISPATCH_S)"),
     "cuda_graph_max_batch": (
         "512 sequences per attention group: SGLang captures decode CUDA graphs up to cuda_graph_max_bs = 512 on "
         "B200/MI300 and 256 (tp < 4) or 512 on H200-class GPUs (sgl-project/sglang "
@@ -943,7 +951,8 @@ _add("kernel_launch_s", "float", 1.3e-6, 0.0, 1e-3, "s", "Kernel launch gap (CUD
      "idle time per kernel boundary inside a captured CUDA graph", **_G)
 _add("kernel_launch_eager_s", "float", 5e-6, 0.0, 1e-3, "s", "Kernel launch gap (eager)",
      "idle time per kernel launch outside CUDA graphs (prefill, decode above the graph cap)", **_G)
-_add("prefill_layer_dispatch_s", "float", 8e-4, 0.0, 2e-2, "s", "Prefill host dispatch per layer",
+_add("prefill_layer_dispatch_s", "float", PREFILL_LAYER_DISPATCH_BY_ENGINE_S["vllm"], 0.0, 2e-2, "s",
+     "Prefill host dispatch per layer",
      "host (CPU) time to dispatch one decoder layer of an eager prefill pass; TTFT is at least layers x this",
      **_G)
 _add("cuda_graph_max_batch", "int", 512, 0, MAX_BATCH, "sequences", "CUDA graph batch cap",

@@ -47,7 +47,7 @@ from econ.physics import precision as prec
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, Assumptions, DeploymentAssumptions,
                               Economics)
 from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog
-from econ.vocabulary import GENERATIONS
+from econ.vocabulary import GENERATIONS, PREFILL_LAYER_DISPATCH_BY_ENGINE_S as _DISPATCH
 from econ.engine import evaluate
 from econ.physics.serving import closed_loop_wait_s
 from econ.errors import DataError, EconError, InvalidInputError
@@ -155,18 +155,21 @@ read whatever the routing, as :func:`econ.physics.performance` treats it). The p
 (``DeploymentAssumptions.expert_imbalance_factor`` 1.2) is a deployment with a load balancer. [-]"""
 
 ENGINE_PREFILL_DISPATCH_S: dict[str, tuple[float | None, str]] = {
-    "tensorrt-llm-cpp": (0.0, "a compiled TensorRT engine, enqueued whole by the C++ runtime: no per-operator host "
-                              "dispatch beyond the kernel launches (kernel_launch_eager_s)"),
-    "tensorrt-llm-pytorch": (1.8e-3, "the PyTorch executor dispatches each operator from Python: 1.8 ms per layer, "
-                                     "the median TTFT per layer of Qwen3-32B (64 layers) on H100 at TP4-8, 1K-token "
-                                     "prompts, concurrency 8, less a roofline prefill at half the peak (6 rows, "
-                                     "1.57-2.13 ms; AIConfigurator silicon_sample.csv @095f58a5, a model outside "
-                                     "econ's measurements)"),
-    "sglang": (4.7e-3, "4.7 ms per layer: the median TTFT per layer of Qwen3.5-397B-A17B (60 layers) on "
-                       "H200/B200/B300 at TP4-64, 1K-token prompts, concurrency 4-8, less a roofline prefill at half "
-                       "the peak (78 rows of AIConfigurator silicon_sample.csv @095f58a5; 156-383 ms whatever the TP "
-                       "and precision)"),
-    "vllm-async": (None, "vLLM's torch.compile'd pass: the default, AIConfigurator's 0.8 ms per layer"),
+    "tensorrt-llm-cpp": (_DISPATCH["tensorrt-llm-cpp"], "a compiled TensorRT engine, enqueued whole by the C++ "
+                                                        "runtime: no per-operator host dispatch beyond the kernel "
+                                                        "launches (kernel_launch_eager_s)"),
+    "tensorrt-llm-pytorch": (_DISPATCH["tensorrt-llm-pytorch"], "the PyTorch executor dispatches each operator from "
+                                                                "Python: the median TTFT per layer of Qwen3-32B (64 "
+                                                                "layers) on H100 at TP4-8, 1K-token prompts, "
+                                                                "concurrency 8, less a roofline prefill at half the "
+                                                                "peak (6 rows, 1.57-2.13 ms; AIConfigurator "
+                                                                "silicon_sample.csv @095f58a5, a model outside econ's "
+                                                                "measurements)"),
+    "sglang": (_DISPATCH["sglang"], "the median TTFT per layer of Qwen3.5-397B-A17B (60 layers) on H200/B200/B300 "
+                                    "at TP4-64, 1K-token prompts, concurrency 4-8, less a roofline prefill at half the "
+                                    "peak (78 rows of AIConfigurator silicon_sample.csv @095f58a5; 156-383 ms "
+                                    "whatever the TP and precision)"),
+    "vllm-async": (None, "vLLM's torch.compile'd pass: the field's default, AIConfigurator's vLLM value"),
     "vllm-sync": (None, "as vllm-async"),
     "unknown": (None, "the default (vLLM's)"),
 }

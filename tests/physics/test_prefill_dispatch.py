@@ -16,6 +16,7 @@ from econ.assumptions import DEFAULT_DEPLOYMENT, IDEAL, Assumptions
 from econ.engine import evaluate
 from econ.errors import InvalidInputError
 from econ.physics.performance import prefill_dispatch_s
+from econ.vocabulary import PREFILL_LAYER_DISPATCH_BY_ENGINE_S, field_named as field
 
 PINNED = Assumptions(calibrated=frozenset())
 COLS = ("ttft_s", "input_tokens_per_s_per_gpu", "output_tokens_per_s_per_gpu", "tpot_s", "feasible")
@@ -78,6 +79,18 @@ def test_each_measurement_is_predicted_with_its_engines_dispatch(engine, expecte
     assert a.cpu_overlap_frac == (PINNED.cpu_overlap_frac if cal.ENGINE_OVERLAP_SCHEDULER[engine][0] else 0.0)
     assert cal._engine_assumptions(IDEAL, engine).prefill_layer_dispatch_s == 0.0  # a pure roofline stays one
     assert set(cal.ENGINE_PREFILL_DISPATCH_S) == set(cal.ENGINE_OVERLAP_SCHEDULER)
+
+
+def test_the_per_engine_values_have_one_home():
+    """The calibration's table, the field's default and its shown source read the vocabulary's per-engine values."""
+    table = {"vllm": 0.8e-3, "sglang": 4.7e-3, "tensorrt-llm-pytorch": 1.8e-3, "tensorrt-llm-cpp": 0.0}
+    assert PREFILL_LAYER_DISPATCH_BY_ENGINE_S == table
+    assert field("prefill_layer_dispatch_s").default == table["vllm"]
+    for engine in ("sglang", "tensorrt-llm-pytorch", "tensorrt-llm-cpp"):
+        assert cal.ENGINE_PREFILL_DISPATCH_S[engine][0] is PREFILL_LAYER_DISPATCH_BY_ENGINE_S[engine]
+    source = field("prefill_layer_dispatch_s").source
+    for ms in ("0.8 ms", "4.7 ms", "1.8 ms"):
+        assert ms in source
 
 
 def test_measurements_run_expert_parallelism_at_routings_own_imbalance():
