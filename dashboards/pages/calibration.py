@@ -25,6 +25,7 @@ import streamlit as st  # noqa: E402
 from dashboards.charts import OKABE_ITO, chart_title  # noqa: E402
 from dashboards.components import memory  # noqa: E402
 from dashboards.components import chart, fmt, profiles, safe_text, scenario_sidebar, sources, state, table  # noqa: E402
+from econ.analyses.calibration import ENGINE_TITLES, engine_error_table, load_measurements  # noqa: E402
 from econ.tables.catalog import load_calibration_errors, load_calibration_predictions  # noqa: E402
 from econ.errors import DataError  # noqa: E402
 
@@ -144,6 +145,51 @@ def show_errors(errors: pl.DataFrame) -> None:
                "(econ --ideal). v1 global: one set of scalar efficiencies for every chip, nothing calibrated. "
                "Families (issue 17) overlap: a case may be MoE, wide EP and long context at once.")
     table.downloads(errors, key="cal.errors.dl", name="calibration-errors")
+
+
+@memory.cached(show_spinner=False, max_entries=4, ttl=3600)
+def engine_errors(data_dir: str | None, n_predictions: int) -> tuple[pl.DataFrame, str | None]:
+    """:func:`econ.analyses.calibration.engine_error_table` of the shipped predictions (``n_predictions`` keys the
+    cache) and a load error, if any."""
+    own = Path(data_dir) / "measurements.csv" if data_dir else None
+    try:
+        meas = load_measurements(own if own is not None and own.is_file() else None)
+        return engine_error_table(load_calibration_predictions(data_dir), meas), None
+    except DataError as exc:
+        return pl.DataFrame(), str(exc)
+
+
+def show_engine_errors(data_dir: str | None, n_predictions: int) -> None:
+    """Held-out error per serving engine (dense and MoE apart), with the direction of the miss."""
+    t, problem = engine_errors(data_dir, n_predictions)
+    if problem:
+        st.error("The measurements do not load: " + safe_text.md(problem), icon=":material/error:")
+        return
+    if t.height == 0:
+        st.info("No held-out prediction with a measurement row.", icon=":material/info:")
+        return
+    view = t.select(
+        pl.col("engine_class").replace_strict(ENGINE_TITLES, default=pl.col("engine_class")).alias("engine"),
+        pl.col("moe").replace_strict({"moe": "MoE", "dense": "Dense"}).alias("model_type"), "n_cases", "n_groups",
+        pl.struct("median_abs_error_frac", "p90_abs_error_frac").map_elements(
+            lambda r: f"{_pct(r['median_abs_error_frac'])} / {_pct(r['p90_abs_error_frac'])}",
+            return_dtype=pl.String).alias("error"),
+        "median_speed_ratio")
+    st.dataframe(view, hide_index=True, key="cal.engines", placeholder=table.PLACEHOLDER,
+                 height=35 * (view.height + 1) + 3, column_config={
+        "engine": st.column_config.TextColumn("Serving engine", width=245),
+        "model_type": st.column_config.TextColumn("Models", width=70),
+        "n_cases": st.column_config.NumberColumn("Cases", format="%d", width=70),
+        "n_groups": st.column_config.NumberColumn("Groups", format="%d", width=70),
+        "error": st.column_config.TextColumn("Held out: median / P90 (%)", width=150),
+        "median_speed_ratio": st.column_config.NumberColumn(
+            "Predicted / measured speed (median)", format="%.2f",
+            help="Above 1: econ predicts the engine faster than it was measured (a time's ratio is inverted)")})
+    st.caption("Each measurement's engine as the calibration reads it (TensorRT-LLM's C++ runtime or its PyTorch "
+               "executor, SGLang, vLLM with or without async scheduling, or not stated); the same held-out "
+               "predictions as the table above. Engines differ in more than host time: for the same model and GPU "
+               "their kernels and collectives differ too, which one profile per generation and precision averages.")
+    table.downloads(t, key="cal.engines.dl", name="calibration-errors-by-engine")
 
 
 def _pm(value, se, scale: float, unit: str) -> str:
@@ -359,6 +405,9 @@ def render() -> None:
         show_errors(errors)
     else:
         st.info("No calibration_errors.csv: run `econ calibrate --write` to write it.", icon=":material/info:")
+    if preds.height:
+        with st.expander("Held-out error per serving engine"):
+            show_engine_errors(state.data_dir(), preds.height)
     st.subheader("Predicted vs measured, held out")
     if preds.height:
         show_scatter(preds, cat)

@@ -1384,6 +1384,56 @@ def previous_errors(predictions: pl.DataFrame) -> dict[str, float]:
     return dict(zip(p["case_id"].to_list(), p["abs_error_frac"].cast(pl.Float64).to_list()))
 
 
+ENGINE_TITLES: dict[str, str] = {
+    "tensorrt-llm-cpp": "TensorRT-LLM, C++ runtime (TensorRT engines)",
+    "tensorrt-llm-pytorch": "TensorRT-LLM >= 1.0 (PyTorch executor)",
+    "sglang": "SGLang",
+    "vllm-async": "vLLM with async scheduling (>= 0.14)",
+    "vllm-sync": "vLLM without async scheduling",
+    "unknown": "Engine not stated",
+}
+"""Reader's name of each serving-engine class (:data:`ENGINE_OVERLAP_SCHEDULER` keys, same order)."""
+
+
+def engine_error_table(predictions: pl.DataFrame, measurements: pl.DataFrame) -> pl.DataFrame:
+    """Held-out error per serving-engine class and dense vs MoE, from the shipped predictions.
+
+    Parameters
+    ----------
+    predictions : pl.DataFrame of calibration_predictions.csv (``case_id``, ``group_id``, ``moe``, ``metric``,
+        ``predicted_over_measured``, ``abs_error_frac``, ``in_error_table``)
+    measurements : pl.DataFrame of :func:`load_measurements` (``case_id``, ``source_kind``, ``framework``,
+        ``framework_version``): each case's engine class (:func:`engine_class`)
+
+    Returns
+    -------
+    pl.DataFrame, one row per (engine class, dense / MoE) with cases, in :data:`ENGINE_TITLES` order: ``engine_class``,
+    ``moe`` ("dense" | "moe"), ``n_cases``, ``n_groups``, ``median_abs_error_frac``, ``p90_abs_error_frac`` (as the
+    error table counts them: the cases ``in_error_table``) and ``median_speed_ratio``: the median of predicted over
+    measured speed (a rate's ratio, a time's inverse), > 1 where econ predicts the engine faster than measured. A case
+    without a measurement row is left out.
+    """
+    keys = ("case_id", "source_kind", "framework", "framework_version")
+    m = measurements.select(keys).unique("case_id")
+    eng = [engine_class(k, f, v, c) for c, k, f, v in m.select(keys).iter_rows()]
+    m = m.select("case_id").with_columns(pl.Series("engine_class", eng, dtype=pl.String))
+    rate = pl.col("metric").replace_strict(METRICS, default=True, return_dtype=pl.Boolean)
+    t = (predictions.filter(pl.col("in_error_table") & pl.col("abs_error_frac").is_not_null())
+         .join(m, on="case_id", how="inner")
+         .with_columns(pl.when(rate).then(pl.col("predicted_over_measured"))
+                       .otherwise(1.0 / pl.col("predicted_over_measured")).alias("speed"),
+                       pl.when(pl.col("moe")).then(pl.lit("moe")).otherwise(pl.lit("dense")).alias("moe")))
+    order = {e: j for j, e in enumerate(ENGINE_TITLES)}
+    out = t.group_by("engine_class", "moe").agg(
+        pl.len().alias("n_cases"), pl.col("group_id").n_unique().alias("n_groups"),
+        pl.col("abs_error_frac").median().alias("median_abs_error_frac"),
+        pl.col("abs_error_frac").quantile(0.9, "linear").alias("p90_abs_error_frac"),
+        pl.col("speed").log().median().exp().alias("median_speed_ratio"))
+    return out.sort(pl.col("engine_class").replace_strict(order, default=len(order), return_dtype=pl.Int64),
+                    "moe").select("engine_class", "moe", "n_cases", "n_groups", "median_abs_error_frac",
+                                  "p90_abs_error_frac", "median_speed_ratio")
+
+
 def bands(cases: Cases, cv: CrossValidation, sources: dict) -> dict[str, tuple[float, float, str]]:
     """Each profile's band: 10th and 90th percentile of held-out ln(measured / predicted) of the rate.
 

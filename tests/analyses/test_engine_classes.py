@@ -101,3 +101,38 @@ def test_a_users_zero_overlap_is_a_value_of_its_own_not_the_calibrated_default()
     added = evaluate(row, CATALOG, pinned, columns=cols)["tpot_s"][0]
     assert added > 1.15 * hidden
     assert DEFAULT.cpu_overlap_frac > 0.0  # so that 0 is never mistaken for the default
+
+
+def test_engine_error_table_groups_the_held_out_errors_by_engine_and_inverts_times():
+    """Two made-up cases per engine: a rate predicted 1.5x and a time predicted 0.5x are both 'faster than
+    measured' (speed ratio 1.5 and 2.0), and the errors are those the error table counts."""
+    preds = pl.DataFrame({
+        "case_id": ["a", "b", "c", "d", "e"], "group_id": ["g1", "g1", "g2", "g3", "g3"],
+        "moe": [True, True, False, True, True],
+        "metric": ["output_tokens_per_s_per_gpu", "tpot_s", "ttft_s", "tpot_s", "tpot_s"],
+        "predicted_over_measured": [1.5, 0.5, 2.0, 1.0, 1.0], "abs_error_frac": [0.5, 0.5, 1.0, 0.0, 0.0],
+        "in_error_table": [True, True, True, True, False]})
+    meas = pl.DataFrame({
+        "case_id": ["a", "b", "c", "d", "e"], "source_kind": ["aiconfigurator", "aiconfigurator", "mlperf-v5.0",
+                                                              "vllm", "vllm"],
+        "framework": ["sglang", "sglang", "trtllm", None, None], "framework_version": [None, None, None, None, None]})
+    t = cal.engine_error_table(preds, meas)
+    rows = {(r["engine_class"], r["moe"]): r for r in t.iter_rows(named=True)}
+    assert set(rows) == {("sglang", "moe"), ("tensorrt-llm-cpp", "dense"), ("unknown", "moe")}
+    sg = rows[("sglang", "moe")]
+    assert sg["n_cases"] == 2 and sg["n_groups"] == 1
+    assert sg["median_abs_error_frac"] == pytest.approx(0.5)
+    assert sg["median_speed_ratio"] == pytest.approx(np.sqrt(1.5 * 2.0))  # geometric median of 1.5 and 2.0
+    assert rows[("tensorrt-llm-cpp", "dense")]["median_speed_ratio"] == pytest.approx(0.5)  # TTFT 2x: slower
+    assert rows[("unknown", "moe")]["n_cases"] == 1  # the case outside the error table is not counted
+    assert t["engine_class"].to_list() == ["tensorrt-llm-cpp", "sglang", "unknown"]  # ENGINE_TITLES order
+
+
+def test_engine_error_table_of_the_shipped_predictions_counts_every_case_of_the_error_table():
+    from econ.tables.catalog import load_calibration_errors, load_calibration_predictions
+    t = cal.engine_error_table(load_calibration_predictions(), cal.load_measurements())
+    every = load_calibration_errors().filter(pl.col("by") == "all").row(0, named=True)
+    assert int(t["n_cases"].sum()) == every["n_cases"]
+    assert list(cal.ENGINE_TITLES) == list(cal.ENGINE_OVERLAP_SCHEDULER)
+    assert set(t["engine_class"].to_list()) <= set(cal.ENGINE_TITLES)
+    assert ((t["median_speed_ratio"] > 0) & t["median_speed_ratio"].is_finite()).all()

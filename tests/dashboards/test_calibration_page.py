@@ -126,6 +126,21 @@ def test_calibration_scatter_has_every_held_out_case_and_the_guides():
     assert "Time to first token" in json.dumps(spec["title"])
 
 
+def test_calibration_page_shows_the_error_per_serving_engine():
+    """The expander's rows are the core's engine_error_table of the shipped predictions, engines named in words."""
+    from econ.analyses.calibration import ENGINE_TITLES, engine_error_table, load_measurements
+    expected = engine_error_table(load_calibration_predictions(), load_measurements())
+    at = run("calibration")
+    shown = next(d for d in frames(at) if "engine" in d.columns)
+    assert len(shown) == expected.height
+    assert list(shown["engine"]) == [ENGINE_TITLES[e] for e in expected["engine_class"]]
+    first = expected.row(0, named=True)
+    assert shown["error"].iloc[0] == f"{fmt.sig(100 * first['median_abs_error_frac'], 3)}% / " \
+                                     f"{fmt.sig(100 * first['p90_abs_error_frac'], 3)}%"
+    assert shown["median_speed_ratio"].iloc[0] == pytest.approx(first["median_speed_ratio"])
+    assert set(shown["model_type"]) <= {"Dense", "MoE"}
+
+
 def test_calibration_page_without_the_error_tables_says_so(monkeypatch, tmp_path):
     """The tables are optional: without them the page explains how to write them, no traceback."""
     import econ.tables.catalog as catalog_module
