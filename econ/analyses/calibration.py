@@ -91,20 +91,21 @@ SCENARIO_FAMILY: dict[str, str] = {
 """measurements.csv ``scenario`` -> the family the error table reports (trtllm-bench at infinite request rate
 and static batches are offline runs)."""
 
+_MLPERF_LENGTHS = ("token lengths of the MLCommons dataset pickle as the SUT receives it (tok_input_length / "
+                   "tok_input_len), extracted to openshift-psap/performance-dashboard mlperf-data/summaries/"
+                   "{file} @7100702 (Red Hat PSAP; a summary of the public MLCommons dataset, not of any results)")
+
 MLPERF_PROMPT_TOKENS: dict[str, tuple[int, str]] = {
-    "llama2-70b": (256, "assumed: the mean prompt of the MLPerf OpenOrca subset was not found in the sources read "
-                        "(data/README.md); prompts are capped at 1,024 tokens (NVIDIA's v5.0 base config, "
-                        "max_input_len 1024), and the measurements bound the mean: H200 Offline at ~4,350 output "
-                        "tokens/s per GPU and ~292 output tokens per sample needs 2 x 69e9 x (ISL + 292) FLOP per "
-                        "sample within 1,979 TFLOP/s, so ISL < ~650 even at 100% of the FP8 peak; a quarter of the "
-                        "cap, 256, is assumed"),
-    "llama2-70b-interactive": (256, "as llama2-70b (the same OpenOrca subset)"),
-    "mixtral-8x7b": (512, "assumed: mean prompt of the OpenOrca / GSM8K / MBXP mix not found; as llama2-70b"),
-    "llama3_1-405b": (8192, "assumed: the 405B benchmark targets long-context QA and summarization (MLCommons, "
-                            "'LLM inference v5', 2025-04); the mean prompt was not found; 8,192 assumed"),
+    "llama2-70b": (222, "the mean prompt of the 24,576 OpenOrca samples, 222.3 tokens (median 152, max 1,021): "
+                        + _MLPERF_LENGTHS.format(file="llama2-70b-99.csv")),
+    "llama2-70b-interactive": (222, "as llama2-70b (the same OpenOrca samples)"),
+    "mixtral-8x7b": (427, "the mean prompt of the 15,000 OpenOrca / GSM8K / MBXP samples, 427.4 tokens (median 283, "
+                          "max 1,948): " + _MLPERF_LENGTHS.format(file="mixtral-8x7b.csv")),
+    "llama3_1-405b": (9429, "the mean prompt of the 8,313 long-context samples, 9,428.6 tokens (median 10,112, max "
+                            "19,988): " + _MLPERF_LENGTHS.format(file="llama3-1-405b.csv")),
 }
-"""Mean prompt length of each MLPerf benchmark: not published in any source read, so a stated assumption
-(output lengths are each run's realized mean, measurements.csv). [tokens]"""
+"""Mean prompt length of each MLPerf benchmark's dataset (output lengths are each run's realized mean,
+measurements.csv), with its source. [tokens]"""
 
 INFERENCEX_ISL_FRAC = 0.9
 """InferenceX samples each prompt uniformly in 80-100% of the nominal ISL (validation_public row
@@ -1756,7 +1757,7 @@ def predictions_frame(cases: Cases, predictions: dict[str, pl.DataFrame], measur
         if r["metric"] == "total_tokens_per_s_per_gpu":
             notes.append("measured = the output share of the input + output tokens/s per GPU (PREDICTED_AS)")
         if r["input_len_basis"]:
-            notes.append("prompt length assumed (econ.analyses.calibration.MLPERF_PROMPT_TOKENS)")
+            notes.append("prompt length: the MLPerf dataset's mean (econ.analyses.calibration.MLPERF_PROMPT_TOKENS)")
         if r["spec_basis"]:
             notes.append("speculative decoding: " + r["spec_basis"])
         rows.append({
