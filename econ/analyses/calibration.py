@@ -1386,11 +1386,11 @@ def previous_errors(predictions: pl.DataFrame) -> dict[str, float]:
 
 
 ENGINE_TITLES: dict[str, str] = {
-    "tensorrt-llm-cpp": "TensorRT-LLM, C++ runtime (TensorRT engines)",
-    "tensorrt-llm-pytorch": "TensorRT-LLM >= 1.0 (PyTorch executor)",
+    "tensorrt-llm-cpp": "TensorRT-LLM C++ runtime",
+    "tensorrt-llm-pytorch": "TensorRT-LLM PyTorch (>= 1.0)",
     "sglang": "SGLang",
-    "vllm-async": "vLLM with async scheduling (>= 0.14)",
-    "vllm-sync": "vLLM without async scheduling",
+    "vllm-async": "vLLM, async scheduling",
+    "vllm-sync": "vLLM, no async scheduling",
     "unknown": "Engine not stated",
 }
 """Reader's name of each serving-engine class (:data:`ENGINE_OVERLAP_SCHEDULER` keys, same order)."""
