@@ -97,7 +97,7 @@ def test_every_included_measurement_is_a_case(cases):
 
 def test_offline_runs_at_the_kv_capacity_batch_capped_per_group(cases):
     """An MLPerf Offline case (Llama-2-70B FP8 on one H200 instance, TP1) runs at the KV-capacity batch for its
-    assumed prompt + realized output, the batch the engine itself reports (capped at 4096 per group)."""
+    dataset-mean prompt + realized output, the batch the engine itself reports (capped at 4096 per group)."""
     row = cases.table.filter(pl.col("case_id").str.contains("nvidia-h200-sxm-141gbx8-trt-llama2-70b-99-offline"))
     assert row.height == 1
     r = row.row(0, named=True)
