@@ -148,20 +148,20 @@ def show_errors(errors: pl.DataFrame) -> None:
 
 
 @memory.cached(show_spinner=False, max_entries=4, ttl=3600)
-def engine_errors(data_dir: str | None, n_predictions: int) -> tuple[pl.DataFrame, str | None]:
-    """:func:`econ.analyses.calibration.engine_error_table` of the shipped predictions (``n_predictions`` keys the
-    cache) and a load error, if any."""
+def engine_errors(data_dir: str | None) -> tuple[pl.DataFrame, str | None]:
+    """:func:`econ.analyses.calibration.engine_error_table` of the predictions :func:`load` read (cached, not read
+    again) and a load error, if any."""
     own = Path(data_dir) / "measurements.csv" if data_dir else None
     try:
         meas = load_measurements(own if own is not None and own.is_file() else None)
-        return engine_error_table(load_calibration_predictions(data_dir), meas), None
+        return engine_error_table(load(data_dir)[1], meas), None
     except DataError as exc:
         return pl.DataFrame(), str(exc)
 
 
-def show_engine_errors(data_dir: str | None, n_predictions: int) -> None:
+def show_engine_errors(data_dir: str | None) -> None:
     """Held-out error per serving engine (dense and MoE apart), with the direction of the miss."""
-    t, problem = engine_errors(data_dir, n_predictions)
+    t, problem = engine_errors(data_dir)
     if problem:
         st.error("The measurements do not load: " + safe_text.md(problem), icon=":material/error:")
         return
@@ -407,7 +407,7 @@ def render() -> None:
         st.info("No calibration_errors.csv: run `econ calibrate --write` to write it.", icon=":material/info:")
     if preds.height:
         with st.expander("Held-out error per serving engine"):
-            show_engine_errors(state.data_dir(), preds.height)
+            show_engine_errors(state.data_dir())
     st.subheader("Predicted vs measured, held out")
     if preds.height:
         show_scatter(preds, cat)

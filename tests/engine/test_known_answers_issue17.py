@@ -81,10 +81,9 @@ def test_deepseek_day6_prefill_within_15_percent(catalog):
     "The stop-31 refit lowered the share of the GPU time under which an overlap scheduler hides the host time "
     "(cpu_overlap_frac on blackwell-fp4 0.66 -> 0.32) while fitting vLLM's rows of the same model and GPUs better "
     "(AIConfigurator's gpt-oss-120b on B200 at concurrency 4: TPOT 0.62x -> 0.85x and 0.90x -> 1.02x of the "
-    "measured): one host time "
-    "per profile cannot serve vLLM's 3.4 ms and TensorRT-LLM's 1.9 ms steps of the same model at once (0.35 at "
-    "stop 32). The fixed share is 60% of the step (not <= 1/3). A per-engine host time (TensorRT-LLM's C++ "
-    "sampling and scheduling against Python engines') is the missing mechanism"))
+    "measured): one host time per profile cannot serve vLLM's 3.4 ms and TensorRT-LLM's 1.9 ms steps of the same "
+    "model at once (0.35 at stop 32). The fixed share is 60% of the step (not <= 1/3). A per-engine host time "
+    "(TensorRT-LLM's C++ sampling and scheduling against Python engines') is the missing mechanism"))
 def test_gpt_oss_120b_on_8_b200_tp8_at_batch_1_within_15_percent(catalog):
     row = dict(model="gpt-oss-120b", precision="fp4", num_gpus=8, tp=8, dp=1, ep=1, pp=1, spec_method="none")
     cols = ("tpot_s", "step_s", "spec_method")
