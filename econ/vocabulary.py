@@ -1109,6 +1109,12 @@ _add("custom_scale_up_domain_size", "int", 8, 1, 1_000_000, "accelerators", "Cus
 _add("custom_scale_up_gb_per_s", "float", 450.0, 0.1, 1e5, "GB/s", "Custom: scale-up bandwidth",
      help="scale-up bandwidth per accelerator, one direction (NVLink 5: 900 GB/s)", column="scale_up_bandwidth_gb_per_s",
      **_G)
+_add("custom_scale_up_topology", "str", "switch", label="Custom: scale-up topology",
+     help="switch: any pair of the domain gets the whole scale-up bandwidth (NVSwitch); mesh: direct links split "
+          "evenly over the peers, so a TP group of g of the D accelerators gets (g - 1) / (D - 1) of it (AMD Instinct, "
+          "Gaudi 3, a 4-GPU HGX board)", choices=("switch", "mesh"), column="scale_up_topology",
+     **{**_G, "source": "data/accelerators.csv scale_up_topology (econ.tables.catalog.SCALE_UP_TOPOLOGIES); switch, "
+                        "the NVSwitch boards' sharing, as every custom chip was modelled before the column existed"})
 _add("custom_scale_out_gb_per_s", "float", 50.0, 0.1, 1e5, "GB/s", "Custom: scale-out bandwidth",
      help="scale-out (NIC) bandwidth per accelerator (a 1 GbE NIC is 0.125 GB/s)",
      column="scale_out_bandwidth_gb_per_s", **_G)

@@ -69,7 +69,7 @@ GENERATION = {
     "h200-sxm": "hopper", "h20": "hopper", "b200": "blackwell", "b300": "blackwell",
     "gb200-nvl72": "blackwell", "gb300-nvl72": "blackwell", "l40s": "ada", "mi300x": "cdna3",
     "mi325x": "cdna3", "mi355x": "cdna4", "tpu-v5e": "tpu", "tpu-v5p": "tpu", "tpu-v6e": "tpu",
-    "tpu7x-ironwood": "tpu", "gaudi3": "gaudi", "trainium2": "trainium", "h200-nvl": "hopper",
+    "tpu7x-ironwood": "tpu", "gaudi3": "gaudi", "trainium2": "trainium", "h200-nvl": "hopper", "h100-sxm-4gpu": "hopper",
 }
 
 # MLPerf systems-JSON accelerator name -> (catalog id or None, short key, generation, label)
@@ -412,6 +412,9 @@ def mlperf_rows(ref: Path) -> list[dict]:
         hw, hw_key, gen, label = MLPERF_ACCEL[r["accelerator"]]
         nodes = int(r["nodes"])
         num_gpus = int(r["acc_per_node"]) * nodes
+        board4 = hw == "h100-sxm" and int(r["acc_per_node"]) == 4
+        if board4:  # 4 H100 SXM per node: the HGX H100 4-GPU board (direct NVLink mesh, no NVSwitch)
+            hw = "h100-sxm-4gpu"
         scen_folder = r["scenario"].capitalize()
         scenario = "offline" if scen_folder == "Offline" else (
             "interactive" if fam == "llama2-70b-interactive" else "server")
@@ -485,6 +488,9 @@ def mlperf_rows(ref: Path) -> list[dict]:
         if hw_key == "h200-cts":
             notes.append("H200-SXM-141GB-CTS: H200 SXM with NVIDIA's custom thermal solution (higher power "
                          "limit than the 700 W HGX H200); mapped to h200-sxm")
+        if board4:
+            notes.append("4 H100-SXM-80GB per node: the HGX H100 4-GPU board, whose GPUs link directly (no NVSwitch); "
+                         "mapped to h100-sxm-4gpu")
         if "Virtualized" in r["accelerator"]:
             notes.append("virtualized H100 (VM); mapped to h100-sxm")
         if "Triton" in r["system"]:

@@ -12,7 +12,7 @@ VIEWS = {
                           "num_experts", "experts_per_token", "max_context_tokens", "as_of"]),
     "hardware": ("accelerators", ["id", "display_name", "bf16_dense_tflop_per_s", "fp8_dense_tflop_per_s",
                                   "fp4_dense_tflop_per_s", "hbm_capacity_gib", "hbm_bandwidth_tb_per_s", "tdp_w",
-                                  "scale_up_domain_size", "all_in_capex_usd", "rental_usd_per_hour", "as_of"]),
+                                  "scale_up_domain_size", "scale_up_topology", "all_in_capex_usd", "rental_usd_per_hour", "as_of"]),
     "regions": ("power_prices", ["region_id", "region", "segment", "usd_per_kwh", "period", "as_of"]),
     "facilities": ("facilities", ["id", "description", "pue", "build_usd_per_mw_it", "cooling", "as_of"]),
     "roadmap": ("roadmap", ["id", "display_name", "status", "announced_on", "expected_availability",

@@ -85,6 +85,7 @@ CUSTOM_FIELDS: dict[str, str] = {
     "custom_name": "name", "custom_bf16_tflop_per_s": "bf16_tflop_per_s", "custom_fp8_tflop_per_s": "fp8_tflop_per_s",
     "custom_fp4_tflop_per_s": "fp4_tflop_per_s", "custom_hbm_gib": "hbm_gib", "custom_hbm_tb_per_s": "hbm_tb_per_s",
     "custom_scale_up_domain_size": "scale_up_domain_size", "custom_scale_up_gb_per_s": "scale_up_gb_per_s",
+    "custom_scale_up_topology": "scale_up_topology",
     "custom_scale_out_gb_per_s": "scale_out_gb_per_s", "custom_capex_usd": "capex_usd",
     "custom_usd_per_gpu_hour": "usd_per_gpu_hour", "custom_power_w": "power_w", "custom_generation": "generation",
 }
@@ -241,6 +242,7 @@ class Scenario:
     custom_hbm_tb_per_s: float = _d("custom_hbm_tb_per_s")
     custom_scale_up_domain_size: int = _d("custom_scale_up_domain_size")
     custom_scale_up_gb_per_s: float = _d("custom_scale_up_gb_per_s")
+    custom_scale_up_topology: str = _d("custom_scale_up_topology")
     custom_scale_out_gb_per_s: float = _d("custom_scale_out_gb_per_s")
     custom_capex_usd: float | None = _d("custom_capex_usd")
     custom_usd_per_gpu_hour: float | None = _d("custom_usd_per_gpu_hour")

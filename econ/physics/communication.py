@@ -129,8 +129,37 @@ def tier_link(group_size, domain_size, scale_up_value, scale_out_value):
     return up * scale_up_value + (1.0 - up) * scale_out_value
 
 
+def mesh_bandwidth_share(group_inside, domain_size, scale_up_mesh):
+    """Share of an accelerator's scale-up bandwidth a group of ``group_inside`` ranks of one domain can use.
+
+    Parameters
+    ----------
+    group_inside : scalar or array, >= 1, ranks of the group inside one scale-up domain [accelerators]
+    domain_size : scalar or array, >= 1 [accelerators per scale-up domain]
+    scale_up_mesh : scalar or array, 1 for a direct full mesh (no switch), 0 for a switched domain [-]
+
+    Returns
+    -------
+    scalar or array in (0, 1]: 1 on a switch; (g - 1) / (D - 1) on a full mesh of D accelerators.
+
+    Notes
+    -----
+    A switch (NVSwitch) gives any pair the accelerator's whole link bandwidth. A direct full mesh splits each
+    accelerator's links evenly over its D - 1 peers, so a group of g ranks reaches its g - 1 peers over
+    (g - 1) / (D - 1) of them: AMD Instinct MI300X/MI325X/MI355X platforms (7 Infinity Fabric links, one per peer),
+    Gaudi 3 HLS (3 ports per peer), NVIDIA's 4-GPU HGX H100 and H200 NVL 4-way bridge (18 NVLink 4 links, 6 per
+    peer): a TP2 pair there moves its all-reduce over 1/3 of the NVLink bandwidth of the same GPUs on an
+    NVSwitch board (data/accelerators.csv ``scale_up_topology``). Multi-ring collectives (NCCL/RCCL channels)
+    use every link of the group, hence g - 1 links rather than a single ring's one.
+    """
+    d = np.maximum(domain_size - 1.0, 1.0)
+    share = np.minimum(np.maximum(group_inside - 1.0, 1.0) / d, 1.0)
+    return np.where(np.asarray(scale_up_mesh) > 0.0, share, 1.0)
+
+
 def hierarchical_allreduce_time_s(message_bytes, num_participants, domain_size, scale_up_bandwidth_bytes_per_s,
-                                  scale_up_latency_s, scale_out_bandwidth_bytes_per_s, scale_out_latency_s):
+                                  scale_up_latency_s, scale_out_bandwidth_bytes_per_s, scale_out_latency_s,
+                                  scale_up_mesh=0.0):
     """All-reduce of a group that may span several scale-up domains: intra-domain, then across domains.
 
     Parameters
@@ -143,6 +172,7 @@ def hierarchical_allreduce_time_s(message_bytes, num_participants, domain_size, 
         Per accelerator, one direction.
     scale_up_latency_s, scale_out_latency_s : scalar or array [s]
         Per-step latency alpha of each tier.
+    scale_up_mesh : scalar or array, 1 = the domain is a direct full mesh (:func:`mesh_bandwidth_share`) [-]
 
     Returns
     -------
@@ -159,20 +189,22 @@ def hierarchical_allreduce_time_s(message_bytes, num_participants, domain_size, 
     """
     return hierarchical_allreduce_alpha_beta(num_participants, domain_size, scale_up_bandwidth_bytes_per_s,
                                              scale_up_latency_s, scale_out_bandwidth_bytes_per_s,
-                                             scale_out_latency_s).time_s(message_bytes)
+                                             scale_out_latency_s, scale_up_mesh).time_s(message_bytes)
 
 
 def hierarchical_allreduce_alpha_beta(num_participants, domain_size, scale_up_bandwidth_bytes_per_s,
                                       scale_up_latency_s, scale_out_bandwidth_bytes_per_s,
-                                      scale_out_latency_s) -> AlphaBeta:
+                                      scale_out_latency_s, scale_up_mesh=0.0) -> AlphaBeta:
     """:class:`AlphaBeta` of :func:`hierarchical_allreduce_time_s`.
 
-    Inside one domain it is :func:`allreduce_alpha_beta` on scale-up. Across domains, the intra-domain
-    ring (affine in M) plus the inter-domain all-reduce of M / D (ring or tree, affine in M) is again
-    the faster of two affine branches.
+    Inside one domain it is :func:`allreduce_alpha_beta` on scale-up (on a full mesh at the group's share of the
+    links, :func:`mesh_bandwidth_share`). Across domains, the intra-domain ring (affine in M) plus the
+    inter-domain all-reduce of M / D (ring or tree, affine in M) is again the faster of two affine branches.
     """
     n = np.asarray(num_participants, dtype=float)
     inside = np.minimum(n, domain_size)
+    scale_up_bandwidth_bytes_per_s = scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(inside, domain_size,
+                                                                                           scale_up_mesh)
     flat = allreduce_alpha_beta(inside, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
     if not np.any(n > domain_size):  # no group leaves its domain: the inter-domain terms are all zero
         return flat
@@ -185,7 +217,7 @@ def hierarchical_allreduce_alpha_beta(num_participants, domain_size, scale_up_ba
 
 
 def alltoall_time_s(bytes_per_participant, num_participants, domain_size, scale_up_bandwidth_bytes_per_s,
-                    scale_up_latency_s, scale_out_bandwidth_bytes_per_s, scale_out_latency_s):
+                    scale_up_latency_s, scale_out_bandwidth_bytes_per_s, scale_out_latency_s, scale_up_mesh=0.0):
     """All-to-all (MoE dispatch or combine) among ``num_participants`` accelerators over two tiers.
 
     Parameters
@@ -199,6 +231,7 @@ def alltoall_time_s(bytes_per_participant, num_participants, domain_size, scale_
     scale_up_latency_s, scale_out_latency_s : scalar or array [s]
         Fixed latency of one all-to-all call on each tier (sends are issued in parallel, so it is paid
         once per call, not per peer).
+    scale_up_mesh : scalar or array, 1 = the domain is a direct full mesh (:func:`mesh_bandwidth_share`) [-]
 
     Returns
     -------
@@ -215,16 +248,19 @@ def alltoall_time_s(bytes_per_participant, num_participants, domain_size, scale_
     internode EP16-64 vs ~153 GB/s over NVLink for EP8 (deepseek-ai/DeepEP README, "Performance").
     """
     return alltoall_alpha_beta(num_participants, domain_size, scale_up_bandwidth_bytes_per_s, scale_up_latency_s,
-                               scale_out_bandwidth_bytes_per_s, scale_out_latency_s).time_s(bytes_per_participant)
+                               scale_out_bandwidth_bytes_per_s, scale_out_latency_s,
+                               scale_up_mesh).time_s(bytes_per_participant)
 
 
 def alltoall_alpha_beta(num_participants, domain_size, scale_up_bandwidth_bytes_per_s, scale_up_latency_s,
-                        scale_out_bandwidth_bytes_per_s, scale_out_latency_s) -> AlphaBeta:
+                        scale_out_bandwidth_bytes_per_s, scale_out_latency_s, scale_up_mesh=0.0) -> AlphaBeta:
     """:class:`AlphaBeta` of :func:`alltoall_time_s` (one branch: both tiers run concurrently, the slower
-    share decides, so t = alpha + S max(c_up, c_out) for S >= 0 bytes)."""
+    share decides, so t = alpha + S max(c_up, c_out) for S >= 0 bytes; on a full mesh the domain's peers are
+    reached over the group's share of the links, :func:`mesh_bandwidth_share`)."""
     n = num_participants
     inside = np.minimum(n, domain_size)
-    c_up = (inside - 1.0) / n / scale_up_bandwidth_bytes_per_s
+    c_up = (inside - 1.0) / n / (scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(inside, domain_size,
+                                                                                         scale_up_mesh))
     c_out = (n - inside) / n / scale_out_bandwidth_bytes_per_s
     alpha = tier_link(n, domain_size, scale_up_latency_s, scale_out_latency_s)
     several = np.minimum(np.maximum(n - 1.0, 0.0), 1.0)  # 0 for a single participant
@@ -264,7 +300,7 @@ def moe_layer_comm_time_s(tokens_stage, tokens_group, *, tp, dp, ep, hidden_size
                           scale_up_latency_s, scale_out_latency_s, activation_bytes=2.0,
                           dispatch_activation_bytes=1.0, combine_activation_bytes=2.0,
                           alltoall_scale_up_latency_s=0.0, alltoall_scale_out_latency_s=0.0,
-                          kernel_launch_latency_s=0.0):
+                          kernel_launch_latency_s=0.0, scale_up_mesh=0.0):
     """Communication of one MoE layer on one stage, for ep = 1 (tensor-parallel experts) or ep > 1.
 
     Parameters
@@ -277,6 +313,7 @@ def moe_layer_comm_time_s(tokens_stage, tokens_group, *, tp, dp, ep, hidden_size
     scale_up_*, scale_out_* : per-accelerator bandwidth [B/s] and per-hop latency [s] of each tier
     activation_bytes, dispatch_activation_bytes, combine_activation_bytes : [B] per element
     alltoall_scale_up_latency_s, alltoall_scale_out_latency_s, kernel_launch_latency_s : [s]
+    scale_up_mesh : scalar or array, 1 = the domain is a direct full mesh (:func:`mesh_bandwidth_share`) [-]
 
     Returns
     -------
@@ -298,7 +335,7 @@ def moe_layer_comm_time_s(tokens_stage, tokens_group, *, tp, dp, ep, hidden_size
                             scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s,
                             scale_up_latency_s=scale_up_latency_s, scale_out_latency_s=scale_out_latency_s,
                             alltoall_scale_up_latency_s=alltoall_scale_up_latency_s,
-                            alltoall_scale_out_latency_s=alltoall_scale_out_latency_s)
+                            alltoall_scale_out_latency_s=alltoall_scale_out_latency_s, scale_up_mesh=scale_up_mesh)
     t_tp, t_ep = c.times_s(tokens_stage, tokens_group, hidden_size=hidden_size, experts_per_token=experts_per_token,
                            activation_bytes=activation_bytes, dispatch_activation_bytes=dispatch_activation_bytes,
                            combine_activation_bytes=combine_activation_bytes,
@@ -346,10 +383,11 @@ class MoECollectives:
 
 def moe_comm_alpha_beta(*, tp, dp, ep, domain_size, scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s,
                         scale_up_latency_s, scale_out_latency_s, alltoall_scale_up_latency_s=0.0,
-                        alltoall_scale_out_latency_s=0.0) -> MoECollectives:
-    """:class:`MoECollectives` of a stage (the coefficients behind :func:`moe_layer_comm_time_s`)."""
+                        alltoall_scale_out_latency_s=0.0, scale_up_mesh=0.0) -> MoECollectives:
+    """:class:`MoECollectives` of a stage (the coefficients behind :func:`moe_layer_comm_time_s`; ``scale_up_mesh``
+    as :func:`mesh_bandwidth_share`)."""
     links = dict(domain_size=domain_size, scale_up_bandwidth_bytes_per_s=scale_up_bandwidth_bytes_per_s,
-                 scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s)
+                 scale_out_bandwidth_bytes_per_s=scale_out_bandwidth_bytes_per_s, scale_up_mesh=scale_up_mesh)
     ar = dict(links, scale_up_latency_s=scale_up_latency_s, scale_out_latency_s=scale_out_latency_s)
     w = tp * dp
     return MoECollectives(

@@ -108,6 +108,9 @@ class HardwareFacts:
     hbm_capacity_bytes : [B]; hbm_bandwidth_bytes_per_s : [B/s]
     scale_up_bandwidth_bytes_per_s, scale_out_bandwidth_bytes_per_s : [B/s] per accelerator, one direction
     scale_up_domain_size : [accelerators] the catalog's (a layout may override it)
+    scale_up_mesh : [-] 1 where the scale-up domain is a direct full mesh (``scale_up_topology`` = mesh: each
+        accelerator's links split evenly over its peers, :func:`econ.physics.communication.mesh_bandwidth_share`),
+        0 on a switch
     bf16_peak_flop_per_s, fp8_peak_flop_per_s, fp4_peak_flop_per_s : [FLOP/s] dense; NaN = not in hardware
     exp_per_s : [exponentials/s] softmax exponentials the special-function units evaluate; NaN = not modelled
     block_fp8_moe_flop_frac : [-] speed of a 128 x 128 block-scaled FP8 expert GEMM relative to per-tensor FP8 on the
@@ -123,6 +126,7 @@ class HardwareFacts:
     scale_up_bandwidth_bytes_per_s: np.ndarray
     scale_out_bandwidth_bytes_per_s: np.ndarray
     scale_up_domain_size: np.ndarray
+    scale_up_mesh: np.ndarray
     bf16_peak_flop_per_s: np.ndarray
     fp8_peak_flop_per_s: np.ndarray
     fp4_peak_flop_per_s: np.ndarray

@@ -76,6 +76,7 @@ ACCELERATOR_SCHEMA: dict[str, Col] = {
     "scale_up_domain_size": _vocabulary_col("scale_up_domain_size", dtype=pl.Int64),
     "scale_up_bandwidth_gb_per_s": _vocabulary_col("scale_up_bandwidth_gb_per_s"),
     "scale_up_tech": TXT,
+    "scale_up_topology": TXT_OPT,
     "scale_out_bandwidth_gb_per_s": _vocabulary_col("scale_out_bandwidth_gb_per_s"),
     "scale_out_nic": TXT,
     "purchase_price_usd": _num(0, 1e7, lo_inclusive=False, required=False, unit="USD"),
@@ -206,7 +207,18 @@ def _checkpoint_formats() -> set[str]:
 ALIAS_KINDS = frozenset({"litellm-key", "provider-model-name"})
 """``model_aliases.csv`` ``kind``: a LiteLLM price-table key, or a provider's own model name (data/README.md)."""
 
+SCALE_UP_TOPOLOGIES: dict[str, str] = {
+    "switch": "a switch gives any pair of the domain the accelerator's whole scale-up bandwidth (NVSwitch)",
+    "mesh": "direct full mesh: each accelerator's links split evenly over its peers, so a group of g of D reaches its "
+            "peers over (g - 1) / (D - 1) of its bandwidth (econ.physics.communication.mesh_bandwidth_share)",
+    "torus": "torus of point-to-point links (TPU ICI, NeuronLink): modelled as a switch at the per-chip bandwidth",
+    "bridge": "a bridge between the cards of a domain of 2: the pair gets the bridge's bandwidth",
+    "none": "no scale-up link (a domain of 1; GPU-to-GPU traffic on the host's PCIe is the scale-up bandwidth)",
+}
+"""``accelerators.csv`` ``scale_up_topology`` -> how the engine shares the scale-up bandwidth (empty = switch)."""
+
 _ENUMS = {("models", "attention_type"): {"mha", "gqa", "mla"}, ("facilities", "cooling"): {"air", "liquid"},
+          ("accelerators", "scale_up_topology"): set(SCALE_UP_TOPOLOGIES),
           ("accelerators", "capex_basis"): CAPEX_BASES, ("accelerators", "rental_tier"): RENTAL_TIERS,
           ("accelerators", "generation"): set(V.GENERATIONS), ("models", "native_weight_dtype"): _checkpoint_formats(),
           ("model_aliases", "kind"): ALIAS_KINDS}
@@ -602,6 +614,8 @@ def _accelerators_si(df: pl.DataFrame) -> pl.DataFrame:
         (pl.col("hbm_bandwidth_tb_per_s") * units.BYTES_PER_TB).alias("hbm_bandwidth_bytes_per_s"),
         (pl.col("scale_up_bandwidth_gb_per_s") * units.BYTES_PER_GB).alias("scale_up_bandwidth_bytes_per_s"),
         (pl.col("scale_out_bandwidth_gb_per_s") * units.BYTES_PER_GB).alias("scale_out_bandwidth_bytes_per_s"),
+        (pl.col("scale_up_topology").str.to_lowercase() == "mesh").fill_null(False).cast(pl.Float64)
+        .alias("scale_up_mesh"),
         (pl.col("exp_tera_per_s") * units.PER_TERA).alias("exp_per_s"),
         pl.col("generation").replace_strict(BLOCK_FP8_MOE_FLOP_FRAC, default=1.0, return_dtype=pl.Float64)
         .fill_null(1.0).alias("block_fp8_moe_flop_frac"),

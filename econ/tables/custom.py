@@ -51,6 +51,9 @@ class CustomAccelerator:
         Accelerators in one scale-up (NVLink/ICI-class) domain. [accelerators]
     scale_up_gb_per_s : float > 0
         Scale-up bandwidth per accelerator, one direction. [GB/s]
+    scale_up_topology : {"switch", "mesh"}
+        How the domain shares it: a switch gives any pair the whole bandwidth, a direct full mesh splits each
+        accelerator's links over its peers (:func:`econ.physics.communication.mesh_bandwidth_share`).
     scale_out_gb_per_s : float > 0
         Scale-out (NIC) bandwidth per accelerator. [GB/s]
     capex_usd : float > 0 or None
@@ -73,6 +76,7 @@ class CustomAccelerator:
     hbm_tb_per_s: float = V.default("custom_hbm_tb_per_s")
     scale_up_domain_size: int = V.default("custom_scale_up_domain_size")
     scale_up_gb_per_s: float = V.default("custom_scale_up_gb_per_s")
+    scale_up_topology: str = V.default("custom_scale_up_topology")
     scale_out_gb_per_s: float = V.default("custom_scale_out_gb_per_s")
     capex_usd: float | None = V.default("custom_capex_usd")
     usd_per_gpu_hour: float | None = V.default("custom_usd_per_gpu_hour")
@@ -98,6 +102,7 @@ class CustomAccelerator:
             "tdp_w": num(self.power_w), "all_in_power_w": num(self.power_w),
             "scale_up_domain_size": num(int(self.scale_up_domain_size)),
             "scale_up_bandwidth_gb_per_s": num(self.scale_up_gb_per_s), "scale_up_tech": "custom scale-up",
+            "scale_up_topology": self.scale_up_topology,
             "scale_out_bandwidth_gb_per_s": num(self.scale_out_gb_per_s), "scale_out_nic": "custom scale-out",
             "all_in_capex_usd": num(self.capex_usd),
             "capex_basis": "market-listing" if self.capex_usd is not None else None,

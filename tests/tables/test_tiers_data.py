@@ -101,7 +101,7 @@ def test_one_capex_basis_with_flagged_exceptions(acc):
     assert flagged == {"b300", "l40s", "gaudi3", "h20"}
     assert {"h100-sxm", "h200-sxm", "b200", "mi300x"} <= set(has.filter(pl.col("capex_basis") == COMMON_CAPEX_BASIS)["id"])
     derived = has.filter(pl.col("capex_basis") == MARKET_DERIVED)
-    assert set(derived["id"]) == {"gb200-nvl72", "gb300-nvl72", "mi355x"}
+    assert set(derived["id"]) == {"gb200-nvl72", "gb300-nvl72", "mi355x", "h100-sxm-4gpu"}
     assert derived["notes"].str.contains("derived").all()  # the arithmetic is stated
 
 
@@ -111,6 +111,7 @@ def test_one_capex_basis_with_flagged_exceptions(acc):
     ("gb200-nvl72", None, 3_750_000 / 72 * 50_000 / 38_750),
     ("gb300-nvl72", None, 4_000_000 / 72 * 50_000 / 38_750),
     ("mi355x", 23_000, 61_173 * 0.70),  # HSBC: MI350 series at a 30% discount to B200, on the b200 row
+    ("h100-sxm-4gpu", None, 50_000),  # the same GPU on the 4-GPU HGX board: h100-sxm's sourced all-in per GPU
 ])
 def test_derived_capex_is_the_stated_arithmetic(catalog, hw, purchase, all_in):
     row = catalog.accelerator(hw)
