@@ -8,7 +8,6 @@ runs 9-23% below NVIDIA's 8-GPU DGX H100 per GPU in the same round; the engine g
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -18,9 +17,8 @@ import pytest
 from econ.analyses import calibration as cal
 from econ.assumptions import Assumptions, Economics
 from econ.engine import evaluate
-from econ.errors import DataError, InvalidInputError
+from econ.errors import InvalidInputError
 from econ.physics.communication import hierarchical_allreduce_alpha_beta, mesh_bandwidth_share
-from econ.tables.catalog import DEFAULT_DATA_DIR, TABLES, load_catalog
 from econ.tables.custom import CustomAccelerator, with_custom_accelerator
 
 PINNED = Assumptions(calibrated=frozenset())
@@ -103,13 +101,3 @@ def test_custom_accelerator_takes_a_topology(catalog):
     assert cat.accelerator("custom-accelerator")["scale_up_mesh"] == 1.0
     with pytest.raises(InvalidInputError, match=r"scale_up_topology.*'ring'.*(switch|mesh)"):
         with_custom_accelerator(catalog, CustomAccelerator(scale_up_topology="ring", capex_usd=30_000.0))
-
-
-def test_unknown_topology_in_the_table_names_row_and_column(tmp_path):
-    for f, _, _ in TABLES.values():
-        shutil.copy(DEFAULT_DATA_DIR / f, tmp_path / f)
-    df = pl.read_csv(tmp_path / "accelerators.csv", infer_schema=False)
-    df.with_columns(pl.when(pl.col("id") == "mi300x").then(pl.lit("ring")).otherwise(pl.col("scale_up_topology"))
-                    .alias("scale_up_topology")).write_csv(tmp_path / "accelerators.csv")
-    with pytest.raises(DataError, match=r"row mi300x, column scale_up_topology: 'ring' not in"):
-        load_catalog(tmp_path)

@@ -129,26 +129,20 @@ def test_gb200_capex_is_on_the_b200_basis(catalog):
     assert ratio == pytest.approx(gb["tco_hyperscaler_usd_per_hour"] / b["tco_hyperscaler_usd_per_hour"], abs=0.05)
 
 
-def test_unknown_capex_basis_is_an_error(tmp_path):
+@pytest.mark.parametrize("hw, column, value, pattern", [
+    ("b200", "capex_basis", "guess", r"row b200, column capex_basis: 'guess' not in"),
+    ("h100-sxm", "tco_hyperscaler_usd_per_hour", "-1.3",
+     r"row h100-sxm, column tco_hyperscaler_usd_per_hour: -1.3 is outside"),
+    ("mi300x", "scale_up_topology", "ring", r"row mi300x, column scale_up_topology: 'ring' not in"),  # stop 33
+])
+def test_a_bad_accelerator_cell_names_row_and_column(tmp_path, hw, column, value, pattern):
     import shutil
     for f, _, _ in TABLES.values():
         shutil.copy(DEFAULT_DATA_DIR / f, tmp_path / f)
     df = pl.read_csv(tmp_path / "accelerators.csv", infer_schema=False)
-    df.with_columns(pl.when(pl.col("id") == "b200").then(pl.lit("guess")).otherwise(pl.col("capex_basis"))
-                    .alias("capex_basis")).write_csv(tmp_path / "accelerators.csv")
-    with pytest.raises(DataError, match=r"row b200, column capex_basis: 'guess' not in"):
-        load_catalog(tmp_path)
-
-
-def test_negative_tier_is_an_error(tmp_path):
-    import shutil
-    for f, _, _ in TABLES.values():
-        shutil.copy(DEFAULT_DATA_DIR / f, tmp_path / f)
-    df = pl.read_csv(tmp_path / "accelerators.csv", infer_schema=False)
-    df.with_columns(pl.when(pl.col("id") == "h100-sxm").then(pl.lit("-1.3"))
-                    .otherwise(pl.col("tco_hyperscaler_usd_per_hour")).alias("tco_hyperscaler_usd_per_hour")
+    df.with_columns(pl.when(pl.col("id") == hw).then(pl.lit(value)).otherwise(pl.col(column)).alias(column)
                     ).write_csv(tmp_path / "accelerators.csv")
-    with pytest.raises(DataError, match=r"row h100-sxm, column tco_hyperscaler_usd_per_hour: -1.3 is outside"):
+    with pytest.raises(DataError, match=pattern):
         load_catalog(tmp_path)
 
 
