@@ -69,7 +69,8 @@ GENERATION = {
     "h200-sxm": "hopper", "h20": "hopper", "b200": "blackwell", "b300": "blackwell",
     "gb200-nvl72": "blackwell", "gb300-nvl72": "blackwell", "l40s": "ada", "mi300x": "cdna3",
     "mi325x": "cdna3", "mi355x": "cdna4", "tpu-v5e": "tpu", "tpu-v5p": "tpu", "tpu-v6e": "tpu",
-    "tpu7x-ironwood": "tpu", "gaudi3": "gaudi", "trainium2": "trainium", "h200-nvl": "hopper", "h100-sxm-4gpu": "hopper",
+    "tpu7x-ironwood": "tpu", "gaudi3": "gaudi", "trainium2": "trainium", "h200-nvl": "hopper",
+    "h100-sxm-4gpu": "hopper",
 }
 
 # MLPerf systems-JSON accelerator name -> (catalog id or None, short key, generation, label)
