@@ -106,9 +106,8 @@ def custom_accelerator_form(container) -> None:
                       from_value=lambda v: v or "none", to_value=lambda v: None if v == "none" else v,
                       help="The accelerator generation whose calibration profile (data/calibration.csv: efficiencies "
                            "fitted on public measurements) your chip's efficiencies take")
-        fields.select("custom_scale_up_topology", ["switch", "mesh"], container=c1, label="Scale-up topology",
-                      format_func=lambda t: "Switch (any pair at full bandwidth)" if t == "switch"
-                      else "Direct mesh (links split over peers)",
+        fields.select("custom_scale_up_topology", ["switch", "mesh"], label="Scale-up topology",
+                      format_func=lambda t: "Switch (NVSwitch-like)" if t == "switch" else "Direct mesh",
                       help="Switch: NVSwitch boards. Mesh: each GPU's links go directly to its peers (AMD Instinct, "
                            "Gaudi 3, 4-GPU HGX), so a TP2 pair of 8 gets 1/7 of the scale-up bandwidth")
         state.catalog_in_use()  # validates the row
