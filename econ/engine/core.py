@@ -19,7 +19,7 @@ from econ import units
 from econ.physics.architecture import kv_bytes_per_sequence, kv_bytes_read_per_query
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions,
                               Economics)
-from econ.physics.communication import indicator, kv_transfer_time_s
+from econ.physics.communication import domain_mesh, indicator, kv_transfer_time_s, mesh_bandwidth_share
 from econ.physics.deployment import size_pools
 from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
@@ -616,7 +616,10 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
 
     shards = np.minimum(pl_.pp * np.minimum(pl_.tp, m.kv_shard_heads), pp * np.minimum(tp, m.kv_shard_heads))
     up = indicator(lay.scale_up_domain_size - total + 1.0)  # both pools inside one scale-up domain
-    link = up * hw.scale_up_bandwidth_bytes_per_s + (1.0 - up) * hw.scale_out_bandwidth_bytes_per_s
+    # a shard goes from a prefill rank to a decode rank: on a direct mesh over the one link between the two
+    mesh = domain_mesh(hw.scale_up_mesh, lay.scale_up_domain_size, hw.scale_up_domain_size)
+    peer = hw.scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(2.0, lay.scale_up_domain_size, mesh)
+    link = up * peer + (1.0 - up) * hw.scale_out_bandwidth_bytes_per_s
     kv_t = dis * (kv_transfer_time_s(kv_prompt, shards, link, eta=da.kv_transfer_eta,
                                      latency_s=da.kv_transfer_latency_s) + inp.eff.kernel_launch_latency_s)
     kv_frac = dis * served * kv_prompt / np.maximum(x_inst * pn * link * da.kv_transfer_eta, 1e-30)

@@ -150,11 +150,32 @@ def mesh_bandwidth_share(group_inside, domain_size, scale_up_mesh):
     Gaudi 3 HLS (3 ports per peer), NVIDIA's 4-GPU HGX H100 and H200 NVL 4-way bridge (18 NVLink 4 links, 6 per
     peer): a TP2 pair there moves its all-reduce over 1/3 of the NVLink bandwidth of the same GPUs on an
     NVSwitch board (data/accelerators.csv ``scale_up_topology``). Multi-ring collectives (NCCL/RCCL channels)
-    use every link of the group, hence g - 1 links rather than a single ring's one.
+    use every link of the group, hence g - 1 links rather than a single ring's one: the best case. A tree's edge or
+    a point-to-point hop is one peer's link (``group_inside`` = 2). A group of one moves no bytes; its share is
+    returned as one link's, never 0, so that no time divides by zero.
     """
     d = np.maximum(domain_size - 1.0, 1.0)
     share = np.minimum(np.maximum(group_inside - 1.0, 1.0) / d, 1.0)
     return np.where(np.asarray(scale_up_mesh) > 0.0, share, 1.0)
+
+
+def domain_mesh(scale_up_mesh, layout_domain_size, hardware_domain_size):
+    """1 where a layout's scale-up domain is the accelerator's own direct mesh, else 0. [-]
+
+    Parameters
+    ----------
+    scale_up_mesh : scalar or array, the catalog's ``scale_up_mesh`` (1 = mesh) [-]
+    layout_domain_size, hardware_domain_size : scalar or array, the domain the layout is placed in and the catalog's
+        [accelerators]
+
+    Notes
+    -----
+    A mesh's peer links are fixed by the board: each accelerator has D - 1 of them for the catalog's D. A layout that
+    places the chip in another domain size (``scale_up_domain_size`` of a row: "the same chip on an 8- or a 72-GPU
+    domain") describes another fabric, which this model takes as switched at the same per-accelerator bandwidth.
+    """
+    same = np.asarray(layout_domain_size, dtype=float) == np.asarray(hardware_domain_size, dtype=float)
+    return np.where(same, scale_up_mesh, 0.0)
 
 
 def hierarchical_allreduce_time_s(message_bytes, num_participants, domain_size, scale_up_bandwidth_bytes_per_s,
@@ -197,15 +218,19 @@ def hierarchical_allreduce_alpha_beta(num_participants, domain_size, scale_up_ba
                                       scale_out_latency_s, scale_up_mesh=0.0) -> AlphaBeta:
     """:class:`AlphaBeta` of :func:`hierarchical_allreduce_time_s`.
 
-    Inside one domain it is :func:`allreduce_alpha_beta` on scale-up (on a full mesh at the group's share of the
-    links, :func:`mesh_bandwidth_share`). Across domains, the intra-domain ring (affine in M) plus the
-    inter-domain all-reduce of M / D (ring or tree, affine in M) is again the faster of two affine branches.
+    Inside one domain it is :func:`allreduce_alpha_beta` on scale-up. On a full mesh the ring branch runs at the
+    group's share of the links and the tree branch at one peer's link, as a tree edge joins two ranks
+    (:func:`mesh_bandwidth_share`). Across domains, the intra-domain ring (affine in M) plus the inter-domain
+    all-reduce of M / D (ring or tree, affine in M) is again the faster of two affine branches.
     """
     n = np.asarray(num_participants, dtype=float)
     inside = np.minimum(n, domain_size)
+    tree_link = scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(2.0, domain_size, scale_up_mesh)  # one peer
     scale_up_bandwidth_bytes_per_s = scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(inside, domain_size,
                                                                                            scale_up_mesh)
-    flat = allreduce_alpha_beta(inside, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
+    ra, rb = _ring(inside, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)
+    ta, tb = _tree(inside, tree_link, scale_up_latency_s)
+    flat = AlphaBeta(ra, rb, ta, tb)
     if not np.any(n > domain_size):  # no group leaves its domain: the inter-domain terms are all zero
         return flat
     ia, ib = _ring(inside, scale_up_bandwidth_bytes_per_s, scale_up_latency_s)

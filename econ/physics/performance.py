@@ -49,8 +49,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from econ.physics.architecture import attended_tokens, expected_experts_touched
-from econ.physics.communication import (AlphaBeta, MoECollectives, hierarchical_allreduce_alpha_beta, indicator,
-                                mesh_bandwidth_share, moe_comm_alpha_beta)
+from econ.physics.communication import (AlphaBeta, MoECollectives, domain_mesh, hierarchical_allreduce_alpha_beta,
+                                indicator, mesh_bandwidth_share, moe_comm_alpha_beta)
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 
 WALLS = ("capacity", "memory", "compute", "network")
@@ -457,18 +457,19 @@ def collectives(hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> Col
     -----
     Alpha-beta models per tier (:mod:`econ.physics.communication`); pipeline hops: stages are contiguous, so
     only the hops between domains use scale-out (:func:`pipeline_hops`; seed 002). On a direct full-mesh domain
-    (``hardware.scale_up_mesh``) each collective runs over its group's share of the links and a pipeline hop over
-    one peer's (:func:`econ.physics.communication.mesh_bandwidth_share`).
+    (``hardware.scale_up_mesh``, at the catalog's own domain size: :func:`econ.physics.communication.domain_mesh`)
+    each collective runs over its group's share of the links and a pipeline hop over one peer's
+    (:func:`econ.physics.communication.mesh_bandwidth_share`).
     """
+    mesh = domain_mesh(hardware.scale_up_mesh, layout.scale_up_domain_size, hardware.scale_up_domain_size)
     ar = dict(domain_size=layout.scale_up_domain_size,
               scale_up_bandwidth_bytes_per_s=hardware.scale_up_bandwidth_bytes_per_s,
               scale_out_bandwidth_bytes_per_s=hardware.scale_out_bandwidth_bytes_per_s,
               scale_up_latency_s=eff.scale_up_latency_s, scale_out_latency_s=eff.scale_out_latency_s,
-              scale_up_mesh=hardware.scale_up_mesh)
+              scale_up_mesh=mesh)
     hops_out, hops_in = pipeline_hops(layout.pp, layout.stage_gpus, layout.scale_up_domain_size)
     a = hops_out * eff.scale_out_latency_s + hops_in * eff.scale_up_latency_s
-    pair = hardware.scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(2.0, layout.scale_up_domain_size,
-                                                                          hardware.scale_up_mesh)
+    pair = hardware.scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(2.0, layout.scale_up_domain_size, mesh)
     b = hops_out / hardware.scale_out_bandwidth_bytes_per_s + hops_in / pair
     return Collectives(tp_allreduce=hierarchical_allreduce_alpha_beta(layout.tp, **ar), pipeline=AlphaBeta(a, b, a, b),
                        moe=moe_comm_alpha_beta(tp=layout.tp, dp=layout.dp, ep=layout.ep,
