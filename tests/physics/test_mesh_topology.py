@@ -117,11 +117,11 @@ def test_mlperf_4_gpu_h100_servers_trail_the_dgx_as_the_mesh_says(catalog):
     """Llama-2-70B at TP2, MLPerf v4.0/v4.1 Offline: per-GPU throughput of the 4-GPU servers (Dell XE8640, XE9640,
     Fujitsu GX2560M7) over NVIDIA's DGX H100 of the same round, measured against predicted (calibrated profiles)."""
     meas = cal.load_measurements()
+    dgx = [f"mlperf-{r}-closed-nvidia-dgx-h100-h100-sxm-80gbx8-trt-llama2-70b-99.9-offline" for r in ("v4.0", "v4.1")]
     rows = meas.filter(pl.col("case_id").str.contains("llama2-70b-99.9-offline")
                        & pl.col("source_kind").is_in(["mlperf-v4.0", "mlperf-v4.1"])
                        & (pl.col("case_id").str.contains("80gbx4-trt") & (pl.col("hardware") == "h100-sxm-4gpu")
-                          | pl.col("case_id").is_in([f"mlperf-{r}-closed-nvidia-dgx-h100-h100-sxm-80gbx8-trt-llama2-70b-"
-                                                     "99.9-offline" for r in ("v4.0", "v4.1")])))
+                          | pl.col("case_id").is_in(dgx)))
     assert rows.height == 8  # 3 + 3 four-GPU servers and one DGX per round
     pred = cal.predict(cal.cases_to_points(rows, catalog), catalog)
     t = rows.select("case_id", "source_kind", "hardware", pl.col("value").cast(pl.Float64).alias("measured")) \
