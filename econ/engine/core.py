@@ -19,14 +19,14 @@ from econ import units
 from econ.physics.architecture import kv_bytes_per_sequence, kv_bytes_read_per_query
 from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, DeploymentAssumptions,
                               Economics)
-from econ.physics.communication import domain_mesh, indicator, kv_transfer_time_s, mesh_bandwidth_share
+from econ.physics.communication import indicator, kv_transfer_time_s
 from econ.physics.deployment import size_pools
 from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
 from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
 from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillConstants, PrefillStep,
-                                      prefill_dispatch_s,
+                                      peer_link_bytes_per_s, prefill_dispatch_s,
                                       collectives, crossover_batch, decode_constants, decode_step, prefill_constants,
                                       prefill_step)
 from econ.economics.pricing import usd_per_m_blended_tokens, usd_per_m_tokens
@@ -617,9 +617,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     shards = np.minimum(pl_.pp * np.minimum(pl_.tp, m.kv_shard_heads), pp * np.minimum(tp, m.kv_shard_heads))
     up = indicator(lay.scale_up_domain_size - total + 1.0)  # both pools inside one scale-up domain
     # a shard goes from a prefill rank to a decode rank: on a direct mesh over the one link between the two
-    mesh = domain_mesh(hw.scale_up_mesh, lay.scale_up_domain_size, hw.scale_up_domain_size)
-    peer = hw.scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(2.0, lay.scale_up_domain_size, mesh)
-    link = up * peer + (1.0 - up) * hw.scale_out_bandwidth_bytes_per_s
+    link = up * peer_link_bytes_per_s(hw, lay) + (1.0 - up) * hw.scale_out_bandwidth_bytes_per_s
     kv_t = dis * (kv_transfer_time_s(kv_prompt, shards, link, eta=da.kv_transfer_eta,
                                      latency_s=da.kv_transfer_latency_s) + inp.eff.kernel_launch_latency_s)
     kv_frac = dis * served * kv_prompt / np.maximum(x_inst * pn * link * da.kv_transfer_eta, 1e-30)

@@ -450,6 +450,17 @@ class Collectives:
     moe: MoECollectives
 
 
+def peer_link_bytes_per_s(hardware: HardwareFacts, layout: Layout):
+    """Scale-up bandwidth between two accelerators of one domain: a pipeline hand-off or a KV shard. [B/s]
+
+    The whole per-accelerator bandwidth on a switch; one peer's link on the chip's own direct mesh
+    (:func:`econ.physics.communication.domain_mesh`, :func:`econ.physics.communication.mesh_bandwidth_share` of a
+    group of two). Shapes: broadcast of the bundles' arrays.
+    """
+    mesh = domain_mesh(hardware.scale_up_mesh, layout.scale_up_domain_size, hardware.scale_up_domain_size)
+    return hardware.scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(2.0, layout.scale_up_domain_size, mesh)
+
+
 def collectives(hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> Collectives:
     """:class:`Collectives` of ``layout`` on ``hardware`` with the latencies of ``eff``.
 
@@ -459,7 +470,7 @@ def collectives(hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> Col
     only the hops between domains use scale-out (:func:`pipeline_hops`; seed 002). On a direct full-mesh domain
     (``hardware.scale_up_mesh``, at the catalog's own domain size: :func:`econ.physics.communication.domain_mesh`)
     each collective runs over its group's share of the links and a pipeline hop over one peer's
-    (:func:`econ.physics.communication.mesh_bandwidth_share`).
+    (:func:`peer_link_bytes_per_s`).
     """
     mesh = domain_mesh(hardware.scale_up_mesh, layout.scale_up_domain_size, hardware.scale_up_domain_size)
     ar = dict(domain_size=layout.scale_up_domain_size,
@@ -469,8 +480,7 @@ def collectives(hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> Col
               scale_up_mesh=mesh)
     hops_out, hops_in = pipeline_hops(layout.pp, layout.stage_gpus, layout.scale_up_domain_size)
     a = hops_out * eff.scale_out_latency_s + hops_in * eff.scale_up_latency_s
-    pair = hardware.scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(2.0, layout.scale_up_domain_size, mesh)
-    b = hops_out / hardware.scale_out_bandwidth_bytes_per_s + hops_in / pair
+    b = hops_out / hardware.scale_out_bandwidth_bytes_per_s + hops_in / peer_link_bytes_per_s(hardware, layout)
     return Collectives(tp_allreduce=hierarchical_allreduce_alpha_beta(layout.tp, **ar), pipeline=AlphaBeta(a, b, a, b),
                        moe=moe_comm_alpha_beta(tp=layout.tp, dp=layout.dp, ep=layout.ep,
                                                alltoall_scale_up_latency_s=eff.alltoall_scale_up_latency_s,
