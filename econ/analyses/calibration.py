@@ -69,7 +69,9 @@ METRICS: dict[str, bool] = {
 
 PREDICTED_AS: dict[str, str] = {
     "output_tokens_per_s_per_gpu": "served_output_tokens_per_s_per_gpu of an aggregated instance at the batch (prefill "
-                                   "of each request's prompt included, as every end-to-end throughput is measured)",
+                                   "of each request's prompt included, as every end-to-end throughput is measured); "
+                                   "a trtllm-bench table's finite dataset (BENCH_REQUESTS) as waves of the KV "
+                                   "capacity, the last one partial (finite_run_throughput)",
     "total_tokens_per_s_per_gpu": "InferenceX input + output: compared on its output share (the measurement's "
                                   "output_tokens_per_s_per_gpu column, mean ISL = 90% of nominal)",
     "tokens_per_s_per_user": "1 / tpot_s: decode speed of one sequence",
@@ -212,6 +214,74 @@ def engine_class(source_kind: str, framework: str | None, framework_version: str
     return "unknown"
 
 
+_TRTLLM_PERF_V0_17 = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500, (2048, 128): 3000, (2048, 2048): 1500,
+                      (5000, 500): 1500, (1000, 1000): 3000, (500, 2000): 3000, (20000, 2000): 1000}
+_TRTLLM_PERF_V1_1 = {(1024, 1024): 3000, (8192, 1024): 1500, (1024, 8192): 1500, (32768, 1024): 1000,
+                     (1024, 32768): 1000}
+
+BENCH_REQUESTS: tuple[tuple[str, dict[tuple[int, int], int], str], ...] = (
+    ("perf-overview.md (commit 258c754", _TRTLLM_PERF_V0_17,
+     "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @258c754 (v0.17), '$num_requests' table"),
+    ("perf-overview.md (commit 00f3768", _TRTLLM_PERF_V0_17 | {(1000, 2000): 1500},
+     "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @00f3768 (v1.0), '$num_requests' table"),
+    ("perf-overview.md@03e27c7d", _TRTLLM_PERF_V1_1,
+     "NVIDIA/TensorRT-LLM docs/source/developer-guide/perf-overview.md @03e27c7d (v1.1), 'Number of Requests' table"),
+    ("perf-overview.md (release/1.2", _TRTLLM_PERF_V1_1,
+     "NVIDIA/TensorRT-LLM docs/source/developer-guide/perf-overview.md (release/1.2), 'Number of Requests' table"),
+)
+"""Requests in the dataset of each trtllm-bench throughput table, by (ISL, OSL), with the table's source: (substring
+of a measurement's ``source``, {(input_len, output_len): requests}, citation). trtllm-bench queues every request at
+once ('an offline maximum throughput scenario such that all requests are queued in rapid succession', same docs), with
+one input and one output length ('--input-stdev=0 --output-stdev=0'), so a run is finite: a dataset smaller than the
+KV-cache capacity never fills the batch, and a larger one ends in a partial wave (:func:`finite_run_throughput`).
+(ISL, OSL) pairs a table does not list (v1.1's 1000/1000) are predicted at the steady state."""
+
+
+def bench_requests(source_kind: str, scenario: str, source: str | None, input_len, output_len) -> float:
+    """Requests in the finite dataset of a trtllm-bench throughput row (:data:`BENCH_REQUESTS`); NaN when not
+    stated (every other row: a steady state is assumed)."""
+    if source_kind != "trtllm" or scenario != "throughput" or not source or input_len is None or output_len is None:
+        return float("nan")
+    for key, table, _ in BENCH_REQUESTS:
+        if key in source:
+            n = table.get((int(round(input_len)), int(round(output_len))))
+            return float(n) if n else float("nan")
+    return float("nan")
+
+
+def finite_run_throughput(requests, capacity, rate_full, rate_rest, rest_batch):
+    """Throughput of a finite run of identical requests queued at once, in waves of the KV-cache capacity.
+
+    Parameters
+    ----------
+    requests : scalar, requests in the dataset N (> 0) [-]
+    capacity : scalar, the batch a wave holds B (the KV-cache capacity; >= 1) [sequences]
+    rate_full : scalar, steady-state throughput at batch B [tokens/s per GPU]
+    rate_rest : scalar, steady-state throughput at ``rest_batch`` (NaN when N is a multiple of B) [tokens/s per GPU]
+    rest_batch : scalar, the batch the last wave runs at: max(N - kB, attention groups) [sequences]
+
+    Returns
+    -------
+    scalar [tokens/s per GPU] = N / (k B / rate_full + b_r / rate_rest), k = floor(N / B) full waves, b_r the last
+    wave's batch (0 when none).
+
+    Notes
+    -----
+    With every request of the same input and output length and all queued at t = 0 (trtllm-bench throughput,
+    :data:`BENCH_REQUESTS`), the requests admitted together finish together, so the run is a sequence of waves: k of
+    B requests and one of N - kB. A wave of b requests takes b x OSL / (rate(b) x GPUs), rate(b) the engine's
+    steady-state throughput at batch b (prefill of its prompts included); the run's throughput is all its output over
+    the waves' time. N <= B is one wave at batch N (the caller evaluates it at that batch). Stagger from chunked
+    prefill and the ramp of the first wave are ignored (the wave's mean context, ISL + OSL / 2, is the steady
+    state's). Orchestration-free arithmetic.
+    """
+    k = math.floor(requests / capacity)
+    t = k * capacity / rate_full
+    if rest_batch > 0 and requests - k * capacity > 0:
+        t += rest_batch / rate_rest
+    return requests / t if t > 0 else float("nan")
+
+
 NOT_REPRESENTABLE: dict[str, str] = {
     "nv-specdec-llama70b-h200-draft": "draft model (Llama-3.2-1B) not in models.csv and its acceptance not stated",
 }
@@ -244,7 +314,8 @@ class Cases:
         metric's unit), ``kind`` (``point`` | ``slo`` | ``interactivity``), ``representable`` (bool) and
         ``reason``, ``batch_size`` (the batch of a ``point`` case), limits and targets.
     points : pl.DataFrame, engine points (:func:`econ.engine.evaluate` columns) plus ``case`` (row of
-        ``table``) and ``layout_id`` (the layout candidate of an interactivity case, else 0).
+        ``table``) and ``layout_id`` (the layout candidate of an interactivity case; 1 for the partial last wave
+        of a finite trtllm-bench run, :func:`finite_run_throughput`; else 0).
     """
 
     table: pl.DataFrame
@@ -398,7 +469,8 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     Batch of a case (per instance; an instance is tp x pp accelerators, or tp x dp x pp with expert
     parallelism): the stated concurrency or static batch, else the KV-cache capacity at input + output
     tokens capped at ``max_batch_per_group`` per attention group (trtllm-bench's engine sizing, MLPerf
-    Offline). MLPerf replicas (``dp`` of measurements.csv without EP) are independent instances, so one
+    Offline), and at most the requests of a trtllm-bench table's finite dataset (:data:`BENCH_REQUESTS`; a dataset
+    larger than the capacity adds a point at the last, partial wave's batch). MLPerf replicas (``dp`` of measurements.csv without EP) are independent instances, so one
     instance's throughput per accelerator is the system's. Predicted quantities: :data:`PREDICTED_AS`.
     """
     if measurements.height == 0:
@@ -484,6 +556,7 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             low_latency=bool(SCENARIO_FAMILY[scen] == "single-stream" or scen == "interactive"
                              or (_concurrency(r["concurrency_or_batch"]) or 1e9) <= LOW_LATENCY_MAX_CONCURRENCY),
             long_context=bool(max(input_len, r["output_len"]) >= LONG_CONTEXT_MIN_TOKENS),
+            bench_requests=bench_requests(r["source_kind"], scen, r["source"], input_len, r["output_len"]),
         ))
         base.append(point)
     caps = _capacity(base, catalog, assumptions)
@@ -496,12 +569,18 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     for i, (c, p) in enumerate(zip(table.iter_rows(named=True), base)):
         kind = c["kind"]
         if kind == "point":
+            nreq, rest = c["bench_requests"], 0
             if c["concurrency"] is not None:  # a closed loop beyond the KV capacity queues for slots
                 b = int(min(c["concurrency"], caps[i])) if np.isfinite(caps[i]) else int(c["concurrency"])
+            elif np.isfinite(nreq) and np.isfinite(caps[i]):  # a finite run: waves of the capacity (BENCH_REQUESTS)
+                b = int(min(nreq, caps[i]))
+                rest = int(nreq - math.floor(nreq / b) * b) if nreq > b else 0
             else:
                 b = int(caps[i]) if np.isfinite(caps[i]) else 1
             b = max(b, int(p["dp"] or 1))
             rows.append(p | dict(case=i, layout_id=0, batch_size=b))
+            if rest > 0:  # the last, partial wave (finite_run_throughput)
+                rows.append(p | dict(case=i, layout_id=1, batch_size=max(rest, int(p["dp"] or 1))))
         elif kind == "slo":
             graph_cap = assumptions.cuda_graph_max_batch * float(p["dp"] or 1)
             for b in _geometric_grid(caps[i], steps=(graph_cap,) if graph_cap > 0 else ()):
@@ -644,6 +723,8 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     kind = t["kind"].to_list()
     metric = t["metric"].to_list()
     conc = t["concurrency"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    nreq = (t["bench_requests"].cast(pl.Float64).fill_nan(None).fill_null(float("nan")).to_numpy()
+            if "bench_requests" in t.columns else np.full(t.height, np.nan))
     out_len = cases.points["output_len"].to_numpy().astype(float)
     in_len = cases.points["input_len"].to_numpy().astype(float)
     lim_ttft = t["ttft_limit_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
@@ -660,6 +741,11 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
             j = idx[0]
             bpred[i] = batch[j]
             pred[i] = _point_value(metric[i], v, j, batch[j], conc[i], in_len[j], out_len[j])
+            if idx.size > 1 and np.isfinite(nreq[i]) and np.isfinite(pred[i]):  # a finite run ends in a partial wave
+                r = idx[1]
+                rest = _point_value(metric[i], v, r, batch[r], conc[i], in_len[r], out_len[r])
+                if np.isfinite(rest) and rest > 0:
+                    pred[i] = finite_run_throughput(nreq[i], batch[j], pred[i], rest, batch[r])
         elif k == "slo":
             ok = v["feasible"][idx] > 0
             g = np.maximum(np.log(v["ttft_percentile_s"][idx] / lim_ttft[i]),
