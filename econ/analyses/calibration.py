@@ -312,7 +312,8 @@ class Cases:
         ``model``, ``hardware``, ``generation``, ``precision``, ``profile`` (``<generation>-<precision>``),
         ``scenario``, ``family`` (:data:`SCENARIO_FAMILY`), ``moe`` (bool), ``metric``, ``measured`` (the
         metric's unit), ``kind`` (``point`` | ``slo`` | ``interactivity``), ``representable`` (bool) and
-        ``reason``, ``batch_size`` (the batch of a ``point`` case), limits and targets.
+        ``reason``, ``batch_size`` (the batch of a ``point`` case), ``bench_requests`` (a trtllm-bench table's dataset
+        size, :func:`bench_requests`; NaN elsewhere), limits and targets.
     points : pl.DataFrame, engine points (:func:`econ.engine.evaluate` columns) plus ``case`` (row of
         ``table``) and ``layout_id`` (the layout candidate of an interactivity case; 1 for the partial last wave
         of a finite trtllm-bench run, :func:`finite_run_throughput`; else 0).
@@ -470,8 +471,9 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     parallelism): the stated concurrency or static batch, else the KV-cache capacity at input + output
     tokens capped at ``max_batch_per_group`` per attention group (trtllm-bench's engine sizing, MLPerf
     Offline), and at most the requests of a trtllm-bench table's finite dataset (:data:`BENCH_REQUESTS`; a dataset
-    larger than the capacity adds a point at the last, partial wave's batch). MLPerf replicas (``dp`` of measurements.csv without EP) are independent instances, so one
-    instance's throughput per accelerator is the system's. Predicted quantities: :data:`PREDICTED_AS`.
+    larger than the capacity adds a point at the last, partial wave's batch). MLPerf replicas (``dp`` of
+    measurements.csv without EP) are independent instances, so one instance's throughput per accelerator is the
+    system's. Predicted quantities: :data:`PREDICTED_AS`.
     """
     if measurements.height == 0:
         raise InvalidInputError("measurements has no rows (nothing to calibrate on)")
