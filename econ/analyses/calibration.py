@@ -71,7 +71,8 @@ PREDICTED_AS: dict[str, str] = {
     "output_tokens_per_s_per_gpu": "served_output_tokens_per_s_per_gpu of an aggregated instance at the batch (prefill "
                                    "of each request's prompt included, as every end-to-end throughput is measured); "
                                    "a trtllm-bench table's finite dataset (BENCH_REQUESTS) as waves of the KV "
-                                   "capacity, the last one partial (finite_run_throughput)",
+                                   "capacity, the last one partial and as separate as the prompts are quick beside "
+                                   "the decode (finite_run_throughput)",
     "total_tokens_per_s_per_gpu": "InferenceX input + output: compared on its output share (the measurement's "
                                   "output_tokens_per_s_per_gpu column, mean ISL = 90% of nominal)",
     "tokens_per_s_per_user": "1 / tpot_s: decode speed of one sequence",
@@ -234,7 +235,8 @@ of a measurement's ``source``, {(input_len, output_len): requests}, citation). t
 once ('an offline maximum throughput scenario such that all requests are queued in rapid succession', same docs), with
 one input and one output length ('--input-stdev=0 --output-stdev=0'), so a run is finite: a dataset smaller than the
 KV-cache capacity never fills the batch, and a larger one ends in a partial wave (:func:`finite_run_throughput`).
-(ISL, OSL) pairs a table does not list (v1.1's 1000/1000) are predicted at the steady state."""
+An (ISL, OSL) pair a table does not list would be predicted at the steady state (every trtllm-bench row of
+data/measurements.csv has its pair listed: tests/analyses/test_finite_runs.py)."""
 
 
 def bench_requests(source_kind: str, scenario: str, source: str | None, input_len, output_len) -> float:
@@ -249,37 +251,53 @@ def bench_requests(source_kind: str, scenario: str, source: str | None, input_le
     return float("nan")
 
 
-def finite_run_throughput(requests, capacity, rate_full, rate_rest, rest_batch):
+def finite_run_throughput(requests, capacity, rate_full, rate_rest, rest_batch, sync=1.0):
     """Throughput of a finite run of identical requests queued at once, in waves of the KV-cache capacity.
 
     Parameters
     ----------
     requests : scalar, requests in the dataset N (> 0) [-]
-    capacity : scalar, the batch a wave holds B (the KV-cache capacity; >= 1) [sequences]
+    capacity : scalar, the batch a wave holds B (>= 1): the KV-cache capacity, or N when N <= B [sequences]
     rate_full : scalar, steady-state throughput at batch B [tokens/s per GPU]
-    rate_rest : scalar, steady-state throughput at ``rest_batch`` (NaN when N is a multiple of B) [tokens/s per GPU]
+    rate_rest : scalar, steady-state throughput at ``rest_batch`` [tokens/s per GPU]
     rest_batch : scalar, the batch the last wave runs at: max(N - kB, attention groups) [sequences]
+    sync : scalar in [0, 1], how far the requests of a wave finish together: 1 - (prompt time / decode time) of a
+        wave at batch B (``prefill_stall_s / tpot_s`` of the engine) [-]
 
     Returns
     -------
-    scalar [tokens/s per GPU] = N / (k B / rate_full + b_r / rate_rest), k = floor(N / B) full waves, b_r the last
-    wave's batch (0 when none).
+    scalar [tokens/s per GPU] = N / (k B / rate_full + sync b_r / rate_rest + (1 - sync) r / rate_full),
+    k = floor(N / B) full waves, r = N - kB the requests left for the last wave, b_r its batch; ``rate_full`` when
+    r = 0 (N a multiple of B, or N <= B evaluated at batch N).
+
+    Raises
+    ------
+    ValueError
+        ``requests`` or ``capacity`` below 1.
 
     Notes
     -----
     With every request of the same input and output length and all queued at t = 0 (trtllm-bench throughput,
     :data:`BENCH_REQUESTS`), the requests admitted together finish together, so the run is a sequence of waves: k of
-    B requests and one of N - kB. A wave of b requests takes b x OSL / (rate(b) x GPUs), rate(b) the engine's
-    steady-state throughput at batch b (prefill of its prompts included); the run's throughput is all its output over
-    the waves' time. N <= B is one wave at batch N (the caller evaluates it at that batch). Stagger from chunked
-    prefill and the ramp of the first wave are ignored (the wave's mean context, ISL + OSL / 2, is the steady
-    state's). Orchestration-free arithmetic.
+    B requests and one of r. A wave of b requests takes b x OSL / (rate(b) x GPUs), rate(b) the engine's steady-state
+    throughput at batch b (prefill of its prompts included); the run's throughput is all its output over the waves'
+    time. The waves are as synchronised as the prompts of a wave are quick beside its decode: a wave's prompts are
+    prefilled over at least its prompt time S (``prefill_stall_s`` x OSL), so its requests finish spread over S, and
+    the last requests start as the first of the wave before them finish. ``sync`` = 1 - S / D (D the wave's decode
+    time) interpolates between separate waves (prompts much quicker than decode: the last wave runs alone at batch
+    b_r) and a steady flow (prompts as long as decode: the last r requests fill slots as they free, at the full
+    wave's rate). The ramp of the first wave is the steady state's prefill work, not a loss. Orchestration-free
+    arithmetic.
     """
+    if not (requests >= 1 and capacity >= 1):
+        raise ValueError(f"requests={requests!r} and capacity={capacity!r} must both be >= 1")
     k = math.floor(requests / capacity)
-    t = k * capacity / rate_full
-    if rest_batch > 0 and requests - k * capacity > 0:
-        t += rest_batch / rate_rest
-    return requests / t if t > 0 else float("nan")
+    rest = requests - k * capacity
+    if rest <= 0 or k == 0:
+        return float(rate_full)
+    sync = min(max(float(sync), 0.0), 1.0)
+    t = k * capacity / rate_full + sync * rest_batch / rate_rest + (1.0 - sync) * rest / rate_full
+    return requests / t
 
 
 NOT_REPRESENTABLE: dict[str, str] = {
@@ -574,7 +592,7 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             nreq, rest = c["bench_requests"], 0
             if c["concurrency"] is not None:  # a closed loop beyond the KV capacity queues for slots
                 b = int(min(c["concurrency"], caps[i])) if np.isfinite(caps[i]) else int(c["concurrency"])
-            elif np.isfinite(nreq) and np.isfinite(caps[i]):  # a finite run: waves of the capacity (BENCH_REQUESTS)
+            elif np.isfinite(nreq) and caps[i] >= 1:  # a finite run: waves of the capacity (BENCH_REQUESTS)
                 b = int(min(nreq, caps[i]))
                 rest = int(nreq - math.floor(nreq / b) * b) if nreq > b else 0
             else:
@@ -746,8 +764,10 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
             if idx.size > 1 and np.isfinite(nreq[i]) and np.isfinite(pred[i]):  # a finite run ends in a partial wave
                 r = idx[1]
                 rest = _point_value(metric[i], v, r, batch[r], conc[i], in_len[r], out_len[r])
-                if np.isfinite(rest) and rest > 0:
-                    pred[i] = finite_run_throughput(nreq[i], batch[j], pred[i], rest, batch[r])
+                if np.isfinite(rest) and rest > 0 and metric[i] in ("output_tokens_per_s_per_gpu",
+                                                                     "total_tokens_per_s_per_gpu"):
+                    sync = 1.0 - v["prefill_stall_s"][j] / v["tpot_s"][j]
+                    pred[i] = finite_run_throughput(nreq[i], batch[j], pred[i], rest, batch[r], sync)
         elif k == "slo":
             ok = v["feasible"][idx] > 0
             g = np.maximum(np.log(v["ttft_percentile_s"][idx] / lim_ttft[i]),
