@@ -233,8 +233,9 @@ BENCH_REQUESTS: tuple[tuple[str, dict[tuple[int, int], int], str], ...] = (
 """Requests in the dataset of each trtllm-bench throughput table, by (ISL, OSL), with the table's source: (substring
 of a measurement's ``source``, {(input_len, output_len): requests}, citation). trtllm-bench queues every request at
 once ('an offline maximum throughput scenario such that all requests are queued in rapid succession', same docs), with
-one input and one output length ('--input-stdev=0 --output-stdev=0'), so a run is finite: a dataset smaller than the
-KV-cache capacity never fills the batch, and a larger one ends in a partial wave (:func:`finite_run_throughput`).
+one input and one output length (the docs' prepare_dataset.py token-norm-dist with both standard deviations 0), so a
+run is finite: a dataset smaller than the KV-cache capacity never fills the batch, and a larger one ends in a partial
+wave (:func:`finite_run_throughput`).
 An (ISL, OSL) pair a table does not list would be predicted at the steady state (every trtllm-bench row of
 data/measurements.csv has its pair listed: tests/analyses/test_finite_runs.py)."""
 
