@@ -130,8 +130,9 @@ def error_view(errors: pl.DataFrame) -> pl.DataFrame:
 
 def show_errors(errors: pl.DataFrame) -> None:
     view = error_view(errors)
-    pct = {k: st.column_config.TextColumn(f"{name}: median / P90 (%)", width=150,
-                                          help=f"`{k}_median_abs_error_frac` / `{k}_p90_abs_error_frac` in downloads")
+    pct = {k: st.column_config.TextColumn(name, width=150,
+                                          help=f"Median / P90 of |predicted / measured - 1| in %; "
+                                               f"`{k}_median_abs_error_frac` / `{k}_p90_abs_error_frac` in downloads")
            for k, name in SETS}
     st.dataframe(view.drop("grouping"), hide_index=True, key="cal.errors", placeholder=table.PLACEHOLDER,
                  height=35 * (view.height + 1) + 3, column_config={
@@ -139,9 +140,10 @@ def show_errors(errors: pl.DataFrame) -> None:
         "n_cases": st.column_config.NumberColumn("Cases", format="%d", width=70),
         "n_groups": st.column_config.NumberColumn("Groups", format="%d", width=70,
                                                   help="Model x hardware groups, each left out in turn"), **pct})
-    st.caption("|predicted / measured - 1| per case. Calibrated, held out: each case predicted by the fit that "
-               "left its whole model x hardware group out. Previous fit: the held-out errors shipped before this "
-               "fit, on the same family's cases it had. Roofline: datasheet peaks, no efficiency or overhead "
+    st.caption("Each cell: median / P90 of |predicted / measured - 1| over the family's cases. Calibrated, held out: "
+               "each case predicted by the fit that left its whole model x hardware group out. Previous fit: the "
+               "held-out errors shipped before this fit, on the same family's cases it had. Roofline: datasheet "
+               "peaks, no efficiency or overhead "
                "(econ --ideal). v1 global: one set of scalar efficiencies for every chip, nothing calibrated. "
                "Families (issue 17) overlap: a case may be MoE, wide EP and long context at once.")
     table.downloads(errors, key="cal.errors.dl", name="calibration-errors")
@@ -181,7 +183,8 @@ def show_engine_errors(data_dir: str | None) -> None:
         "model_type": st.column_config.TextColumn("Models", width=70),
         "n_cases": st.column_config.NumberColumn("Cases", format="%d", width=70),
         "n_groups": st.column_config.NumberColumn("Groups", format="%d", width=70),
-        "error": st.column_config.TextColumn("Held out: median / P90 (%)", width=150),
+        "error": st.column_config.TextColumn("Held out", width=150,
+                                             help="Median / P90 of |predicted / measured - 1| in %"),
         "median_speed_ratio": st.column_config.NumberColumn(
             "Predicted / measured speed (median)", format="%.2f",
             help="Above 1: econ predicts the engine faster than it was measured (a time's ratio is inverted)")})
