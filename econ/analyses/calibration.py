@@ -595,7 +595,7 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
                 b = int(min(c["concurrency"], caps[i])) if np.isfinite(caps[i]) else int(c["concurrency"])
             elif np.isfinite(nreq) and caps[i] >= 1:  # a finite run: waves of the capacity (BENCH_REQUESTS)
                 b = int(min(nreq, caps[i]))
-                rest = int(nreq - math.floor(nreq / b) * b) if nreq > b else 0
+                rest = int(nreq) % b if nreq > b else 0
             else:
                 b = int(caps[i]) if np.isfinite(caps[i]) else 1
             b = max(b, int(p["dp"] or 1))
@@ -744,8 +744,7 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     kind = t["kind"].to_list()
     metric = t["metric"].to_list()
     conc = t["concurrency"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    nreq = (t["bench_requests"].cast(pl.Float64).fill_nan(None).fill_null(float("nan")).to_numpy()
-            if "bench_requests" in t.columns else np.full(t.height, np.nan))
+    nreq = t["bench_requests"].cast(pl.Float64).to_numpy()
     out_len = cases.points["output_len"].to_numpy().astype(float)
     in_len = cases.points["input_len"].to_numpy().astype(float)
     lim_ttft = t["ttft_limit_s"].cast(pl.Float64).fill_null(float("nan")).to_numpy()

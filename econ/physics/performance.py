@@ -450,14 +450,16 @@ class Collectives:
     moe: MoECollectives
 
 
-def peer_link_bytes_per_s(hardware: HardwareFacts, layout: Layout):
+def peer_link_bytes_per_s(hardware: HardwareFacts, layout: Layout, mesh=None):
     """Scale-up bandwidth between two accelerators of one domain: a pipeline hand-off or a KV shard. [B/s]
 
     The whole per-accelerator bandwidth on a switch; one peer's link on the chip's own direct mesh
     (:func:`econ.physics.communication.domain_mesh`, :func:`econ.physics.communication.mesh_bandwidth_share` of a
-    group of two). Shapes: broadcast of the bundles' arrays.
+    group of two). ``mesh``: that domain_mesh when the caller already has it. Shapes: broadcast of the bundles'
+    arrays.
     """
-    mesh = domain_mesh(hardware.scale_up_mesh, layout.scale_up_domain_size, hardware.scale_up_domain_size)
+    if mesh is None:
+        mesh = domain_mesh(hardware.scale_up_mesh, layout.scale_up_domain_size, hardware.scale_up_domain_size)
     return hardware.scale_up_bandwidth_bytes_per_s * mesh_bandwidth_share(2.0, layout.scale_up_domain_size, mesh)
 
 
@@ -480,7 +482,7 @@ def collectives(hardware: HardwareFacts, layout: Layout, eff: Efficiency) -> Col
               scale_up_mesh=mesh)
     hops_out, hops_in = pipeline_hops(layout.pp, layout.stage_gpus, layout.scale_up_domain_size)
     a = hops_out * eff.scale_out_latency_s + hops_in * eff.scale_up_latency_s
-    b = hops_out / hardware.scale_out_bandwidth_bytes_per_s + hops_in / peer_link_bytes_per_s(hardware, layout)
+    b = hops_out / hardware.scale_out_bandwidth_bytes_per_s + hops_in / peer_link_bytes_per_s(hardware, layout, mesh)
     return Collectives(tp_allreduce=hierarchical_allreduce_alpha_beta(layout.tp, **ar), pipeline=AlphaBeta(a, b, a, b),
                        moe=moe_comm_alpha_beta(tp=layout.tp, dp=layout.dp, ep=layout.ep,
                                                alltoall_scale_up_latency_s=eff.alltoall_scale_up_latency_s,
