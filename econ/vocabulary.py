@@ -616,7 +616,8 @@ _SOURCES: dict[str, str] = {
         "kernel_launch_s x the kernels of a forward pass since issue 17)"),
     "usable_hbm_frac": (
         "vLLM default gpu_memory_utilization=0.9 (docs.vllm.ai, EngineArgs); activations come out of that "
-        "share too"),
+        "share too (the calibration sizes TensorRT-LLM's measurements by its own rule, 0.9 of the memory left free: "
+        "econ.analyses.calibration.KV_FREE_MEMORY_FRAC)"),
     "prefill_chunk_tokens": (
         "TensorRT-LLM default max_num_tokens=8192 (TensorRT-LLM docs, 'Useful build-time flags')"),
     "stream_input_embedding": (

@@ -158,6 +158,31 @@ DeepSeek-V3 on H100-GB300, interquartile 1.45-1.67; below ~32 tokens per expert 
 read whatever the routing, as :func:`econ.physics.performance` treats it). The product's default
 (``DeploymentAssumptions.expert_imbalance_factor`` 1.2) is a deployment with a load balancer. [-]"""
 
+KV_FREE_MEMORY_FRAC = 0.90
+"""TensorRT-LLM's KV-cache pool: this share of the memory left free once the weights, activations and runtime are
+allocated (``KvCacheConfig.free_gpu_memory_fraction`` default 0.9, nvidia.github.io/TensorRT-LLM/examples/
+kvcacheconfig.html; trtllm-bench's ``--kv_cache_free_gpu_mem_fraction``, "the default setting of 0.90", its perf
+overview @03e27c7d, which raises it to 0.95 'in many cases'). vLLM and SGLang instead take a share of the *total*
+memory (``gpu_memory_utilization``, ``mem_fraction_static``), econ's ``usable_hbm_frac`` rule (AIConfigurator
+sdk/memory.py @095f58a5: 'TRT-LLM applies the fraction to FREE memory ... vLLM/SGLang apply it to TOTAL
+memory'). [-]"""
+
+TRTLLM_ACTIVATION_COEFFICIENT: dict[bool, dict[int, float]] = {False: {1: 11.0, 2: 6.5, 4: 5.0, 8: 5.0},
+                                                              True: {1: 22.0, 2: 13.0, 4: 10.0, 8: 10.0}}
+"""Activation memory of a TensorRT-LLM rank per max_num_tokens x hidden x 2 bytes, by MoE (True) or dense and by TP
+(1, 2, 4, 8; clamped to 8): AIConfigurator TRTLLMBackend.ACTIVATION_COEFFICIENTS, 'LLAMA' and 'MOE'/'DEEPSEEK'
+(sdk/backends/trtllm_backend.py @095f58a5), used by its KV-cache estimate (sdk/backends/base_backend.py: activations
+= 2 x num_tokens x h x coefficient). [-]"""
+
+TRTLLM_NCCL_BYTES: dict[int, float] = {1: 0.0, 2: 358_612_992.0, 4: 411_041_792.0, 8: 411_041_792.0}
+"""NCCL buffers of a TensorRT-LLM rank by TP (clamped to 8): AIConfigurator systems/{h100_sxm,h200_sxm,b200_sxm,
+gb200,b300_sxm,gb300}.yaml ``misc.nccl_mem`` @095f58a5 (the same on each). [B]"""
+
+TRTLLM_OTHER_BYTES = 551.0 * 2**20
+"""CUDA context, cuBLAS workspaces and other runtime memory of a TensorRT-LLM rank: 551 MB, AIConfigurator's
+measured ``misc.other_mem`` before it was raised to 3.5 GB 'for safer deployment' (systems/h100_sxm.yaml @095f58a5:
+'increase from 551MB to 3.5GB for safer deployment'); the 3.5 GB is a margin on AIConfigurator's own estimate. [B]"""
+
 ENGINE_PREFILL_DISPATCH_S: dict[str, tuple[float | None, str]] = {
     "tensorrt-llm-cpp": (_DISPATCH["tensorrt-llm-cpp"], "a compiled TensorRT engine, enqueued whole by the C++ "
                                                         "runtime: no per-operator host dispatch beyond the kernel "
@@ -489,7 +514,7 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     Batch of a case (per instance; an instance is tp x pp accelerators, or tp x dp x pp with expert
     parallelism): the stated concurrency or static batch, else the KV-cache capacity at input + output
     tokens capped at ``max_batch_per_group`` per attention group (trtllm-bench's engine sizing, MLPerf
-    Offline), and at most the requests of a trtllm-bench table's finite dataset (:data:`BENCH_REQUESTS`; a dataset
+    Offline; a TensorRT-LLM measurement's capacity by TensorRT-LLM's free-memory rule, :data:`KV_FREE_MEMORY_FRAC`), and at most the requests of a trtllm-bench table's finite dataset (:data:`BENCH_REQUESTS`; a dataset
     larger than the capacity adds a point at the last, partial wave's batch). MLPerf replicas (``dp`` of
     measurements.csv without EP) are independent instances, so one instance's throughput per accelerator is the
     system's. Predicted quantities: :data:`PREDICTED_AS`.
@@ -580,7 +605,8 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             bench_requests=bench_requests(r["source_kind"], scen, r["source"], input_len, r["output_len"]),
         ))
         base.append(point)
-    caps = _capacity(base, catalog, assumptions)
+    caps = _capacity(base, catalog, assumptions,
+                     of_free=np.array([c["engine_class"].startswith("tensorrt-llm") for c in cases]))
     for c, cap in zip(cases, caps):
         if not np.isfinite(cap) and c["representable"]:
             c.update(representable=False, kind="point",
@@ -638,13 +664,53 @@ def _layouts(moe: bool):
     return out
 
 
-def _capacity(base: list[dict], catalog: Catalog, assumptions: Assumptions) -> np.ndarray:
-    """KV-capacity batch of each case's instance, capped at max_batch_per_group x dp (NaN: does not fit)."""
+def trtllm_reserved_bytes(hidden_size, moe, tp, max_num_tokens) -> np.ndarray:
+    """Memory a TensorRT-LLM rank holds besides weights and KV cache: activations for ``max_num_tokens`` tokens,
+    NCCL buffers and the runtime (:data:`TRTLLM_ACTIVATION_COEFFICIENT`, :data:`TRTLLM_NCCL_BYTES`,
+    :data:`TRTLLM_OTHER_BYTES`; AIConfigurator's KV-cache estimate for TensorRT-LLM).
+
+    Parameters
+    ----------
+    hidden_size : array [-]; moe : array of bool; tp : array, >= 1 (attention TP of the rank) [-]
+    max_num_tokens : scalar, tokens per forward pass (``Assumptions.prefill_chunk_tokens``) [tokens]
+
+    Returns
+    -------
+    ndarray [B] per rank
+    """
+    tp = np.clip(2.0 ** np.floor(np.log2(np.maximum(np.asarray(tp, dtype=float), 1.0))), 1.0, 8.0).astype(int)
+    moe = np.asarray(moe, dtype=bool)
+    coef = np.array([TRTLLM_ACTIVATION_COEFFICIENT[bool(m)][int(t)] for m, t in zip(moe, tp)], dtype=float)
+    nccl = np.array([TRTLLM_NCCL_BYTES[int(t)] for t in tp], dtype=float)
+    return 2.0 * max_num_tokens * np.asarray(hidden_size, dtype=float) * coef + nccl + TRTLLM_OTHER_BYTES
+
+
+def _capacity(base: list[dict], catalog: Catalog, assumptions: Assumptions,
+              of_free: np.ndarray | None = None) -> np.ndarray:
+    """KV-capacity batch of each case's instance, capped at max_batch_per_group x dp (NaN: does not fit).
+
+    ``of_free`` (bool per case, default none): the engine sizes its KV cache as TensorRT-LLM does,
+    :data:`KV_FREE_MEMORY_FRAC` of the memory left once the weights and :func:`trtllm_reserved_bytes` are allocated,
+    instead of ``usable_hbm_frac`` of the total less the weights: the batch scales by the ratio of the two free
+    memories per accelerator."""
     pts = pl.DataFrame([p | dict(batch_size=int(p["dp"] or 1)) for p in base], infer_schema_length=None)
     res = evaluate(pts, catalog, assumptions, PHYSICS_ECONOMICS, strict=False,
-                   columns=("max_batch_size", "dp", "feasible"))
+                   columns=("max_batch_size", "dp", "feasible", "weight_bytes_per_gpu", "tp"))
     mb = res["max_batch_size"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
     dp = res["dp"].cast(pl.Float64).to_numpy()
+    if of_free is not None and np.any(of_free):
+        hw = dict(catalog.accelerators.select("id", "hbm_capacity_bytes").iter_rows())
+        md = {r[0]: r[1:] for r in catalog.models.select("id", "hidden_size", "num_experts").iter_rows()}
+        hbm = np.array([hw[p["hardware"]] for p in base], dtype=float)
+        hidden = np.array([md[p["model"]][0] for p in base], dtype=float)
+        moe = np.array([(md[p["model"]][1] or 0) > 0 for p in base])
+        w = res["weight_bytes_per_gpu"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        tp = res["tp"].cast(pl.Float64).fill_null(1.0).to_numpy()
+        total_rule = hbm * assumptions.usable_hbm_frac - w
+        free_rule = KV_FREE_MEMORY_FRAC * np.maximum(
+            hbm - w - trtllm_reserved_bytes(hidden, moe, tp, assumptions.prefill_chunk_tokens), 0.0)
+        ratio = np.where(total_rule > 0, free_rule / np.where(total_rule > 0, total_rule, 1.0), 1.0)
+        mb = np.where(np.asarray(of_free, dtype=bool) & np.isfinite(mb), np.floor(mb * ratio), mb)
     return np.floor(np.minimum(mb, assumptions.max_batch_per_group * dp))
 
 
@@ -677,6 +743,8 @@ def _engine_assumptions(assumptions: Assumptions, engine: str) -> Assumptions:
     scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`), the engine's prefill dispatch per layer
     (:data:`ENGINE_PREFILL_DISPATCH_S`). A pure roofline (every efficiency 1) stays one."""
     over = {}
+    if engine.startswith("tensorrt-llm"):  # its KV pool is the case's batch, sized by _capacity's free-memory rule
+        over["usable_hbm_frac"] = 1.0
     if not ENGINE_OVERLAP_SCHEDULER[engine][0]:
         over["cpu_overlap_frac"] = 0.0
     dispatch = ENGINE_PREFILL_DISPATCH_S[engine][0]

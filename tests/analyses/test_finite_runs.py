@@ -27,12 +27,12 @@ V1_1 = "NVIDIA/TensorRT-LLM:docs/source/developer-guide/perf-overview.md@03e27c7
 V0_17 = "NVIDIA/TensorRT-LLM:docs/source/performance/perf-overview.md (commit 258c754, data from v0.17)"
 QWEN_2K = "trtllm-qwen3-235b-a22b-h200-fp8-2048-2048-v1.0"
 QWEN_20K = "trtllm-qwen3-235b-a22b-h200-fp8-20000-2000-v1.0"
-MAVERICK_1K = "trt11-llama-4-maverick-h200-sxm-dep8-fp8-1024-1024"
+QWEN_H100_500 = "trtllm-qwen3-235b-a22b-h100-fp8-500-2000-v1.0"
 
 
 @pytest.fixture(scope="module")
 def cases():
-    meas = cal.load_measurements().filter(pl.col("case_id").is_in([QWEN_2K, QWEN_20K, MAVERICK_1K]))
+    meas = cal.load_measurements().filter(pl.col("case_id").is_in([QWEN_2K, QWEN_20K, QWEN_H100_500]))
     return cal.cases_to_points(meas, CATALOG)
 
 
@@ -94,17 +94,19 @@ def test_a_dataset_above_the_capacity_adds_its_partial_wave(cases):
     assert pts["batch_size"].to_list() == [cap, max(n - (n // cap) * cap, int(pts["dp"][0]))]
 
 
-@pytest.mark.parametrize("case_id, separate", [(MAVERICK_1K, True), (QWEN_20K, False)])
+@pytest.mark.parametrize("case_id, separate", [(QWEN_H100_500, True), (QWEN_20K, False)])
 def test_the_prediction_combines_the_two_waves(cases, case_id, separate):
     """End to end: a case with a partial last wave is the full waves' and the last wave's engine rates combined, with
-    the synchronisation of its prompts (1 - prefill_stall_s / tpot_s at the full batch). Llama-4 Maverick at 1,024 /
-    1,024 (3,000 requests a little above the capacity; prompts quick beside decode) runs its last wave apart and loses
-    throughput; Qwen3-235B at 20,000 / 2,000 (prompts longer than decode) flows steadily: the full wave's rate."""
+    the synchronisation of its prompts (1 - prefill_stall_s / tpot_s at the full batch). Qwen3-235B on 8 H100 at 500 /
+    2,000 (3,000 requests: two full waves of ~1,380 and a sixth of one; prompts quick beside decode) runs its last wave
+    apart and loses throughput; Qwen3-235B at 20,000 / 2,000 (prompts longer than decode) flows steadily: the full
+    wave's rate."""
     i = cases.table["case_id"].to_list().index(case_id)
     n = int(cases.table["bench_requests"][i])
     pts = cases.points.filter(pl.col("case") == i)
     assert pts["layout_id"].to_list() == [0, 1]
-    res = evaluate(pts.drop("case", "layout_id"), CATALOG, cal._engine_assumptions(DEFAULT, "tensorrt-llm-pytorch"),
+    engine = cases.table["engine_class"][i]
+    res = evaluate(pts.drop("case", "layout_id"), CATALOG, cal._engine_assumptions(DEFAULT, engine),
                    cal.PHYSICS_ECONOMICS, cal._measured_deployment(DEFAULT_DEPLOYMENT), strict=False,
                    columns=("served_output_tokens_per_s_per_gpu", "prefill_stall_s", "tpot_s"))
     full, rest = res["served_output_tokens_per_s_per_gpu"].to_list()
