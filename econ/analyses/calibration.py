@@ -49,6 +49,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, A
 from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog
 from econ.vocabulary import GENERATIONS, PREFILL_LAYER_DISPATCH_BY_ENGINE_S as _DISPATCH
 from econ.engine import evaluate
+from econ.physics.memory import kv_replication
 from econ.physics.serving import closed_loop_wait_s
 from econ.errors import DataError, EconError, InvalidInputError
 
@@ -162,26 +163,47 @@ KV_FREE_MEMORY_FRAC = 0.90
 """TensorRT-LLM's KV-cache pool: this share of the memory left free once the weights, activations and runtime are
 allocated (``KvCacheConfig.free_gpu_memory_fraction`` default 0.9, nvidia.github.io/TensorRT-LLM/examples/
 kvcacheconfig.html; trtllm-bench's ``--kv_cache_free_gpu_mem_fraction``, "the default setting of 0.90", its perf
-overview @03e27c7d, which raises it to 0.95 'in many cases'). vLLM and SGLang instead take a share of the *total*
-memory (``gpu_memory_utilization``, ``mem_fraction_static``), econ's ``usable_hbm_frac`` rule (AIConfigurator
-sdk/memory.py @095f58a5: 'TRT-LLM applies the fraction to FREE memory ... vLLM/SGLang apply it to TOTAL
-memory'). [-]"""
+overview @03e27c7d, which raises it to 0.95 'in many cases'; AIConfigurator TRTLLM_DEFAULT_FREE_GPU_MEMORY_FRACTION).
+vLLM and SGLang instead take a share of the *total* memory (``gpu_memory_utilization``, ``mem_fraction_static``),
+econ's ``usable_hbm_frac`` rule (AIConfigurator sdk/memory.py @095f58a5: 'TRT-LLM applies the fraction to FREE
+memory ... vLLM/SGLang apply it to TOTAL memory'). [-]"""
+
+TRTLLM_KV_RESERVED_FRAC = 0.015
+"""Share of TensorRT-LLM's KV pool taken by its block allocator: AIConfigurator KV_CACHE_MEMORY_RESERVED_FRACTION
+(sdk/backends/trtllm_backend.py @095f58a5, 'reserved by TRT-LLM for internal block-allocator overhead'). [-]"""
 
 TRTLLM_ACTIVATION_COEFFICIENT: dict[bool, dict[int, float]] = {False: {1: 11.0, 2: 6.5, 4: 5.0, 8: 5.0},
                                                               True: {1: 22.0, 2: 13.0, 4: 10.0, 8: 10.0}}
-"""Activation memory of a TensorRT-LLM rank per max_num_tokens x hidden x 2 bytes, by MoE (True) or dense and by TP
-(1, 2, 4, 8; clamped to 8): AIConfigurator TRTLLMBackend.ACTIVATION_COEFFICIENTS, 'LLAMA' and 'MOE'/'DEEPSEEK'
-(sdk/backends/trtllm_backend.py @095f58a5), used by its KV-cache estimate (sdk/backends/base_backend.py: activations
-= 2 x num_tokens x h x coefficient). [-]"""
+"""Activation memory of a TensorRT-LLM rank per max_num_tokens x h x 2 bytes (h = attention heads x head size), for
+MoE (True) or dense models by attention TP (1, 2, 4, 8; :func:`trtllm_reserved_bytes` rounds TP down to one of
+them): AIConfigurator TRTLLMBackend.ACTIVATION_COEFFICIENTS 'MOE' and 'LLAMA' (sdk/backends/trtllm_backend.py
+@095f58a5), its KV-capacity estimate (sdk/backends/base_backend.py ``_get_memory_usage``: activations = 2 x
+num_tokens x h x coefficient, at least 70 MiB). [-]"""
 
 TRTLLM_NCCL_BYTES: dict[int, float] = {1: 0.0, 2: 358_612_992.0, 4: 411_041_792.0, 8: 411_041_792.0}
-"""NCCL buffers of a TensorRT-LLM rank by TP (clamped to 8): AIConfigurator systems/{h100_sxm,h200_sxm,b200_sxm,
-gb200,b300_sxm,gb300}.yaml ``misc.nccl_mem`` @095f58a5 (the same on each). [B]"""
+"""NCCL buffers of a TensorRT-LLM rank by attention TP (rounded down to 1, 2, 4 or 8): AIConfigurator
+systems/{h100_sxm,h200_sxm,b200_sxm,gb200,b300_sxm,gb300}.yaml ``misc.nccl_mem`` @095f58a5 (the same on each). [B]"""
 
-TRTLLM_OTHER_BYTES = 551.0 * 2**20
-"""CUDA context, cuBLAS workspaces and other runtime memory of a TensorRT-LLM rank: 551 MB, AIConfigurator's
-measured ``misc.other_mem`` before it was raised to 3.5 GB 'for safer deployment' (systems/h100_sxm.yaml @095f58a5:
-'increase from 551MB to 3.5GB for safer deployment'); the 3.5 GB is a margin on AIConfigurator's own estimate. [B]"""
+TRTLLM_OTHER_BYTES = 3_758_096_384.0
+"""CUDA context, cuBLAS workspaces and the rest of a TensorRT-LLM rank's runtime memory: 3.5 GiB, AIConfigurator's
+``misc.other_mem`` (systems/h100_sxm.yaml and the other systems @095f58a5: 'increase from 551MB to 3.5GB for safer
+deployment, this will cover part of the inaccurate mem calc'), the value its memory model is held to within 2% of
+TensorRT-LLM's own KV capacity with (KV_CACHE_MEMORY_TOLERANCE, 'acceptable formula error relative to real TRT-LLM
+benchmark measurements'). [B]"""
+
+TRTLLM_MOE_WORKSPACE_BYTES_PER_TOKEN_EXPERT = 4.0 / 128.0
+"""Block-scale dispatch workspace of DeepSeek-style (MLA) MoE models in TensorRT-LLM, per token x width x attention-DP
+rank x expert x routed expert / EP rank: 4 bytes per 128 (one float scale per 128-wide block); AIConfigurator
+BaseBackend.MOE_WORKSPACE_FAMILIES (DEEPSEEK, DEEPSEEKV32, KIMIK25, ...) and ``_get_memory_usage`` @095f58a5, the
+width its h for DeepSeek (TRTLLMBackend._moe_workspace_width) and the hidden size for Kimi: both the hidden size, as
+AIConfigurator reads h = heads x hidden / heads from configs without a head_dim (sdk/utils.py). [B]"""
+
+
+def kv_of_free_memory(engine: str) -> bool:
+    """Whether a measurement of serving-engine class ``engine`` sized its KV cache as TensorRT-LLM does, a share of the
+    free memory (:data:`KV_FREE_MEMORY_FRAC`), rather than of the total (vLLM, SGLang: ``usable_hbm_frac``)."""
+    return engine.startswith("tensorrt-llm")
+
 
 ENGINE_PREFILL_DISPATCH_S: dict[str, tuple[float | None, str]] = {
     "tensorrt-llm-cpp": (_DISPATCH["tensorrt-llm-cpp"], "a compiled TensorRT engine, enqueued whole by the C++ "
@@ -605,8 +627,7 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             bench_requests=bench_requests(r["source_kind"], scen, r["source"], input_len, r["output_len"]),
         ))
         base.append(point)
-    caps = _capacity(base, catalog, assumptions,
-                     of_free=np.array([c["engine_class"].startswith("tensorrt-llm") for c in cases]))
+    caps = _capacity(base, catalog, assumptions, engines=[c["engine_class"] for c in cases])
     for c, cap in zip(cases, caps):
         if not np.isfinite(cap) and c["representable"]:
             c.update(representable=False, kind="point",
@@ -636,7 +657,7 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             for j, lay in enumerate(_layouts(c["moe"])):
                 tp, dp, ep = lay
                 q = p | dict(tp=float(tp), dp=float(dp), ep=float(ep), pp=1.0)
-                cap = _capacity([q], catalog, assumptions)[0]
+                cap = _capacity([q], catalog, assumptions, engines=[c["engine_class"]])[0]
                 if not np.isfinite(cap) or cap < dp:
                     continue
                 for b in _geometric_grid(cap):
@@ -664,53 +685,83 @@ def _layouts(moe: bool):
     return out
 
 
-def trtllm_reserved_bytes(hidden_size, moe, tp, max_num_tokens) -> np.ndarray:
-    """Memory a TensorRT-LLM rank holds besides weights and KV cache: activations for ``max_num_tokens`` tokens,
-    NCCL buffers and the runtime (:data:`TRTLLM_ACTIVATION_COEFFICIENT`, :data:`TRTLLM_NCCL_BYTES`,
-    :data:`TRTLLM_OTHER_BYTES`; AIConfigurator's KV-cache estimate for TensorRT-LLM).
+def trtllm_reserved_bytes(attention_width, moe, tp, max_num_tokens, moe_workspace_width=0.0, adp=1.0,
+                          num_experts=0.0, experts_per_token=0.0, ep=1.0) -> np.ndarray:
+    """Memory a TensorRT-LLM rank holds besides weights and KV cache, as AIConfigurator counts it for TensorRT-LLM:
+    activations for ``max_num_tokens`` tokens (:data:`TRTLLM_ACTIVATION_COEFFICIENT`), the block-scale MoE dispatch
+    workspace of DeepSeek-style models (:data:`TRTLLM_MOE_WORKSPACE_BYTES_PER_TOKEN_EXPERT`), NCCL buffers
+    (:data:`TRTLLM_NCCL_BYTES`) and the runtime (:data:`TRTLLM_OTHER_BYTES`).
 
     Parameters
     ----------
-    hidden_size : array [-]; moe : array of bool; tp : array, >= 1 (attention TP of the rank) [-]
-    max_num_tokens : scalar, tokens per forward pass (``Assumptions.prefill_chunk_tokens``) [tokens]
+    attention_width : array, attention heads x head size, the hidden size for MLA models whose configs state no
+        head size (AIConfigurator's ``h``, sdk/utils.py: head_dim or hidden / heads) [-]
+    moe : array of bool, the model routes experts [-]
+    tp : array, >= 1, attention TP of the rank, rounded down to 1, 2, 4 or 8 (AIConfigurator's tables stop at 8) [-]
+    max_num_tokens : scalar, tokens per forward pass (TensorRT-LLM's max_num_tokens, 8192 by default:
+        ``Assumptions.prefill_chunk_tokens``) [tokens]
+    moe_workspace_width : array, width of the dispatch workspace; 0 for models without one [-]
+    adp, num_experts, experts_per_token, ep : arrays, attention-DP ranks, routed experts, experts per token and EP
+        ranks [-]
 
     Returns
     -------
     ndarray [B] per rank
     """
     tp = np.clip(2.0 ** np.floor(np.log2(np.maximum(np.asarray(tp, dtype=float), 1.0))), 1.0, 8.0).astype(int)
-    moe = np.asarray(moe, dtype=bool)
+    moe = np.broadcast_to(np.asarray(moe, dtype=bool), tp.shape)
     coef = np.array([TRTLLM_ACTIVATION_COEFFICIENT[bool(m)][int(t)] for m, t in zip(moe, tp)], dtype=float)
     nccl = np.array([TRTLLM_NCCL_BYTES[int(t)] for t in tp], dtype=float)
-    return 2.0 * max_num_tokens * np.asarray(hidden_size, dtype=float) * coef + nccl + TRTLLM_OTHER_BYTES
+    act = np.maximum(2.0 * max_num_tokens * np.asarray(attention_width, dtype=float) * coef, 70.0 * 2**20)
+    workspace = (max_num_tokens * np.asarray(moe_workspace_width, dtype=float) * np.asarray(adp, dtype=float)
+                 * np.asarray(num_experts, dtype=float) * np.asarray(experts_per_token, dtype=float)
+                 / np.maximum(np.asarray(ep, dtype=float), 1.0) * TRTLLM_MOE_WORKSPACE_BYTES_PER_TOKEN_EXPERT)
+    return act + workspace + nccl + TRTLLM_OTHER_BYTES
 
 
 def _capacity(base: list[dict], catalog: Catalog, assumptions: Assumptions,
-              of_free: np.ndarray | None = None) -> np.ndarray:
+              engines: list[str] | None = None) -> np.ndarray:
     """KV-capacity batch of each case's instance, capped at max_batch_per_group x dp (NaN: does not fit).
 
-    ``of_free`` (bool per case, default none): the engine sizes its KV cache as TensorRT-LLM does,
-    :data:`KV_FREE_MEMORY_FRAC` of the memory left once the weights and :func:`trtllm_reserved_bytes` are allocated,
-    instead of ``usable_hbm_frac`` of the total less the weights: the batch scales by the ratio of the two free
-    memories per accelerator."""
+    ``engines`` (serving-engine class per case, default none: every case as vLLM sizes it): a case of an engine that
+    sizes its KV cache from the free memory (:func:`kv_of_free_memory`, TensorRT-LLM) holds
+    :data:`KV_FREE_MEMORY_FRAC` x (1 - :data:`TRTLLM_KV_RESERVED_FRAC`) of each accelerator's HBM less its weights and
+    :func:`trtllm_reserved_bytes`, over each sequence's KV cache (input + output tokens, replicated where TP exceeds
+    the KV heads); the rest hold ``usable_hbm_frac`` of the total less the weights (the engine's own wall,
+    :func:`econ.physics.memory.max_batch_size`). A free-memory case whose batch is below its attention-DP groups
+    does not fit (NaN)."""
     pts = pl.DataFrame([p | dict(batch_size=int(p["dp"] or 1)) for p in base], infer_schema_length=None)
     res = evaluate(pts, catalog, assumptions, PHYSICS_ECONOMICS, strict=False,
-                   columns=("max_batch_size", "dp", "feasible", "weight_bytes_per_gpu", "tp"))
+                   columns=("max_batch_size", "dp", "ep", "tp", "num_gpus", "weight_bytes_per_gpu",
+                            "kv_bytes_per_sequence"))
     mb = res["max_batch_size"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
     dp = res["dp"].cast(pl.Float64).to_numpy()
-    if of_free is not None and np.any(of_free):
+    free_rule = np.array([kv_of_free_memory(e) for e in engines], dtype=bool) if engines is not None else None
+    if free_rule is not None and free_rule.any():
+        col = {c: res[c].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+               for c in ("ep", "tp", "num_gpus", "weight_bytes_per_gpu", "kv_bytes_per_sequence")}
         hw = dict(catalog.accelerators.select("id", "hbm_capacity_bytes").iter_rows())
-        md = {r[0]: r[1:] for r in catalog.models.select("id", "hidden_size", "num_experts").iter_rows()}
+        md = {r["id"]: r for r in catalog.models.select("id", "hidden_size", "num_attention_heads", "head_dim",
+                                                        "num_experts", "experts_per_token", "attention_type",
+                                                        "kv_shard_heads").iter_rows(named=True)}
+        rows = [md[p["model"]] for p in base]
         hbm = np.array([hw[p["hardware"]] for p in base], dtype=float)
-        hidden = np.array([md[p["model"]][0] for p in base], dtype=float)
-        moe = np.array([(md[p["model"]][1] or 0) > 0 for p in base])
-        w = res["weight_bytes_per_gpu"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-        tp = res["tp"].cast(pl.Float64).fill_null(1.0).to_numpy()
-        total_rule = hbm * assumptions.usable_hbm_frac - w
-        free_rule = KV_FREE_MEMORY_FRAC * np.maximum(
-            hbm - w - trtllm_reserved_bytes(hidden, moe, tp, assumptions.prefill_chunk_tokens), 0.0)
-        ratio = np.where(total_rule > 0, free_rule / np.where(total_rule > 0, total_rule, 1.0), 1.0)
-        mb = np.where(np.asarray(of_free, dtype=bool) & np.isfinite(mb), np.floor(mb * ratio), mb)
+        mla = np.array([r["attention_type"] == "mla" for r in rows])
+        hidden = np.array([r["hidden_size"] for r in rows], dtype=float)
+        # AIConfigurator's h: heads x the config's head_dim, or x hidden / heads where the config states none (MLA)
+        width = np.where(mla, hidden, np.array([r["num_attention_heads"] * r["head_dim"] for r in rows], dtype=float))
+        experts = np.array([r["num_experts"] or 0 for r in rows], dtype=float)
+        topk = np.array([r["experts_per_token"] or 0 for r in rows], dtype=float)
+        ws_width = np.where(mla & (experts > 0), hidden, 0.0)
+        reserved = trtllm_reserved_bytes(width, experts > 0, np.nan_to_num(col["tp"], nan=1.0),
+                                         assumptions.prefill_chunk_tokens, ws_width, dp, experts, topk, col["ep"])
+        kv_pool = (KV_FREE_MEMORY_FRAC * (1.0 - TRTLLM_KV_RESERVED_FRAC)
+                   * np.maximum(hbm - col["weight_bytes_per_gpu"] - reserved, 0.0))
+        repl = kv_replication(col["tp"], np.array([r["kv_shard_heads"] for r in rows], dtype=float))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            held = np.floor(col["num_gpus"] * kv_pool / (col["kv_bytes_per_sequence"] * repl))
+        held = np.where(np.isfinite(held) & (held >= dp), held, np.nan)
+        mb = np.where(free_rule, held, mb)
     return np.floor(np.minimum(mb, assumptions.max_batch_per_group * dp))
 
 
@@ -741,9 +792,13 @@ def _case_engine_class(table: pl.DataFrame) -> np.ndarray:
 def _engine_assumptions(assumptions: Assumptions, engine: str) -> Assumptions:
     """``assumptions`` for a measurement of serving-engine class ``engine``: no hidden host time without an overlap
     scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`), the engine's prefill dispatch per layer
-    (:data:`ENGINE_PREFILL_DISPATCH_S`). A pure roofline (every efficiency 1) stays one."""
+    (:data:`ENGINE_PREFILL_DISPATCH_S`), and for an engine that sizes its KV cache from the free memory
+    (:func:`kv_of_free_memory`) ``usable_hbm_frac`` 1: the case's batch already is that pool (:func:`_capacity`), so
+    the engine's own capacity wall only checks it against the whole HBM (it also reads ``usable_hbm_frac`` for a
+    disaggregated prefill instance's batch, for the GPU count of a row without a layout and for KV offload, none of
+    which a calibration case uses). A pure roofline (every efficiency 1) stays one."""
     over = {}
-    if engine.startswith("tensorrt-llm"):  # its KV pool is the case's batch, sized by _capacity's free-memory rule
+    if kv_of_free_memory(engine):  # its KV pool is the case's batch, sized by _capacity's free-memory rule
         over["usable_hbm_frac"] = 1.0
     if not ENGINE_OVERLAP_SCHEDULER[engine][0]:
         over["cpu_overlap_frac"] = 0.0
@@ -785,7 +840,8 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     :data:`ENGINE_OVERLAP_SCHEDULER`) is predicted with ``cpu_overlap_frac`` = 0; the others with ``assumptions``'
     value (by default the calibrated profile's); every case with its engine's prefill dispatch per layer
     (:data:`ENGINE_PREFILL_DISPATCH_S`, :func:`_engine_assumptions`), and expert parallelism at routing's own
-    imbalance (:data:`MEASURED_EXPERT_IMBALANCE`, :func:`_measured_deployment`).
+    imbalance (:data:`MEASURED_EXPERT_IMBALANCE`, :func:`_measured_deployment`). A TensorRT-LLM case runs at
+    ``usable_hbm_frac`` 1: its batch already is TensorRT-LLM's free-memory KV pool (:func:`_capacity`).
     """
     case = cases.points["case"].to_numpy()
     mat = np.full((cases.points.height, len(_EVAL_COLUMNS)), np.nan)
