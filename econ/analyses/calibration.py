@@ -174,7 +174,8 @@ TRTLLM_KV_RESERVED_FRAC = 0.015
 
 TRTLLM_ACTIVATION_COEFFICIENT: dict[bool, dict[int, float]] = {False: {1: 11.0, 2: 6.5, 4: 5.0, 8: 5.0},
                                                               True: {1: 22.0, 2: 13.0, 4: 10.0, 8: 10.0}}
-"""Activation memory of a TensorRT-LLM rank per max_num_tokens x h x 2 bytes (h = attention heads x head size), for
+"""Activation memory of a TensorRT-LLM rank per max_num_tokens x h x 2 bytes (h = attention heads x head size, the
+hidden size for MLA models: :func:`trtllm_reserved_bytes`), for
 MoE (True) or dense models by attention TP (1, 2, 4, 8; :func:`trtllm_reserved_bytes` rounds TP down to one of
 them): AIConfigurator TRTLLMBackend.ACTIVATION_COEFFICIENTS 'MOE' and 'LLAMA' (sdk/backends/trtllm_backend.py
 @095f58a5), its KV-capacity estimate (sdk/backends/base_backend.py ``_get_memory_usage``: activations = 2 x
@@ -187,9 +188,9 @@ systems/{h100_sxm,h200_sxm,b200_sxm,gb200,b300_sxm,gb300}.yaml ``misc.nccl_mem``
 TRTLLM_OTHER_BYTES = 3_758_096_384.0
 """CUDA context, cuBLAS workspaces and the rest of a TensorRT-LLM rank's runtime memory: 3.5 GiB, AIConfigurator's
 ``misc.other_mem`` (systems/h100_sxm.yaml and the other systems @095f58a5: 'increase from 551MB to 3.5GB for safer
-deployment, this will cover part of the inaccurate mem calc'), the value its memory model is held to within 2% of
-TensorRT-LLM's own KV capacity with (KV_CACHE_MEMORY_TOLERANCE, 'acceptable formula error relative to real TRT-LLM
-benchmark measurements'). [B]"""
+deployment, this will cover part of the inaccurate mem calc'): the value in the memory model whose KV capacity
+AIConfigurator's tests hold to 2% of TensorRT-LLM's (KV_CACHE_MEMORY_TOLERANCE, 'acceptable formula error relative
+to real TRT-LLM benchmark measurements'). [B]"""
 
 TRTLLM_MOE_WORKSPACE_BYTES_PER_TOKEN_EXPERT = 4.0 / 128.0
 """Block-scale dispatch workspace of DeepSeek-style (MLA) MoE models in TensorRT-LLM, per token x width x attention-DP
@@ -536,8 +537,9 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     Batch of a case (per instance; an instance is tp x pp accelerators, or tp x dp x pp with expert
     parallelism): the stated concurrency or static batch, else the KV-cache capacity at input + output
     tokens capped at ``max_batch_per_group`` per attention group (trtllm-bench's engine sizing, MLPerf
-    Offline; a TensorRT-LLM measurement's capacity by TensorRT-LLM's free-memory rule, :data:`KV_FREE_MEMORY_FRAC`), and at most the requests of a trtllm-bench table's finite dataset (:data:`BENCH_REQUESTS`; a dataset
-    larger than the capacity adds a point at the last, partial wave's batch). MLPerf replicas (``dp`` of
+    Offline; a TensorRT-LLM measurement's capacity by TensorRT-LLM's free-memory rule, :data:`KV_FREE_MEMORY_FRAC`
+    and :func:`_capacity`), and at most the requests of a trtllm-bench table's finite dataset
+    (:data:`BENCH_REQUESTS`; a dataset larger than the capacity adds a point at the last, partial wave's batch). MLPerf replicas (``dp`` of
     measurements.csv without EP) are independent instances, so one instance's throughput per accelerator is the
     system's. Predicted quantities: :data:`PREDICTED_AS`.
     """
@@ -794,9 +796,11 @@ def _engine_assumptions(assumptions: Assumptions, engine: str) -> Assumptions:
     scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`), the engine's prefill dispatch per layer
     (:data:`ENGINE_PREFILL_DISPATCH_S`), and for an engine that sizes its KV cache from the free memory
     (:func:`kv_of_free_memory`) ``usable_hbm_frac`` 1: the case's batch already is that pool (:func:`_capacity`), so
-    the engine's own capacity wall only checks it against the whole HBM (it also reads ``usable_hbm_frac`` for a
-    disaggregated prefill instance's batch, for the GPU count of a row without a layout and for KV offload, none of
-    which a calibration case uses). A pure roofline (every efficiency 1) stays one."""
+    the engine's own capacity wall only checks it against the whole HBM. The engine also reads ``usable_hbm_frac``
+    for the prompts per step a disaggregated prefill instance holds (memory binds none of the TensorRT-LLM cases'
+    prefill steps at either value: every prediction but the wall's was unchanged at stop 35's review), for the GPU
+    count of a row without a layout and for KV offload (no calibration case has either). A pure roofline (every
+    efficiency 1) stays one."""
     over = {}
     if kv_of_free_memory(engine):  # its KV pool is the case's batch, sized by _capacity's free-memory rule
         over["usable_hbm_frac"] = 1.0
