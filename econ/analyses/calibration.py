@@ -710,10 +710,12 @@ def trtllm_reserved_bytes(attention_width, moe, tp, max_num_tokens, moe_workspac
     -------
     ndarray [B] per rank
     """
-    tp = np.clip(2.0 ** np.floor(np.log2(np.maximum(np.asarray(tp, dtype=float), 1.0))), 1.0, 8.0).astype(int)
-    moe = np.broadcast_to(np.asarray(moe, dtype=bool), tp.shape)
-    coef = np.array([TRTLLM_ACTIVATION_COEFFICIENT[bool(m)][int(t)] for m, t in zip(moe, tp)], dtype=float)
-    nccl = np.array([TRTLLM_NCCL_BYTES[int(t)] for t in tp], dtype=float)
+    tps = (1, 2, 4, 8)  # the tables' keys; TP rounded down to one of them
+    k = np.clip(np.floor(np.log2(np.maximum(np.asarray(tp, dtype=float), 1.0))), 0, len(tps) - 1).astype(int)
+    moe = np.broadcast_to(np.asarray(moe, dtype=bool), k.shape)
+    coef = np.where(moe, np.array([TRTLLM_ACTIVATION_COEFFICIENT[True][t] for t in tps])[k],
+                    np.array([TRTLLM_ACTIVATION_COEFFICIENT[False][t] for t in tps])[k])
+    nccl = np.array([TRTLLM_NCCL_BYTES[t] for t in tps])[k]
     act = np.maximum(2.0 * max_num_tokens * np.asarray(attention_width, dtype=float) * coef, 70.0 * 2**20)
     workspace = (max_num_tokens * np.asarray(moe_workspace_width, dtype=float) * np.asarray(adp, dtype=float)
                  * np.asarray(num_experts, dtype=float) * np.asarray(experts_per_token, dtype=float)
@@ -740,26 +742,28 @@ def _capacity(base: list[dict], catalog: Catalog, assumptions: Assumptions,
     dp = res["dp"].cast(pl.Float64).to_numpy()
     free_rule = np.array([kv_of_free_memory(e) for e in engines], dtype=bool) if engines is not None else None
     if free_rule is not None and free_rule.any():
+        facts = (pts.select("model", "hardware")
+                 .join(catalog.models.select("id", "hidden_size", "num_attention_heads", "head_dim", "num_experts",
+                                             "experts_per_token", "attention_type", "kv_shard_heads"),
+                       left_on="model", right_on="id", how="left", maintain_order="left")
+                 .join(catalog.accelerators.select("id", "hbm_capacity_bytes"), left_on="hardware", right_on="id",
+                       how="left", maintain_order="left"))
         col = {c: res[c].cast(pl.Float64).fill_null(float("nan")).to_numpy()
                for c in ("ep", "tp", "num_gpus", "weight_bytes_per_gpu", "kv_bytes_per_sequence")}
-        hw = dict(catalog.accelerators.select("id", "hbm_capacity_bytes").iter_rows())
-        md = {r["id"]: r for r in catalog.models.select("id", "hidden_size", "num_attention_heads", "head_dim",
-                                                        "num_experts", "experts_per_token", "attention_type",
-                                                        "kv_shard_heads").iter_rows(named=True)}
-        rows = [md[p["model"]] for p in base]
-        hbm = np.array([hw[p["hardware"]] for p in base], dtype=float)
-        mla = np.array([r["attention_type"] == "mla" for r in rows])
-        hidden = np.array([r["hidden_size"] for r in rows], dtype=float)
+        col |= {c: facts[c].cast(pl.Float64).fill_null(0.0).to_numpy()
+                for c in ("hidden_size", "num_attention_heads", "head_dim", "num_experts", "experts_per_token",
+                          "kv_shard_heads", "hbm_capacity_bytes")}
+        mla = (facts["attention_type"] == "mla").to_numpy()
         # AIConfigurator's h: heads x the config's head_dim, or x hidden / heads where the config states none (MLA)
-        width = np.where(mla, hidden, np.array([r["num_attention_heads"] * r["head_dim"] for r in rows], dtype=float))
-        experts = np.array([r["num_experts"] or 0 for r in rows], dtype=float)
-        topk = np.array([r["experts_per_token"] or 0 for r in rows], dtype=float)
-        ws_width = np.where(mla & (experts > 0), hidden, 0.0)
+        width = np.where(mla, col["hidden_size"], col["num_attention_heads"] * col["head_dim"])
+        experts = col["num_experts"]
         reserved = trtllm_reserved_bytes(width, experts > 0, np.nan_to_num(col["tp"], nan=1.0),
-                                         assumptions.prefill_chunk_tokens, ws_width, dp, experts, topk, col["ep"])
+                                         assumptions.prefill_chunk_tokens,
+                                         np.where(mla & (experts > 0), col["hidden_size"], 0.0), dp, experts,
+                                         col["experts_per_token"], col["ep"])
         kv_pool = (KV_FREE_MEMORY_FRAC * (1.0 - TRTLLM_KV_RESERVED_FRAC)
-                   * np.maximum(hbm - col["weight_bytes_per_gpu"] - reserved, 0.0))
-        repl = kv_replication(col["tp"], np.array([r["kv_shard_heads"] for r in rows], dtype=float))
+                   * np.maximum(col["hbm_capacity_bytes"] - col["weight_bytes_per_gpu"] - reserved, 0.0))
+        repl = kv_replication(col["tp"], col["kv_shard_heads"])
         with np.errstate(invalid="ignore", divide="ignore"):
             held = np.floor(col["num_gpus"] * kv_pool / (col["kv_bytes_per_sequence"] * repl))
         held = np.where(np.isfinite(held) & (held >= dp), held, np.nan)
