@@ -50,7 +50,12 @@ class Assumptions:
         Fixed time per decode step not on the roofline (kernel launches, scheduling, sampling). [s]
     usable_hbm_frac : float in (0, 1]
         Fraction of datasheet HBM available to weights + KV cache (the rest: CUDA context, NCCL
-        buffers, activations, allocator fragmentation). [-]
+        buffers, activations, allocator fragmentation), or under ``kv_memory_rule`` "free" the fraction of the
+        memory left free that the KV cache takes. [-]
+    kv_memory_rule : str, "total" or "free"
+        How the engine sizes its KV-cache pool (:func:`econ.physics.memory.kv_pool_bytes`): "total" (vLLM, SGLang)
+        or "free" (TensorRT-LLM: after the weights, the activations of ``prefill_chunk_tokens`` tokens and the
+        runtime, :func:`econ.physics.memory.trtllm_reserved_bytes`). [-]
     prefill_chunk_tokens : int >= 1
         Tokens a prefill step processes together (chunked prefill / max batched tokens); short prompts
         are batched until they reach it. [tokens]
@@ -139,6 +144,7 @@ class Assumptions:
     single_batch_overlap_frac: float = V.default("single_batch_overlap_frac")
     overhead_s: float = V.default("overhead_s")
     usable_hbm_frac: float = V.default("usable_hbm_frac")
+    kv_memory_rule: str = V.default("kv_memory_rule")
     prefill_chunk_tokens: int = V.default("prefill_chunk_tokens")
     stream_input_embedding: bool = V.default("stream_input_embedding")
     embedding_bytes_per_param: float = V.default("embedding_bytes_per_param")

@@ -615,9 +615,18 @@ _SOURCES: dict[str, str] = {
         "1.45 +- 1.6 ms, rounded to 1.5 ms (scheduling and sampling time of a decode step; kernel launches are "
         "kernel_launch_s x the kernels of a forward pass since issue 17)"),
     "usable_hbm_frac": (
-        "vLLM default gpu_memory_utilization=0.9 (docs.vllm.ai, EngineArgs); activations come out of that "
-        "share too (the calibration sizes TensorRT-LLM's measurements by its own rule, 0.9 of the memory left free: "
-        "econ.analyses.calibration.KV_FREE_MEMORY_FRAC)"),
+        "vLLM default gpu_memory_utilization=0.9 (docs.vllm.ai, EngineArgs), of the total memory, activations "
+        "included; TensorRT-LLM's KvCacheConfig.free_gpu_memory_fraction default 0.9 "
+        "(nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html; trtllm-bench --kv_cache_free_gpu_mem_fraction, "
+        "'the default setting of 0.90', perf overview @03e27c7d) is the same share of the memory left free "
+        "(kv_memory_rule=free)"),
+    "kv_memory_rule": (
+        "total: vLLM (gpu_memory_utilization) and SGLang (mem_fraction_static) take a share of the total memory; "
+        "TensorRT-LLM takes a share of the memory left free after its weights, activations and runtime "
+        "(free_gpu_memory_fraction), with NVIDIA AIConfigurator's memory model for TensorRT-LLM "
+        "(sdk/backends/base_backend.py _get_memory_usage, trtllm_backend.py @095f58a5: 'TRT-LLM applies the "
+        "fraction to FREE memory ... vLLM/SGLang apply it to TOTAL memory'; econ.physics.memory). The calibration "
+        "sizes each measurement by its engine's rule"),
     "prefill_chunk_tokens": (
         "TensorRT-LLM default max_num_tokens=8192 (TensorRT-LLM docs, 'Useful build-time flags')"),
     "stream_input_embedding": (
@@ -724,6 +733,9 @@ def _add(name: str, kind: str, default=None, lo=None, hi=None, unit: str = "", l
     FIELDS[name] = Field(name, kind, default, lo, hi, unit, label, help,
                          _SOURCES.get(name, "") if source is None else source, **kw)
 
+
+KV_MEMORY_RULES: tuple[str, ...] = ("total", "free")
+"""Values of ``kv_memory_rule``: how an engine sizes its KV-cache pool (:func:`econ.physics.memory.kv_pool_bytes`)."""
 
 _DEFAULT_MODEL = "llama-3.3-70b"
 
@@ -921,7 +933,12 @@ _add("single_batch_overlap_frac", "float", 0.0, 0.0, 1.0, "", "Overlap without t
 _add("overhead_s", "float", 0.0015, 0.0, 1.0, "s", "Per-step overhead",
      "fixed time per decode step off the roofline (launches, scheduling, sampling)", **_G)
 _add("usable_hbm_frac", "float", 0.90, 0.05, 1.0, "", "Usable HBM share",
-     "fraction of HBM available to weights and KV cache", **_G)
+     "fraction of HBM available to weights and KV cache (kv_memory_rule=total), or of the memory left free for the "
+     "KV cache (free)", **_G)
+_add("kv_memory_rule", "str", "total", label="KV-cache memory rule",
+     help="how the engine sizes its KV cache: total = usable HBM share of the whole memory less the weights (vLLM, "
+     "SGLang); free = usable HBM share of the memory left after weights, activations and runtime (TensorRT-LLM)",
+     choices=KV_MEMORY_RULES, **_G)
 _add("prefill_chunk_tokens", "int", 8192, 1, 10_000_000, "tokens", "Prefill chunk",
      "tokens a prefill step processes together (chunked prefill)", **_G)
 _add("stream_input_embedding", "bool", False, label="Stream input embedding",

@@ -36,8 +36,15 @@ ORDER = 90
 TABLE_TITLES = {"accelerators": "Accelerators", "models": "Models", "power_prices": "Power prices (regions)",
                 "facilities": "Facilities"}
 UPLOADABLE = ("accelerators", "models")
-EFFICIENCY_FIELDS = tuple(f.name for f in dc_fields(Assumptions) if f.name in SPECS and SPECS[f.name].kind != "bool")
+EFFICIENCY_FIELDS = tuple(f.name for f in dc_fields(Assumptions)
+                          if f.name in SPECS and SPECS[f.name].kind in ("float", "int"))
 """Editable efficiency factors: the Assumptions fields a scenario holds as numbers (not the calibration set)."""
+
+KV_MEMORY_RULE_TITLES = {
+    "total": "Of total HBM (vLLM, SGLang)",
+    "free": "Of free HBM (TensorRT-LLM)",
+}
+"""How the KV-cache memory rule reads on the page (econ.vocabulary KV_MEMORY_RULES)."""
 
 
 def _version(name: str) -> int:
@@ -156,15 +163,19 @@ def efficiency_section(sc: Scenario) -> None:
         st.error(f"Efficiency factors: {e}. Not applied; the previous value stays in force.", icon=":material/error:")
     if changes:
         state.update(**changes)
+    fields.select("kv_memory_rule", list(KV_MEMORY_RULE_TITLES), format_func=KV_MEMORY_RULE_TITLES.get,
+                  label="KV cache: usable HBM share taken",
+                  help=f"{SPECS['kv_memory_rule'].help}. Source: {ASSUMPTION_SOURCES['kv_memory_rule']}")
     c1, c2 = st.columns([3, 2])
     fields.toggle("stream_input_embedding", container=c1,
                   label="Stream the whole input embedding (seed convention)")
     if c2.button("Reset efficiency factors to defaults", key="as.eff.reset", icon=":material/restart_alt:"):
         default = Scenario()
         state.update(**{f: getattr(default, f) for f in EFFICIENCY_FIELDS},
-                     stream_input_embedding=default.stream_input_embedding)
+                     stream_input_embedding=default.stream_input_embedding, kv_memory_rule=default.kv_memory_rule)
         _bump("eff")
-        st.session_state.pop(state.widget_key("stream_input_embedding"), None)
+        for f in ("stream_input_embedding", "kv_memory_rule"):
+            st.session_state.pop(state.widget_key(f), None)
         st.rerun()
 
 

@@ -49,7 +49,6 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, PROFILE_PARAMETERS, A
 from econ.tables.catalog import DEFAULT_DATA_DIR, Catalog
 from econ.vocabulary import GENERATIONS, PREFILL_LAYER_DISPATCH_BY_ENGINE_S as _DISPATCH
 from econ.engine import evaluate
-from econ.physics.memory import kv_replication
 from econ.physics.serving import closed_loop_wait_s
 from econ.errors import DataError, EconError, InvalidInputError
 
@@ -159,50 +158,10 @@ DeepSeek-V3 on H100-GB300, interquartile 1.45-1.67; below ~32 tokens per expert 
 read whatever the routing, as :func:`econ.physics.performance` treats it). The product's default
 (``DeploymentAssumptions.expert_imbalance_factor`` 1.2) is a deployment with a load balancer. [-]"""
 
-KV_FREE_MEMORY_FRAC = 0.90
-"""TensorRT-LLM's KV-cache pool: this share of the memory left free once the weights, activations and runtime are
-allocated (``KvCacheConfig.free_gpu_memory_fraction`` default 0.9, nvidia.github.io/TensorRT-LLM/examples/
-kvcacheconfig.html; trtllm-bench's ``--kv_cache_free_gpu_mem_fraction``, "the default setting of 0.90", its perf
-overview @03e27c7d, which raises it to 0.95 'in many cases'; AIConfigurator TRTLLM_DEFAULT_FREE_GPU_MEMORY_FRACTION).
-vLLM and SGLang instead take a share of the *total* memory (``gpu_memory_utilization``, ``mem_fraction_static``),
-econ's ``usable_hbm_frac`` rule (AIConfigurator sdk/memory.py @095f58a5: 'TRT-LLM applies the fraction to FREE
-memory ... vLLM/SGLang apply it to TOTAL memory'). [-]"""
-
-TRTLLM_KV_RESERVED_FRAC = 0.015
-"""Share of TensorRT-LLM's KV pool taken by its block allocator: AIConfigurator KV_CACHE_MEMORY_RESERVED_FRACTION
-(sdk/backends/trtllm_backend.py @095f58a5, 'reserved by TRT-LLM for internal block-allocator overhead'). [-]"""
-
-TRTLLM_ACTIVATION_COEFFICIENT: dict[bool, dict[int, float]] = {False: {1: 11.0, 2: 6.5, 4: 5.0, 8: 5.0},
-                                                              True: {1: 22.0, 2: 13.0, 4: 10.0, 8: 10.0}}
-"""Activation memory of a TensorRT-LLM rank per max_num_tokens x h x 2 bytes (h = attention heads x head size, the
-hidden size for MLA models: :func:`trtllm_reserved_bytes`), for
-MoE (True) or dense models by attention TP (1, 2, 4, 8; :func:`trtllm_reserved_bytes` rounds TP down to one of
-them): AIConfigurator TRTLLMBackend.ACTIVATION_COEFFICIENTS 'MOE' and 'LLAMA' (sdk/backends/trtllm_backend.py
-@095f58a5), its KV-capacity estimate (sdk/backends/base_backend.py ``_get_memory_usage``: activations = 2 x
-num_tokens x h x coefficient, at least 70 MiB). [-]"""
-
-TRTLLM_NCCL_BYTES: dict[int, float] = {1: 0.0, 2: 358_612_992.0, 4: 411_041_792.0, 8: 411_041_792.0}
-"""NCCL buffers of a TensorRT-LLM rank by attention TP (rounded down to 1, 2, 4 or 8): AIConfigurator
-systems/{h100_sxm,h200_sxm,b200_sxm,gb200,b300_sxm,gb300}.yaml ``misc.nccl_mem`` @095f58a5 (the same on each). [B]"""
-
-TRTLLM_OTHER_BYTES = 3_758_096_384.0
-"""CUDA context, cuBLAS workspaces and the rest of a TensorRT-LLM rank's runtime memory: 3.5 GiB, AIConfigurator's
-``misc.other_mem`` (systems/h100_sxm.yaml and the other systems @095f58a5: 'increase from 551MB to 3.5GB for safer
-deployment, this will cover part of the inaccurate mem calc'): the value in the memory model whose KV capacity
-AIConfigurator's tests hold to 2% of TensorRT-LLM's (KV_CACHE_MEMORY_TOLERANCE, 'acceptable formula error relative
-to real TRT-LLM benchmark measurements'). [B]"""
-
-TRTLLM_MOE_WORKSPACE_BYTES_PER_TOKEN_EXPERT = 4.0 / 128.0
-"""Block-scale dispatch workspace of DeepSeek-style (MLA) MoE models in TensorRT-LLM, per token x width x attention-DP
-rank x expert x routed expert / EP rank: 4 bytes per 128 (one float scale per 128-wide block); AIConfigurator
-BaseBackend.MOE_WORKSPACE_FAMILIES (DEEPSEEK, DEEPSEEKV32, KIMIK25, ...) and ``_get_memory_usage`` @095f58a5, the
-width its h for DeepSeek (TRTLLMBackend._moe_workspace_width) and the hidden size for Kimi: both the hidden size, as
-AIConfigurator reads h = heads x hidden / heads from configs without a head_dim (sdk/utils.py). [B]"""
-
-
 def kv_of_free_memory(engine: str) -> bool:
     """Whether a measurement of serving-engine class ``engine`` sized its KV cache as TensorRT-LLM does, a share of the
-    free memory (:data:`KV_FREE_MEMORY_FRAC`), rather than of the total (vLLM, SGLang: ``usable_hbm_frac``)."""
+    free memory (``kv_memory_rule`` "free", :func:`econ.physics.memory.kv_pool_bytes`), rather than of the total
+    (vLLM, SGLang: "total")."""
     return engine.startswith("tensorrt-llm")
 
 
@@ -537,8 +496,8 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
     Batch of a case (per instance; an instance is tp x pp accelerators, or tp x dp x pp with expert
     parallelism): the stated concurrency or static batch, else the KV-cache capacity at input + output
     tokens capped at ``max_batch_per_group`` per attention group (trtllm-bench's engine sizing, MLPerf
-    Offline; a TensorRT-LLM measurement's capacity by TensorRT-LLM's free-memory rule, :data:`KV_FREE_MEMORY_FRAC`
-    and :func:`_capacity`), and at most the requests of a trtllm-bench table's finite dataset
+    Offline; a TensorRT-LLM measurement's capacity by TensorRT-LLM's free-memory rule, ``kv_memory_rule`` "free"
+    in :func:`_capacity`), and at most the requests of a trtllm-bench table's finite dataset
     (:data:`BENCH_REQUESTS`; a dataset larger than the capacity adds a point at the last, partial wave's batch). MLPerf replicas (``dp`` of
     measurements.csv without EP) are independent instances, so one instance's throughput per accelerator is the
     system's. Predicted quantities: :data:`PREDICTED_AS`.
@@ -687,87 +646,29 @@ def _layouts(moe: bool):
     return out
 
 
-def trtllm_reserved_bytes(attention_width, moe, tp, max_num_tokens, moe_workspace_width=0.0, adp=1.0,
-                          num_experts=0.0, experts_per_token=0.0, ep=1.0) -> np.ndarray:
-    """Memory a TensorRT-LLM rank holds besides weights and KV cache, as AIConfigurator counts it for TensorRT-LLM:
-    activations for ``max_num_tokens`` tokens (:data:`TRTLLM_ACTIVATION_COEFFICIENT`), the block-scale MoE dispatch
-    workspace of DeepSeek-style models (:data:`TRTLLM_MOE_WORKSPACE_BYTES_PER_TOKEN_EXPERT`), NCCL buffers
-    (:data:`TRTLLM_NCCL_BYTES`) and the runtime (:data:`TRTLLM_OTHER_BYTES`).
-
-    Parameters
-    ----------
-    attention_width : array, attention heads x head size, the hidden size for MLA models whose configs state no
-        head size (AIConfigurator's ``h``, sdk/utils.py: head_dim or hidden / heads) [-]
-    moe : array of bool, the model routes experts [-]
-    tp : array, >= 1, attention TP of the rank, rounded down to 1, 2, 4 or 8 (AIConfigurator's tables stop at 8) [-]
-    max_num_tokens : scalar, tokens per forward pass (TensorRT-LLM's max_num_tokens, 8192 by default:
-        ``Assumptions.prefill_chunk_tokens``) [tokens]
-    moe_workspace_width : array, width of the dispatch workspace; 0 for models without one [-]
-    adp, num_experts, experts_per_token, ep : arrays, attention-DP ranks, routed experts, experts per token and EP
-        ranks [-]
-
-    Returns
-    -------
-    ndarray [B] per rank
-    """
-    tps = (1, 2, 4, 8)  # the tables' keys; TP rounded down to one of them
-    k = np.clip(np.floor(np.log2(np.maximum(np.asarray(tp, dtype=float), 1.0))), 0, len(tps) - 1).astype(int)
-    moe = np.broadcast_to(np.asarray(moe, dtype=bool), k.shape)
-    coef = np.where(moe, np.array([TRTLLM_ACTIVATION_COEFFICIENT[True][t] for t in tps])[k],
-                    np.array([TRTLLM_ACTIVATION_COEFFICIENT[False][t] for t in tps])[k])
-    nccl = np.array([TRTLLM_NCCL_BYTES[t] for t in tps])[k]
-    act = np.maximum(2.0 * max_num_tokens * np.asarray(attention_width, dtype=float) * coef, 70.0 * 2**20)
-    workspace = (max_num_tokens * np.asarray(moe_workspace_width, dtype=float) * np.asarray(adp, dtype=float)
-                 * np.asarray(num_experts, dtype=float) * np.asarray(experts_per_token, dtype=float)
-                 / np.maximum(np.asarray(ep, dtype=float), 1.0) * TRTLLM_MOE_WORKSPACE_BYTES_PER_TOKEN_EXPERT)
-    return act + workspace + nccl + TRTLLM_OTHER_BYTES
-
-
 def _capacity(base: list[dict], catalog: Catalog, assumptions: Assumptions,
               engines: list[str] | None = None) -> np.ndarray:
     """KV-capacity batch of each case's instance, capped at max_batch_per_group x dp (NaN: does not fit).
 
     ``engines`` (serving-engine class per case, default none: every case as vLLM sizes it): a case of an engine that
-    sizes its KV cache from the free memory (:func:`kv_of_free_memory`, TensorRT-LLM) holds
-    :data:`KV_FREE_MEMORY_FRAC` x (1 - :data:`TRTLLM_KV_RESERVED_FRAC`) of each accelerator's HBM less its weights and
-    :func:`trtllm_reserved_bytes`, over each sequence's KV cache (input + output tokens, replicated where TP exceeds
-    the KV heads); the rest hold ``usable_hbm_frac`` of the total less the weights (the engine's own wall,
-    :func:`econ.physics.memory.max_batch_size`). A free-memory case whose batch is below its attention-DP groups
-    does not fit (NaN)."""
+    sizes its KV cache from the free memory (:func:`kv_of_free_memory`, TensorRT-LLM) is sized by the engine's
+    ``kv_memory_rule`` "free" (:func:`econ.engine.core.kv_pool`: ``usable_hbm_frac`` x (1 - the block allocator's
+    1.5%) of each accelerator's HBM less its weights, activations and runtime), the rest by "total"
+    (``usable_hbm_frac`` of the whole HBM less the weights). A free-memory case whose batch is below its
+    attention-DP groups does not fit (NaN)."""
     pts = pl.DataFrame([p | dict(batch_size=int(p["dp"] or 1)) for p in base], infer_schema_length=None)
-    res = evaluate(pts, catalog, assumptions, PHYSICS_ECONOMICS, strict=False,
-                   columns=("max_batch_size", "dp", "ep", "tp", "num_gpus", "weight_bytes_per_gpu",
-                            "kv_bytes_per_sequence"))
-    mb = res["max_batch_size"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-    dp = res["dp"].cast(pl.Float64).to_numpy()
-    free_rule = np.array([kv_of_free_memory(e) for e in engines], dtype=bool) if engines is not None else None
-    if free_rule is not None and free_rule.any():
-        facts = (pts.select("model", "hardware")
-                 .join(catalog.models.select("id", "hidden_size", "num_attention_heads", "head_dim", "num_experts",
-                                             "experts_per_token", "attention_type", "kv_shard_heads"),
-                       left_on="model", right_on="id", how="left", maintain_order="left")
-                 .join(catalog.accelerators.select("id", "hbm_capacity_bytes"), left_on="hardware", right_on="id",
-                       how="left", maintain_order="left"))
-        col = {c: res[c].cast(pl.Float64).fill_null(float("nan")).to_numpy()
-               for c in ("ep", "tp", "num_gpus", "weight_bytes_per_gpu", "kv_bytes_per_sequence")}
-        col |= {c: facts[c].cast(pl.Float64).fill_null(0.0).to_numpy()
-                for c in ("hidden_size", "num_attention_heads", "head_dim", "num_experts", "experts_per_token",
-                          "kv_shard_heads", "hbm_capacity_bytes")}
-        mla = (facts["attention_type"] == "mla").to_numpy()
-        # AIConfigurator's h: heads x the config's head_dim, or x hidden / heads where the config states none (MLA)
-        width = np.where(mla, col["hidden_size"], col["num_attention_heads"] * col["head_dim"])
-        experts = col["num_experts"]
-        reserved = trtllm_reserved_bytes(width, experts > 0, np.nan_to_num(col["tp"], nan=1.0),
-                                         assumptions.prefill_chunk_tokens,
-                                         np.where(mla & (experts > 0), col["hidden_size"], 0.0), dp, experts,
-                                         col["experts_per_token"], col["ep"])
-        kv_pool = (KV_FREE_MEMORY_FRAC * (1.0 - TRTLLM_KV_RESERVED_FRAC)
-                   * np.maximum(col["hbm_capacity_bytes"] - col["weight_bytes_per_gpu"] - reserved, 0.0))
-        repl = kv_replication(col["tp"], col["kv_shard_heads"])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            held = np.floor(col["num_gpus"] * kv_pool / (col["kv_bytes_per_sequence"] * repl))
-        held = np.where(np.isfinite(held) & (held >= dp), held, np.nan)
-        mb = np.where(free_rule, held, mb)
+    free_rule = (np.array([kv_of_free_memory(e) for e in engines], dtype=bool) if engines is not None
+                 else np.zeros(pts.height, dtype=bool))
+    mb = np.full(pts.height, np.nan)
+    dp = np.full(pts.height, np.nan)
+    for rule, rows in (("total", np.flatnonzero(~free_rule)), ("free", np.flatnonzero(free_rule))):
+        if len(rows) == 0:
+            continue
+        res = evaluate(pts[rows], catalog, assumptions.with_overrides(kv_memory_rule=rule), PHYSICS_ECONOMICS,
+                       strict=False, columns=("max_batch_size", "dp"))
+        mb[rows] = res["max_batch_size"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        dp[rows] = res["dp"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    mb = np.where(free_rule & ~(mb >= dp), np.nan, mb)
     return np.floor(np.minimum(mb, assumptions.max_batch_per_group * dp))
 
 
@@ -799,15 +700,12 @@ def _engine_assumptions(assumptions: Assumptions, engine: str) -> Assumptions:
     """``assumptions`` for a measurement of serving-engine class ``engine``: no hidden host time without an overlap
     scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`), the engine's prefill dispatch per layer
     (:data:`ENGINE_PREFILL_DISPATCH_S`), and for an engine that sizes its KV cache from the free memory
-    (:func:`kv_of_free_memory`) ``usable_hbm_frac`` 1: the case's batch already is that pool (:func:`_capacity`), so
-    the engine's own capacity wall only checks it against the whole HBM. The engine also reads ``usable_hbm_frac``
-    for the prompts per step a disaggregated prefill instance holds (memory binds none of the TensorRT-LLM cases'
-    prefill steps at either value: every prediction but the wall's was unchanged at stop 35's review), for the GPU
-    count of a row without a layout and for KV offload (no calibration case has either). A pure roofline (every
-    efficiency 1) stays one."""
+    (:func:`kv_of_free_memory`) ``kv_memory_rule`` "free", the rule :func:`_capacity` sized the case's batch by
+    (the engine applies it to the decode instance's wall and a disaggregated prefill instance's prompts per step). A
+    pure roofline (every efficiency 1) stays one."""
     over = {}
-    if kv_of_free_memory(engine):  # its KV pool is the case's batch, sized by _capacity's free-memory rule
-        over["usable_hbm_frac"] = 1.0
+    if kv_of_free_memory(engine):  # TensorRT-LLM: its KV pool is a share of the free memory
+        over["kv_memory_rule"] = "free"
     if not ENGINE_OVERLAP_SCHEDULER[engine][0]:
         over["cpu_overlap_frac"] = 0.0
     dispatch = ENGINE_PREFILL_DISPATCH_S[engine][0]

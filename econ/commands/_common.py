@@ -635,6 +635,35 @@ def add_long_context_options(p) -> None:
         add_field_option(g, name)
 
 
+MEMORY_FIELDS: tuple[str, ...] = ("kv_memory_rule", "usable_hbm_frac")
+"""How the serving engine sizes its KV cache (``econ.physics.memory.kv_pool_bytes``), with a flag on cost and
+optimize; a scenario file sets them too."""
+
+
+def add_memory_options(p) -> None:
+    """``--kv-memory-rule`` (total: vLLM, SGLang; free: TensorRT-LLM) and ``--usable-hbm-frac``, each from its
+    vocabulary field; not given = the scenario's, else the default (total, 0.9)."""
+    g = p.add_argument_group("KV-cache memory (not given: the scenario's, else a share 0.9 of the total, as vLLM)")
+    for name in MEMORY_FIELDS:
+        add_field_option(g, name)
+
+
+def memory_from(args, assumptions):
+    """``assumptions`` with the given ``--kv-memory-rule`` / ``--usable-hbm-frac``, each range-checked.
+
+    Raises
+    ------
+    InvalidInputError
+        A value outside its field's range, naming the flag, the value and the range.
+    """
+    given = {}
+    for name in MEMORY_FIELDS:
+        v = getattr(args, name, None)
+        if v is not None:
+            given[name] = FIELDS[name].check(v, shown_as=FIELDS[name].flag_name)
+    return assumptions.with_overrides(**given) if given else assumptions
+
+
 def long_context_from(args) -> dict:
     """The given long-context flags as engine inputs (``--prefix-tier off`` = None), each range-checked.
 

@@ -9,7 +9,7 @@ import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
 from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options, add_field_option,
-                                   add_long_context_options, add_scenario_option, add_slo_options,
+                                   add_long_context_options, add_memory_options, memory_from, add_scenario_option, add_slo_options,
                                    add_slo_percentile_option, long_context_from,
                                    add_workload_options, catalog_from, check_fields, check_flag, check_range,
                                    decoding_from, economics_from, load_scenario, parse_int_list, parse_mix, render,
@@ -95,6 +95,7 @@ def add_cost_arguments(p) -> None:
     add_slo_percentile_option(p)
     add_decoding_options(p)
     add_long_context_options(p)
+    add_memory_options(p)
     add_economics_options(p)
     p.add_argument("--ideal", action="store_true", help="pure roofline: every efficiency 1, no overheads")
     p.add_argument("--stream-embeddings", action="store_true",
@@ -187,6 +188,7 @@ def compute(args):
     batches = None if str(args.batch).strip().lower() == "auto" else parse_int_list("--batch", args.batch, *bounds("batch_size"), "sequences")
     hardware = _hardware_list(args.hardware)
     assumptions = replace(sc.assumptions() if sc is not None else DEFAULT, stream_input_embedding=args.stream_embeddings)
+    assumptions = memory_from(args, assumptions)
     if args.ideal:
         assumptions = replace(assumptions, **IDEAL_OVERRIDES)
     economics = economics_from(args, catalog, sc)

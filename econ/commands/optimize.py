@@ -17,7 +17,7 @@ import polars as pl
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTRAL_DEPLOYMENT
 from econ.commands._common import (check_flag, add_data_dir, add_decoding_options, add_economics_options,
                                    add_scenario_option, add_slo_options, add_slo_percentile_option,
-                                   add_long_context_options, add_workload_options, catalog_from, check_range,
+                                   add_long_context_options, add_memory_options, memory_from, add_workload_options, catalog_from, check_range,
                                    decoding_from, long_context_from, economics_from, load_scenario, parse_int_list,
                                    progress, render, slo_from,
                                    slo_percentile_from, terminal_width, workload_from)
@@ -54,6 +54,7 @@ def _add_common(p, *, hardware_default) -> None:
     add_slo_percentile_option(p)
     add_decoding_options(p)
     add_long_context_options(p)
+    add_memory_options(p)
     p.add_argument("--precision", help=f"comma list of weight precisions to try, of {list(PRECISIONS)} "
                                        "(default: all the hardware supports)")
     p.add_argument("--mode", default="both", choices=("both", "aggregated", "disaggregated"),
@@ -119,7 +120,7 @@ def _inputs(args):
         raise InvalidInputError(f"--gpus={args.gpus} is outside [1, {args.max_gpus}] (raise --max-gpus)")
     hw = (args.hardware or "all").strip()
     hardware = None if hw == "all" else [h.strip() for h in hw.split(",") if h.strip()]
-    base = sc.assumptions() if sc is not None else DEFAULT
+    base = memory_from(args, sc.assumptions() if sc is not None else DEFAULT)
     assumptions, deployment = base, DEFAULT_DEPLOYMENT
     if args.ideal:
         assumptions, deployment = replace(base, **IDEAL_OVERRIDES), NEUTRAL_DEPLOYMENT

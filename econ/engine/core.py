@@ -24,7 +24,8 @@ from econ.physics.deployment import size_pools
 from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
-from econ.physics.memory import kv_replication, max_batch_size, weight_bytes_resident
+from econ.physics.memory import (batch_in_pool, kv_pool_bytes, kv_replication, trtllm_reserved_bytes,
+                                 weight_bytes_resident)
 from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillConstants, PrefillStep,
                                       peer_link_bytes_per_s, prefill_dispatch_s,
                                       collectives, crossover_batch, decode_constants, decode_step, prefill_constants,
@@ -467,6 +468,30 @@ def _slowed(d: DecodeStep, extra_s) -> DecodeStep:
                    binding_wall_code=np.where(extra_s > 0, 1, d.binding_wall_code))
 
 
+def kv_pool(model: ModelFacts, hardware: HardwareFacts, layout: Layout, weight_bytes, assumptions: Assumptions):
+    """KV-cache pool of an instance under ``assumptions.kv_memory_rule`` (:func:`econ.physics.memory.kv_pool_bytes`).
+
+    Parameters
+    ----------
+    model, hardware, layout : the instance's facts and parallelism (arrays of one broadcast shape)
+    weight_bytes : scalar or array, the instance's resident weights (:func:`replica_weights`) [B]
+    assumptions : Assumptions (``usable_hbm_frac``, ``kv_memory_rule``, ``prefill_chunk_tokens``: TensorRT-LLM's
+        max_num_tokens, the tokens its activations are sized for)
+
+    Returns
+    -------
+    ndarray [B], the whole instance's pool (negative under "total" where the weights do not fit)
+    """
+    free = assumptions.kv_memory_rule == "free"
+    reserved = 0.0
+    if free:  # TensorRT-LLM: activations, MoE dispatch workspace, NCCL and runtime per rank
+        reserved = trtllm_reserved_bytes(model.attention_width, model.num_experts > 0, layout.tp,
+                                         assumptions.prefill_chunk_tokens, model.dispatch_workspace_width, layout.dp,
+                                         model.num_experts, model.experts_per_token, layout.ep)
+    return kv_pool_bytes(layout.num_gpus, hardware.hbm_capacity_bytes, assumptions.usable_hbm_frac, weight_bytes,
+                         free, reserved)
+
+
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
                 deployment: DeploymentAssumptions = DEFAULT_DEPLOYMENT, *, sweet_spot: bool = False,
                 decode_only: bool = False, queue: bool = True) -> Physics:
@@ -493,7 +518,8 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     Notes
     -----
     Capacity: weights / N + B kv repl / N <= usable HBM (DESIGN.md "Capacity"), with non-routed weights
-    replicated over the dp attention groups. Aggregated serving pays, per decode step, for the prompts
+    replicated over the dp attention groups; under ``kv_memory_rule`` "free" (TensorRT-LLM) the pool is the usable
+    share of what the weights, activations and runtime leave free (:func:`kv_pool`). Aggregated serving pays, per decode step, for the prompts
     of the B / output_len requests that finish per step; disaggregated serving moves each prompt's KV
     cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else scale-out)
     and sizes x prefill and y decode instances (:func:`econ.physics.deployment.size_pools`).
@@ -516,12 +542,11 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     kv_dec = _kv_read(wl.decode_context_tokens, m, fm)
     comm, const = _per_combination(inp, a.stream_input_embedding)  # alpha-beta coefficients, decode constants
     d = _decode(inp, batch, kv_dec, repl, a.stream_input_embedding, comm, const)
-    max_b = max_batch_size(n, hw.hbm_capacity_bytes, a.usable_hbm_frac, replica_w, kv_cap, repl)
+    pool = kv_pool(m, hw, lay, replica_w, a)
+    max_b = batch_in_pool(pool, kv_cap, repl)
     max_b_hbm, off = max_b, None
     if inp.tiers is not None and np.any(inp.tiers.offload_code > 0):  # KV beyond HBM (issue 22.2); off by default
-        max_b, off_frac, off_s, off_usd, kv_hbm = _kv_offload(inp.tiers, n, n * hw.hbm_capacity_bytes
-                                                              * a.usable_hbm_frac - replica_w, kv_cap, kv_dec, repl,
-                                                              batch)
+        max_b, off_frac, off_s, off_usd, kv_hbm = _kv_offload(inp.tiers, n, pool, kv_cap, kv_dec, repl, batch)
         d = _slowed(d, off_s)
         off = dict(kv_offload_frac=off_frac, kv_offload_s=off_s, kv_tier_usd_per_gpu_hour=off_usd,
                    kv_bytes_per_gpu=kv_hbm / n, hbm_used_frac=(replica_w + kv_hbm) / (n * hw.hbm_capacity_bytes))
@@ -541,8 +566,7 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
         p_comm = None  # collectives(hw, pl_, inp.eff): per distinct prefill step, else per row (below)
     p_repl = kv_replication(pl_.tp, m.kv_shard_heads)
     pn = pl_.num_gpus
-    p_max_b = max_batch_size(pn, hw.hbm_capacity_bytes, a.usable_hbm_frac, nr_res * pl_.dp + routed_res, kv_prompt,
-                             p_repl)
+    p_max_b = batch_in_pool(kv_pool(m, hw, pl_, nr_res * pl_.dp + routed_res, a), kv_prompt, p_repl)
     # with a prefix-cache tier, a hit prefills only the new tokens, each attending to the cached prefix (issue 22.2);
     # without one (the default), the prompt is prefilled whole and the hit's share is simply not charged
     tiers = inp.tiers

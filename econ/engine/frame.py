@@ -1029,8 +1029,7 @@ def _fused_block(ctx: _Context, inp: EngineInputs, bc, rate, raw: dict, hw, bloc
     gh, _ = usd_per_gpu_hour(take_bundle(hw, take) if take is rows else hw, cost)
     a = ctx.assumptions
     spec = None if inp.spec is None or not np.any(inp.spec.draft_tokens) else take_bundle(inp.spec, rows)
-    table = fused.combination_table(inp, a.usable_hbm_frac, a.stream_input_embedding,
-                                    gh if take is rows else np.nan, spec, eff_per_combination=True)
+    table = fused.combination_table(inp, a, gh if take is rows else np.nan, spec, eff_per_combination=True)
     values = {c: np.empty(nb, dtype=bool if c == "feasible" else np.int8 if c == "binding_wall" else float)
               for c in fused.COLUMNS}
     wl = inp.workload

@@ -42,7 +42,8 @@ import threading
 import numpy as np
 
 from econ.engine._fused_fields import FIELDS
-from econ.engine.core import EngineInputs, combination_terms, replica_weights, take_bundle
+from econ.assumptions import Assumptions
+from econ.engine.core import EngineInputs, combination_terms, kv_pool, replica_weights, take_bundle
 from econ.physics.memory import kv_replication
 
 OUTPUTS = ("feasible", "binding_wall", "max_batch_size", "tpot_s", "tokens_per_s_per_user",
@@ -154,16 +155,16 @@ _MOE_FIELD, _TBO_FIELD, _SPEC_K_FIELD, _USD_FIELD = (FIELDS.index(c) for c in ("
                                                                                 "usd_per_gpu_hour"))
 
 
-def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_embedding: bool,
-                      usd_per_gpu_hour, spec=None, eff_per_combination: bool = False) -> np.ndarray:
+def combination_table(inp: EngineInputs, assumptions: Assumptions, usd_per_gpu_hour, spec=None,
+                      eff_per_combination: bool = False) -> np.ndarray:
     """The per-combination table of a block, shape (combinations, len(FIELDS)), float64.
 
     Parameters
     ----------
     inp : EngineInputs with ``combos`` (a row of each combination, each row's combination index; ``(arange(n),
         arange(n))`` makes every row a combination of its own)
-    usable_hbm_frac : Assumptions.usable_hbm_frac [-]
-    stream_input_embedding : Assumptions.stream_input_embedding
+    assumptions : Assumptions, its ``stream_input_embedding`` and KV-pool sizing (``usable_hbm_frac``,
+        ``kv_memory_rule``, ``prefill_chunk_tokens``: :func:`econ.engine.core.kv_pool`)
     usd_per_gpu_hour : scalar or array of the combinations, the cost chain's $/GPU-hour [USD/h]
     spec : Speculation of the combinations (one row each, as ``combos``' rows), or None (plain decoding); its
         ``method_code`` is 0 or 1 (MTP) on every row (the caller checks)
@@ -172,12 +173,12 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
     Notes
     -----
     Every entry is a value the numpy path computes for those rows: bundle fields, :func:`combination_terms`,
-    :func:`replica_weights`, :func:`econ.physics.memory.kv_replication`; ``free_hbm_bytes`` is the numerator of
-    :func:`econ.physics.memory.max_batch_size` before its floor at 0.
+    :func:`replica_weights`, :func:`econ.physics.memory.kv_replication`; ``free_hbm_bytes`` is the KV pool
+    (:func:`econ.engine.core.kv_pool`) before :func:`econ.physics.memory.batch_in_pool` floors it at 0.
     """
     rows, _ = inp.combos
     n = len(rows)
-    comm, const = combination_terms(inp, stream_input_embedding, eff_per_combination)
+    comm, const = combination_terms(inp, assumptions.stream_input_embedding, eff_per_combination)
     sub = EngineInputs(model=take_bundle(inp.model, rows), hardware=take_bundle(inp.hardware, rows),
                        layout=take_bundle(inp.layout, rows), formats=take_bundle(inp.formats, rows),
                        eff=inp.eff if eff_per_combination else take_bundle(inp.eff, rows),
@@ -188,7 +189,7 @@ def combination_table(inp: EngineInputs, usable_hbm_frac: float, stream_input_em
                 expert_bytes=fm.expert_bytes, kv_bytes_per_element=fm.kv_bytes_per_element,
                 attention_peak_flop_per_s=fm.attention_peak_flop_per_s,
                 kv_replication=kv_replication(lay.tp, m.kv_shard_heads),
-                free_hbm_bytes=lay.num_gpus * hw.hbm_capacity_bytes * usable_hbm_frac - replica_w,
+                free_hbm_bytes=kv_pool(m, hw, lay, replica_w, assumptions),
                 usd_per_gpu_hour=usd_per_gpu_hour,
                 spec_method=0.0 if spec is None else spec.method_code,
                 spec_k=0.0 if spec is None else spec.draft_tokens,

@@ -184,6 +184,7 @@ class Scenario:
     comm_sm_frac: float = _d("comm_sm_frac")
     overhead_s: float = _d("overhead_s")
     usable_hbm_frac: float = _d("usable_hbm_frac")
+    kv_memory_rule: str = _d("kv_memory_rule")
     prefill_chunk_tokens: int = _d("prefill_chunk_tokens")
     stream_input_embedding: bool = _d("stream_input_embedding")
     embedding_bytes_per_param: float = _d("embedding_bytes_per_param")

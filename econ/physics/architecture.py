@@ -85,7 +85,11 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
     forward pass launches, :data:`KERNELS_PER_PART`), ``mtp_module_kernels`` and ``draft_head_kernels`` (one pass
     of an MTP module and of an EAGLE head); sparse attention (DeepSeek-V3.2 DSA, ``index_topk`` > 0):
     ``index_topk`` (keys each query attends, 0 = dense), ``indexer_flop_per_context_token`` (2 x index heads x index
-    head dim per query-key pair per layer, at FP8) and ``indexer_bytes_per_token_per_layer`` (its key cache).
+    head dim per query-key pair per layer, at FP8) and ``indexer_bytes_per_token_per_layer`` (its key cache);
+    ``attention_width`` (attention heads x head size; the hidden size for MLA, whose configs state no head size:
+    NVIDIA AIConfigurator's ``h``, sdk/utils.py @095f58a5) and ``dispatch_workspace_width`` (the hidden size for MLA
+    MoE models, whose TensorRT-LLM MoE holds a block-scale dispatch workspace; 0 otherwise), read by
+    :func:`econ.physics.memory.trtllm_reserved_bytes`.
 
     Notes
     -----
@@ -150,6 +154,8 @@ def derive_architecture(models: pl.DataFrame) -> pl.DataFrame:
         forward_kernels.alias("forward_kernels"),
         mtp_kernels.alias("mtp_module_kernels"),
         head_kernels.alias("draft_head_kernels"),
+        pl.when(is_mla).then(d).otherwise(h * dh).alias("attention_width"),
+        pl.when(is_mla & is_moe).then(d).otherwise(0.0).alias("dispatch_workspace_width"),
         miss.alias("log_expert_miss"),
         mtp_params.alias("mtp_module_params"),
         mtp_active.alias("mtp_module_active_params"),

@@ -48,6 +48,9 @@ class ModelFacts:
     index_topk : [tokens] keys a sparse-attention indexer keeps per query (DeepSeek-V3.2: 2048; 0 = dense)
     indexer_flop_per_context_token : [FLOP] the indexer's FLOPs per query-key pair per layer (FP8; 0 = none)
     indexer_bytes_per_token_per_layer : [B] the indexer's key cache per token per layer (0 = none)
+    attention_width, dispatch_workspace_width : [-] attention heads x head size (the hidden size for MLA) and the
+        width of TensorRT-LLM's MoE dispatch workspace (the hidden size for MLA MoE models, else 0): the ``free``
+        KV-memory rule's reserved memory (:func:`econ.physics.memory.trtllm_reserved_bytes`)
     """
 
     total_params: np.ndarray
@@ -83,6 +86,8 @@ class ModelFacts:
     index_topk: np.ndarray
     indexer_flop_per_context_token: np.ndarray
     indexer_bytes_per_token_per_layer: np.ndarray
+    attention_width: np.ndarray
+    dispatch_workspace_width: np.ndarray
 
     @property
     def routed_active_params(self):

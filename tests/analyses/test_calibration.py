@@ -22,6 +22,7 @@ from econ.vocabulary import GENERATIONS
 from econ.cli import main
 from econ.engine import evaluate
 from econ.errors import DataError, InvalidInputError
+from econ.physics.memory import TRTLLM_KV_RESERVED_FRAC, trtllm_reserved_bytes
 from econ.physics.performance import (grouped_gemm_half_saturation_tokens, grouped_gemm_time_s,
                               grouped_gemm_width_efficiency)
 
@@ -109,8 +110,8 @@ def test_offline_runs_at_the_kv_capacity_batch_capped_per_group(cases):
     eng = evaluate(pt.drop("case", "layout_id").with_columns(batch_size=pl.lit(1)), CATALOG,
                    columns=("max_batch_size", "weight_bytes_per_gpu", "kv_bytes_per_gpu"))
     hbm = CATALOG.accelerator("h200-sxm")["hbm_capacity_bytes"]
-    free = cal.KV_FREE_MEMORY_FRAC * (1 - cal.TRTLLM_KV_RESERVED_FRAC) * (hbm - eng["weight_bytes_per_gpu"][0]
-                                      - cal.trtllm_reserved_bytes([8192], [False], [1], DEFAULT.prefill_chunk_tokens)[0])
+    free = DEFAULT.usable_hbm_frac * (1 - TRTLLM_KV_RESERVED_FRAC) * (
+        hbm - eng["weight_bytes_per_gpu"][0] - trtllm_reserved_bytes([8192], [False], [1], DEFAULT.prefill_chunk_tokens)[0])
     want = min(np.floor(free / eng["kv_bytes_per_gpu"][0]), DEFAULT.max_batch_per_group)  # one sequence's KV at TP1
     assert abs(r["batch_size"] - want) <= 1
     assert r["batch_size"] > eng["max_batch_size"][0]

@@ -1,4 +1,5 @@
-"""A TensorRT-LLM measurement's KV cache is a share of the *free* memory (stop 35).
+"""A TensorRT-LLM measurement's KV cache is a share of the *free* memory (stop 35; the engine's ``kv_memory_rule``
+"free" since stop 36).
 
 TensorRT-LLM sizes its KV-cache pool as ``free_gpu_memory_fraction`` (default 0.9) of the memory left once the
 weights, activations and runtime are allocated; vLLM and SGLang take a share of the *total* memory, econ's
@@ -22,6 +23,8 @@ import pytest
 from econ.analyses import calibration as cal
 from econ.assumptions import DEFAULT
 from econ.engine import evaluate
+from econ.errors import InvalidInputError
+from econ.physics import memory as M
 from econ.tables.catalog import load_catalog
 
 CATALOG = load_catalog()
@@ -32,20 +35,20 @@ GIB = 2**30
 def test_reserved_memory_is_aiconfigurators_count():
     # Llama-3.1-70B (64 heads x 128) at TP1 and 8,192 tokens per pass: activations 2 x 8,192 x 8,192 x 11 B, no
     # NCCL buffer at TP1, 3.5 GiB of runtime
-    got = cal.trtllm_reserved_bytes([8192], [False], [1], 8192)[0]
+    got = M.trtllm_reserved_bytes([8192], [False], [1], 8192)[0]
     assert got == pytest.approx(2 * 8192 * 8192 * 11 + 3.5 * GIB)
     # DeepSeek-R1 at attention DP 8, EP 8 (h = hidden 7,168: its config states no head_dim; 256 experts, 8 per
     # token): activations at the MoE coefficient for TP1 (22), the block-scale dispatch workspace
     # (8,192 x 7,168 x 8 x 256 x 8 / 8 x 4 / 128 B = 3.76 GB)
-    ds = cal.trtllm_reserved_bytes([7168], [True], [1], 8192, [7168], [8], [256], [8], [8])[0]
+    ds = M.trtllm_reserved_bytes([7168], [True], [1], 8192, [7168], [8], [256], [8], [8])[0]
     workspace = 8192 * 7168 * 8 * 256 * 8 / 8 * 4 / 128
     assert workspace == pytest.approx(3.76e9, rel=1e-3)
     assert ds == pytest.approx(2 * 8192 * 7168 * 22 + workspace + 3.5 * GIB)
     # TP beyond AIConfigurator's tables reads the largest entry (16 -> 8); TP 6 reads TP 4's
-    tp = cal.trtllm_reserved_bytes([7168] * 3, [True] * 3, [8, 16, 6], 8192)
+    tp = M.trtllm_reserved_bytes([7168] * 3, [True] * 3, [8, 16, 6], 8192)
     assert tp[0] == tp[1] == pytest.approx(2 * 8192 * 7168 * 10 + 411_041_792 + 3.5 * GIB)
     assert tp[2] == pytest.approx(2 * 8192 * 7168 * 10 + 411_041_792 + 3.5 * GIB)  # TP4: coefficient 10 too
-    dense6 = cal.trtllm_reserved_bytes([8192], [False], [6], 8192)[0]
+    dense6 = M.trtllm_reserved_bytes([8192], [False], [6], 8192)[0]
     assert dense6 == pytest.approx(2 * 8192 * 8192 * 5 + 411_041_792 + 3.5 * GIB)
 
 
@@ -61,8 +64,8 @@ def test_a_nearly_full_h100_holds_half_again_the_batch():
                    columns=("weight_bytes_per_gpu", "kv_bytes_per_sequence"))
     assert res["kv_bytes_per_sequence"][0] == pytest.approx(kv_per_seq)
     w = res["weight_bytes_per_gpu"][0]
-    pool = cal.KV_FREE_MEMORY_FRAC * (1 - cal.TRTLLM_KV_RESERVED_FRAC) * (
-        hbm - w - cal.trtllm_reserved_bytes([8192], [False], [1], 8192)[0])
+    pool = DEFAULT.usable_hbm_frac * (1 - M.TRTLLM_KV_RESERVED_FRAC) * (
+        hbm - w - M.trtllm_reserved_bytes([8192], [False], [1], 8192)[0])
     assert np.floor(pool / kv_per_seq) == 21
     assert cases.table["capacity_batch"][0] == 21
     assert np.floor((hbm * DEFAULT.usable_hbm_frac - w) / kv_per_seq) == 14  # the total-memory rule
@@ -95,11 +98,13 @@ def test_only_tensorrt_llm_measurements_use_the_free_memory_rule():
 
 
 def test_a_tensorrt_llm_prediction_runs_at_that_batch():
-    """predict accepts the free-memory batch: the engine's own wall is lifted to the whole HBM for TensorRT-LLM
-    classes (the case's batch is the pool), so the row is predicted at batch 21, not found infeasible."""
+    """predict accepts the free-memory batch: a TensorRT-LLM class runs the engine under its own rule
+    (``kv_memory_rule`` "free", whose wall is that batch), so the row is predicted at batch 21, not found infeasible."""
     meas = cal.load_measurements().filter(pl.col("case_id") == LLAMA70_TP1)
     cases = cal.cases_to_points(meas, CATALOG)
-    assert cal._engine_assumptions(DEFAULT, "tensorrt-llm-cpp").usable_hbm_frac == 1.0
+    assert cal._engine_assumptions(DEFAULT, "tensorrt-llm-cpp").kv_memory_rule == "free"
+    assert cal._engine_assumptions(DEFAULT, "tensorrt-llm-pytorch").kv_memory_rule == "free"
+    assert cal._engine_assumptions(DEFAULT, "vllm-async").kv_memory_rule == "total"
     assert cal._engine_assumptions(DEFAULT, "vllm-async").usable_hbm_frac == DEFAULT.usable_hbm_frac
     assert cases.points["batch_size"][0] == 21
     got = cal.predict(cases, CATALOG)["predicted"][0]
@@ -129,8 +134,54 @@ def test_deepseek_at_attention_dp_loses_its_dispatch_workspace():
                    columns=("weight_bytes_per_gpu", "kv_bytes_per_sequence", "max_batch_size"))
     hbm = CATALOG.accelerator("h200-sxm")["hbm_capacity_bytes"]
     reserved = 2 * 8192 * 7168 * 22 + 8192 * 7168 * 8 * 256 * 8 / 8 * 4 / 128 + 3.5 * GIB
-    pool = cal.KV_FREE_MEMORY_FRAC * (1 - cal.TRTLLM_KV_RESERVED_FRAC) * (hbm - res["weight_bytes_per_gpu"][0]
+    pool = DEFAULT.usable_hbm_frac * (1 - M.TRTLLM_KV_RESERVED_FRAC) * (hbm - res["weight_bytes_per_gpu"][0]
                                                                         - reserved)
     want = np.floor(8 * pool / res["kv_bytes_per_sequence"][0])
     assert cases.table["capacity_batch"][0] == want
     assert 0.95 < want / res["max_batch_size"][0] < 1.05
+
+
+# -- the engine's rule (stop 36): one home for the physics, used by the calibration, the CLI and the dashboard --------
+
+LLAMA70_H100 = dict(model="llama-3.1-70b", hardware="h100-sxm", precision="fp8", kv_precision="fp8", num_gpus=1, tp=1,
+                    dp=1, ep=1, pp=1, batch_size=1, input_len=1000, output_len=1000)
+
+
+def test_the_engine_sizes_the_pool_by_either_rule():
+    """Llama-3.1-70B FP8 on one H100 at 2,000 tokens: 14 sequences of the total (vLLM), 21 of the free memory
+    (TensorRT-LLM); the same batch the calibration gives the published v0.17 case."""
+    free = DEFAULT.with_overrides(kv_memory_rule="free")
+    cols = ("max_batch_size", "hbm_used_frac")
+    total_rule = evaluate(pl.DataFrame([LLAMA70_H100]), CATALOG, DEFAULT, cal.PHYSICS_ECONOMICS, columns=cols)
+    free_rule = evaluate(pl.DataFrame([LLAMA70_H100]), CATALOG, free, cal.PHYSICS_ECONOMICS, columns=cols)
+    assert total_rule["max_batch_size"][0] == 14 and free_rule["max_batch_size"][0] == 21
+    # a bigger usable share of the free memory holds more, as TensorRT-LLM's free_gpu_memory_fraction 0.95 does
+    more = evaluate(pl.DataFrame([LLAMA70_H100]), CATALOG, free.with_overrides(usable_hbm_frac=0.95),
+                    cal.PHYSICS_ECONOMICS, columns=cols)
+    assert more["max_batch_size"][0] > 21
+
+
+def test_the_architecture_gives_aiconfigurators_width():
+    """h = heads x head size (Llama-3.1-70B: 64 x 128), the hidden size for MLA (DeepSeek-R1: 7,168, whose config
+    states no head_dim); the dispatch workspace only for MLA MoE models."""
+    m = CATALOG.models.filter(pl.col("id").is_in(["llama-3.1-70b", "deepseek-r1", "gpt-oss-120b"]))
+    got = dict(zip(m["id"], zip(m["attention_width"], m["dispatch_workspace_width"])))
+    assert got["llama-3.1-70b"] == (8192, 0) and got["deepseek-r1"] == (7168, 7168)
+    assert got["gpt-oss-120b"] == (64 * 64, 0)
+
+
+@pytest.mark.parametrize("usable", [0.3, 0.9, 1.0])
+def test_the_free_rule_never_exceeds_the_memory_left(usable):
+    """Property: the free pool is at most the memory the weights leave, and 0 (not negative) where they fill it."""
+    hbm = np.linspace(20e9, 300e9, 50)
+    w = np.linspace(1e9, 400e9, 50)[:, None]
+    reserved = M.trtllm_reserved_bytes([8192], [False], [1], 8192)[0]
+    pool = M.kv_pool_bytes(1, hbm, usable, w, True, reserved)
+    assert (pool >= 0).all()
+    assert (pool <= np.maximum(hbm - w - reserved, 0) + 1e-6).all()
+    assert (pool[hbm - w - reserved <= 0] == 0).all()
+
+
+def test_an_unknown_rule_is_refused():
+    with pytest.raises(InvalidInputError, match=r"kv_memory_rule='vllm' is not one of \['total', 'free'\]"):
+        DEFAULT.with_overrides(kv_memory_rule="vllm")

@@ -242,3 +242,18 @@ def test_the_kernel_is_cached_on_disk_or_compiled_in_the_process_when_it_cannot_
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env, check=True)
     assert out.stdout.split() == ["True", "NullCache"]
+
+
+@needs_numba
+def test_fused_equals_numpy_under_the_free_memory_rule(catalog, monkeypatch):
+    """TensorRT-LLM's KV pool (``kv_memory_rule`` "free": a share of what weights, activations and runtime leave)
+    reaches the kernel's capacity column as it does the numpy path's, and moves it."""
+    from econ.assumptions import DEFAULT
+    pts = _sample(catalog, np.random.default_rng(36), 1500, layout=False)
+    free = DEFAULT.with_overrides(kv_memory_rule="free")
+    fast, slow, n_fused = _both(pts, catalog, monkeypatch, strict=False, assumptions=free)
+    _assert_same(fast, slow)
+    assert n_fused == pts.height
+    total = evaluate(pts, catalog, columns=COLUMNS, strict=False)
+    moved = (fast["max_batch_size"] != total["max_batch_size"]).fill_null(False)
+    assert moved.sum() > pts.height // 4

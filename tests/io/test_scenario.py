@@ -38,9 +38,13 @@ def test_defaults_are_the_cores_defaults():
 def test_scenario_ranges_are_accepted_by_assumptions(name):
     spec = SPECS[name]
     if spec.kind == "bool":
-        return
-    for v in (spec.lo, spec.hi):
-        Assumptions(**{name: int(v) if spec.kind == "int" else v})  # must not raise
+        values = (False, True)
+    elif spec.kind == "str":  # a choice (kv_memory_rule)
+        values = spec.choices
+    else:
+        values = (int(spec.lo), int(spec.hi)) if spec.kind == "int" else (spec.lo, spec.hi)
+    for v in values:
+        assert getattr(Assumptions(**{name: v}), name) == v  # must not raise
 
 
 @pytest.mark.parametrize("name", [f.name for f in fields(Economics) if f.name != "basis"])
