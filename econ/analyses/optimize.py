@@ -662,10 +662,12 @@ def _plan_one(catalog, m, h, domain, input_len, output_len, slo, space, a, econo
         ngpu = fam["tp"] * fam["dp"] * fam["pp"]
         usable_per_gpu = h["hbm_capacity_bytes"] * a.usable_hbm_frac
         nofit = pl.DataFrame({"w": fam_phys.weight_bytes_per_gpu / 1e9, "n": ngpu}).filter(pl.Series(~fits))
-        detail = nofit.select(pl.format("{} GB of weights per accelerator (+ one {}-token KV cache) vs {} GB usable "
+        usable_text = (f"{round(usable_per_gpu / 1e9, 1)} GB usable" if a.kv_memory_rule == "total" else
+                       f"{round(h['hbm_capacity_bytes'] / 1e9, 1)} GB less activations and runtime (kv_memory_rule "
+                       "free)")
+        detail = nofit.select(pl.format("{} GB of weights per accelerator (+ one {}-token KV cache) vs {} "
                                         "on {} x {}", pl.col("w").round(1), pl.lit(int(cap_ctx)),
-                                        pl.lit(round(usable_per_gpu / 1e9, 1)), pl.col("n").cast(pl.Int64),
-                                        pl.lit(hw)))
+                                        pl.lit(usable_text), pl.col("n").cast(pl.Int64), pl.lit(hw)))
         rej("any", fam_prec[~fits].astype(str), labels.filter(pl.Series(~fits)), "weights do not fit in HBM",
             detail.to_series())
     keep = np.flatnonzero(fits)

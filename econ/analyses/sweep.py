@@ -531,12 +531,15 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     if r["max_batch_size"] < r["dp"]:
         hw = catalog.accelerator(hardware)
         usable = r["num_gpus"] * hw["hbm_capacity_bytes"] * assumptions.usable_hbm_frac
+        held = (f"{usable / 1e9:,.0f} GB usable ({r['num_gpus']} x {hw['hbm_capacity_gib']:g} GiB x "
+                f"{assumptions.usable_hbm_frac:g})" if assumptions.kv_memory_rule == "total" else
+                f"{r['num_gpus'] * hw['hbm_capacity_bytes'] / 1e9:,.0f} GB, of which the KV cache gets "
+                f"{assumptions.usable_hbm_frac:g} of what the weights, activations and runtime leave "
+                "(kv_memory_rule free)")
         raise DoesNotFitError(
             f"{model} {precision} needs {r['weight_bytes'] / 1e9:,.0f} GB of weights plus "
             f"{r['kv_bytes_per_sequence'] / 1e9:,.2f} GB of KV cache per sequence at {r['context_tokens']:,} tokens; "
-            f"{r['num_gpus']} x {hardware} hold {usable / 1e9:,.0f} GB usable "
-            f"({r['num_gpus']} x {hw['hbm_capacity_gib']:g} GiB x {assumptions.usable_hbm_frac:g}); "
-            f"use more GPUs (--gpus) or a smaller precision")
+            f"{r['num_gpus']} x {hardware} hold {held}; use more GPUs (--gpus) or a smaller precision")
     if batch_sizes is None:
         if min_tokens_per_s_per_user is None and max_ttft_s is None:
             sweet = r["sweet_spot_batch"]
