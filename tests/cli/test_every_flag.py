@@ -72,6 +72,7 @@ VALUES: dict[str, list[str]] = {
     "--quotes": ["{cached_quotes}"],
     # issue 22 engine inputs (KV tiers, prefix caching, context parallelism) on cost and optimize
     "--kv-offload": ["host"], "--prefix-tier": ["hbm"], "--context-window": ["262144"],
+    "--kv-memory-rule": ["free"],  # TensorRT-LLM's KV pool (stop 36)
 }
 
 VALUES_CMD: dict[tuple[str, str], list[str]] = {
