@@ -594,6 +594,15 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             c.update(representable=False, kind="point",
                      reason="the stated layout does not hold the weights or violates a layout rule in econ")
     table = pl.DataFrame(cases, infer_schema_length=None)
+    # the layouts an interactivity case tries (layout unknown), their capacities in one engine call
+    tries = [(i, j, p | dict(tp=float(lay[0]), dp=float(lay[1]), ep=float(lay[2]), pp=1.0), c["engine_class"])
+             for i, (c, p) in enumerate(zip(cases, base)) if c["kind"] not in ("point", "slo")
+             for j, lay in enumerate(_layouts(c["moe"]))]
+    try_caps = _capacity([t[2] for t in tries], catalog, assumptions, engines=[t[3] for t in tries]) if tries \
+        else np.zeros(0)
+    by_case: dict[int, list] = {}
+    for (i, j, q, _), cap in zip(tries, try_caps):
+        by_case.setdefault(i, []).append((j, q, cap))
     rows = []
     for i, (c, p) in enumerate(zip(table.iter_rows(named=True), base)):
         kind = c["kind"]
@@ -615,10 +624,8 @@ def cases_to_points(measurements: pl.DataFrame, catalog: Catalog,
             for b in _geometric_grid(caps[i], steps=(graph_cap,) if graph_cap > 0 else ()):
                 rows.append(p | dict(case=i, layout_id=0, batch_size=int(b)))
         else:
-            for j, lay in enumerate(_layouts(c["moe"])):
-                tp, dp, ep = lay
-                q = p | dict(tp=float(tp), dp=float(dp), ep=float(ep), pp=1.0)
-                cap = _capacity([q], catalog, assumptions, engines=[c["engine_class"]])[0]
+            for j, q, cap in by_case.get(i, []):
+                dp = q["dp"]
                 if not np.isfinite(cap) or cap < dp:
                     continue
                 for b in _geometric_grid(cap):
