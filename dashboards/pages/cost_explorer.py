@@ -100,7 +100,7 @@ def task_section(row: dict, sc: Scenario, cat) -> None:
         return
     t = with_task_costs(pl.DataFrame([row]), cat, calls_per_task=w.calls_per_task,
                         prefix_reuse_frac=w.prefix_reuse_frac, reuse_interval_s=w.reuse_interval_s,
-                        usable_hbm_frac=sc.assumptions().usable_hbm_frac).row(0, named=True)
+                        assumptions=sc.assumptions()).row(0, named=True)
     st.subheader(f"Per task: {safe_text.md(w.label)}")
     c = st.columns(4)
     c[0].metric("$ per task", fmt.usd(t["usd_per_task"]),

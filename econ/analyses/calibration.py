@@ -753,8 +753,8 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     :data:`ENGINE_OVERLAP_SCHEDULER`) is predicted with ``cpu_overlap_frac`` = 0; the others with ``assumptions``'
     value (by default the calibrated profile's); every case with its engine's prefill dispatch per layer
     (:data:`ENGINE_PREFILL_DISPATCH_S`, :func:`_engine_assumptions`), and expert parallelism at routing's own
-    imbalance (:data:`MEASURED_EXPERT_IMBALANCE`, :func:`_measured_deployment`). A TensorRT-LLM case runs at
-    ``usable_hbm_frac`` 1: its batch already is TensorRT-LLM's free-memory KV pool (:func:`_capacity`).
+    imbalance (:data:`MEASURED_EXPERT_IMBALANCE`, :func:`_measured_deployment`). A TensorRT-LLM case runs under
+    ``kv_memory_rule`` "free", the rule its batch was sized by (:func:`_capacity`).
     """
     case = cases.points["case"].to_numpy()
     mat = np.full((cases.points.height, len(_EVAL_COLUMNS)), np.nan)

@@ -22,7 +22,7 @@ from econ.physics.deployment import layout_problems
 from econ.engine import evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
-from econ.physics.memory import weight_bytes_resident
+from econ.physics.memory import kv_rule_reserved_bytes, weight_budget_bytes, weight_bytes_resident
 from econ.physics.precision import WEIGHT_BYTES_PER_PARAM, WEIGHT_FORMATS
 from econ.validate import require_in_range
 from econ.vocabulary import MODES
@@ -141,7 +141,9 @@ def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: i
         keys = keys.with_columns(pl.lit(None, pl.Int64).alias("scale_up_domain_size"))
     m = catalog.models.select(pl.col("id").alias("model"), "total_params", "embedding_params", "lm_head_params",
                               "num_attention_heads", "kv_shard_heads", "num_layers",
-                              pl.col("num_experts").fill_null(0).alias("num_experts"))
+                              pl.col("num_experts").fill_null(0).alias("num_experts"),
+                              pl.col("experts_per_token").fill_null(0).alias("_k"), "attention_width",
+                              "dispatch_workspace_width")
     h = catalog.accelerators.select(pl.col("id").alias("hardware"), "hbm_capacity_bytes",
                                     pl.col("scale_up_domain_size").alias("_catalog_domain"))
     k = (keys.unique(maintain_order=True).join(m, on="model", how="left").join(h, on="hardware", how="left")
@@ -150,7 +152,16 @@ def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: i
                         if weight_format is None else pl.lit(WEIGHT_FORMATS[weight_format])).alias("_wb")))
     w = weight_bytes_resident(pl.col("total_params"), pl.col("embedding_params"), pl.col("lm_head_params"),
                               pl.col("_wb"), assumptions.embedding_bytes_per_param)
-    need = (w / (pl.col("hbm_capacity_bytes") * assumptions.usable_hbm_frac)).ceil().clip(lower_bound=1.0)
+    # the fewest accelerators whose weight budget holds the weights (the engine's rule; free: TP1's reservation)
+    col = {c: k[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in
+           ("attention_width", "num_experts", "_k", "dispatch_workspace_width", "hbm_capacity_bytes")}
+    reserved = kv_rule_reserved_bytes(assumptions.kv_memory_rule, assumptions.prefill_chunk_tokens,
+                                      col["attention_width"], col["num_experts"], col["_k"],
+                                      col["dispatch_workspace_width"], np.ones(k.height))
+    budget = weight_budget_bytes(col["hbm_capacity_bytes"], assumptions.usable_hbm_frac,
+                                 assumptions.kv_memory_rule == "free", reserved)
+    k = k.with_columns(pl.Series("_budget", np.maximum(np.broadcast_to(budget, (k.height,)), 1.0)))
+    need = (w / pl.col("_budget")).ceil().clip(lower_bound=1.0)
     k = k.with_columns((2.0 ** need.log(2).ceil()).cast(pl.Int64).alias("_n0"))
     k = k.with_columns(pl.max_horizontal("_n0", "_domain").clip(upper_bound=MAX_CANDIDATE_GPUS).alias("_top"))
     moe_key = pl.col("num_experts") > 0
@@ -531,11 +542,17 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
     if r["max_batch_size"] < r["dp"]:
         hw = catalog.accelerator(hardware)
         usable = r["num_gpus"] * hw["hbm_capacity_bytes"] * assumptions.usable_hbm_frac
-        held = (f"{usable / 1e9:,.0f} GB usable ({r['num_gpus']} x {hw['hbm_capacity_gib']:g} GiB x "
-                f"{assumptions.usable_hbm_frac:g})" if assumptions.kv_memory_rule == "total" else
-                f"{r['num_gpus'] * hw['hbm_capacity_bytes'] / 1e9:,.0f} GB, of which the KV cache gets "
-                f"{assumptions.usable_hbm_frac:g} of what the weights, activations and runtime leave "
-                "(kv_memory_rule free)")
+        if assumptions.kv_memory_rule == "total":
+            held = (f"{usable / 1e9:,.0f} GB usable ({r['num_gpus']} x {hw['hbm_capacity_gib']:g} GiB x "
+                    f"{assumptions.usable_hbm_frac:g})")
+        else:
+            mf = catalog.model(model)
+            reserved = float(kv_rule_reserved_bytes(
+                "free", assumptions.prefill_chunk_tokens, mf["attention_width"] or 0.0, mf["num_experts"] or 0.0,
+                mf["experts_per_token"] or 0.0, mf["dispatch_workspace_width"] or 0.0, r["tp"], r["dp"], r["ep"]))
+            held = (f"{r['num_gpus'] * hw['hbm_capacity_bytes'] / 1e9:,.0f} GB; after the weights and "
+                    f"{reserved / 1e9:,.1f} GB per GPU of activations and runtime the KV cache gets "
+                    f"{assumptions.usable_hbm_frac:g} of what is left (kv_memory_rule free)")
         raise DoesNotFitError(
             f"{model} {precision} needs {r['weight_bytes'] / 1e9:,.0f} GB of weights plus "
             f"{r['kv_bytes_per_sequence'] / 1e9:,.2f} GB of KV cache per sequence at {r['context_tokens']:,} tokens; "

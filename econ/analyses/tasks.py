@@ -23,8 +23,10 @@ import numpy as np
 import polars as pl
 
 from econ import units
+from econ.assumptions import DEFAULT, Assumptions
 from econ.economics.pricing import usd_per_task
 from econ.physics.fleet import littles_law_concurrency
+from econ.physics.memory import kv_pool_bytes_per_gpu, kv_rule_reserved_bytes
 from econ.physics.kv_tiers import (TIERS, cached_token_cost_usd, hbm_usd_per_gb_hour, place_kv, sequences_held,
                                    transfer_time_s)
 from econ.presets import check_task
@@ -47,8 +49,8 @@ def _col(frame: pl.DataFrame, *names) -> np.ndarray:
 
 
 def with_task_costs(frame: pl.DataFrame, catalog: Catalog, *, calls_per_task: float, prefix_reuse_frac: float,
-                    reuse_interval_s: float, usable_hbm_frac: float, kv_tiers: pl.DataFrame | None = None
-                    ) -> pl.DataFrame:
+                    reuse_interval_s: float, assumptions: Assumptions = DEFAULT,
+                    kv_tiers: pl.DataFrame | None = None) -> pl.DataFrame:
     """``frame`` (engine result rows) with the task columns of :data:`TASK_COLUMNS`.
 
     Parameters
@@ -60,7 +62,9 @@ def with_task_costs(frame: pl.DataFrame, catalog: Catalog, *, calls_per_task: fl
     calls_per_task : float in [1, 1e5] [calls]
     prefix_reuse_frac : float in [0, 1] [-]
     reuse_interval_s : float >= 0 [s]
-    usable_hbm_frac : float in (0, 1], the engine's (``Assumptions.usable_hbm_frac``)
+    assumptions : Assumptions, the engine's KV-pool sizing (``usable_hbm_frac``, ``kv_memory_rule``,
+        ``prefill_chunk_tokens``): the HBM a row's KV pool leaves spare is that pool
+        (:func:`econ.physics.memory.kv_pool_bytes_per_gpu`) less the batch's KV cache
     kv_tiers : pl.DataFrame, optional (``econ.tables.kv_tiers.load_kv_tiers`` of the catalog's folder)
 
     Returns
@@ -91,8 +95,19 @@ def with_task_costs(frame: pl.DataFrame, catalog: Catalog, *, calls_per_task: fl
     waiting = littles_law_concurrency(batch / call_s, reuse_interval_s) if reuse_interval_s > 0 else np.zeros(n)
     waiting_bytes = waiting * cached * kv_tok / gpus  # per accelerator [B]
     hbm = np.array([acc[h]["hbm_capacity_bytes"] if h in acc else np.nan for h in frame["hardware"]])
-    hbm_free = np.maximum(hbm * usable_hbm_frac - _col(frame, "weight_bytes_per_gpu") - _col(frame, "kv_bytes_per_gpu"),
-                          0.0)
+    a = assumptions
+    usable_hbm_frac = a.usable_hbm_frac
+    mods = catalog.models.select("id", "attention_width", "num_experts", "experts_per_token",
+                                 "dispatch_workspace_width").fill_null(0.0)
+    mod = frame.select("model").join(mods, left_on="model", right_on="id", how="left", maintain_order="left")
+    facts = {c: mod[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in mods.columns if c != "id"}
+    reserved = kv_rule_reserved_bytes(a.kv_memory_rule, a.prefill_chunk_tokens, facts["attention_width"],
+                                      facts["num_experts"], facts["experts_per_token"],
+                                      facts["dispatch_workspace_width"], _col(frame, "tp"), _col(frame, "dp"),
+                                      _col(frame, "ep"))
+    pool = kv_pool_bytes_per_gpu(hbm, _col(frame, "weight_bytes_per_gpu"), usable_hbm_frac,
+                                 a.kv_memory_rule == "free", reserved)
+    hbm_free = np.maximum(pool - _col(frame, "kv_bytes_per_gpu"), 0.0)
     hbm_bw = np.array([acc[h]["hbm_bandwidth_bytes_per_s"] if h in acc else np.nan for h in frame["hardware"]])
     systems = [system_tiers(tiers, h) for h in frame["hardware"]]
     cap = np.stack([hbm_free] + [np.array([s[t]["capacity_bytes"] for s in systems]) for t in range(3)], axis=-1)
@@ -196,7 +211,7 @@ def check_cached_prices(catalog: Catalog, quotes: pl.DataFrame, *, hardware: str
                                       precision=precision, input_len=in_len, output_len=w.output_len,
                                       assumptions=a, economics=e)
             t = with_task_costs(first, catalog, calls_per_task=w.calls_per_task, prefix_reuse_frac=w.prefix_reuse_frac,
-                                reuse_interval_s=w.reuse_interval_s, usable_hbm_frac=a.usable_hbm_frac)
+                                reuse_interval_s=w.reuse_interval_s, assumptions=a)
             cost[model] = t.row(0, named=True)
         except EconError as exc:
             cost[model] = str(exc)

@@ -9,10 +9,10 @@ import polars as pl
 
 from econ.assumptions import DEFAULT, IDEAL_OVERRIDES
 from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options, add_field_option,
-                                   add_long_context_options, add_memory_options, memory_from, add_scenario_option, add_slo_options,
-                                   add_slo_percentile_option, long_context_from,
-                                   add_workload_options, catalog_from, check_fields, check_flag, check_range,
-                                   decoding_from, economics_from, load_scenario, parse_int_list, parse_mix, render,
+                                   add_long_context_options, add_memory_options, add_scenario_option,
+                                   add_slo_options, add_slo_percentile_option, add_workload_options, catalog_from,
+                                   check_fields, check_flag, check_range, decoding_from, economics_from,
+                                   load_scenario, long_context_from, memory_from, parse_int_list, parse_mix, render,
                                    slo_from, slo_percentile_from, with_warnings, workload_from)
 from econ.vocabulary import MAX_CONTEXT, bounds
 from econ.errors import EconError, InvalidInputError
@@ -243,7 +243,7 @@ def compute(args):
     if task is not None:
         from econ.analyses.tasks import with_task_costs
 
-        frame = with_task_costs(frame, catalog, usable_hbm_frac=assumptions.usable_hbm_frac, **task)
+        frame = with_task_costs(frame, catalog, assumptions=assumptions, **task)
     args.decoding_note = decoding_note(frame, args.decoding, catalog)
     return with_warnings(frame, notes), catalog, assumptions, economics
 

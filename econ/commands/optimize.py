@@ -15,11 +15,11 @@ from dataclasses import replace
 import polars as pl
 
 from econ.assumptions import DEFAULT, DEFAULT_DEPLOYMENT, IDEAL_OVERRIDES, NEUTRAL_DEPLOYMENT
-from econ.commands._common import (check_flag, add_data_dir, add_decoding_options, add_economics_options,
-                                   add_scenario_option, add_slo_options, add_slo_percentile_option,
-                                   add_long_context_options, add_memory_options, memory_from, add_workload_options, catalog_from, check_range,
-                                   decoding_from, long_context_from, economics_from, load_scenario, parse_int_list,
-                                   progress, render, slo_from,
+from econ.commands._common import (add_data_dir, add_decoding_options, add_economics_options,
+                                   add_long_context_options, add_memory_options, add_scenario_option,
+                                   add_slo_options, add_slo_percentile_option, add_workload_options, catalog_from,
+                                   check_flag, check_range, decoding_from, economics_from, load_scenario,
+                                   long_context_from, memory_from, parse_int_list, progress, render, slo_from,
                                    slo_percentile_from, terminal_width, workload_from)
 from econ.errors import InvalidInputError
 from econ.analyses.optimize import SLO, OptimizeResult, SearchSpace, frontier, optimize, rejected_summary

@@ -24,7 +24,7 @@ from econ.physics.deployment import size_pools
 from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
-from econ.physics.memory import (batch_in_pool, kv_pool_bytes, kv_replication, trtllm_reserved_bytes,
+from econ.physics.memory import (batch_in_pool, kv_pool_bytes, kv_replication, kv_rule_reserved_bytes,
                                  weight_bytes_resident)
 from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillConstants, PrefillStep,
                                       peer_link_bytes_per_s, prefill_dispatch_s,
@@ -482,14 +482,11 @@ def kv_pool(model: ModelFacts, hardware: HardwareFacts, layout: Layout, weight_b
     -------
     ndarray [B], the whole instance's pool (negative under "total" where the weights do not fit)
     """
-    free = assumptions.kv_memory_rule == "free"
-    reserved = 0.0
-    if free:  # TensorRT-LLM: activations, MoE dispatch workspace, NCCL and runtime per rank
-        reserved = trtllm_reserved_bytes(model.attention_width, model.num_experts > 0, layout.tp,
-                                         assumptions.prefill_chunk_tokens, model.dispatch_workspace_width, layout.dp,
-                                         model.num_experts, model.experts_per_token, layout.ep)
+    reserved = kv_rule_reserved_bytes(assumptions.kv_memory_rule, assumptions.prefill_chunk_tokens,
+                                      model.attention_width, model.num_experts, model.experts_per_token,
+                                      model.dispatch_workspace_width, layout.tp, layout.dp, layout.ep)
     return kv_pool_bytes(layout.num_gpus, hardware.hbm_capacity_bytes, assumptions.usable_hbm_frac, weight_bytes,
-                         free, reserved)
+                         assumptions.kv_memory_rule == "free", reserved)
 
 
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
@@ -519,8 +516,9 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     -----
     Capacity: weights / N + B kv repl / N <= usable HBM (DESIGN.md "Capacity"), with non-routed weights
     replicated over the dp attention groups; under ``kv_memory_rule`` "free" (TensorRT-LLM) the pool is the usable
-    share of what the weights, activations and runtime leave free (:func:`kv_pool`). Aggregated serving pays, per decode step, for the prompts
-    of the B / output_len requests that finish per step; disaggregated serving moves each prompt's KV
+    share of what the weights, activations and runtime leave free (:func:`kv_pool`). Aggregated serving pays, per
+    decode step, for the prompts of the B / output_len requests that finish per step; disaggregated serving moves
+    each prompt's KV
     cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else scale-out)
     and sizes x prefill and y decode instances (:func:`econ.physics.deployment.size_pools`).
 

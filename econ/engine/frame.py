@@ -38,6 +38,7 @@ from econ.assumptions import (DEFAULT, DEFAULT_DEPLOYMENT, Assumptions, Deployme
 from econ.tables.catalog import Catalog, check_ids
 from econ.physics.deployment import layout_labels, layout_problem_message, layout_problems, resolve_parallelism
 from econ.physics.serving import mean_decode_context_tokens
+from econ.physics.memory import kv_rule_reserved_bytes, weight_budget_bytes
 from econ.errors import InvalidInputError, UnsupportedPrecisionError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.inputs import SPEC_METHODS, Efficiency, Formats, Layout, ModelFacts, Speculation
@@ -654,7 +655,8 @@ def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: Depl
         cache = {}
         object.__setattr__(catalog, "_engine_static", cache)
     eff = Efficiency.from_assumptions(a, da)
-    k = (a.usable_hbm_frac, a.embedding_bytes_per_param, da.kv_head_replication, eff.scale_up_latency_s,
+    k = (a.usable_hbm_frac, a.kv_memory_rule, a.prefill_chunk_tokens, a.embedding_bytes_per_param,
+         da.kv_head_replication, eff.scale_up_latency_s,
          eff.scale_out_latency_s, eff.alltoall_scale_up_latency_s, eff.alltoall_scale_out_latency_s)
     if k in cache:
         return cache[k]
@@ -665,7 +667,11 @@ def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: Depl
                                                             arr.pinned_expert_format[mc],
                                                             embedding_bytes_per_param=a.embedding_bytes_per_param,
                                                             native_fp8=arr.native_fp8_format[mc])
-    ngpu = _pow2_ceil(np.ceil(_resident(model, formats) / (hw.hbm_capacity_bytes * a.usable_hbm_frac)))
+    # the fewest accelerators whose weight budget holds the weights (under the free rule TP1's reservation: the largest)
+    reserved = kv_rule_reserved_bytes(a.kv_memory_rule, a.prefill_chunk_tokens, model.attention_width,
+                                      model.num_experts, model.experts_per_token, model.dispatch_workspace_width, 1.0)
+    budget = weight_budget_bytes(hw.hbm_capacity_bytes, a.usable_hbm_frac, a.kv_memory_rule == "free", reserved)
+    ngpu = _pow2_ceil(np.ceil(_resident(model, formats) / np.maximum(budget, 1.0)))
     tp, pp = resolve_parallelism(ngpu, hw.scale_up_domain_size, model.num_attention_heads)
     one = np.ones_like(tp)
     problem = layout_problems(tp, one, one, pp, ngpu, hw.scale_up_domain_size, model.num_attention_heads,

@@ -92,33 +92,67 @@ def kv_replication(tp, kv_shard_heads):
     return tp / np.minimum(tp, kv_shard_heads)
 
 
-def kv_pool_bytes(num_gpus, hbm_capacity_bytes, usable_hbm_frac, weight_bytes, free_rule=False,
-                  reserved_bytes=0.0):
-    """KV-cache pool of one instance under the engine's sizing rule (module docstring).
+def kv_pool_bytes_per_gpu(hbm_capacity_bytes, weight_bytes_per_gpu, usable_hbm_frac, free_rule=False,
+                          reserved_bytes=0.0):
+    """KV-cache pool of one accelerator under the engine's sizing rule (module docstring).
 
     Parameters
     ----------
-    num_gpus : scalar or array, >= 1 [-]
-    hbm_capacity_bytes : scalar or array, per accelerator [B]
+    hbm_capacity_bytes : scalar or array [B]
+    weight_bytes_per_gpu : scalar or array, the weights it holds [B]
     usable_hbm_frac : scalar or array in (0, 1]: of the total HBM (``total``) or of the free memory (``free``) [-]
-    weight_bytes : scalar or array, the instance's weights (one replica, non-routed weights replicated per
-        attention-DP group), spread evenly over ``num_gpus`` [B]
     free_rule : scalar or array of bool, the ``free`` rule (TensorRT-LLM) where true [-]
-    reserved_bytes : scalar or array, per accelerator, what the ``free`` rule allocates before the KV cache besides
-        the weights (:func:`trtllm_reserved_bytes`) [B]
+    reserved_bytes : scalar or array, what the ``free`` rule allocates before the KV cache besides the weights
+        (:func:`kv_rule_reserved_bytes`) [B]
 
     Returns
     -------
-    ndarray [B], the whole instance's pool: ``total``: N x HBM x usable - weights (negative where the weights do not
-    fit); ``free``: N x usable x (1 - :data:`TRTLLM_KV_RESERVED_FRAC`) x max(HBM - weights / N - reserved, 0).
+    ndarray [B]: ``total``: HBM x usable - weights (negative where the weights do not fit); ``free``:
+    usable x (1 - :data:`TRTLLM_KV_RESERVED_FRAC`) x max(HBM - weights - reserved, 0).
     Llama-3.1-70B FP8 on one H100 (80 GiB, 72.7 GB of weights, 2,000-token sequences): 14 sequences under ``total``,
-    21 under ``free`` (tests/physics/test_kv_pool.py).
+    21 under ``free`` (tests/analyses/test_kv_free_memory.py).
     """
-    n = np.asarray(num_gpus, dtype=float)
-    total = n * hbm_capacity_bytes * usable_hbm_frac - weight_bytes
-    free = (n * usable_hbm_frac * (1.0 - TRTLLM_KV_RESERVED_FRAC)
-            * np.maximum(hbm_capacity_bytes - weight_bytes / n - reserved_bytes, 0.0))
+    total = hbm_capacity_bytes * usable_hbm_frac - weight_bytes_per_gpu
+    free = (usable_hbm_frac * (1.0 - TRTLLM_KV_RESERVED_FRAC)
+            * np.maximum(hbm_capacity_bytes - weight_bytes_per_gpu - reserved_bytes, 0.0))
     return np.where(free_rule, free, total)
+
+
+def kv_pool_bytes(num_gpus, hbm_capacity_bytes, usable_hbm_frac, weight_bytes, free_rule=False, reserved_bytes=0.0):
+    """KV-cache pool of one instance: ``num_gpus`` x :func:`kv_pool_bytes_per_gpu` with ``weight_bytes`` (the
+    instance's, spread evenly over ``num_gpus``) [B]."""
+    n = np.asarray(num_gpus, dtype=float)
+    return n * kv_pool_bytes_per_gpu(hbm_capacity_bytes, weight_bytes / n, usable_hbm_frac, free_rule, reserved_bytes)
+
+
+def weight_budget_bytes(hbm_capacity_bytes, usable_hbm_frac, free_rule=False, reserved_bytes=0.0):
+    """Most weight bytes one accelerator may hold and keep a KV pool: HBM x usable (``total``) or HBM - reserved
+    (``free``) [B]; the fewest accelerators for a model's weights is ceil(weights / this)."""
+    return np.where(free_rule, hbm_capacity_bytes - reserved_bytes, hbm_capacity_bytes * usable_hbm_frac)
+
+
+def kv_rule_reserved_bytes(kv_memory_rule, max_num_tokens, attention_width, num_experts, experts_per_token,
+                           dispatch_workspace_width, tp, dp=1.0, ep=1.0):
+    """Memory the rule ``kv_memory_rule`` sets aside on each accelerator before the KV cache besides the weights:
+    :func:`trtllm_reserved_bytes` for ``free`` (activations for ``max_num_tokens`` tokens, the MoE dispatch
+    workspace, NCCL and runtime), 0 for ``total`` (vLLM's share of the total covers them).
+
+    Parameters
+    ----------
+    kv_memory_rule : str, "total" or "free" (:data:`econ.vocabulary.KV_MEMORY_RULES`)
+    max_num_tokens : scalar, tokens per forward pass (``Assumptions.prefill_chunk_tokens``) [tokens]
+    attention_width, num_experts, experts_per_token, dispatch_workspace_width : scalar or array, the model's
+        (:class:`econ.physics.inputs.ModelFacts`) [-]
+    tp, dp, ep : scalar or array, the instance's attention TP, attention-DP ranks and EP ranks [-]
+
+    Returns
+    -------
+    scalar 0.0 or ndarray [B] per accelerator
+    """
+    if kv_memory_rule != "free":
+        return 0.0
+    return trtllm_reserved_bytes(attention_width, np.asarray(num_experts) > 0, tp, max_num_tokens,
+                                 dispatch_workspace_width, dp, num_experts, experts_per_token, ep)
 
 
 def batch_in_pool(pool_bytes, kv_bytes_per_sequence, replication=1.0):
@@ -186,8 +220,9 @@ def trtllm_reserved_bytes(attention_width, moe, tp, max_num_tokens, moe_workspac
     ndarray [B] per rank
     """
     tps = (1, 2, 4, 8)  # the tables' keys; TP rounded down to one of them
-    k = np.clip(np.floor(np.log2(np.maximum(np.asarray(tp, dtype=float), 1.0))), 0, len(tps) - 1).astype(int)
-    moe = np.broadcast_to(np.asarray(moe, dtype=bool), k.shape)
+    t, moe = np.broadcast_arrays(np.asarray(tp, dtype=float), np.asarray(moe, dtype=bool))
+    t = np.nan_to_num(t, nan=1.0, posinf=8.0)  # a missing TP reads TP1 (never an index error)
+    k = np.clip(np.floor(np.log2(np.maximum(t, 1.0))), 0, len(tps) - 1).astype(int)
     coef = np.where(moe, np.array([TRTLLM_ACTIVATION_COEFFICIENT[True][t] for t in tps])[k],
                     np.array([TRTLLM_ACTIVATION_COEFFICIENT[False][t] for t in tps])[k])
     nccl = np.array([TRTLLM_NCCL_BYTES[t] for t in tps])[k]

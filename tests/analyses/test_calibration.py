@@ -111,7 +111,8 @@ def test_offline_runs_at_the_kv_capacity_batch_capped_per_group(cases):
                    columns=("max_batch_size", "weight_bytes_per_gpu", "kv_bytes_per_gpu"))
     hbm = CATALOG.accelerator("h200-sxm")["hbm_capacity_bytes"]
     free = DEFAULT.usable_hbm_frac * (1 - TRTLLM_KV_RESERVED_FRAC) * (
-        hbm - eng["weight_bytes_per_gpu"][0] - trtllm_reserved_bytes([8192], [False], [1], DEFAULT.prefill_chunk_tokens)[0])
+        hbm - eng["weight_bytes_per_gpu"][0]
+        - trtllm_reserved_bytes([8192], [False], [1], DEFAULT.prefill_chunk_tokens)[0])
     want = min(np.floor(free / eng["kv_bytes_per_gpu"][0]), DEFAULT.max_batch_per_group)  # one sequence's KV at TP1
     assert abs(r["batch_size"] - want) <= 1
     assert r["batch_size"] > eng["max_batch_size"][0]

@@ -61,9 +61,9 @@ def test_an_engine_without_an_overlap_scheduler_is_predicted_with_its_host_time_
     got = cal.predict(cases, CATALOG)["predicted"].to_numpy()
     pts = cases.points.drop("case", "layout_id")
     # each as calibrate predicts it: its engine's assumptions, the measured deployments' EP imbalance (stop 31); a
-    # TensorRT-LLM run's KV pool is its batch, sized by TensorRT-LLM's free-memory rule (stop 35: the engine's wall
-    # lifted to the whole HBM)
-    assert DEFAULT.with_overrides(cpu_overlap_frac=0.0, prefill_layer_dispatch_s=0.0, usable_hbm_frac=1.0) == \
+    # TensorRT-LLM run's KV pool is sized by TensorRT-LLM's free-memory rule (stop 35; the engine's kv_memory_rule
+    # "free" since stop 36)
+    assert DEFAULT.with_overrides(cpu_overlap_frac=0.0, prefill_layer_dispatch_s=0.0, kv_memory_rule="free") == \
         cal._engine_assumptions(DEFAULT, "tensorrt-llm-cpp")
     for i, cls in enumerate(("tensorrt-llm-cpp", "tensorrt-llm-pytorch")):
         direct = evaluate(pts[i:i + 1], CATALOG, cal._engine_assumptions(DEFAULT, cls), cal.PHYSICS_ECONOMICS,

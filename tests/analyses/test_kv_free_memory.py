@@ -171,17 +171,71 @@ def test_the_architecture_gives_aiconfigurators_width():
 
 
 @pytest.mark.parametrize("usable", [0.3, 0.9, 1.0])
-def test_the_free_rule_never_exceeds_the_memory_left(usable):
-    """Property: the free pool is at most the memory the weights leave, and 0 (not negative) where they fill it."""
+@pytest.mark.parametrize("num_gpus", [1, 4, 72])
+def test_the_free_rule_never_exceeds_the_memory_left(usable, num_gpus):
+    """Property: the free pool is at most the memory the weights leave on each accelerator (times the accelerators),
+    0 (not negative) where they fill it, and the instance's pool is the per-accelerator pool times its count."""
     hbm = np.linspace(20e9, 300e9, 50)
-    w = np.linspace(1e9, 400e9, 50)[:, None]
+    w = np.linspace(1e9, 400e9, 50)[:, None] * num_gpus  # the instance's weights, spread evenly
     reserved = M.trtllm_reserved_bytes([8192], [False], [1], 8192)[0]
-    pool = M.kv_pool_bytes(1, hbm, usable, w, True, reserved)
+    left = np.maximum(hbm - w / num_gpus - reserved, 0)
+    pool = M.kv_pool_bytes(num_gpus, hbm, usable, w, True, reserved)
     assert (pool >= 0).all()
-    assert (pool <= np.maximum(hbm - w - reserved, 0) + 1e-6).all()
-    assert (pool[hbm - w - reserved <= 0] == 0).all()
+    assert (pool <= num_gpus * left + 1e-3).all()
+    assert (pool[left == 0] == 0).all()
+    np.testing.assert_allclose(pool, num_gpus * M.kv_pool_bytes_per_gpu(hbm, w / num_gpus, usable, True, reserved))
+    # the total rule is vLLM's share of the whole memory less the weights (negative where they do not fit)
+    np.testing.assert_allclose(M.kv_pool_bytes(num_gpus, hbm, usable, w), num_gpus * hbm * usable - w, atol=1.0)
 
 
 def test_an_unknown_rule_is_refused():
     with pytest.raises(InvalidInputError, match=r"kv_memory_rule='vllm' is not one of \['total', 'free'\]"):
         DEFAULT.with_overrides(kv_memory_rule="vllm")
+
+
+def test_the_flag_overrides_a_scenario(tmp_path, capsys):
+    """``--kv-memory-rule`` beats a scenario file's rule; the scenario's usable share stays (0.95 of the free memory:
+    22 sequences; 0.95 of the total: 27)."""
+    from econ.cli import main
+
+    sc = tmp_path / "free.toml"
+    sc.write_text('kv_memory_rule = "free"\nusable_hbm_frac = 0.95\n')
+    args = ["cost", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--gpus", "1", "--precision", "fp8",
+            "--batch", "8", "--input-len", "1000", "--output-len", "1000", "--scenario", str(sc), "--format", "csv",
+            "--all-columns"]
+    got = {}
+    for extra in ([], ["--kv-memory-rule", "total"]):
+        assert main(args + extra) == 0
+        got[tuple(extra)] = pl.read_csv(__import__("io").StringIO(capsys.readouterr().out))["max_batch_size"][0]
+    assert got[()] == 22 and got[("--kv-memory-rule", "total")] == 27
+
+
+def test_the_rule_reaches_the_gpu_count_the_task_cost_and_the_long_prompt():
+    """Beyond the capacity wall: a row without a layout gets the fewest accelerators whose weight budget holds the
+    weights (Llama-3.1-70B BF16, 141 GB, on H200s: two at 0.9 of the total, one when the free memory counts); a task's
+    spare HBM for waiting prefixes is the rule's pool less the batch's KV; a long prompt's KV fits on one H100 under
+    the free rule where it does not under the total."""
+    from econ.analyses.long_prompt import long_prompt
+    from econ.analyses.tasks import with_task_costs
+
+    free = DEFAULT.with_overrides(kv_memory_rule="free")
+    row = pl.DataFrame([dict(model="llama-3.1-70b", hardware="h200-sxm", precision="bf16", batch_size=1,
+                             input_len=1000, output_len=1000)])
+    n = {r: evaluate(row, CATALOG, a, cal.PHYSICS_ECONOMICS, columns=("num_gpus",))["num_gpus"][0]
+         for r, a in (("total", DEFAULT), ("free", free))}
+    assert n == {"total": 2, "free": 1}
+    pts = pl.DataFrame([dict(model="llama-3.3-70b", hardware="h100-sxm", precision="fp8", num_gpus=4, tp=4, dp=1,
+                             ep=1, pp=1, batch_size=8, input_len=20000, output_len=500)])
+    spare = {}
+    for r, a in (("total", DEFAULT), ("free", free)):
+        f = evaluate(pts, CATALOG, a, cal.PHYSICS_ECONOMICS)
+        t = with_task_costs(f, CATALOG, calls_per_task=8, prefix_reuse_frac=0.9, reuse_interval_s=30, assumptions=a)
+        spare[r] = t["hbm_free_bytes_per_gpu"][0]
+        per_seq = f["kv_bytes_per_gpu"][0] / 8
+        # the spare pool holds the sequences between the batch and the wall (to within one sequence's floor)
+        assert f["max_batch_size"][0] - 8 <= spare[r] / per_seq < f["max_batch_size"][0] - 8 + 1
+    assert spare["free"] < spare["total"]  # 4 x 80 GB: the free rule's reservation exceeds 10% of the HBM
+    fits = {r: long_prompt(CATALOG, model="llama-3.1-70b", hardware="h100-sxm", prompt_tokens=20000, tp=1,
+                           assumptions=a).plans.filter(pl.col("cp") == 1)["kv_fits"][0]
+            for r, a in (("total", DEFAULT), ("free", free))}
+    assert fits == {"total": False, "free": True}

@@ -86,7 +86,7 @@ def test_a_long_reuse_interval_moves_gb200_prefixes_to_grace_memory(catalog):
 
     frame = cost_table(catalog, model="llama-3.3-70b", hardware="gb200-nvl72", precision="fp8", batch_sizes=[64],
                        input_len=67892, output_len=528, economics=Economics(cache_hit_frac=0.857))
-    kw = dict(calls_per_task=7.83, prefix_reuse_frac=0.857, usable_hbm_frac=DEFAULT.usable_hbm_frac)
+    kw = dict(calls_per_task=7.83, prefix_reuse_frac=0.857, assumptions=DEFAULT)
     short = with_task_costs(frame, catalog, reuse_interval_s=1.0, **kw).row(0, named=True)
     long = with_task_costs(frame, catalog, reuse_interval_s=600.0, **kw).row(0, named=True)
     assert short["kv_tier"] == "hbm"

@@ -68,6 +68,6 @@ def test_cost_explorer_shows_dollars_per_task_for_a_task_preset(catalog):
                               assumptions=sc.assumptions(), economics=sc.economics(catalog))
     w = WORKLOADS["agentic-coding"]
     t = with_task_costs(first, catalog, calls_per_task=w.calls_per_task, prefix_reuse_frac=w.prefix_reuse_frac,
-                        reuse_interval_s=w.reuse_interval_s, usable_hbm_frac=sc.assumptions().usable_hbm_frac)
+                        reuse_interval_s=w.reuse_interval_s, assumptions=sc.assumptions())
     assert metrics["$ per task"] == fmt.usd(t["usd_per_task"][0])
     assert "$ per task" not in {m.label for m in _run("cost_explorer").metric}  # chat: no task

@@ -245,15 +245,17 @@ def test_the_kernel_is_cached_on_disk_or_compiled_in_the_process_when_it_cannot_
 
 
 @needs_numba
-def test_fused_equals_numpy_under_the_free_memory_rule(catalog, monkeypatch):
+@pytest.mark.parametrize("layout", [False, True])
+def test_fused_equals_numpy_under_the_free_memory_rule(layout, catalog, monkeypatch):
     """TensorRT-LLM's KV pool (``kv_memory_rule`` "free": a share of what weights, activations and runtime leave)
-    reaches the kernel's capacity column as it does the numpy path's, and moves it."""
+    reaches the kernel's capacity column as it does the numpy path's, and moves it; with a given layout the frame runs
+    attention DP, EP and pipeline stages (the MoE dispatch workspace scales with them)."""
     from econ.assumptions import DEFAULT
-    pts = _sample(catalog, np.random.default_rng(36), 1500, layout=False)
+    pts = _sample(catalog, np.random.default_rng(36 + layout), 1500, layout=layout)
     free = DEFAULT.with_overrides(kv_memory_rule="free")
     fast, slow, n_fused = _both(pts, catalog, monkeypatch, strict=False, assumptions=free)
     _assert_same(fast, slow)
     assert n_fused == pts.height
     total = evaluate(pts, catalog, columns=COLUMNS, strict=False)
     moved = (fast["max_batch_size"] != total["max_batch_size"]).fill_null(False)
-    assert moved.sum() > pts.height // 4
+    assert moved.sum() > pts.height // 10
