@@ -648,24 +648,9 @@ def add_memory_options(p) -> None:
         add_field_option(g, name)
 
 
-def memory_from(args, assumptions):
-    """``assumptions`` with the given ``--kv-memory-rule`` / ``--usable-hbm-frac``, each range-checked.
-
-    Raises
-    ------
-    InvalidInputError
-        A value outside its field's range, naming the flag, the value and the range.
-    """
-    given = {}
-    for name in MEMORY_FIELDS:
-        v = getattr(args, name, None)
-        if v is not None:
-            given[name] = FIELDS[name].check(v, shown_as=FIELDS[name].flag_name)
-    return assumptions.with_overrides(**given) if given else assumptions
-
-
-def long_context_from(args) -> dict:
-    """The given long-context flags as engine inputs (``--prefix-tier off`` = None), each range-checked.
+def given_fields(args, names) -> dict:
+    """The vocabulary fields ``names`` given on the command line (a field's none token, e.g. ``--prefix-tier off``,
+    counts as not given), each range-checked.
 
     Raises
     ------
@@ -673,13 +658,24 @@ def long_context_from(args) -> dict:
         A value outside its field's range, naming the flag, the value and the range.
     """
     out = {}
-    for name in LONG_CONTEXT_FIELDS:
+    for name in names:
         v = getattr(args, name, None)
         f = FIELDS[name]
         if v is None or (f.none_token and v == f.none_token):
             continue
         out[name] = f.check(v, shown_as=f.flag_name)
     return out
+
+
+def memory_from(args, assumptions):
+    """``assumptions`` with the given ``--kv-memory-rule`` / ``--usable-hbm-frac`` (:func:`given_fields`)."""
+    given = given_fields(args, MEMORY_FIELDS)
+    return assumptions.with_overrides(**given) if given else assumptions
+
+
+def long_context_from(args) -> dict:
+    """The given long-context flags as engine inputs (``--prefix-tier off`` = None): :func:`given_fields`."""
+    return given_fields(args, LONG_CONTEXT_FIELDS)
 
 
 def decoding_from(args, scenario=None):
