@@ -518,9 +518,8 @@ def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,
     replicated over the dp attention groups; under ``kv_memory_rule`` "free" (TensorRT-LLM) the pool is the usable
     share of what the weights, activations and runtime leave free (:func:`kv_pool`). Aggregated serving pays, per
     decode step, for the prompts of the B / output_len requests that finish per step; disaggregated serving moves
-    each prompt's KV
-    cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else scale-out)
-    and sizes x prefill and y decode instances (:func:`econ.physics.deployment.size_pools`).
+    each prompt's KV cache between the pools (alpha-beta on scale-up when both pools fit in one domain, else
+    scale-out) and sizes x prefill and y decode instances (:func:`econ.physics.deployment.size_pools`).
 
     Issue 22, each off by default: with ``inp.tiers`` offloading, the decode KV fills HBM then host memory then NVMe
     and every step reads the offloaded share (:func:`_kv_offload`); with a prefix-cache tier, the prompt's new
