@@ -19,12 +19,12 @@ from econ import units
 from econ.assumptions import DEFAULT, Assumptions, Economics
 from econ.analyses.optimize import SearchSpace, search
 from econ.analyses.search import cheapest
-from econ.engine import evaluate
+from econ.engine import catalog_arrays, evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
 from econ.tables.kv_tiers import load_kv_tiers, system_tiers
 from econ.vocabulary import FIELDS
 from econ.physics.long_context import chunked_prefill, disaggregated_prefill_ttft_s
-from econ.physics.memory import kv_pool_bytes_per_gpu, kv_rule_reserved_bytes
+from econ.engine.core import kv_pool_per_gpu
 from econ.physics.precision import PRECISIONS
 from econ.tables.catalog import Catalog, check_ids
 from econ.validate import require_in_range
@@ -188,12 +188,8 @@ def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: i
                                    output_len=output_len, **kw,
                                    tp=tp if tp and tp <= catalog.accelerator(prefill_hardware)["scale_up_domain_size"]
                                    else None)))  # a tp beyond the part's scale-up domain: the searched layout
-    mf = catalog.model(model)
+    facts = catalog_arrays(catalog).model_facts([model])
     for strategy, hw_id, lay in parts:
-        a = assumptions
-        reserved = kv_rule_reserved_bytes(a.kv_memory_rule, a.prefill_chunk_tokens, mf["attention_width"] or 0.0,
-                                          mf["num_experts"] or 0.0, mf["experts_per_token"] or 0.0,
-                                          mf["dispatch_workspace_width"] or 0.0, lay["tp"], lay["dp"], lay["ep"])
         hbm = catalog.accelerator(hw_id)["hbm_capacity_bytes"]
         # a prefill part holds the prompt's KV only (output_len 1): that KV is what ships to the decode accelerators
         r = _lone_prompt(catalog, model=model, hardware=hw_id, prompt_tokens=s,
@@ -212,9 +208,9 @@ def long_prompt(catalog: Catalog, *, model: str, hardware: str, prompt_tokens: i
                          "ttft_s": ttft, "prefill_s": pre, "kv_transfer_s": xfer,
                          "exposed_comm_s": float(row["exposed_comm_s"]),
                          "parallel_efficiency_frac": (one / (cp * pre)) if one else None,
-                         "kv_fits": bool(row["kv_bytes_per_gpu"] <= kv_pool_bytes_per_gpu(  # the engine's rule
-                             hbm, row["weight_bytes_per_gpu"], a.usable_hbm_frac, a.kv_memory_rule == "free",
-                             reserved)),
+                         "kv_fits": bool(np.all(row["kv_bytes_per_gpu"] <= kv_pool_per_gpu(  # the engine's rule
+                             facts, hbm, row["weight_bytes_per_gpu"], lay["tp"], lay["dp"], lay["ep"],
+                             assumptions))),
                          "usd_per_gpu_hour": gh, "usd_per_prompt": n * cp * pre * gh / units.SECONDS_PER_HOUR})
     chunked = pl.DataFrame()
     if chunks:

@@ -19,7 +19,7 @@ from econ.assumptions import (AUTO_DECODING, DEFAULT, DEFAULT_DEPLOYMENT, Assump
 from econ.tables.catalog import Catalog
 from econ.physics import precision as prec
 from econ.physics.deployment import layout_problems
-from econ.engine import evaluate
+from econ.engine import catalog_arrays, evaluate
 from econ.errors import DoesNotFitError, InvalidInputError
 from econ.presets import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN
 from econ.physics.memory import kv_rule_reserved_bytes, weight_budget_bytes, weight_bytes_resident
@@ -141,9 +141,7 @@ def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: i
         keys = keys.with_columns(pl.lit(None, pl.Int64).alias("scale_up_domain_size"))
     m = catalog.models.select(pl.col("id").alias("model"), "total_params", "embedding_params", "lm_head_params",
                               "num_attention_heads", "kv_shard_heads", "num_layers",
-                              pl.col("num_experts").fill_null(0).alias("num_experts"),
-                              pl.col("experts_per_token").fill_null(0).alias("_k"), "attention_width",
-                              "dispatch_workspace_width")
+                              pl.col("num_experts").fill_null(0).alias("num_experts"))
     h = catalog.accelerators.select(pl.col("id").alias("hardware"), "hbm_capacity_bytes",
                                     pl.col("scale_up_domain_size").alias("_catalog_domain"))
     k = (keys.unique(maintain_order=True).join(m, on="model", how="left").join(h, on="hardware", how="left")
@@ -153,13 +151,10 @@ def layout_candidates_frame(catalog: Catalog, keys: pl.DataFrame, *, num_gpus: i
     w = weight_bytes_resident(pl.col("total_params"), pl.col("embedding_params"), pl.col("lm_head_params"),
                               pl.col("_wb"), assumptions.embedding_bytes_per_param)
     # the fewest accelerators whose weight budget holds the weights (the engine's rule; free: TP1's reservation)
-    col = {c: k[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in
-           ("attention_width", "num_experts", "_k", "dispatch_workspace_width", "hbm_capacity_bytes")}
     reserved = kv_rule_reserved_bytes(assumptions.kv_memory_rule, assumptions.prefill_chunk_tokens,
-                                      col["attention_width"], col["num_experts"], col["_k"],
-                                      col["dispatch_workspace_width"], np.ones(k.height))
-    budget = weight_budget_bytes(col["hbm_capacity_bytes"], assumptions.usable_hbm_frac,
-                                 assumptions.kv_memory_rule == "free", reserved)
+                                      catalog_arrays(catalog).model_facts(k["model"].to_list()), np.ones(k.height))
+    budget = weight_budget_bytes(k["hbm_capacity_bytes"].cast(pl.Float64).fill_null(0.0).to_numpy(),
+                                 assumptions.usable_hbm_frac, assumptions.kv_memory_rule == "free", reserved)
     k = k.with_columns(pl.Series("_budget", np.maximum(np.broadcast_to(budget, (k.height,)), 1.0)))
     need = (w / pl.col("_budget")).ceil().clip(lower_bound=1.0)
     k = k.with_columns((2.0 ** need.log(2).ceil()).cast(pl.Int64).alias("_n0"))
@@ -546,10 +541,9 @@ def cost_table(catalog: Catalog, *, model: str, hardware: str, precision: str = 
             held = (f"{usable / 1e9:,.0f} GB usable ({r['num_gpus']} x {hw['hbm_capacity_gib']:g} GiB x "
                     f"{assumptions.usable_hbm_frac:g})")
         else:
-            mf = catalog.model(model)
-            reserved = float(kv_rule_reserved_bytes(
-                "free", assumptions.prefill_chunk_tokens, mf["attention_width"] or 0.0, mf["num_experts"] or 0.0,
-                mf["experts_per_token"] or 0.0, mf["dispatch_workspace_width"] or 0.0, r["tp"], r["dp"], r["ep"]))
+            reserved = float(kv_rule_reserved_bytes("free", assumptions.prefill_chunk_tokens,
+                                                    catalog_arrays(catalog).model_facts([model]), r["tp"], r["dp"],
+                                                    r["ep"])[0])
             held = (f"{r['num_gpus'] * hw['hbm_capacity_bytes'] / 1e9:,.0f} GB; after the weights and "
                     f"{reserved / 1e9:,.1f} GB per GPU of activations and runtime the KV cache gets "
                     f"{assumptions.usable_hbm_frac:g} of what is left (kv_memory_rule free)")

@@ -26,7 +26,8 @@ from econ import units
 from econ.assumptions import DEFAULT, Assumptions
 from econ.economics.pricing import usd_per_task
 from econ.physics.fleet import littles_law_concurrency
-from econ.physics.memory import kv_pool_bytes_per_gpu, kv_rule_reserved_bytes
+from econ.engine import catalog_arrays
+from econ.engine.core import kv_pool_per_gpu
 from econ.physics.kv_tiers import (TIERS, cached_token_cost_usd, hbm_usd_per_gb_hour, place_kv, sequences_held,
                                    transfer_time_s)
 from econ.presets import check_task
@@ -95,18 +96,10 @@ def with_task_costs(frame: pl.DataFrame, catalog: Catalog, *, calls_per_task: fl
     waiting = littles_law_concurrency(batch / call_s, reuse_interval_s) if reuse_interval_s > 0 else np.zeros(n)
     waiting_bytes = waiting * cached * kv_tok / gpus  # per accelerator [B]
     hbm = np.array([acc[h]["hbm_capacity_bytes"] if h in acc else np.nan for h in frame["hardware"]])
-    a = assumptions
-    usable_hbm_frac = a.usable_hbm_frac
-    mods = catalog.models.select("id", "attention_width", "num_experts", "experts_per_token",
-                                 "dispatch_workspace_width").fill_null(0.0)
-    mod = frame.select("model").join(mods, left_on="model", right_on="id", how="left", maintain_order="left")
-    facts = {c: mod[c].cast(pl.Float64).fill_null(0.0).to_numpy() for c in mods.columns if c != "id"}
-    reserved = kv_rule_reserved_bytes(a.kv_memory_rule, a.prefill_chunk_tokens, facts["attention_width"],
-                                      facts["num_experts"], facts["experts_per_token"],
-                                      facts["dispatch_workspace_width"], _col(frame, "tp"), _col(frame, "dp"),
-                                      _col(frame, "ep"))
-    pool = kv_pool_bytes_per_gpu(hbm, _col(frame, "weight_bytes_per_gpu"), usable_hbm_frac,
-                                 a.kv_memory_rule == "free", reserved)
+    usable_hbm_frac = assumptions.usable_hbm_frac
+    pool = kv_pool_per_gpu(catalog_arrays(catalog).model_facts(frame["model"].to_list()), hbm,
+                           _col(frame, "weight_bytes_per_gpu"), _col(frame, "tp"), _col(frame, "dp"), _col(frame, "ep"),
+                           assumptions)
     hbm_free = np.maximum(pool - _col(frame, "kv_bytes_per_gpu"), 0.0)
     hbm_bw = np.array([acc[h]["hbm_bandwidth_bytes_per_s"] if h in acc else np.nan for h in frame["hardware"]])
     systems = [system_tiers(tiers, h) for h in frame["hardware"]]

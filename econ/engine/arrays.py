@@ -75,6 +75,11 @@ class CatalogArrays:
         """The facts of models ``codes`` (int array: one gather of the stacked table; scalar: scalars)."""
         return ModelFacts(**_take_rows(self.model, codes))
 
+    def model_facts(self, ids) -> ModelFacts:
+        """The facts of the models named ``ids`` (a sequence of catalog ids; KeyError for an unknown one)."""
+        index = {m: i for i, m in enumerate(self.model_ids)}
+        return self.models(np.array([index[i] for i in ids], dtype=np.int64))
+
     def accelerators(self, codes) -> HardwareFacts:
         """The facts of accelerators ``codes`` (as :meth:`models`)."""
         return HardwareFacts(**_take_rows(self.hardware, codes))

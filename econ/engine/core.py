@@ -24,7 +24,7 @@ from econ.physics.deployment import size_pools
 from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
-from econ.physics.memory import (batch_in_pool, kv_pool_bytes, kv_replication, kv_rule_reserved_bytes,
+from econ.physics.memory import (batch_in_pool, kv_pool_bytes_per_gpu, kv_replication, kv_rule_reserved_bytes,
                                  weight_bytes_resident)
 from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillConstants, PrefillStep,
                                       peer_link_bytes_per_s, prefill_dispatch_s,
@@ -468,25 +468,35 @@ def _slowed(d: DecodeStep, extra_s) -> DecodeStep:
                    binding_wall_code=np.where(extra_s > 0, 1, d.binding_wall_code))
 
 
-def kv_pool(model: ModelFacts, hardware: HardwareFacts, layout: Layout, weight_bytes, assumptions: Assumptions):
-    """KV-cache pool of an instance under ``assumptions.kv_memory_rule`` (:func:`econ.physics.memory.kv_pool_bytes`).
+def kv_pool_per_gpu(model: ModelFacts, hbm_capacity_bytes, weight_bytes_per_gpu, tp, dp, ep,
+                    assumptions: Assumptions):
+    """KV-cache pool of one accelerator under ``assumptions.kv_memory_rule``
+    (:func:`econ.physics.memory.kv_pool_bytes_per_gpu` with :func:`econ.physics.memory.kv_rule_reserved_bytes`).
 
     Parameters
     ----------
-    model, hardware, layout : the instance's facts and parallelism (arrays of one broadcast shape)
-    weight_bytes : scalar or array, the instance's resident weights (:func:`replica_weights`) [B]
+    model : ModelFacts of the rows (``econ.engine.catalog_arrays(catalog).model_facts`` for model ids)
+    hbm_capacity_bytes, weight_bytes_per_gpu : scalar or array [B]
+    tp, dp, ep : scalar or array, the instance's attention TP, attention-DP ranks and EP ranks [-]
     assumptions : Assumptions (``usable_hbm_frac``, ``kv_memory_rule``, ``prefill_chunk_tokens``: TensorRT-LLM's
         max_num_tokens, the tokens its activations are sized for)
 
     Returns
     -------
-    ndarray [B], the whole instance's pool (negative under "total" where the weights do not fit)
+    ndarray [B] (negative under "total" where the weights do not fit)
     """
-    reserved = kv_rule_reserved_bytes(assumptions.kv_memory_rule, assumptions.prefill_chunk_tokens,
-                                      model.attention_width, model.num_experts, model.experts_per_token,
-                                      model.dispatch_workspace_width, layout.tp, layout.dp, layout.ep)
-    return kv_pool_bytes(layout.num_gpus, hardware.hbm_capacity_bytes, assumptions.usable_hbm_frac, weight_bytes,
-                         assumptions.kv_memory_rule == "free", reserved)
+    a = assumptions
+    reserved = kv_rule_reserved_bytes(a.kv_memory_rule, a.prefill_chunk_tokens, model, tp, dp, ep)
+    return kv_pool_bytes_per_gpu(hbm_capacity_bytes, weight_bytes_per_gpu, a.usable_hbm_frac,
+                                 a.kv_memory_rule == "free", reserved)
+
+
+def kv_pool(model: ModelFacts, hardware: HardwareFacts, layout: Layout, weight_bytes, assumptions: Assumptions):
+    """KV-cache pool of an instance: its accelerators x :func:`kv_pool_per_gpu`, the instance's resident weights
+    ``weight_bytes`` (:func:`replica_weights`) [B] spread evenly over them. [B]"""
+    n = np.asarray(layout.num_gpus, dtype=float)
+    return n * kv_pool_per_gpu(model, hardware.hbm_capacity_bytes, weight_bytes / n, layout.tp, layout.dp, layout.ep,
+                               assumptions)
 
 
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,

@@ -668,8 +668,7 @@ def _static_table(catalog: Catalog, arr: CatalogArrays, a: Assumptions, da: Depl
                                                             embedding_bytes_per_param=a.embedding_bytes_per_param,
                                                             native_fp8=arr.native_fp8_format[mc])
     # the fewest accelerators whose weight budget holds the weights (under the free rule TP1's reservation: the largest)
-    reserved = kv_rule_reserved_bytes(a.kv_memory_rule, a.prefill_chunk_tokens, model.attention_width,
-                                      model.num_experts, model.experts_per_token, model.dispatch_workspace_width, 1.0)
+    reserved = kv_rule_reserved_bytes(a.kv_memory_rule, a.prefill_chunk_tokens, model, 1.0)
     budget = weight_budget_bytes(hw.hbm_capacity_bytes, a.usable_hbm_frac, a.kv_memory_rule == "free", reserved)
     ngpu = _pow2_ceil(np.ceil(_resident(model, formats) / np.maximum(budget, 1.0)))
     tp, pp = resolve_parallelism(ngpu, hw.scale_up_domain_size, model.num_attention_heads)

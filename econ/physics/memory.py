@@ -131,8 +131,7 @@ def weight_budget_bytes(hbm_capacity_bytes, usable_hbm_frac, free_rule=False, re
     return np.where(free_rule, hbm_capacity_bytes - reserved_bytes, hbm_capacity_bytes * usable_hbm_frac)
 
 
-def kv_rule_reserved_bytes(kv_memory_rule, max_num_tokens, attention_width, num_experts, experts_per_token,
-                           dispatch_workspace_width, tp, dp=1.0, ep=1.0):
+def kv_rule_reserved_bytes(kv_memory_rule, max_num_tokens, model, tp, dp=1.0, ep=1.0):
     """Memory the rule ``kv_memory_rule`` sets aside on each accelerator before the KV cache besides the weights:
     :func:`trtllm_reserved_bytes` for ``free`` (activations for ``max_num_tokens`` tokens, the MoE dispatch
     workspace, NCCL and runtime), 0 for ``total`` (vLLM's share of the total covers them).
@@ -141,8 +140,9 @@ def kv_rule_reserved_bytes(kv_memory_rule, max_num_tokens, attention_width, num_
     ----------
     kv_memory_rule : str, "total" or "free" (:data:`econ.vocabulary.KV_MEMORY_RULES`)
     max_num_tokens : scalar, tokens per forward pass (``Assumptions.prefill_chunk_tokens``) [tokens]
-    attention_width, num_experts, experts_per_token, dispatch_workspace_width : scalar or array, the model's
-        (:class:`econ.physics.inputs.ModelFacts`) [-]
+    model : :class:`econ.physics.inputs.ModelFacts` (its ``attention_width``, ``num_experts``,
+        ``experts_per_token`` and ``dispatch_workspace_width``; ``econ.engine.catalog_arrays(catalog).model_facts``
+        gives them for model ids)
     tp, dp, ep : scalar or array, the instance's attention TP, attention-DP ranks and EP ranks [-]
 
     Returns
@@ -151,8 +151,8 @@ def kv_rule_reserved_bytes(kv_memory_rule, max_num_tokens, attention_width, num_
     """
     if kv_memory_rule != "free":
         return 0.0
-    return trtllm_reserved_bytes(attention_width, np.asarray(num_experts) > 0, tp, max_num_tokens,
-                                 dispatch_workspace_width, dp, num_experts, experts_per_token, ep)
+    return trtllm_reserved_bytes(model.attention_width, np.asarray(model.num_experts) > 0, tp, max_num_tokens,
+                                 model.dispatch_workspace_width, dp, model.num_experts, model.experts_per_token, ep)
 
 
 def batch_in_pool(pool_bytes, kv_bytes_per_sequence, replication=1.0):
