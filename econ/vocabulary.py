@@ -531,7 +531,10 @@ _SOURCES: dict[str, str] = {
         "nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), SGLang (disable_overlap_schedule False by "
         "default, sgl-project/sglang server_args.py), vLLM >= 0.14 (async scheduling on by default, "
         "vllm-project/vllm #27614); 0.32-0.36 of the GPU time in stop 31's fit (0.66-0.67 in stop 27's, before "
-        "TTFT's host floor and the measured EP imbalance). Measurements of engines without one (TensorRT-LLM's "
+        "TTFT's host floor and the measured EP imbalance). Since stop 37 TensorRT-LLM's PyTorch executor, which "
+        "launches step n + 1 on step n's device-side tokens, is fitted at 1 "
+        "(econ.analyses.calibration.ENGINE_CPU_OVERLAP_HELD), so SGLang's and vLLM's measurements decide the "
+        "calibrated share. Measurements of engines without one (TensorRT-LLM's "
         "C++ runtime in MLPerf, vLLM V0) are fitted at 0 (econ.analyses.calibration.ENGINE_OVERLAP_SCHEDULER). The "
         "default answer is therefore a current engine's; set 0 for an engine without an overlap scheduler (vLLM V0 "
         "left 5-13 ms GPU bubbles per step, #10634)"),
@@ -539,7 +542,10 @@ _SOURCES: dict[str, str] = {
         "Prior and scalar 2.5 us; calibrated per generation x precision (data/calibration.csv). NVIDIA "
         "AIConfigurator 0.12 kernel tables (data/kernels/gemm_efficiency.csv, t = alpha + bytes / BW fitted at "
         "m <= 16 tokens): GEMM latency intercepts of 2.4-4.6 us at bf16 and 5.7-7.3 us at fp8-block on "
-        "H100/H200/B200/GB200 in TensorRT-LLM, vLLM and SGLang, which include the ~1.3 us launch gap; decode "
+        "H100/H200/B200/GB200 in TensorRT-LLM, vLLM and SGLang, which include the ~1.3 us launch gap. Stated at "
+        "d = 4096: a kernel of a model d wide takes kernel_latency_s x (0.7 + 0.3 d / 4096), 70% of the floor "
+        "whatever the width (econ.physics.performance.KERNEL_WIDTH_INDEPENDENT_SHARE, the median of those tables' "
+        "per-format fits); decode "
         "attention calls take 8-18 us and fused-MoE calls 18-48 us at one token (attention_efficiency.csv, "
         "moe_efficiency.csv), several kernels' worth each"),
     "kernel_launch_s": (

@@ -148,6 +148,21 @@ so ``overhead_s`` is fitted as the host time it is, hidden where the engine over
 per-generation average of hidden and exposed host time (:func:`engine_class`)."""
 
 
+ENGINE_CPU_OVERLAP_HELD: dict[str, tuple[float, str]] = {
+    "tensorrt-llm-pytorch": (1.0, "TensorRT-LLM's PyTorch executor launches step n + 1 on the device-side tokens of "
+                                  "step n ('At step n, the system launches GPU computation for step n+1 without "
+                                  "waiting for CPU tasks ... from step n', _forward_step(scheduled_batch, "
+                                  "previous_tensors_device); nvidia.github.io/TensorRT-LLM/features/"
+                                  "overlap-scheduler.html): no host work gates the next step, so the host time "
+                                  "shows only where it outlasts the GPU's"),
+}
+"""``cpu_overlap_frac`` held for the measurements of a serving-engine class whose overlap scheduler hides the whole
+host step by design (value, source), where the other engines with one are predicted at the profile's calibrated
+share (:data:`ENGINE_OVERLAP_SCHEDULER`, :func:`_engine_assumptions`). Since stop 37: with the kernel floors affine
+in the model width (:data:`econ.physics.performance.KERNEL_WIDTH_INDEPENDENT_SHARE`) TensorRT-LLM's batch-1 steps
+are GPU-bound, as its design says; fitted together with vLLM's, its share had been pulled to 0.35-0.42."""
+
+
 MEASURED_EXPERT_IMBALANCE = 1.56
 """Busiest expert-parallel rank's routed load over the mean in the measured deployments: none states an expert load
 balancer (EPLB, redundant experts), which vLLM, SGLang and TensorRT-LLM leave off by default, so each is predicted at
@@ -705,7 +720,8 @@ def _case_engine_class(table: pl.DataFrame) -> np.ndarray:
 
 def _engine_assumptions(assumptions: Assumptions, engine: str) -> Assumptions:
     """``assumptions`` for a measurement of serving-engine class ``engine``: no hidden host time without an overlap
-    scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`), the engine's prefill dispatch per layer
+    scheduler (:data:`ENGINE_OVERLAP_SCHEDULER`), the held share where the engine's scheduler hides the whole host
+    step (:data:`ENGINE_CPU_OVERLAP_HELD`), the engine's prefill dispatch per layer
     (:data:`ENGINE_PREFILL_DISPATCH_S`), and for an engine that sizes its KV cache from the free memory
     (:func:`kv_of_free_memory`) ``kv_memory_rule`` "free", the rule :func:`_capacity` sized the case's batch by
     (the engine applies it to the decode instance's wall and a disaggregated prefill instance's prompts per step). A
@@ -715,6 +731,8 @@ def _engine_assumptions(assumptions: Assumptions, engine: str) -> Assumptions:
         over["kv_memory_rule"] = "free"
     if not ENGINE_OVERLAP_SCHEDULER[engine][0]:
         over["cpu_overlap_frac"] = 0.0
+    elif engine in ENGINE_CPU_OVERLAP_HELD:
+        over["cpu_overlap_frac"] = ENGINE_CPU_OVERLAP_HELD[engine][0]
     dispatch = ENGINE_PREFILL_DISPATCH_S[engine][0]
     if dispatch is not None and assumptions.prefill_layer_dispatch_s > 0.0:
         over["prefill_layer_dispatch_s"] = dispatch
@@ -750,8 +768,9 @@ def predict(cases: Cases, catalog: Catalog, assumptions: Assumptions = DEFAULT,
     Notes
     -----
     A case whose serving engine runs no overlap scheduler (``engine_class`` of ``cases.table``,
-    :data:`ENGINE_OVERLAP_SCHEDULER`) is predicted with ``cpu_overlap_frac`` = 0; the others with ``assumptions``'
-    value (by default the calibrated profile's); every case with its engine's prefill dispatch per layer
+    :data:`ENGINE_OVERLAP_SCHEDULER`) is predicted with ``cpu_overlap_frac`` = 0, a TensorRT-LLM PyTorch case at the
+    held 1 (:data:`ENGINE_CPU_OVERLAP_HELD`); the others with ``assumptions``' value (by default the calibrated
+    profile's); every case with its engine's prefill dispatch per layer
     (:data:`ENGINE_PREFILL_DISPATCH_S`, :func:`_engine_assumptions`), and expert parallelism at routing's own
     imbalance (:data:`MEASURED_EXPERT_IMBALANCE`, :func:`_measured_deployment`). A TensorRT-LLM case runs under
     ``kv_memory_rule`` "free", the rule its batch was sized by (:func:`_capacity`).
@@ -957,12 +976,12 @@ PRIORS: dict[str, Prior] = {
                           "sd). Only instances that run two-batch overlap inform it (econ.physics.performance."
                           "two_batch_overlap_on); without any among the cases the fit returns the prior"),
     "cpu_overlap_frac": Prior(0.8, 1.5, "logit", "share of a decode step's GPU time under which an overlap scheduler "
-                              "hides the step's host time (econ.physics.performance.exposed_cpu_time_s): TensorRT-LLM's "
-                              "PyTorch executor, SGLang and vLLM >= 0.14 prepare step n + 1 while the GPU runs step n "
-                              "(ENGINE_OVERLAP_SCHEDULER), up to the GPU time itself, less what must wait for the "
-                              "step's sampled tokens; median 0.8, logit width 1.5 (0.35-0.96 at one sd): the "
-                              "measurements of those engines at small batch decide. Engines without an overlap "
-                              "scheduler are predicted at 0"),
+                              "hides the step's host time (econ.physics.performance.exposed_cpu_time_s): SGLang and vLLM >= "
+                              "0.14 prepare step n + 1 while the GPU runs step n (ENGINE_OVERLAP_SCHEDULER), up to "
+                              "the GPU time itself, less what must wait for the step's sampled tokens; median 0.8, "
+                              "logit width 1.5 (0.35-0.96 at one sd): the measurements of those engines at small "
+                              "batch decide. TensorRT-LLM's PyTorch executor is held at 1 (ENGINE_CPU_OVERLAP_HELD), "
+                              "engines without an overlap scheduler at 0"),
     "moe_gemm_half_width": Prior(900.0, 0.7, "log", "AIConfigurator fused MoE at > 512 tokens per expert (TensorRT-LLM "
                                  "EP8): Qwen3-235B (1536-wide experts) at 0.53-0.81 of Mixtral's (14336) fraction of "
                                  "peak on H200/B200 in BF16, FP8 and FP8-block, i.e. w_half = 500-1700; median 900, "

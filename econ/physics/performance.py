@@ -697,6 +697,31 @@ def launch_gap_s(batch_per_group, cuda_graph_max_batch, graph_gap_s, eager_gap_s
 KERNEL_REFERENCE_WIDTH = 4096.0
 """Model width d at which ``Assumptions.kernel_latency_s`` is stated (a Llama-3.1-8B layer). [-]"""
 
+KERNEL_WIDTH_INDEPENDENT_SHARE = 0.70
+"""Share of a decode kernel's latency floor at d = 4096 that does not grow with the model width: a kernel's floor is
+``kernel_latency_s x (s + (1 - s) d / 4096)`` (:func:`kernel_width_factor`). Source: NVIDIA's per-kernel GEMM tables
+for TensorRT-LLM (AIConfigurator 0.12, data/kernels/gemm_efficiency.csv, rows with m <= 4 tokens), fitted per
+accelerator and weight format as latency - weight bytes / HBM bandwidth = a0 + a1 K / 4096: the share
+a0 / (a0 + a1) is 0.33-0.56 for BF16, 0.53-0.57 for NVFP4, 0.69-0.77 for FP8-block and 0.84-0.88 for FP8 on H100,
+H200, B200, GB200, B300 and GB300; 0.70 is the median of those 22 fits (tests/physics/test_kernel_floor.py
+recomputes it). The decode attention kernel is flatter still: 8-11 us at one sequence and 1,024 tokens whatever
+the model (data/kernels/attention_efficiency.csv). [-]"""
+
+
+def kernel_width_factor(hidden_size):
+    """How a kernel's latency floor scales with the model width d, relative to d = 4096.
+
+    Parameters
+    ----------
+    hidden_size : scalar or array, model width d [-]
+
+    Returns
+    -------
+    scalar or array [-]: ``s + (1 - s) d / 4096`` with s = :data:`KERNEL_WIDTH_INDEPENDENT_SHARE` (1 at d = 4096).
+    """
+    s = KERNEL_WIDTH_INDEPENDENT_SHARE
+    return s + (1.0 - s) * hidden_size / KERNEL_REFERENCE_WIDTH
+
 
 def kernel_time_s(kernels, hidden_size, kernel_latency_s, launch_gap):
     """Fixed time of a pass of ``kernels`` kernels of a model ``hidden_size`` wide: (latency floors, idle gaps).
@@ -710,21 +735,24 @@ def kernel_time_s(kernels, hidden_size, kernel_latency_s, launch_gap):
 
     Returns
     -------
-    (floor, launch) : scalar or array [s] each: kernels x kernel_latency_s x d / 4096, kernels x launch_gap.
+    (floor, launch) : scalar or array [s] each: kernels x kernel_latency_s x :func:`kernel_width_factor` (d),
+    kernels x launch_gap.
 
     Notes
     -----
     A kernel's time is alpha + beta x bytes (or FLOPs): the roofline terms of a step carry the betas, this carries
     the alphas, so a small model at batch 1 pays for its kernel count and a large one for its bytes (issue 17:
-    overheads that scale with their cause). A decode GEMM with a few rows is latency-bound along its reduction
-    dimension: NVIDIA's per-kernel tables (AIConfigurator 0.12, data/kernels/gemm_efficiency.csv, m <= 4, fitted as
-    a + b K + bytes / BW) give b = 1.4-1.8 us per 1,024 of K for NVFP4 GEMMs on B200/GB200/B300/GB300 (a = 6 us),
-    0.4-0.7 for FP8-block and 0.1-0.5 for BF16; the floor is taken proportional to d (the K of the projections
-    out of the residual stream), which is what lets one latency fit DeepSeek-R1 (d = 7,168: 9.0 ms per token at
-    batch 1 on 8 B200, TensorRT-LLM tech blog 1) and gpt-oss-120b (d = 2,880: 2.3 ms at concurrency 4, NVIDIA's
-    AIConfigurator silicon sample) with a per-step overhead >= 0 (a constant floor cannot: 968 vs 328 kernels).
+    overheads that scale with their cause). A decode GEMM with a few rows is latency-bound: NVIDIA's per-kernel
+    tables (AIConfigurator 0.12, data/kernels/gemm_efficiency.csv, m <= 4, fitted as a0 + a1 K / 4096 + bytes / BW)
+    give a0 = 6.2-6.8 us and a1 = 5.0-5.7 us for NVFP4 GEMMs on B200/GB200/B300/GB300, a0 = 4.8-5.6 and a1 = 1.5-2.3
+    for FP8-block: most of the floor is there whatever the reduction depth K, the rest grows with it. The floor is
+    therefore affine in d (the K of the projections out of the residual stream), with the width-independent share
+    :data:`KERNEL_WIDTH_INDEPENDENT_SHARE` of those fits. Until stop 37 it was proportional to d, which made
+    gpt-oss-120b's batch-1 kernels (d = 2,880) 2.5 times shorter than DeepSeek-R1's (d = 7,168) per kernel, where
+    NVIDIA's measured per-operator latencies at one token differ by 1.3-2.3 times (data/kernels/: attention 11 vs
+    13 us, fused MoE 19 vs 44 us on B200).
     """
-    return kernels * kernel_latency_s * hidden_size / KERNEL_REFERENCE_WIDTH, kernels * launch_gap
+    return kernels * kernel_latency_s * kernel_width_factor(hidden_size), kernels * launch_gap
 
 
 @dataclass(slots=True)
@@ -1073,7 +1101,7 @@ def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, form
     r_layer = grouped_gemm_time_s(one["r_mem"], one["r_flop"]) / np.maximum(model.num_moe_layers, 1.0)
     comm_layer = (1.0 - eff.single_batch_overlap_frac) * (one["t_tp"] + one["t_ep"]) / L
     moe = np.minimum(model.num_moe_layers, 1.0)
-    per_kernel = eff.kernel_latency_s * model.hidden_size / KERNEL_REFERENCE_WIDTH + gap
+    per_kernel = eff.kernel_latency_s * kernel_width_factor(model.hidden_size) + gap
     mtp = nr_layer + moe * (r_layer + eff.moe_layer_overhead_s) + comm_layer + eff.layer_overhead_s \
         + model.mtp_module_kernels * per_kernel
     head = nr_layer + comm_layer + eff.layer_overhead_s + model.draft_head_kernels * per_kernel
@@ -1083,7 +1111,7 @@ def _draft_pass_s(one, batch_size, context_tokens, model, hardware, layout, form
     draft = np.maximum(spec.draft_params * formats.weight_bytes_per_param / (tp * bw * eff.eta_bw),
                        group * 2.0 * spec.draft_active_params / (tp * peak * eff.eta_flop)) \
         + group * spec.draft_kv_bytes_per_token * context_tokens / (tp * bw * eff.eta_bw) \
-        + spec.draft_kernels * (eff.kernel_latency_s * spec.draft_hidden_size / KERNEL_REFERENCE_WIDTH + gap) \
+        + spec.draft_kernels * (eff.kernel_latency_s * kernel_width_factor(spec.draft_hidden_size) + gap) \
         + eff.overhead_s
     code = spec.method_code
     return np.where(code == 1, mtp, np.where(code == 2, head, np.where(code == 3, draft, 0.0)))

@@ -15,7 +15,8 @@ from econ.engine import evaluate
 from econ.errors import InvalidInputError
 from econ.physics.architecture import KERNELS_PER_PART
 from econ.physics.inputs import Layout
-from econ.physics.performance import (KERNEL_REFERENCE_WIDTH, exposed_cpu_time_s, kernel_time_s, launch_gap_s,
+from econ.physics.performance import (KERNEL_REFERENCE_WIDTH, KERNEL_WIDTH_INDEPENDENT_SHARE, kernel_width_factor,
+                                      exposed_cpu_time_s, kernel_time_s, launch_gap_s,
                                       overlapped_time_s, pipeline_microbatch_tokens, pipeline_stage_imbalance,
                                       two_batch_overlap_on)
 from econ.tables.catalog import load_catalog
@@ -55,7 +56,9 @@ def test_forward_kernels_follow_the_architecture(catalog, model, kernels):
 
 def test_kernel_time_is_kernels_times_width_scaled_latency_plus_gap():
     floor, launch = kernel_time_s(328.0, 2880.0, 2.5e-6, 1.3e-6)
-    assert floor == pytest.approx(328 * 2.5e-6 * 2880 / KERNEL_REFERENCE_WIDTH, rel=1e-12)
+    share = KERNEL_WIDTH_INDEPENDENT_SHARE  # affine in d: the share that does not grow with the width, the rest that does
+    assert floor == pytest.approx(328 * 2.5e-6 * (share + (1 - share) * 2880 / KERNEL_REFERENCE_WIDTH), rel=1e-12)
+    assert kernel_time_s(1.0, KERNEL_REFERENCE_WIDTH, 2.5e-6, 0.0)[0] == pytest.approx(2.5e-6)  # stated at d = 4096
     assert launch == pytest.approx(328 * 1.3e-6, rel=1e-12)
     assert launch_gap_s(512, 512, 1.3e-6, 5e-6) == 1.3e-6 and launch_gap_s(513, 512, 1.3e-6, 5e-6) == 5e-6
 
@@ -67,19 +70,21 @@ def test_decode_step_pays_each_kernel_and_more_past_the_graph_cap(catalog):
     base = one(catalog, no_kernels, **row)["step_s"]
     with_k = one(catalog, SUMMED, **row)["step_s"]
     k = catalog.model("gpt-oss-120b")["forward_kernels"]
-    expected = k * (PINNED.kernel_latency_s * 2880 / KERNEL_REFERENCE_WIDTH + PINNED.kernel_launch_s)
-    assert with_k - base == pytest.approx(expected, rel=1e-9)  # 328 kernels x (1.76 + 1.3) us = 1.0 ms
+    expected = k * (PINNED.kernel_latency_s * kernel_width_factor(2880) + PINNED.kernel_launch_s)
+    assert with_k - base == pytest.approx(expected, rel=1e-9)  # 328 kernels x (2.28 + 1.3) us = 1.2 ms
     eager = one(catalog, SUMMED.with_overrides(cuda_graph_max_batch=2), **row)["step_s"]
     assert eager - with_k == pytest.approx(k * (PINNED.kernel_launch_eager_s - PINNED.kernel_launch_s), rel=1e-9)
 
 
 def test_small_and_large_moe_pay_kernels_in_proportion_to_their_count_and_width(catalog):
-    """DeepSeek-V3 (968 kernels, d = 7,168) pays 7.3x the kernel floor of gpt-oss-120b (328 kernels, d = 2,880)."""
+    """DeepSeek-V3 (968 kernels, d = 7,168) pays 3.6x the kernel floor of gpt-oss-120b (328 kernels, d = 2,880):
+    the floor is affine in the width (kernel_width_factor)."""
     zero = SUMMED.with_overrides(kernel_latency_s=0.0, kernel_launch_s=0.0)
     a = dict(hardware="b200", precision="fp4", batch_size=1, num_gpus=8, tp=8, dp=1, ep=1, pp=1, spec_method="none")
     d = {m: one(catalog, SUMMED, model=m, **a)["step_s"] - one(catalog, zero, model=m, **a)["step_s"]
          for m in ("gpt-oss-120b", "deepseek-r1")}
-    ratio = (968 * (2.5e-6 * 7168 / 4096 + 1.3e-6)) / (328 * (2.5e-6 * 2880 / 4096 + 1.3e-6))
+    ratio = (968 * (2.5e-6 * kernel_width_factor(7168) + 1.3e-6)) / (328 * (2.5e-6 * kernel_width_factor(2880) + 1.3e-6))
+    assert ratio == pytest.approx(3.6, abs=0.05)  # 5.5 with a floor proportional to d
     assert d["deepseek-r1"] / d["gpt-oss-120b"] == pytest.approx(ratio, rel=1e-9)
 
 
