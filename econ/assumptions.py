@@ -93,7 +93,9 @@ class Assumptions:
     kernel_latency_s : float >= 0
         Time each kernel of a forward pass takes beyond the roofline of its bytes and FLOPs (DRAM latency,
         prologue and epilogue, the tail wave): a kernel is alpha + beta x bytes, and this is alpha. Multiplied by
-        the kernels of a pass (``forward_kernels`` of :func:`econ.physics.architecture.derive_architecture`). [s]
+        the kernels of a pass (``forward_kernels`` of :func:`econ.physics.architecture.derive_architecture`). Stated
+        at model width d = 4096; a model d wide pays ``kernel_latency_s x (0.7 + 0.3 d / 4096)``
+        (:func:`econ.physics.performance.kernel_width_factor`). [s]
     kernel_launch_s : float >= 0
         Idle time per kernel boundary inside a captured CUDA graph. [s]
     kernel_launch_eager_s : float >= 0

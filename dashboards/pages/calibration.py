@@ -248,7 +248,10 @@ def show_profiles(calibration: pl.DataFrame | None) -> None:
                "copies the nearest fitted one (same generation at the nearest precision, then Blackwell to "
                "Hopper, CDNA 4 to CDNA 3, Ada to Ampere to Hopper, else the shared values). The band multiplies "
                "every throughput of an answer (costs are divided by it). Held at their defaults, not fitted: "
-               "communication overlap 0%, grouped-GEMM tile rows 1.")
+               "communication overlap 0%, grouped-GEMM tile rows 1. Host time hidden: the share shown is fitted "
+               "on SGLang's and vLLM's measurements and is the default answer's; TensorRT-LLM's PyTorch executor "
+               "is fitted at 100% (it launches each step without waiting for the host), engines without an "
+               "overlap scheduler at 0%.")
     table.downloads(calibration, key="cal.profiles.dl", name="calibration-profiles")
 
 

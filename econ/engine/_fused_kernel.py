@@ -63,8 +63,8 @@ assert (_I("bw_eta"), _I("moe_tp"), _I("usd_per_gpu_hour"), _I("single_batch_ove
 _SECONDS_PER_HOUR = float(units.SECONDS_PER_HOUR)
 _TOKENS_PER_M = float(units.TOKENS_PER_M)
 _KERNEL_WIDTH = float(KERNEL_REFERENCE_WIDTH)
-_KERNEL_FIXED = float(KERNEL_WIDTH_INDEPENDENT_SHARE)  # kernel_width_factor: fixed + slope x d
-_KERNEL_SLOPE = (1.0 - _KERNEL_FIXED) / _KERNEL_WIDTH
+_KERNEL_FIXED = float(KERNEL_WIDTH_INDEPENDENT_SHARE)  # kernel_width_factor: fixed + growing x d / 4096
+_KERNEL_GROWING = 1.0 - _KERNEL_FIXED
 _OPTIONS = dict(fastmath=False, nogil=True, error_model="numpy")
 
 
@@ -213,7 +213,7 @@ def decode_cost_row(b, ctx, cap_ctx, blocked, t, moe, any_tbo, any_k, gh):
     t_routed = r_mem + r_flop  # grouped_gemm_time_s
     roof = roof_nr + t_routed
     gap = t[GAP_GRAPH] if b / t[DP] <= t[GRAPH_MAX] else t[GAP_EAGER]  # launch_gap_s
-    t_floor = t[KERNELS] * t[KERNEL_LAT] * (_KERNEL_FIXED + _KERNEL_SLOPE * t[H])  # kernel_time_s
+    t_floor = t[KERNELS] * t[KERNEL_LAT] * (_KERNEL_FIXED + _KERNEL_GROWING * t[H] / _KERNEL_WIDTH)  # kernel_time_s
     t_launch = t[KERNELS] * gap
     tbo = t[TBO]
     passes = 1.0 + tbo
@@ -247,7 +247,7 @@ def decode_cost_row(b, ctx, cap_ctx, blocked, t, moe, any_tbo, any_k, gh):
         r_layer = (o_r_mem + o_r_flop) / _maximum(t[L_MOE], 1.0)
         comm_layer = (1.0 - t[SINGLE_OVERLAP]) * (o_t_tp + o_t_ep) / L
         moe_on = _minimum(t[L_MOE], 1.0)
-        per_kernel = t[KERNEL_LAT] * (_KERNEL_FIXED + _KERNEL_SLOPE * t[H]) + gap
+        per_kernel = t[KERNEL_LAT] * (_KERNEL_FIXED + _KERNEL_GROWING * t[H] / _KERNEL_WIDTH) + gap
         mtp = nr_layer + moe_on * (r_layer + t[MOE_LAYER_OVERHEAD]) + comm_layer + t[LAYER_OVERHEAD] \
             + t[MTP_KERNELS] * per_kernel
         t_draft = k * (mtp if t[SPEC_METHOD] == 1.0 else 0.0)

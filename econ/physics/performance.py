@@ -367,7 +367,8 @@ class DecodeStep:
     ----------
     t_mem_s, t_flop_s : memory and compute time of the whole step, routed experts included [s]
     t_routed_s : the routed experts' grouped GEMM, bytes + FLOP time (:func:`grouped_gemm_time_s`) [s]; t_moe_overhead_s : L_moe x per-layer overhead [s]
-    t_kernel_floor_s : the kernels' latency floors of the verify pass, kernels x ``kernel_latency_s`` [s]
+    t_kernel_floor_s : the kernels' latency floors of the verify pass, kernels x ``kernel_latency_s`` x
+        :func:`kernel_width_factor` (d) [s]
     t_launch_s : the idle gaps between its kernels, kernels x the launch gap (CUDA graph or eager) [s]
     two_batch_overlap : 1 where the step ran as two overlapped half-batches (:func:`two_batch_overlap_on`) [-]
     t_comm_s, t_comm_tp_s, t_comm_ep_s, t_comm_pp_s : communication, total and per kind [s]
@@ -749,7 +750,7 @@ def kernel_time_s(kernels, hidden_size, kernel_latency_s, launch_gap):
     therefore affine in d (the K of the projections out of the residual stream), with the width-independent share
     :data:`KERNEL_WIDTH_INDEPENDENT_SHARE` of those fits. Until stop 37 it was proportional to d, which made
     gpt-oss-120b's batch-1 kernels (d = 2,880) 2.5 times shorter than DeepSeek-R1's (d = 7,168) per kernel, where
-    NVIDIA's measured per-operator latencies at one token differ by 1.3-2.3 times (data/kernels/: attention 11 vs
+    NVIDIA's measured per-operator latencies at one token differ by 1.2-2.3 times (data/kernels/: attention 11 vs
     13 us, fused MoE 19 vs 44 us on B200).
     """
     return kernels * kernel_latency_s * kernel_width_factor(hidden_size), kernels * launch_gap

@@ -47,7 +47,7 @@ def test_every_included_measurement_has_an_engine_class_with_a_source():
 
 def test_an_engine_without_an_overlap_scheduler_is_predicted_with_its_host_time_added():
     """A TensorRT-LLM C++-runtime point (no overlap scheduler) is predicted at cpu_overlap_frac = 0, a PyTorch-executor
-    point with the calibrated profile value; both equal a direct engine call with those assumptions."""
+    point at the held 1 (ENGINE_CPU_OVERLAP_HELD); both equal a direct engine call with those assumptions."""
     m = MEASUREMENTS.filter(pl.col("metric") == "output_tokens_per_s_per_gpu", pl.col("scenario") == "throughput")
     cls = [cal.engine_class(*r) for r in m.select("source_kind", "framework", "framework_version", "case_id").iter_rows()]
     # rows predicted at one steady-state point (a trtllm-bench table's finite run adds a partial wave: test_finite_runs)

@@ -47,7 +47,7 @@ def test_the_share_is_the_median_of_the_per_kernel_tables():
 
 
 def test_floors_of_a_narrow_and_a_wide_model_differ_as_the_measured_operators_do():
-    """gpt-oss-120b (d = 2,880) against DeepSeek-R1 (d = 7,168): per kernel 1.22 times (was 2.49 when the floor was
+    """gpt-oss-120b (d = 2,880) against DeepSeek-R1 (d = 7,168): per kernel 1.34 times (2.49 when the floor was
     proportional to d); NVIDIA's measured per-operator latencies at one token on B200 differ by 1.2 (decode attention,
     11 vs 13 us) to 2.3 (fused MoE, 19 vs 44 us) times (data/kernels/attention_efficiency.csv, moe_efficiency.csv)."""
     assert kernel_width_factor(KERNEL_REFERENCE_WIDTH) == 1.0

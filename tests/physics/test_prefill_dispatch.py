@@ -77,7 +77,8 @@ def test_each_measurement_is_predicted_with_its_engines_dispatch(engine, expecte
     a = cal._engine_assumptions(PINNED, engine)
     assert a.prefill_layer_dispatch_s == expected
     overlap = PINNED.cpu_overlap_frac if cal.ENGINE_OVERLAP_SCHEDULER[engine][0] else 0.0
-    assert a.cpu_overlap_frac == (1.0 if engine == "tensorrt-llm-pytorch" else overlap)  # ENGINE_CPU_OVERLAP_HELD
+    assert a.cpu_overlap_frac == cal.ENGINE_CPU_OVERLAP_HELD.get(engine, (overlap,))[0]
+    assert cal.ENGINE_CPU_OVERLAP_HELD["tensorrt-llm-pytorch"][0] == 1.0  # its loop launches on device-side tokens
     assert cal._engine_assumptions(IDEAL, engine).prefill_layer_dispatch_s == 0.0  # a pure roofline stays one
     assert set(cal.ENGINE_PREFILL_DISPATCH_S) == set(cal.ENGINE_OVERLAP_SCHEDULER)
 
