@@ -534,8 +534,8 @@ _SOURCES: dict[str, str] = {
         "TTFT's host floor and the measured EP imbalance). Since stop 37 TensorRT-LLM's PyTorch executor, which "
         "launches step n + 1 on step n's device-side tokens, is fitted at 1 "
         "(econ.analyses.calibration.ENGINE_CPU_OVERLAP_HELD); SGLang's and vLLM's measurements alone inform the "
-        "calibrated share, and they leave it at its prior, 0.80, on every profile (stop 37's fit). Measurements of engines without one (TensorRT-LLM's "
-        "C++ runtime in MLPerf, vLLM V0) are fitted at 0 (econ.analyses.calibration.ENGINE_OVERLAP_SCHEDULER). The "
+        "calibrated share, and they leave it at its prior, 0.80, on every profile (stop 37's fit). Measurements "
+        "of engines without one (TensorRT-LLM's C++ runtime in MLPerf, vLLM V0) are fitted at 0 (econ.analyses.calibration.ENGINE_OVERLAP_SCHEDULER). The "
         "default answer is therefore a current engine's; set 0 for an engine without an overlap scheduler (vLLM V0 "
         "left 5-13 ms GPU bubbles per step, #10634)"),
     "kernel_latency_s": (

@@ -142,9 +142,9 @@ ENGINE_OVERLAP_SCHEDULER: dict[str, tuple[bool, str]] = {
                      "vLLM recipes and CI without a version): predicted without one, the host time added"),
 }
 """Whether each serving-engine class runs an overlap scheduler, with its source. A measurement of an engine with one
-is predicted with the profile's calibrated ``cpu_overlap_frac`` (TensorRT-LLM's PyTorch executor with the share held
-in :data:`ENGINE_CPU_OVERLAP_HELD`) (the share of the GPU time under which the host
-prepares the next step, :func:`econ.physics.performance.exposed_cpu_time_s`), one without at 0 (the host time adds):
+is predicted with the profile's calibrated ``cpu_overlap_frac`` (the share of the GPU time under which the host
+prepares the next step, :func:`econ.physics.performance.exposed_cpu_time_s`; TensorRT-LLM's PyTorch executor with the
+share held in :data:`ENGINE_CPU_OVERLAP_HELD`), one without at 0 (the host time adds):
 so ``overhead_s`` is fitted as the host time it is, hidden where the engine overlaps it, rather than as one
 per-generation average of hidden and exposed host time (:func:`engine_class`)."""
 
@@ -977,12 +977,13 @@ PRIORS: dict[str, Prior] = {
                           "sd). Only instances that run two-batch overlap inform it (econ.physics.performance."
                           "two_batch_overlap_on); without any among the cases the fit returns the prior"),
     "cpu_overlap_frac": Prior(0.8, 1.5, "logit", "share of a decode step's GPU time under which an overlap scheduler "
-                              "hides the step's host time (econ.physics.performance.exposed_cpu_time_s): SGLang and vLLM >= "
-                              "0.14 prepare step n + 1 while the GPU runs step n (ENGINE_OVERLAP_SCHEDULER), up to "
-                              "the GPU time itself, less what must wait for the step's sampled tokens; median 0.8, "
-                              "logit width 1.5 (0.35-0.96 at one sd); their measurements at small batch would "
-                              "move it, and at stop 37 they did not (0.80 on every profile). TensorRT-LLM's PyTorch executor is held at 1 (ENGINE_CPU_OVERLAP_HELD), "
-                              "engines without an overlap scheduler at 0"),
+                              "hides the step's host time (econ.physics.performance.exposed_cpu_time_s): SGLang "
+                              "and vLLM >= 0.14 prepare step n + 1 while the GPU runs step n "
+                              "(ENGINE_OVERLAP_SCHEDULER), up to the GPU time itself, less what must wait for the "
+                              "step's sampled tokens; median 0.8, logit width 1.5 (0.35-0.96 at one sd); their "
+                              "measurements at small batch would move it, and at stop 37 they did not (0.80 on "
+                              "every profile). TensorRT-LLM's PyTorch executor is held at 1 "
+                              "(ENGINE_CPU_OVERLAP_HELD), engines without an overlap scheduler at 0"),
     "moe_gemm_half_width": Prior(900.0, 0.7, "log", "AIConfigurator fused MoE at > 512 tokens per expert (TensorRT-LLM "
                                  "EP8): Qwen3-235B (1536-wide experts) at 0.53-0.81 of Mixtral's (14336) fraction of "
                                  "peak on H200/B200 in BF16, FP8 and FP8-block, i.e. w_half = 500-1700; median 900, "
