@@ -24,8 +24,8 @@ from econ.physics.deployment import size_pools
 from econ.physics.kv_tiers import place_kv, transfer_time_s
 from econ.physics.long_context import ring_attention_prefill_s
 from econ.physics.inputs import Efficiency, Formats, HardwareFacts, Layout, ModelFacts, Speculation
-from econ.physics.memory import (batch_in_pool, kv_pool_bytes_per_gpu, kv_replication, kv_rule_reserved_bytes,
-                                 weight_bytes_resident)
+from econ.physics.memory import (batch_in_pool, kv_pool_bytes, kv_pool_bytes_per_gpu, kv_replication,
+                                 kv_rule_reserved_bytes, weight_bytes_resident)
 from econ.physics.performance import (Collectives, DecodeConstants, DecodeStep, PrefillConstants, PrefillStep,
                                       peer_link_bytes_per_s, prefill_dispatch_s,
                                       collectives, crossover_batch, decode_constants, decode_step, prefill_constants,
@@ -492,11 +492,13 @@ def kv_pool_per_gpu(model: ModelFacts, hbm_capacity_bytes, weight_bytes_per_gpu,
 
 
 def kv_pool(model: ModelFacts, hardware: HardwareFacts, layout: Layout, weight_bytes, assumptions: Assumptions):
-    """KV-cache pool of an instance: its accelerators x :func:`kv_pool_per_gpu`, the instance's resident weights
-    ``weight_bytes`` (:func:`replica_weights`) [B] spread evenly over them. [B]"""
-    n = np.asarray(layout.num_gpus, dtype=float)
-    return n * kv_pool_per_gpu(model, hardware.hbm_capacity_bytes, weight_bytes / n, layout.tp, layout.dp, layout.ep,
-                               assumptions)
+    """KV-cache pool of an instance (:func:`econ.physics.memory.kv_pool_bytes`: its accelerators x
+    :func:`kv_pool_per_gpu`, the instance's resident weights ``weight_bytes`` (:func:`replica_weights`) [B] spread
+    evenly over them). [B]"""
+    a = assumptions
+    reserved = kv_rule_reserved_bytes(a.kv_memory_rule, a.prefill_chunk_tokens, model, layout.tp, layout.dp, layout.ep)
+    return kv_pool_bytes(layout.num_gpus, hardware.hbm_capacity_bytes, a.usable_hbm_frac, weight_bytes,
+                         a.kv_memory_rule == "free", reserved)
 
 
 def run_physics(inp: EngineInputs, assumptions: Assumptions = DEFAULT,

@@ -11,29 +11,30 @@ import polars as pl
 import pytest
 
 from econ.physics.performance import KERNEL_REFERENCE_WIDTH, KERNEL_WIDTH_INDEPENDENT_SHARE, kernel_width_factor
+from econ.physics.precision import WEIGHT_FORMATS
+from econ.tables.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
-SYSTEMS = ("h100_sxm", "h200_sxm", "b200_sxm", "gb200", "b300_sxm", "gb300")
-HBM_BYTES_PER_S = {"h100_sxm": 3.35e12, "h200_sxm": 4.8e12, "b200_sxm": 8.0e12, "gb200": 8.0e12, "b300_sxm": 8.0e12,
-                   "gb300": 8.0e12}  # datasheets (data/accelerators.csv)
-BYTES_PER_WEIGHT = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0, "nvfp4": 0.5625}  # NVFP4: 4 bits + an FP8 scale per 16
+FORMATS = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8_block", "nvfp4": "nvfp4"}  # the tables' quant -> econ's
 
 
 def _shares() -> dict[tuple[str, str], float]:
     """a0 / (a0 + a1) of latency - weight bytes / HBM bandwidth = a0 + a1 K / 4096 (least squares), per accelerator
     and weight format, over the TensorRT-LLM rows with m <= 4 tokens."""
     g = pl.read_csv(ROOT / "data" / "kernels" / "gemm_efficiency.csv").filter(
-        pl.col("m") <= 4, pl.col("backend") == "trtllm")
+        pl.col("m") <= 4, pl.col("backend") == "trtllm", pl.col("accelerator_id") != "a100-80gb-sxm")
+    catalog = load_catalog()
     out = {}
-    for system in SYSTEMS:
-        for quant, bpw in BYTES_PER_WEIGHT.items():
-            x = g.filter(pl.col("system") == system, pl.col("quant") == quant)
+    for accelerator in g["accelerator_id"].unique(maintain_order=True):
+        bw = catalog.accelerator(accelerator)["hbm_bandwidth_bytes_per_s"]  # datasheet (data/accelerators.csv)
+        for quant, fmt in FORMATS.items():
+            x = g.filter(pl.col("accelerator_id") == accelerator, pl.col("quant") == quant)
             if x.height < 5:
                 continue
             k = x["k"].to_numpy().astype(float)
-            y = x["latency_s"].to_numpy() - x["n"].to_numpy() * k * bpw / HBM_BYTES_PER_S[system]
+            y = x["latency_s"].to_numpy() - x["n"].to_numpy() * k * WEIGHT_FORMATS[fmt] / bw
             (a0, a1), *_ = np.linalg.lstsq(np.c_[np.ones_like(k), k / KERNEL_REFERENCE_WIDTH], y, rcond=None)
-            out[system, quant] = a0 / (a0 + a1)
+            out[accelerator, quant] = a0 / (a0 + a1)
     return out
 
 
